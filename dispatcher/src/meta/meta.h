@@ -1,0 +1,121 @@
+// Meta functions: the semantics every backend shares (validation,
+// broadcasting, type promotion, output sizes and dtype, kernel views).
+//
+// They are pure functions over tensor metadata (Geometry): no storage, no
+// allocation, no device. The core runtime runs an operator call as:
+//
+//   1. MetaFunctions::infer(args)            -> MetaPlan: output dtypes/sizes,
+//                                               per-argument casts, rewritten
+//                                               scalar arguments (normalized dims...)
+//   2. the core casts arguments (copy_ into temporaries of plan.cast_to),
+//      allocates outputs (or checks the caller's out= / in-place tensor
+//      against plan.outputs), and
+//   3. MetaFunctions::prepare(args', outputs) -> KernelViews: the geometry
+//                                               each tensor argument and output
+//                                               has in bp_kernel_call_t
+//                                               (broadcast by stride 0,
+//                                               keepdim unsqueezed, ...),
+//                                               per the kernel contract in ops.yaml.
+//
+// View operators use ViewFn instead: one output sharing args[0]'s storage.
+//
+// Error messages name the operator, the argument, what was expected and
+// what came: "add: argument 'other' of sizes [2, 3] cannot broadcast with
+// 'self' of sizes [4, 3] at dim 0 (3 vs 2)".
+#pragma once
+
+#include <cstdint>
+
+#include "backplane/backplane.h"
+#include "dtype.h"
+#include "status.h"
+
+namespace bp::core {
+
+constexpr int kMaxArgs = 16;
+constexpr int kMaxOutputs = 4;
+
+struct Geometry {
+  DLDataType dtype{};
+  int32_t ndim = 0;
+  int64_t sizes[BP_MAX_NDIM] = {};
+  int64_t strides[BP_MAX_NDIM] = {};  // elements
+  int64_t offset = 0;                 // storage offset in elements
+  bp_device_t device{};
+
+  int64_t numel() const;
+  bool is_contiguous() const;
+  void set_contiguous_strides();      // row-major strides for sizes
+};
+
+// One argument after defaults were filled in, as meta functions see it.
+struct MetaArg {
+  int32_t kind = BP_VALUE_NONE;  // enum bp_value_kind
+  const Geometry* tensor = nullptr;
+  const Geometry* const* tensors = nullptr;  // BP_VALUE_TENSOR_LIST
+  int64_t num_tensors = 0;
+  int64_t i = 0;
+  double d = 0.0;
+  bool b = false;
+  const int64_t* ints = nullptr;  // BP_VALUE_INT_LIST
+  int64_t num_ints = 0;
+  DLDataType dtype{};
+  const char* str = nullptr;
+};
+
+struct MetaCallInfo {
+  const char* op_name;         // "add.Tensor", for messages
+  const char* const* arg_names;  // schema argument names, for messages
+  int32_t num_args;
+};
+
+struct MetaPlan {
+  int32_t num_outputs = 1;
+  Geometry outputs[kMaxOutputs];        // dtype and sizes of each output
+  // dtype each tensor argument (or each element of a tensor list) must have
+  // when the kernel runs; bits == 0 means "keep".
+  DLDataType cast_to[kMaxArgs] = {};
+  // Replacement scalar arguments handed to the kernel (kind NONE: keep the
+  // caller's). Int lists point into int_storage.
+  MetaArg rewritten[kMaxArgs];
+  int64_t int_storage[4 * BP_MAX_NDIM] = {};
+  // True when outputs must not alias inputs (matmul, cat...): the core uses
+  // a temporary and copies if an out= tensor overlaps an input.
+  bool no_output_alias = false;
+};
+
+struct KernelViews {
+  Geometry args[kMaxArgs];              // for BP_VALUE_TENSOR arguments
+  Geometry outputs[kMaxOutputs];
+};
+
+struct MetaFunctions {
+  const char* name;  // "binary", as in ops.yaml's meta field
+  Status (*infer)(const MetaCallInfo& info, const MetaArg* args, MetaPlan* plan);
+  // `args` are the arguments after casts (tensor geometries may differ from
+  // infer's); `outputs` are the actual output tensors' geometries.
+  Status (*prepare)(const MetaCallInfo& info, const MetaArg* args, const MetaPlan& plan,
+                    const Geometry* outputs, KernelViews* views);
+};
+
+// View operators: compute the view's geometry over args[0]'s storage.
+struct ViewFunctions {
+  const char* name;  // "transpose"
+  Status (*view)(const MetaCallInfo& info, const MetaArg* args, Geometry* out);
+};
+
+// Lookup by ops.yaml meta name; nullptr if unknown. Defined in meta/registry.cpp.
+const MetaFunctions* FindMetaFunctions(const char* name);
+const ViewFunctions* FindViewFunctions(const char* name);
+
+// Shared helpers for meta and runtime code.
+// Broadcasts a and b (PyTorch rules) into out; error names both arguments.
+Status BroadcastShapes(const MetaCallInfo& info, int arg_a, const Geometry& a, int arg_b,
+                       const Geometry& b, int32_t* out_ndim, int64_t* out_sizes);
+// PyTorch's result_type over tensor arguments (dim tensors beat 0-dim tensors,
+// categories bool < integral < floating) and scalars.
+DLDataType ResultType(const MetaArg* args, const int* arg_indices, int count);
+// Normalizes a possibly negative dim against ndim (ndim 0 accepts -1 and 0).
+Status WrapDim(const MetaCallInfo& info, int arg, int64_t dim, int32_t ndim, int32_t* out_dim);
+
+}  // namespace bp::core
