@@ -3,6 +3,7 @@
 
 #include "api.h"
 #include "dtype.h"
+#include "plugin.h"
 #include "rcu.h"
 #include "tensor.h"
 

@@ -25,13 +25,6 @@ void StorageRelease(Storage* s) {
   if (plugin != nullptr) PluginRelease(plugin);
 }
 
-static std::string DeviceName(bp_context_t* ctx, bp_device_t d) {
-  std::string name = "backend " + std::to_string(d.backend);
-  if (d.backend >= 0 && d.backend < ctx->num_backends.load(std::memory_order_acquire))
-    name = ctx->slots[d.backend].name;
-  return name + ":" + std::to_string(d.index);
-}
-
 Status ResolveDevice(bp_context_t* ctx, bp_device_t device, const char* fn, DeviceState** out) {
   if (device.backend < 0 || device.backend >= ctx->num_backends.load(std::memory_order_acquire)) {
     return Error(BP_STATUS_NOT_FOUND, std::string(fn) + ": no backend with id " + std::to_string(device.backend));
