@@ -284,7 +284,7 @@ def cpp_type(a, mutable_out):
         t = "std::optional<Tensor>" if a.optional else "Tensor"
         return "const %s&" % t
     elif a.base == "int" and a.is_list:
-        t = "std::optional<std::vector<int64_t>>" if a.optional else "std::vector<int64_t>"
+        t = "OptionalIntList" if a.optional else "std::vector<int64_t>"
         return "const %s&" % t
     else:
         base = {"int": "int64_t", "float": "double", "bool": "bool", "Scalar": "Scalar",

@@ -21,6 +21,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <exception>
+#include <initializer_list>
 #include <memory>
 #include <optional>
 #include <string>
@@ -150,6 +151,24 @@ class Scalar {
     return v;
   }
   bp_value_t value_;
+};
+
+/// An optional int list argument (schema `int[]?`, e.g. sum's dim): pass
+/// std::nullopt, a braced list {0, 1} or a std::vector<int64_t>.
+class OptionalIntList {
+ public:
+  /// No list (the schema's None).
+  OptionalIntList(std::nullopt_t) {}                                        // NOLINT: implicit by design
+  /// A list.
+  OptionalIntList(std::initializer_list<int64_t> v) : v_(std::vector<int64_t>(v)) {}  // NOLINT
+  OptionalIntList(std::vector<int64_t> v) : v_(std::move(v)) {}            // NOLINT
+  /// True when a list was given.
+  bool has_value() const { return v_.has_value(); }
+  /// The list; only valid when has_value().
+  const std::vector<int64_t>& operator*() const { return *v_; }
+
+ private:
+  std::optional<std::vector<int64_t>> v_;
 };
 
 namespace detail {
@@ -552,8 +571,8 @@ struct ArgPack {
     x.u.int_list.data = v.data();
     x.u.int_list.size = static_cast<int64_t>(v.size());
   }
-  void add(const std::optional<std::vector<int64_t>>& v) {
-    if (v) {
+  void add(const OptionalIntList& v) {
+    if (v.has_value()) {
       add(*v);
     } else {
       next(BP_VALUE_NONE);
