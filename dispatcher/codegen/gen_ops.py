@@ -31,6 +31,8 @@ METAS = {
     "view", "reshape", "permute", "transpose", "narrow", "slice", "select", "expand",
     "squeeze", "unsqueeze",
 }
+VIEW_METAS = {"view", "reshape", "permute", "transpose", "narrow", "slice", "select", "expand", "squeeze",
+              "unsqueeze"}
 VARIANTS = {"inplace", "out"}
 FIELDS = {"schema", "kind", "meta", "variants", "dtypes", "doc", "torch", "onnx", "tolerance"}
 REQUIRED = ["schema", "kind", "meta", "dtypes", "doc"]
@@ -195,6 +197,12 @@ def load(path):
             raise GenError("%s: unknown kind '%s'; known: %s" % (where, e["kind"], sorted(KINDS)))
         if e["meta"] not in METAS:
             raise GenError("%s: unknown meta '%s'; known: %s" % (where, e["meta"], sorted(METAS)))
+        if (e["kind"] == "view") != (e["meta"] in VIEW_METAS):
+            raise GenError("%s: kind '%s' does not fit meta '%s' (view operators use view functions: %s)" % (
+                where, e["kind"], e["meta"], sorted(VIEW_METAS)))
+        for field in ("doc", "torch", "onnx"):
+            if field in e and not isinstance(e[field], str):
+                raise GenError("%s: field '%s' must be a string" % (where, field))
         variants = e.get("variants") or []
         if not isinstance(variants, list) or any(v not in VARIANTS for v in variants):
             raise GenError("%s: variants %s; each must be one of %s" % (where, variants, sorted(VARIANTS)))
@@ -207,6 +215,8 @@ def load(path):
         if "tolerance" in e and (not isinstance(e["tolerance"], dict) or "reason" not in e["tolerance"]):
             raise GenError("%s: tolerance must be a mapping with a 'reason'" % where)
         s = parse_schema(str(e["schema"]), where)
+        if variants and (s.name.endswith("_") or e["kind"] == "view"):
+            raise GenError("%s: variants need a functional, non-view operator" % where)
         group = [("functional", s)]
         if "inplace" in variants:
             group.append(("inplace", inplace_variant(s, where)))
