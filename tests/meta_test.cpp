@@ -806,6 +806,72 @@ TEST(ViewTest, ExpandSqueezeUnsqueeze) {
   ExpectError(View("unsqueeze", {"self", "dim"}, {A(big), I(0)}, &out), BP_STATUS_INVALID_ARGUMENT, {"BP_MAX_NDIM"});
 }
 
+// prepare() of the families whose kernel views differ from the arguments.
+KernelViews Prepare(const char* meta, const char* op, const std::vector<const char*>& names,
+                    std::vector<MetaArg> args, MetaPlan* plan) {
+  MetaCallInfo info{op, names.data(), static_cast<int32_t>(names.size())};
+  const MetaFunctions* m = FindMetaFunctions(meta);
+  KernelViews views;
+  Status st = m->infer(info, args.data(), plan);
+  EXPECT_TRUE(st.ok()) << st.message();
+  if (!st.ok()) return views;
+  for (int i = 0; i < info.num_args; ++i) {
+    if (plan->rewritten[i].kind != BP_VALUE_NONE) args[i] = plan->rewritten[i];
+  }
+  st = m->prepare(info, args.data(), *plan, plan->outputs, &views);
+  EXPECT_TRUE(st.ok()) << st.message();
+  return views;
+}
+
+TEST(PrepareTest, AddmmBroadcastsSelfAndConvBatchesUnbatched) {
+  const std::vector<const char*> an = {"self", "mat1", "mat2", "beta", "alpha"};
+  Geometry bias = T({4}), m1 = T({2, 3}), m2 = T({3, 4});
+  MetaPlan plan;
+  KernelViews v = Prepare("addmm", "addmm", an, {A(bias), A(m1), A(m2), I(1), F(0.5)}, &plan);
+  EXPECT_EQ(Sizes(v.args[0]), (std::vector<int64_t>{2, 4}));
+  EXPECT_EQ(Strides(v.args[0]), (std::vector<int64_t>{0, 1}));
+
+  std::vector<int64_t> one = {1}, zero = {0};
+  Geometry in = T({3, 5, 5}), w = T({2, 3, 3, 3});
+  MetaPlan cp;
+  v = Prepare("conv2d", "conv2d", kConvNames, {A(in), A(w), None(), L(one), L(zero), L(one), I(1)}, &cp);
+  EXPECT_EQ(Sizes(cp.outputs[0]), (std::vector<int64_t>{2, 3, 3}));
+  EXPECT_EQ(Sizes(v.args[0]), (std::vector<int64_t>{1, 3, 5, 5}));
+  EXPECT_EQ(Sizes(v.outputs[0]), (std::vector<int64_t>{1, 2, 3, 3}));
+  EXPECT_EQ(Strides(v.args[0]), (std::vector<int64_t>{75, 25, 5, 1}));
+  // int lists reach the kernel with length 2.
+  ASSERT_EQ(cp.rewritten[3].kind, BP_VALUE_INT_LIST);
+  EXPECT_EQ(std::vector<int64_t>(cp.rewritten[4].ints, cp.rewritten[4].ints + 2), (std::vector<int64_t>{0, 0}));
+}
+
+TEST(PrepareTest, MatmulOneDimWithBatch) {
+  const std::vector<const char*> names = {"self", "other"};
+  Geometry a = T({2, 3, 4}), b = T({4});
+  MetaPlan plan;
+  KernelViews v = Prepare("matmul", "matmul", names, {A(a), A(b)}, &plan);
+  EXPECT_EQ(Sizes(plan.outputs[0]), (std::vector<int64_t>{2, 3}));
+  EXPECT_EQ(Sizes(v.args[1]), (std::vector<int64_t>{2, 4, 1}));
+  EXPECT_EQ(Strides(v.args[1])[0], 0);
+  EXPECT_EQ(Sizes(v.outputs[0]), (std::vector<int64_t>{2, 3, 1}));
+}
+
+TEST(RankTest, MaxNdimEnforced) {
+  Geometry big;
+  big.dtype = DtypeToDL(D::kFloat32);
+  big.ndim = BP_MAX_NDIM + 1;
+  Result r = Infer("unary_float", "exp", {"self"}, {A(big)});
+  ExpectError(r.status, BP_STATUS_INVALID_ARGUMENT, {"exp: argument 'self'", "rank <= 16", "got 17"});
+  std::vector<int64_t> many(BP_MAX_NDIM + 1, 1);
+  Geometry x = T({1}), out;
+  ExpectError(View("view", {"self", "size"}, {A(x), L(many)}, &out), BP_STATUS_INVALID_ARGUMENT, {"at most 16 dims"});
+  ExpectError(View("expand", {"self", "size"}, {A(x), L(many)}, &out), BP_STATUS_INVALID_ARGUMENT, {"between 1 and 16"});
+  // A dtype Backplane does not take.
+  Geometry odd = T({2});
+  odd.dtype = DLDataType{kDLFloat, 8, 1};
+  ExpectError(Infer("unary_float", "exp", {"self"}, {A(odd)}).status, BP_STATUS_INVALID_ARGUMENT,
+              {"unsupported dtype"});
+}
+
 TEST(WrapDimTest, ZeroDimAcceptsZeroAndMinusOne) {
   const char* names[] = {"self", "dim"};
   MetaCallInfo info{"op", names, 2};

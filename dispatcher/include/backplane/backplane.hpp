@@ -116,6 +116,7 @@ struct Device {
   static constexpr Device from_c(bp_device_t d) { return Device{d.backend, d.index}; }
   /// Same backend and index.
   constexpr bool operator==(const Device& o) const { return backend == o.backend && index == o.index; }
+  /// Different backend or index.
   constexpr bool operator!=(const Device& o) const { return !(*this == o); }
 };
 
@@ -212,11 +213,13 @@ class Tensor {
   }
   /// Steals the handle; `o` becomes undefined.
   Tensor(Tensor&& o) noexcept : state_(std::move(o.state_)), t_(std::exchange(o.t_, nullptr)) {}
+  /// Retains `o`'s handle, releases the old one.
   Tensor& operator=(const Tensor& o) {
     Tensor tmp(o);
     swap(tmp);
     return *this;
   }
+  /// Steals `o`'s handle, releases the old one; `o` becomes undefined.
   Tensor& operator=(Tensor&& o) noexcept {
     Tensor tmp(std::move(o));
     swap(tmp);
@@ -224,6 +227,7 @@ class Tensor {
   }
   /// Releases the handle.
   ~Tensor() { bp_tensor_release(t_); }
+  /// Exchanges the handles of two tensors.
   void swap(Tensor& o) noexcept {
     std::swap(state_, o.state_);
     std::swap(t_, o.t_);
@@ -512,12 +516,15 @@ struct ArgPack {
   std::vector<std::vector<bp_tensor_t*>> lists;
 
   ArgPack() { lists.reserve(N); }
+  /// The next value slot, cleared and of `kind`.
   bp_value_t& next(int32_t kind) {
     bp_value_t& v = values[count++];
     v = bp_value_t{};
     v.kind = kind;
     return v;
   }
+  /// Appends one argument, converted to its bp_value_t kind (an undefined
+  /// Tensor or an empty optional becomes BP_VALUE_NONE).
   void add(const Tensor& t) {
     if (!t.defined()) {
       next(BP_VALUE_NONE);
