@@ -31,6 +31,8 @@ METAS = {
     "view", "reshape", "permute", "transpose", "narrow", "slice", "select", "expand",
     "squeeze", "unsqueeze",
 }
+VIEW_METAS = {"view", "reshape", "permute", "transpose", "narrow", "slice", "select", "expand", "squeeze",
+              "unsqueeze"}
 VARIANTS = {"inplace", "out"}
 FIELDS = {"schema", "kind", "meta", "variants", "dtypes", "doc", "torch", "onnx", "tolerance"}
 REQUIRED = ["schema", "kind", "meta", "dtypes", "doc"]
@@ -195,6 +197,12 @@ def load(path):
             raise GenError("%s: unknown kind '%s'; known: %s" % (where, e["kind"], sorted(KINDS)))
         if e["meta"] not in METAS:
             raise GenError("%s: unknown meta '%s'; known: %s" % (where, e["meta"], sorted(METAS)))
+        if (e["kind"] == "view") != (e["meta"] in VIEW_METAS):
+            raise GenError("%s: kind '%s' does not fit meta '%s' (view operators use view functions: %s)" % (
+                where, e["kind"], e["meta"], sorted(VIEW_METAS)))
+        for field in ("doc", "torch", "onnx"):
+            if field in e and not isinstance(e[field], str):
+                raise GenError("%s: field '%s' must be a string" % (where, field))
         variants = e.get("variants") or []
         if not isinstance(variants, list) or any(v not in VARIANTS for v in variants):
             raise GenError("%s: variants %s; each must be one of %s" % (where, variants, sorted(VARIANTS)))
@@ -207,6 +215,8 @@ def load(path):
         if "tolerance" in e and (not isinstance(e["tolerance"], dict) or "reason" not in e["tolerance"]):
             raise GenError("%s: tolerance must be a mapping with a 'reason'" % where)
         s = parse_schema(str(e["schema"]), where)
+        if variants and (s.name.endswith("_") or e["kind"] == "view"):
+            raise GenError("%s: variants need a functional, non-view operator" % where)
         group = [("functional", s)]
         if "inplace" in variants:
             group.append(("inplace", inplace_variant(s, where)))
@@ -277,14 +287,14 @@ def cpp_default(a):
     return d
 
 
-def cpp_type(a, mutable_out):
+def cpp_type(a):
     if a.base == "Tensor" and a.is_list:
         t = "const std::vector<Tensor>&"
     elif a.base == "Tensor":
         t = "std::optional<Tensor>" if a.optional else "Tensor"
         return "const %s&" % t
     elif a.base == "int" and a.is_list:
-        t = "std::optional<std::vector<int64_t>>" if a.optional else "std::vector<int64_t>"
+        t = "OptionalIntList" if a.optional else "std::vector<int64_t>"
         return "const %s&" % t
     else:
         base = {"int": "int64_t", "float": "double", "bool": "bool", "Scalar": "Scalar",
@@ -301,42 +311,74 @@ def cpp_name(s, variant):
     return s.name
 
 
-def param_list(s, variant, with_defaults):
-    """C++ parameters. out= variants take `out` first (as at::add_out does)."""
+def ordered_args(s, variant):
+    """C++ parameter order: out= variants take `out` first (as at::add_out does),
+    so that the functional defaults can stay trailing."""
     args = list(s.args)
     if variant == "out":
         args = [args[-1]] + args[:-1]
-    # C++ defaults must be trailing: drop any default before a non-defaulted parameter.
-    last_required = -1
-    for i, a in enumerate(args):
-        if a.default is None:
-            last_required = i
-    ps = []
-    for i, a in enumerate(args):
-        p = "%s %s" % (cpp_type(a, False), cpp_ident(a.name))
-        if with_defaults and i > last_required and a.default is not None:
-            p += " = " + cpp_default(a)
-        ps.append(p)
-    return ps
+    return args
 
 
-CPP_KEYWORDS = {"out", "self", "dtype", "copy"}
+def first_default(args):
+    """Index from which every parameter has a default (C++ needs them trailing)."""
+    i = len(args)
+    while i > 0 and args[i - 1].default is not None:
+        i -= 1
+    return i
+
+
+def resolve_overloads(rows):
+    """Like PyTorch's C++ API: overloads sharing a C++ name (bp::div(a, b) and
+    bp::div(a, b, rounding_mode)) must not be callable with the same argument
+    types; where defaults would allow it, the longer overload loses them.
+    Returns {table index: first defaulted parameter}."""
+    firsts, groups = {}, {}
+    for idx, variant, s, e, mask, fidx in rows:
+        args = ordered_args(s, variant)
+        firsts[idx] = first_default(args)
+        groups.setdefault(cpp_name(s, variant), []).append((idx, [cpp_type(a) for a in args]))
+    for members in groups.values():
+        changed = True
+        while changed:
+            changed = False
+            for i, (ia, ta) in enumerate(members):
+                for ib, tb in members[i + 1:]:
+                    lo = max(firsts[ia], firsts[ib])
+                    hi = min(len(ta), len(tb))
+                    if any(ta[:k] == tb[:k] for k in range(lo, hi + 1)):
+                        longer = ia if len(ta) >= len(tb) else ib
+                        n = len(ta) if longer == ia else len(tb)
+                        if firsts[longer] < n:
+                            firsts[longer] = n
+                            changed = True
+                        else:
+                            raise GenError("C++ overloads of '%s' cannot be told apart" % cpp_name(
+                                rows[ia][2], rows[ia][1]))
+    return firsts
 
 
 def cpp_ident(name):
     return {"default": "default_", "int": "int_"}.get(name, name)
 
 
-def gen_function(idx, variant, s, e, name_counts):
+def gen_function(idx, variant, s, e, first_defaulted):
     name = cpp_name(s, variant)
-    ps = param_list(s, variant, True)
-    first_tensor = None
+    args = ordered_args(s, variant)
+    ps = []
+    for i, a in enumerate(args):
+        p = "%s %s" % (cpp_type(a), cpp_ident(a.name))
+        if i >= first_defaulted:
+            p += " = " + cpp_default(a)
+        ps.append(p)
+    first_tensor, guard = None, ""
     for a in s.args:
         if a.base == "Tensor" and not a.optional:
             first_tensor = cpp_ident(a.name) + (".front()" if a.is_list else "")
-            guard = ("  if (%s.empty()) throw Error(BP_STATUS_INVALID_ARGUMENT, \"%s: argument '%s' "
-                     "is an empty list; its context is unknown\");\n" % (cpp_ident(a.name), s.full_name(),
-                                                                       a.name)) if a.is_list else ""
+            if a.is_list:
+                guard = ("  if (%s.empty()) throw Error(BP_STATUS_INVALID_ARGUMENT, \"INVALID_ARGUMENT: %s: "
+                         "argument '%s' is an empty list; expected at least one tensor\");\n" % (
+                             cpp_ident(a.name), s.full_name(), a.name))
             break
     if first_tensor is None:
         return "// %s: no tensor argument to take the context from; call it through bp_op_call.\n" % s.full_name()
@@ -346,7 +388,7 @@ def gen_function(idx, variant, s, e, name_counts):
                  e.get("torch", "") or "documented in ops.yaml",
                  " (variant: %s)" % variant if variant != "functional" else ""),
              "inline Tensor %s(%s) {" % (name, ", ".join(ps))]
-    body = [guard] if guard else []
+    body = [guard.rstrip("\n")] if guard else []
     body.append("  detail::ArgPack<%d> pack;" % len(s.args))
     for a in s.args:
         body.append("  pack.add(%s);" % cpp_ident(a.name))
@@ -366,11 +408,9 @@ def gen_header(rows):
            "/// Number of operators in Backplane's core table.",
            "inline constexpr int kNumCoreOps = %d;" % len(rows),
            "static_assert(kNumCoreOps <= detail::kOpCacheSize, \"grow bp::detail::kOpCacheSize\");", ""]
-    names = {}
+    firsts = resolve_overloads(rows)
     for idx, variant, s, e, mask, fidx in rows:
-        names.setdefault(cpp_name(s, variant), []).append(s)
-    for idx, variant, s, e, mask, fidx in rows:
-        out.append(gen_function(idx, variant, s, e, names))
+        out.append(gen_function(idx, variant, s, e, firsts[idx]))
     out += ["}  // namespace bp", ""]
     return "\n".join(out)
 

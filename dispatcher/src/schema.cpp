@@ -339,20 +339,17 @@ class Parser {
     }
   }
 
-  Status ParseOneReturn(Return* r) {
-    TypeInfo t;
-    BP_RETURN_IF_ERROR(ParseType(&t));
+  Status ParseOneReturn(Return* r, bool allow_name) {
     SkipSpace();
     size_t at = pos_;
+    TypeInfo t;
+    BP_RETURN_IF_ERROR(ParseType(&t));
     if (t.optional) return Fail("optional return types are not supported", at);
-    if (t.type != ArgType::kTensor && t.type != ArgType::kTensorList) {
-      // Scalars returns are legal PyTorch but our calling convention returns tensors only.
-    }
     r->type = t.type;
     r->alias_set = t.alias_set;
     r->is_mutable = t.is_mutable;
     std::string ignored_name;  // "(Tensor values, Tensor indices)": names are documentation
-    Ident(&ignored_name);
+    if (allow_name) Ident(&ignored_name);
     return Status::Ok();
   }
 
@@ -365,7 +362,7 @@ class Parser {
       }
       for (;;) {
         Return r;
-        BP_RETURN_IF_ERROR(ParseOneReturn(&r));
+        BP_RETURN_IF_ERROR(ParseOneReturn(&r, true));
         s->returns.push_back(std::move(r));
         if (Peek(',')) {
           ++pos_;
@@ -375,7 +372,7 @@ class Parser {
       }
     }
     Return r;
-    BP_RETURN_IF_ERROR(ParseOneReturn(&r));
+    BP_RETURN_IF_ERROR(ParseOneReturn(&r, false));
     s->returns.push_back(std::move(r));
     return Status::Ok();
   }

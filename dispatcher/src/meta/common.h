@@ -49,8 +49,12 @@ bp_device_t CallDevice(const MetaCallInfo& info, const MetaArg* args);
 // `g` seen with `sizes` (ndim >= g.ndim): leading new dims and size-1 dims
 // that grow get stride 0. Caller guarantees the shapes broadcast.
 Geometry BroadcastTo(const Geometry& g, const int64_t* sizes, int32_t ndim);
-// Same as BroadcastTo but takes the dtype of the cast (for plan.cast_to).
+// Kernel views equal to the arguments and outputs as they are.
 void ViewsAsIs(const MetaArg* args, int num_args, const Geometry* outputs, int num_outputs,
                KernelViews* views);
+
+// A prepare() that hands every tensor to the kernel as it is.
+Status AsIsPrepare(const MetaCallInfo& info, const MetaArg* args, const MetaPlan& plan,
+                   const Geometry* outputs, KernelViews* views);
 
 }  // namespace bp::core::meta

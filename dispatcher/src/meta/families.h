@@ -10,4 +10,18 @@ namespace bp::core::meta {
 extern const MetaFunctions kBinaryMeta, kTrueDivideMeta, kDivModeMeta, kComparisonMeta, kWhereMeta,
     kUnaryNoBoolMeta, kUnaryFloatMeta, kUnaryFloatOnlyMeta;
 
+// reduction.cpp
+extern const MetaFunctions kSumMeta, kMeanMeta, kMinMaxMeta, kArgmaxMeta;
+// linalg.cpp
+extern const MetaFunctions kMatmulMeta, kAddmmMeta, kLinearMeta;
+// norm.cpp
+extern const MetaFunctions kSoftmaxMeta, kLayerNormMeta, kBatchNormMeta;
+// conv_pool.cpp
+extern const MetaFunctions kConv2dMeta, kMaxPool2dMeta, kAvgPool2dMeta;
+// copy.cpp
+extern const MetaFunctions kCopyMeta, kFillMeta, kCatMeta, kToDtypeMeta, kCloneMeta, kContiguousMeta;
+// views.cpp
+extern const ViewFunctions kViewFns[];
+extern const int kNumViewFns;
+
 }  // namespace bp::core::meta

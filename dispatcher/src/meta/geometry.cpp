@@ -207,5 +207,11 @@ void ViewsAsIs(const MetaArg* args, int num_args, const Geometry* outputs, int n
   for (int i = 0; i < num_outputs && i < kMaxOutputs; ++i) views->outputs[i] = outputs[i];
 }
 
+Status AsIsPrepare(const MetaCallInfo& info, const MetaArg* args, const MetaPlan& plan,
+                   const Geometry* outputs, KernelViews* views) {
+  ViewsAsIs(args, info.num_args, outputs, plan.num_outputs, views);
+  return Status::Ok();
+}
+
 }  // namespace meta
 }  // namespace bp::core

@@ -120,6 +120,32 @@ Status ResultTypeChecked(const MetaCallInfo& info, const MetaArg* args, const in
 
 }  // namespace meta
 
+bool CanCastDtype(DLDataType from, DLDataType to) {
+  DtypeId f = DtypeFromDL(from), t = DtypeFromDL(to);
+  return f != DtypeId::kInvalid && t != DtypeId::kInvalid && meta::CanCast(f, t);
+}
+
+Status CheckOutput(const MetaCallInfo& info, const MetaPlan& plan, int index, const Geometry& actual,
+                   bool inplace) {
+  const Geometry& want = plan.outputs[index];
+  // The mutated argument: self for in-place, the trailing `out` otherwise.
+  int arg = inplace ? 0 : info.num_args - 1;
+  std::string who = meta::ArgPrefix(info, arg);
+  bool same = actual.ndim == want.ndim;
+  for (int32_t k = 0; same && k < want.ndim; ++k) same = actual.sizes[k] == want.sizes[k];
+  if (!same) {
+    return Error(BP_STATUS_INVALID_ARGUMENT, who + "has sizes " + meta::SizesText(actual) +
+                                                 "; expected the result's sizes " + meta::SizesText(want) +
+                                                 (inplace ? " (an in-place result cannot broadcast self)"
+                                                          : " (out= tensors are not resized)"));
+  }
+  if (!CanCastDtype(want.dtype, actual.dtype)) {
+    return Error(BP_STATUS_INVALID_ARGUMENT, who + "has dtype " + DtypeName(actual.dtype) + "; the result dtype " +
+                                                 DtypeName(want.dtype) + " cannot be cast to it");
+  }
+  return Status::Ok();
+}
+
 DLDataType ResultType(const MetaArg* args, const int* arg_indices, int count) {
   bool bad = false;
   DtypeId r = meta::ResultTypeImpl(args, arg_indices, count, &bad);

@@ -6,10 +6,14 @@
 namespace bp::core {
 namespace {
 
+using namespace meta;  // NOLINT: the tables below name every family
+
 const MetaFunctions* const kMetas[] = {
-    &meta::kBinaryMeta,       &meta::kTrueDivideMeta,   &meta::kDivModeMeta,
-    &meta::kComparisonMeta,   &meta::kWhereMeta,        &meta::kUnaryNoBoolMeta,
-    &meta::kUnaryFloatMeta,   &meta::kUnaryFloatOnlyMeta,
+    &kBinaryMeta,  &kTrueDivideMeta, &kDivModeMeta,   &kComparisonMeta, &kWhereMeta,    &kUnaryNoBoolMeta,
+    &kUnaryFloatMeta, &kUnaryFloatOnlyMeta, &kSumMeta, &kMeanMeta,      &kMinMaxMeta,   &kArgmaxMeta,
+    &kMatmulMeta,  &kAddmmMeta,      &kLinearMeta,    &kSoftmaxMeta,    &kLayerNormMeta, &kBatchNormMeta,
+    &kConv2dMeta,  &kMaxPool2dMeta,  &kAvgPool2dMeta, &kCopyMeta,       &kFillMeta,     &kCatMeta,
+    &kToDtypeMeta, &kCloneMeta,      &kContiguousMeta,
 };
 
 }  // namespace
@@ -23,7 +27,10 @@ const MetaFunctions* FindMetaFunctions(const char* name) {
 }
 
 const ViewFunctions* FindViewFunctions(const char* name) {
-  (void)name;
+  if (name == nullptr) return nullptr;
+  for (int i = 0; i < kNumViewFns; ++i) {
+    if (std::strcmp(kViewFns[i].name, name) == 0) return &kViewFns[i];
+  }
   return nullptr;
 }
 
