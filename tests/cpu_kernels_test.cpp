@@ -303,4 +303,73 @@ TEST_F(CpuKernels, FillCopyCat) {
   EXPECT_EQ(c.Get<int32_t>(6), (std::vector<int32_t>{1, 3, 4, 2, 5, 6}));
 }
 
+TEST_F(CpuKernels, ReductionsWithKeepdimSizes) {
+  // x: [2, 3, 2] = 0..11; reduce dims {0, 2} -> out [1, 3, 1].
+  HostTensor x(F32(), {2, 3, 2}), out(F32(), {1, 3, 1});
+  std::vector<float> v(12);
+  for (int i = 0; i < 12; ++i) v[i] = static_cast<float>(i);
+  x.Set(v);
+  const std::vector<int64_t> dims = {0, 2};
+  ASSERT_EQ(Call("sum.dim_IntList", {TArg(x), LArg(dims), BArg(false), NoneArg()}, {&out}), BP_STATUS_OK)
+      << LastError();
+  EXPECT_EQ(out.Get<float>(3), (std::vector<float>{0 + 1 + 6 + 7, 2 + 3 + 8 + 9, 4 + 5 + 10 + 11}));
+  ASSERT_EQ(Call("mean.dim", {TArg(x), LArg(dims), BArg(true), NoneArg()}, {&out}), BP_STATUS_OK) << LastError();
+  EXPECT_EQ(out.Get<float>(3), (std::vector<float>{3.5f, 5.5f, 7.5f}));
+  ASSERT_EQ(Call("amax", {TArg(x), LArg(dims), BArg(false)}, {&out}), BP_STATUS_OK) << LastError();
+  EXPECT_EQ(out.Get<float>(3), (std::vector<float>{7, 9, 11}));
+  ASSERT_EQ(Call("amin", {TArg(x), LArg(dims), BArg(false)}, {&out}), BP_STATUS_OK) << LastError();
+  EXPECT_EQ(out.Get<float>(3), (std::vector<float>{0, 2, 4}));
+  // All dims of a transposed view, into a [1, 1, 1] output.
+  HostTensor all(F32(), {1, 1, 1});
+  x.SetView({2, 2, 3}, {6, 1, 2});
+  const std::vector<int64_t> every = {0, 1, 2};
+  ASSERT_EQ(Call("sum.dim_IntList", {TArg(x), LArg(every), BArg(false), NoneArg()}, {&all}), BP_STATUS_OK)
+      << LastError();
+  EXPECT_EQ(all.Get<float>(1)[0], 66.f);
+}
+
+TEST_F(CpuKernels, ArgmaxRowMajorIndexFirstOccurrenceAndNaN) {
+  // x [2, 3] transposed view of [3, 2]; argmax over dim 1 -> [2, 1].
+  HostTensor x(F32(), {3, 2}), out(I64(), {2, 1});
+  x.Set<float>({1, 5, 7, 5, 7, 0});  // x^T = [[1,7,7],[5,5,0]]
+  x.SetView({2, 3}, {1, 2});
+  const std::vector<int64_t> d1 = {1};
+  ASSERT_EQ(Call("argmax", {TArg(x), LArg(d1), BArg(false)}, {&out}), BP_STATUS_OK) << LastError();
+  EXPECT_EQ(out.Get<int64_t>(2), (std::vector<int64_t>{1, 0}));
+  // Flattened over all dims of x^T: row-major index of the first 7 is 1.
+  HostTensor flat(I64(), {1, 1});
+  const std::vector<int64_t> all = {0, 1};
+  ASSERT_EQ(Call("argmax", {TArg(x), LArg(all), BArg(false)}, {&flat}), BP_STATUS_OK) << LastError();
+  EXPECT_EQ(flat.Get<int64_t>(1)[0], 1);
+  HostTensor n(F64(), {4}), one(I64(), {1});
+  n.Set<double>({1, std::nan(""), 9, std::nan("")});
+  const std::vector<int64_t> d0 = {0};
+  ASSERT_EQ(Call("argmax", {TArg(n), LArg(d0), BArg(false)}, {&one}), BP_STATUS_OK) << LastError();
+  EXPECT_EQ(one.Get<int64_t>(1)[0], 1);
+  HostTensor m(F64(), {1});
+  ASSERT_EQ(Call("amax", {TArg(n), LArg(d0), BArg(false)}, {&m}), BP_STATUS_OK) << LastError();
+  EXPECT_TRUE(std::isnan(m.Get<double>(1)[0]));
+}
+
+TEST_F(CpuKernels, LargeReductionsSplitAcrossThreads) {
+  const int64_t n = 1 << 20;
+  HostTensor x(F32(), {n}), s(F32(), {1}), am(I64(), {1});
+  float* p = x.data<float>();
+  for (int64_t i = 0; i < n; ++i) p[i] = static_cast<float>(i % 7);
+  p[777777] = 100.f;
+  p[900000] = 100.f;
+  const std::vector<int64_t> d0 = {0};
+  ASSERT_EQ(Call("sum.dim_IntList", {TArg(x), LArg(d0), BArg(false), NoneArg()}, {&s}), BP_STATUS_OK) << LastError();
+  double expect = 0;
+  for (int64_t i = 0; i < n; ++i) expect += p[i];
+  EXPECT_EQ(s.Get<float>(1)[0], static_cast<float>(expect));
+  ASSERT_EQ(Call("argmax", {TArg(x), LArg(d0), BArg(false)}, {&am}), BP_STATUS_OK) << LastError();
+  EXPECT_EQ(am.Get<int64_t>(1)[0], 777777);
+  // Empty reduction: sum is 0, amax has no identity.
+  HostTensor e(F32(), {0, 3}), es(F32(), {1, 3});
+  ASSERT_EQ(Call("sum.dim_IntList", {TArg(e), LArg(d0), BArg(true), NoneArg()}, {&es}), BP_STATUS_OK) << LastError();
+  EXPECT_EQ(es.Get<float>(3), (std::vector<float>{0, 0, 0}));
+  EXPECT_EQ(Call("amax", {TArg(e), LArg(d0), BArg(true)}, {&es}), BP_STATUS_INVALID_ARGUMENT);
+}
+
 }  // namespace

@@ -36,7 +36,9 @@ struct StridedLoop {
   int64_t numel = 1;
 
   // All operands must have `sizes` (ndim dims). strides are in elements.
-  void Init(int nd, const int64_t* shape, const DLTensor* const* ops) {
+  // sort=false keeps row-major order, so the linear position of an element
+  // is its row-major index (argmax needs that).
+  void Init(int nd, const int64_t* shape, const DLTensor* const* ops, bool sort = true) {
     numel = 1;
     for (int d = 0; d < nd; ++d) numel *= shape[d];
     for (int k = 0; k < N; ++k) base[k] = DataPtr(*ops[k]);
@@ -51,7 +53,7 @@ struct StridedLoop {
       int64_t s = ops[0]->strides[d];
       return s < 0 ? -s : s;
     };
-    for (int i = 1; i < m; ++i) {
+    for (int i = 1; i < m && sort; ++i) {
       int v = perm[i], j = i;
       while (j > 0 && key(perm[j - 1]) > key(v)) {
         perm[j] = perm[j - 1];
@@ -89,10 +91,16 @@ struct StridedLoop {
   // Calls row(ptrs, inner_strides, n) for the linear element range [begin, end).
   template <typename Row>
   void ForRange(int64_t begin, int64_t end, Row&& row) const {
+    ForRangeAt(base, begin, end, row);
+  }
+
+  // Same, with other base pointers (the same loop shape at another offset).
+  template <typename Row>
+  void ForRangeAt(char* const* bases, int64_t begin, int64_t end, Row&& row) const {
     if (begin >= end) return;
     int64_t idx[BP_MAX_NDIM];
     char* ptr[N];
-    for (int k = 0; k < N; ++k) ptr[k] = base[k];
+    for (int k = 0; k < N; ++k) ptr[k] = bases[k];
     int64_t rem = begin;
     for (int d = 0; d < ndim; ++d) {
       idx[d] = rem % sizes[d];
