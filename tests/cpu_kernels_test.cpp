@@ -372,4 +372,85 @@ TEST_F(CpuKernels, LargeReductionsSplitAcrossThreads) {
   EXPECT_EQ(Call("amax", {TArg(e), LArg(d0), BArg(true)}, {&es}), BP_STATUS_INVALID_ARGUMENT);
 }
 
+// Reference product for small dense row-major matrices.
+std::vector<double> RefMm(const std::vector<double>& a, const std::vector<double>& b, int M, int K, int N) {
+  std::vector<double> c(static_cast<size_t>(M * N), 0.0);
+  for (int m = 0; m < M; ++m)
+    for (int n = 0; n < N; ++n)
+      for (int k = 0; k < K; ++k) c[m * N + n] += a[m * K + k] * b[k * N + n];
+  return c;
+}
+
+TEST_F(CpuKernels, MatmulBatchBroadcastAndTransposes) {
+  for (DLDataType dt : {F32(), F64(), BF16(), F16()}) {
+    SCOPED_TRACE(static_cast<int>(dt.code) * 100 + dt.bits);
+    // A: [2, 2, 3] (two batches), B: one [3, 2] matrix broadcast over the batch
+    // (stride 0), stored transposed ([2, 3] buffer); out: [2, 2, 2].
+    std::vector<double> av = {1, 2, 3, 4, 5, 6, -1, 0, 2, 3, -2, 1};
+    std::vector<double> bt = {1, 0, 2, -1, 3, 1};  // B^T rows: B = [[1,-1],[0,3],[2,1]]
+    HostTensor a(F64(), {2, 2, 3}), b(F64(), {2, 3}), a_t(dt, {2, 2, 3}), b_t(dt, {2, 3}), out(dt, {2, 2, 2});
+    a.Set(av);
+    b.Set(bt);
+    ASSERT_EQ(Call("copy_", {TArg(a_t), TArg(a), BArg(false)}, {&a_t}), BP_STATUS_OK) << LastError();
+    ASSERT_EQ(Call("copy_", {TArg(b_t), TArg(b), BArg(false)}, {&b_t}), BP_STATUS_OK) << LastError();
+    b_t.SetView({2, 3, 2}, {0, 1, 3});
+    ASSERT_EQ(Call("matmul", {TArg(a_t), TArg(b_t)}, {&out}), BP_STATUS_OK) << LastError();
+    HostTensor o64(F64(), {2, 2, 2});
+    ASSERT_EQ(Call("copy_", {TArg(o64), TArg(out), BArg(false)}, {&o64}), BP_STATUS_OK) << LastError();
+    const std::vector<double> bm = {1, -1, 0, 3, 2, 1};
+    std::vector<double> expect = RefMm({av.begin(), av.begin() + 6}, bm, 2, 3, 2);
+    std::vector<double> e2 = RefMm({av.begin() + 6, av.end()}, bm, 2, 3, 2);
+    expect.insert(expect.end(), e2.begin(), e2.end());
+    EXPECT_EQ(o64.Get<double>(8), expect);
+  }
+}
+
+TEST_F(CpuKernels, MatmulLargeMatchesReferenceAndStridedOutput) {
+  const int M = 70, K = 65, N = 33;
+  std::vector<double> av(M * K), bv(K * N);
+  for (int i = 0; i < M * K; ++i) av[i] = ((i * 37) % 17) / 8.0 - 1.0;
+  for (int i = 0; i < K * N; ++i) bv[i] = ((i * 11) % 13) / 4.0 - 1.5;
+  const std::vector<double> ref = RefMm(av, bv, M, K, N);
+  for (DLDataType dt : {F32(), F64()}) {
+    HostTensor a(F64(), {M, K}), b(F64(), {K, N}), at(dt, {M, K}), bt(dt, {K, N}), out(dt, {N, M});
+    a.Set(av);
+    b.Set(bv);
+    ASSERT_EQ(Call("copy_", {TArg(at), TArg(a), BArg(false)}, {&at}), BP_STATUS_OK);
+    ASSERT_EQ(Call("copy_", {TArg(bt), TArg(b), BArg(false)}, {&bt}), BP_STATUS_OK);
+    out.SetView({M, N}, {1, M});  // write through a transposed view
+    ASSERT_EQ(Call("matmul", {TArg(at), TArg(bt)}, {&out}), BP_STATUS_OK) << LastError();
+    HostTensor o64(F64(), {M, N});
+    ASSERT_EQ(Call("copy_", {TArg(o64), TArg(out), BArg(false)}, {&o64}), BP_STATUS_OK);
+    const std::vector<double> got = o64.Get<double>(M * N);
+    for (int i = 0; i < M * N; ++i) ASSERT_NEAR(got[i], ref[i], 1e-4 * (1 + std::fabs(ref[i]))) << i;
+  }
+}
+
+TEST_F(CpuKernels, AddmmAndLinear) {
+  HostTensor self(F32(), {2}), m1(F32(), {2, 2}), m2(F32(), {2, 2}), out(F32(), {2, 2});
+  self.Set<float>({10, 20});
+  self.SetView({2, 2}, {0, 1});  // row vector broadcast to [M, N]
+  m1.Set<float>({1, 2, 3, 4});
+  m2.Set<float>({1, 0, 0, 1});
+  ASSERT_EQ(Call("addmm", {TArg(self), TArg(m1), TArg(m2), DArg(0.5), IArg(2)}, {&out}), BP_STATUS_OK)
+      << LastError();
+  EXPECT_EQ(out.Get<float>(4), (std::vector<float>{7, 14, 11, 18}));
+  // beta = 0 ignores self, even NaN.
+  self.Set<float>({std::nanf(""), 1});
+  ASSERT_EQ(Call("addmm", {TArg(self), TArg(m1), TArg(m2), IArg(0), IArg(1)}, {&out}), BP_STATUS_OK) << LastError();
+  EXPECT_EQ(out.Get<float>(4), (std::vector<float>{1, 2, 3, 4}));
+  // linear: input [2, 2, 3] @ weight[2, 3]^T + bias[2].
+  HostTensor in(F64(), {2, 2, 3}), w(F64(), {2, 3}), bias(F64(), {2}), lo(F64(), {2, 2, 2});
+  in.Set<double>({1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12});
+  w.Set<double>({1, 0, 0, 0, 1, 1});
+  bias.Set<double>({100, 200});
+  ASSERT_EQ(Call("linear", {TArg(in), TArg(w), TArg(bias)}, {&lo}), BP_STATUS_OK) << LastError();
+  EXPECT_EQ(lo.Get<double>(8), (std::vector<double>{101, 205, 104, 211, 107, 217, 110, 223}));
+  HostTensor in1(F32(), {3}), w1(F32(), {2, 3}), o1(F32(), {2});
+  in1.Set<float>({1, 2, 3});
+  w1.Set<float>({1, 1, 1, 0, 0, 2});
+  ASSERT_EQ(Call("linear", {TArg(in1), TArg(w1), NoneArg()}, {&o1}), BP_STATUS_OK) << LastError();
+  EXPECT_EQ(o1.Get<float>(2), (std::vector<float>{6, 6}));
+}
+
 }  // namespace

@@ -162,6 +162,10 @@ inline Dt DtOf(DLDataType t) {
   }
 }
 
+inline bool IsFloatingDt(Dt d) {
+  return d == Dt::kFloat16 || d == Dt::kBFloat16 || d == Dt::kFloat32 || d == Dt::kFloat64;
+}
+
 inline const char* DtName(Dt d) {
   static const char* const kNames[] = {"bool",    "uint8",    "int8",    "int32",  "int64",
                                        "float16", "bfloat16", "float32", "float64"};
