@@ -2,7 +2,9 @@
 // a float32 staging path, and a direct loop for float64.
 #include "gemm.h"
 
+#include <algorithm>
 #include <cstring>
+#include <utility>
 #include <memory>
 #include <new>
 #include <mutex>
@@ -98,6 +100,8 @@ std::shared_ptr<dnnl::matmul> GetPrimitive(dnnl::memory::data_type dt, const Mat
   }
   dnnl::matmul::desc desc(*amd, *bmd, *cmd);
   dnnl::matmul::primitive_desc pd(desc, attr, Engine());  // throws if unimplemented
+  // oneDNN's reference kernel is far slower than staging dense copies.
+  if (std::strncmp(pd.impl_info_str(), "ref", 3) == 0) throw dnnl::error(dnnl_unimplemented, "reference matmul");
   auto prim = std::make_shared<dnnl::matmul>(pd);
   std::lock_guard<std::mutex> lock(cache.mu);
   if (cache.map.size() > 512) cache.map.clear();
@@ -199,6 +203,9 @@ void NaiveGemm(const DLTensor& A, const DLTensor& B, const DLTensor& C, double a
 
 }  // namespace
 
+bp_status_t GemmOriented(const bp_kernel_call_t* call, const DLTensor& A, const DLTensor& B, const DLTensor& C,
+                         double alpha, double beta);
+
 bp_status_t Gemm(const bp_kernel_call_t* call, const DLTensor& A, const DLTensor& B, const DLTensor& C,
                  double alpha, double beta) {
   const Dt dt = DtOf(C.dtype);
@@ -207,6 +214,30 @@ bp_status_t Gemm(const bp_kernel_call_t* call, const DLTensor& A, const DLTensor
                 DtName(DtOf(A.dtype)), DtName(DtOf(B.dtype)), DtName(dt));
   if (!IsFloatingDt(dt)) return FailDtype(call, C);
   if (Numel(C) == 0) return BP_STATUS_OK;
+  if (C.ndim >= 2 && C.strides[C.ndim - 1] != 1 && C.strides[C.ndim - 2] == 1 && C.shape[C.ndim - 2] > 1) {
+    // A column-major output: compute C^T = B^T @ A^T, which oneDNN's fast
+    // kernels take with a row-major destination.
+    int64_t sh[3][BP_MAX_NDIM], st[3][BP_MAX_NDIM];
+    DLTensor v[3] = {B, A, C};
+    for (int i = 0; i < 3; ++i) {
+      for (int d = 0; d < v[i].ndim; ++d) {
+        sh[i][d] = v[i].shape[d];
+        st[i][d] = v[i].strides[d];
+      }
+      const int n = v[i].ndim;
+      std::swap(sh[i][n - 1], sh[i][n - 2]);
+      std::swap(st[i][n - 1], st[i][n - 2]);
+      v[i].shape = sh[i];
+      v[i].strides = st[i];
+    }
+    return GemmOriented(call, v[0], v[1], v[2], alpha, beta);
+  }
+  return GemmOriented(call, A, B, C, alpha, beta);
+}
+
+bp_status_t GemmOriented(const bp_kernel_call_t* call, const DLTensor& A, const DLTensor& B, const DLTensor& C,
+                         double alpha, double beta) {
+  const Dt dt = DtOf(C.dtype);
   dnnl::memory::data_type ddt;
   const bool k_zero = A.shape[A.ndim - 1] == 0;
   if (DnnlType(dt, &ddt) && C.ndim <= kDnnlMaxDims && !k_zero) {
