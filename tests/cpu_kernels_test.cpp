@@ -453,4 +453,141 @@ TEST_F(CpuKernels, AddmmAndLinear) {
   EXPECT_EQ(o1.Get<float>(2), (std::vector<float>{6, 6}));
 }
 
+// Direct double-precision conv2d reference over dense NCHW / OIHW data.
+std::vector<double> RefConv(const std::vector<double>& x, const std::vector<double>& w, const std::vector<double>& b,
+                            int N, int C, int H, int W, int OC, int KH, int KW, int s, int p, int d, int g, int OH,
+                            int OW) {
+  std::vector<double> y(static_cast<size_t>(N * OC * OH * OW));
+  const int icg = C / g, ocg = OC / g;
+  for (int n = 0; n < N; ++n)
+    for (int oc = 0; oc < OC; ++oc)
+      for (int oh = 0; oh < OH; ++oh)
+        for (int ow = 0; ow < OW; ++ow) {
+          double acc = b.empty() ? 0 : b[oc];
+          for (int ic = 0; ic < icg; ++ic)
+            for (int kh = 0; kh < KH; ++kh)
+              for (int kw = 0; kw < KW; ++kw) {
+                const int ih = oh * s - p + kh * d, iw = ow * s - p + kw * d;
+                if (ih < 0 || ih >= H || iw < 0 || iw >= W) continue;
+                acc += x[((n * C + (oc / ocg) * icg + ic) * H + ih) * W + iw] * w[((oc * icg + ic) * KH + kh) * KW + kw];
+              }
+          y[((n * OC + oc) * OH + oh) * OW + ow] = acc;
+        }
+  return y;
+}
+
+TEST_F(CpuKernels, Conv2dGroupsDilationPaddingBias) {
+  const int N = 2, C = 4, H = 7, W = 6, OC = 6, G = 2, KH = 3, KW = 2, S = 2, P = 1, D = 2;
+  const int OH = (H + 2 * P - D * (KH - 1) - 1) / S + 1, OW = (W + 2 * P - D * (KW - 1) - 1) / S + 1;
+  std::vector<double> xv(N * C * H * W), wv(OC * (C / G) * KH * KW), bv(OC);
+  for (size_t i = 0; i < xv.size(); ++i) xv[i] = static_cast<double>((i * 7) % 11) - 5;
+  for (size_t i = 0; i < wv.size(); ++i) wv[i] = static_cast<double>((i * 5) % 7) - 3;
+  for (size_t i = 0; i < bv.size(); ++i) bv[i] = static_cast<double>(i);
+  const std::vector<double> ref = RefConv(xv, wv, bv, N, C, H, W, OC, KH, KW, S, P, D, G, OH, OW);
+  const std::vector<int64_t> stride = {S, S}, pad = {P, P}, dil = {D, D};
+  for (DLDataType dt : {F32(), F64(), BF16()}) {
+    SCOPED_TRACE(dt.bits);
+    HostTensor x64(F64(), {N, C, H, W}), w64(F64(), {OC, C / G, KH, KW}), b64(F64(), {OC});
+    x64.Set(xv);
+    w64.Set(wv);
+    b64.Set(bv);
+    HostTensor x(dt, {N, C, H, W}), w(dt, {OC, C / G, KH, KW}), b(dt, {OC}), y(dt, {N, OC, OH, OW});
+    ASSERT_EQ(Call("copy_", {TArg(x), TArg(x64), BArg(false)}, {&x}), BP_STATUS_OK);
+    ASSERT_EQ(Call("copy_", {TArg(w), TArg(w64), BArg(false)}, {&w}), BP_STATUS_OK);
+    ASSERT_EQ(Call("copy_", {TArg(b), TArg(b64), BArg(false)}, {&b}), BP_STATUS_OK);
+    ASSERT_EQ(Call("conv2d", {TArg(x), TArg(w), TArg(b), LArg(stride), LArg(pad), LArg(dil), IArg(G)}, {&y}),
+              BP_STATUS_OK)
+        << LastError();
+    HostTensor y64(F64(), {N, OC, OH, OW});
+    ASSERT_EQ(Call("copy_", {TArg(y64), TArg(y), BArg(false)}, {&y64}), BP_STATUS_OK);
+    const std::vector<double> got = y64.Get<double>(ref.size());
+    // Small integers: exact in float32/float64; bfloat16 rounds sums above 256.
+    const double tol = dt.code == kDLBfloat ? 1.6e-2 : 0.0;
+    for (size_t i = 0; i < ref.size(); ++i) ASSERT_NEAR(got[i], ref[i], tol * std::fabs(ref[i])) << i;
+  }
+}
+
+TEST_F(CpuKernels, Pools) {
+  // x: [1, 1, 4, 5] = 0..19.
+  HostTensor x(F32(), {1, 1, 4, 5});
+  std::vector<float> xv(20);
+  for (int i = 0; i < 20; ++i) xv[i] = static_cast<float>(i);
+  x.Set(xv);
+  const std::vector<int64_t> k2 = {2, 2}, s2 = {2, 2}, p0 = {0, 0}, p1 = {1, 1}, d1 = {1, 1};
+  HostTensor m(F32(), {1, 1, 2, 2});
+  ASSERT_EQ(Call("max_pool2d", {TArg(x), LArg(k2), LArg(s2), LArg(p0), LArg(d1), BArg(false)}, {&m}), BP_STATUS_OK)
+      << LastError();
+  EXPECT_EQ(m.Get<float>(4), (std::vector<float>{6, 8, 16, 18}));
+  // ceil_mode: [1, 1, 2, 3], the last column window is partial.
+  HostTensor mc(F32(), {1, 1, 2, 3});
+  ASSERT_EQ(Call("max_pool2d", {TArg(x), LArg(k2), LArg(s2), LArg(p0), LArg(d1), BArg(true)}, {&mc}), BP_STATUS_OK)
+      << LastError();
+  EXPECT_EQ(mc.Get<float>(6), (std::vector<float>{6, 8, 9, 16, 18, 19}));
+  // avg with padding 1: output [1, 1, 3, 3]; corner window holds x[0][0] only.
+  HostTensor a(F32(), {1, 1, 3, 3});
+  ASSERT_EQ(Call("avg_pool2d", {TArg(x), LArg(k2), LArg(s2), LArg(p1), BArg(false), BArg(true), NoneArg()}, {&a}),
+            BP_STATUS_OK)
+      << LastError();
+  std::vector<float> av = a.Get<float>(9);
+  EXPECT_FLOAT_EQ(av[0], 0.0f / 4);
+  EXPECT_FLOAT_EQ(av[1], (1 + 2) / 4.0f);
+  ASSERT_EQ(Call("avg_pool2d", {TArg(x), LArg(k2), LArg(s2), LArg(p1), BArg(false), BArg(false), NoneArg()}, {&a}),
+            BP_STATUS_OK)
+      << LastError();
+  av = a.Get<float>(9);
+  EXPECT_FLOAT_EQ(av[1], (1 + 2) / 2.0f);
+  EXPECT_FLOAT_EQ(av[4], (6 + 7 + 11 + 12) / 4.0f);
+  ASSERT_EQ(Call("avg_pool2d", {TArg(x), LArg(k2), LArg(s2), LArg(p1), BArg(false), BArg(true), IArg(3)}, {&a}),
+            BP_STATUS_OK)
+      << LastError();
+  EXPECT_FLOAT_EQ(a.Get<float>(9)[4], (6 + 7 + 11 + 12) / 3.0f);
+  // NaN propagates through max pooling.
+  xv[6] = std::nanf("");
+  x.Set(xv);
+  ASSERT_EQ(Call("max_pool2d", {TArg(x), LArg(k2), LArg(s2), LArg(p0), LArg(d1), BArg(false)}, {&m}), BP_STATUS_OK);
+  EXPECT_TRUE(std::isnan(m.Get<float>(4)[0]));
+}
+
+TEST_F(CpuKernels, SoftmaxLogSoftmaxStable) {
+  // Rows along dim 0 of a [3, 2] tensor (strided rows); huge values stay finite.
+  HostTensor x(F32(), {3, 2}), y(F32(), {3, 2});
+  x.Set<float>({1000, 0, 1001, 1, 1002, 2});
+  ASSERT_EQ(Call("softmax.int", {TArg(x), IArg(0), NoneArg()}, {&y}), BP_STATUS_OK) << LastError();
+  const double e = std::exp(1.0), z = 1 + e + e * e;
+  std::vector<float> r = y.Get<float>(6);
+  EXPECT_NEAR(r[0], 1 / z, 1e-7);
+  EXPECT_NEAR(r[4], e * e / z, 1e-7);
+  EXPECT_NEAR(r[1], 1 / z, 1e-7);
+  ASSERT_EQ(Call("log_softmax.int", {TArg(x), IArg(0), NoneArg()}, {&y}), BP_STATUS_OK) << LastError();
+  r = y.Get<float>(6);
+  EXPECT_NEAR(r[2], 1 - std::log(z), 1e-6);
+}
+
+TEST_F(CpuKernels, LayerNormAndBatchNorm) {
+  HostTensor x(F64(), {2, 4}), w(F64(), {4}), b(F64(), {4}), y(F64(), {2, 4});
+  x.Set<double>({1, 2, 3, 4, 0, 0, 4, 4});
+  w.Set<double>({1, 1, 2, 2});
+  b.Set<double>({0, 0, 0, 1});
+  const std::vector<int64_t> ns = {4};
+  ASSERT_EQ(Call("layer_norm", {TArg(x), LArg(ns), TArg(w), TArg(b), DArg(0.0), BArg(true)}, {&y}), BP_STATUS_OK)
+      << LastError();
+  std::vector<double> r = y.Get<double>(8);
+  const double sd = std::sqrt(1.25);
+  EXPECT_NEAR(r[0], -1.5 / sd, 1e-12);
+  EXPECT_NEAR(r[3], 2 * 1.5 / sd + 1, 1e-12);
+  EXPECT_NEAR(r[4], -1, 1e-12);
+  EXPECT_NEAR(r[7], 3, 1e-12);
+  // batch_norm inference: x [2, 2, 2], per-channel stats.
+  HostTensor bx(F32(), {2, 2, 2}), rm(F32(), {2}), rv(F32(), {2}), by(F32(), {2, 2, 2});
+  bx.Set<float>({1, 2, 3, 4, 5, 6, 7, 8});
+  rm.Set<float>({1, 2});
+  rv.Set<float>({4, 16});
+  ASSERT_EQ(Call("batch_norm", {TArg(bx), NoneArg(), NoneArg(), TArg(rm), TArg(rv), BArg(false), DArg(0.1), DArg(0.0),
+                                BArg(false)},
+                 {&by}),
+            BP_STATUS_OK)
+      << LastError();
+  EXPECT_EQ(by.Get<float>(8), (std::vector<float>{0, 0.5f, 0.25f, 0.5f, 2, 2.5f, 1.25f, 1.5f}));
+}
+
 }  // namespace
