@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstdio>
 #include <limits>
 #include <string>
 #include <vector>
@@ -588,6 +589,35 @@ TEST_F(CpuKernels, LayerNormAndBatchNorm) {
             BP_STATUS_OK)
       << LastError();
   EXPECT_EQ(by.Get<float>(8), (std::vector<float>{0, 0.5f, 0.25f, 0.5f, 2, 2.5f, 1.25f, 1.5f}));
+}
+
+// Every operator in ops.yaml that is not a view or composite has a CPU kernel.
+TEST_F(CpuKernels, RegistersEveryKernelOpOfOpsYaml) {
+  std::FILE* f = std::fopen(BP_OPS_YAML, "r");
+  ASSERT_NE(f, nullptr) << BP_OPS_YAML;
+  char line[1024];
+  std::string name;
+  int checked = 0;
+  while (std::fgets(line, sizeof line, f) != nullptr) {
+    const std::string l(line);
+    const size_t at = l.find("- schema: \"");
+    if (at != std::string::npos) {
+      const size_t b = at + 11;
+      name = l.substr(b, l.find('(', b) - b);
+      continue;
+    }
+    const size_t k = l.find("kind: ");
+    if (k != std::string::npos && !name.empty()) {
+      const std::string kind = l.substr(k + 6, l.find_first_of(" \n", k + 6) - (k + 6));
+      if (kind != "view" && kind != "composite") {
+        EXPECT_EQ(Kernels().count(name), 1u) << name << " (" << kind << ")";
+        ++checked;
+      }
+      name.clear();
+    }
+  }
+  std::fclose(f);
+  EXPECT_GE(checked, 40);
 }
 
 }  // namespace
