@@ -142,8 +142,7 @@ bp_status_t CopyTensor(const DLTensor& dst, const DLTensor& src);
 template <typename To, typename Ta, typename F>
 inline void UnaryLoop(const DLTensor& out, const DLTensor& a, F f) {
   const DLTensor* ops[2] = {&out, &a};
-  StridedLoop<2> loop = MakeLoop(ops);
-  loop.Run([&](char* const* p, const int64_t* s, int64_t n) {
+  RunOps(ops, [&](char* const* p, const int64_t* s, int64_t n) {
     To* o = reinterpret_cast<To*>(p[0]);
     const Ta* x = reinterpret_cast<const Ta*>(p[1]);
     if (s[0] == sizeof(To) && s[1] == sizeof(Ta)) {
@@ -160,8 +159,7 @@ inline void UnaryLoop(const DLTensor& out, const DLTensor& a, F f) {
 template <typename To, typename Ta, typename Tb, typename F>
 inline void BinaryLoop(const DLTensor& out, const DLTensor& a, const DLTensor& b, F f) {
   const DLTensor* ops[3] = {&out, &a, &b};
-  StridedLoop<3> loop = MakeLoop(ops);
-  loop.Run([&](char* const* p, const int64_t* s, int64_t n) {
+  RunOps(ops, [&](char* const* p, const int64_t* s, int64_t n) {
     To* o = reinterpret_cast<To*>(p[0]);
     const Ta* x = reinterpret_cast<const Ta*>(p[1]);
     const Tb* y = reinterpret_cast<const Tb*>(p[2]);
@@ -194,8 +192,7 @@ template <typename To, typename Ta, typename Tb, typename Tc, typename F>
 inline void TernaryLoop(const DLTensor& out, const DLTensor& a, const DLTensor& b, const DLTensor& c,
                         F f) {
   const DLTensor* ops[4] = {&out, &a, &b, &c};
-  StridedLoop<4> loop = MakeLoop(ops);
-  loop.Run([&](char* const* p, const int64_t* s, int64_t n) {
+  RunOps(ops, [&](char* const* p, const int64_t* s, int64_t n) {
     for (int64_t i = 0; i < n; ++i) {
       *reinterpret_cast<To*>(p[0] + i * s[0]) =
           Store<To>(f(Load(*reinterpret_cast<const Ta*>(p[1] + i * s[1])),

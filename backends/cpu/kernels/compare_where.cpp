@@ -45,8 +45,7 @@ bp_status_t Where(const bp_kernel_call_t* call) {
     using T = typename decltype(tag)::type;
     // Select the stored values (no opmath round trip): bit-exact for float16.
     const DLTensor* ops[4] = {out, cond, a, b};
-    StridedLoop<4> loop = MakeLoop(ops);
-    loop.Run([](char* const* p, const int64_t* s, int64_t n) {
+    RunOps(ops, [](char* const* p, const int64_t* s, int64_t n) {
       for (int64_t i = 0; i < n; ++i) {
         const bool c = *reinterpret_cast<const bool*>(p[1] + i * s[1]);
         *reinterpret_cast<T*>(p[0] + i * s[0]) = *reinterpret_cast<const T*>(p[c ? 2 : 3] + i * s[c ? 2 : 3]);

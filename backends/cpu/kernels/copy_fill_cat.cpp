@@ -45,10 +45,9 @@ bp_status_t CopyTensor(const DLTensor& dst, const DLTensor& src) {
     return Dispatch(sd, BP_STATUS_INTERNAL, [&](auto stag) -> bp_status_t {
       using From = typename decltype(stag)::type;
       const DLTensor* ops[2] = {&dst, &src};
-      StridedLoop<2> loop = MakeLoop(ops);
       if constexpr (std::is_same<To, From>::value) {
         // Same dtype: move the stored bits (keeps NaN payloads, no rounding).
-        loop.Run([](char* const* p, const int64_t* s, int64_t k) {
+        RunOps(ops, [](char* const* p, const int64_t* s, int64_t k) {
           if (s[0] == sizeof(To) && s[1] == sizeof(To)) {
             std::memcpy(p[0], p[1], static_cast<size_t>(k) * sizeof(To));
             return;
@@ -86,8 +85,7 @@ bp_status_t Fill(const bp_kernel_call_t* call) {
     using T = typename decltype(tag)::type;
     const T v = Store<T>(ScalarArg<T>(call, 1, opmath_t<T>(0)));
     const DLTensor* ops[1] = {out};
-    StridedLoop<1> loop = MakeLoop(ops);
-    loop.Run([v](char* const* p, const int64_t* s, int64_t n) {
+    RunOps(ops, [v](char* const* p, const int64_t* s, int64_t n) {
       if (s[0] == sizeof(T)) {
         T* o = reinterpret_cast<T*>(p[0]);
         for (int64_t i = 0; i < n; ++i) o[i] = v;

@@ -29,10 +29,12 @@ inline int64_t ItemSize(const DLTensor& t) { return (t.dtype.bits + 7) / 8; }
 
 template <int N>
 struct StridedLoop {
-  int ndim = 0;                         // after coalescing; dim 0 is the innermost
-  int64_t sizes[BP_MAX_NDIM] = {};
-  int64_t strides[BP_MAX_NDIM][N] = {};  // bytes
-  char* base[N] = {};
+  // Left uninitialized on purpose: Init writes what is used, and small
+  // calls should not pay for clearing 16 dims.
+  int ndim = 0;                     // after coalescing; dim 0 is the innermost
+  int64_t sizes[BP_MAX_NDIM];
+  int64_t strides[BP_MAX_NDIM][N];  // bytes
+  char* base[N];
   int64_t numel = 1;
 
   // All operands must have `sizes` (ndim dims). strides are in elements.
@@ -144,6 +146,52 @@ struct StridedLoop {
     }
   }
 };
+
+// Runs row() over operands that all have ops[0]'s sizes. When every operand
+// is dense row-major or a single broadcast element (the common case), the
+// whole range is one row and no iterator is built.
+template <int N, typename Row>
+inline void RunOps(const DLTensor* const (&ops)[N], Row&& row) {
+  const DLTensor& o = *ops[0];
+  int64_t numel = 1;
+  for (int d = 0; d < o.ndim; ++d) numel *= o.shape[d];
+  if (numel == 0) return;
+  int64_t st[N];
+  char* ptr[N];
+  bool simple = true;
+  for (int k = 0; k < N && simple; ++k) {
+    const DLTensor& t = *ops[k];
+    bool dense = true, zero = true;
+    int64_t expect = 1;
+    for (int d = t.ndim - 1; d >= 0; --d) {
+      if (t.shape[d] == 1) continue;
+      dense = dense && t.strides[d] == expect;
+      zero = zero && t.strides[d] == 0;
+      expect *= t.shape[d];
+    }
+    simple = dense || zero;
+    st[k] = dense ? ItemSize(t) : 0;
+    ptr[k] = DataPtr(t);
+  }
+  if (!simple) {
+    StridedLoop<N> loop;
+    loop.Init(o.ndim, o.shape, ops);
+    loop.Run(row);
+    return;
+  }
+  if (numel < kParallelGrain || omp_get_max_threads() == 1) {
+    row(ptr, st, numel);
+    return;
+  }
+#pragma omp parallel
+  {
+    const int64_t nt = omp_get_num_threads(), t = omp_get_thread_num();
+    const int64_t lo = numel * t / nt, hi = numel * (t + 1) / nt;
+    char* p[N];
+    for (int k = 0; k < N; ++k) p[k] = ptr[k] + lo * st[k];
+    if (hi > lo) row(p, st, hi - lo);
+  }
+}
 
 // Convenience: a loop over operands that all have ops[0]'s sizes.
 template <int N>
