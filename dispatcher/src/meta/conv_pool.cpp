@@ -26,6 +26,12 @@ Status Pair(const MetaCallInfo& info, const MetaArg* args, int i, const int64_t*
                                                  (dflt ? std::string(" (or [])") : std::string()) + ", got " +
                                                  SizesText(args[i].ints, static_cast<int32_t>(n)));
   }
+  // Keeps the size arithmetic (H + 2 * padding ...) far from int64 overflow.
+  const int64_t kLimit = int64_t{1} << 40;
+  if (out[0] > kLimit || out[1] > kLimit || out[0] < -kLimit || out[1] < -kLimit) {
+    return Error(BP_STATUS_OUT_OF_RANGE, ArgPrefix(info, i) + "expected values of magnitude <= 2^40, got " +
+                                             SizesText(out, 2));
+  }
   return Status::Ok();
 }
 
