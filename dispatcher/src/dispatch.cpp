@@ -295,7 +295,7 @@ Status RunView(bp_context_t* ctx, const bp_op_t* op, Bound& b, bp_tensor_t** res
   Temps temps;
   if (!st.ok()) {
     // reshape: when no view exists, a contiguous copy is reshaped instead.
-    if (op->meta_name != "reshape" || base->geo.is_contiguous()) return st;
+    if (st.code() != kViewNeedsCopy || op->meta_name != "reshape") return st;
     bp_tensor_t* c = nullptr;
     BP_RETURN_IF_ERROR(Clone(ctx, base, &c));
     temps.add(c);
@@ -570,12 +570,15 @@ Status RunMeta(bp_context_t* ctx, const bp_op_t* op, Bound& b, std::vector<ListA
   for (int32_t i = 0; i < nmeta; ++i) {
     if (b.margs[i].kind == BP_VALUE_TENSOR) FillDLTensor(b.tensors[i]->storage, views.args[i], &dl[i]);
   }
+  const bool is_cat = !lists.empty() && op->meta_name == "cat";
   for (ListArg& l : lists) {
     l.dl.resize(l.tensors.size());
-    l.dl_ptrs.resize(l.tensors.size());
+    l.dl_ptrs.clear();
     for (size_t j = 0; j < l.tensors.size(); ++j) {
       FillDLTensor(l.tensors[j]->storage, l.geos[j], &l.dl[j]);
-      l.dl_ptrs[j] = &l.dl[j];
+      // cat drops legacy empty 1-D inputs before the kernel (kernel contract).
+      if (is_cat && CatSkipsInput(l.geos[j])) continue;
+      l.dl_ptrs.push_back(&l.dl[j]);
     }
   }
   DLTensor dl_out[kMaxOutputs];
