@@ -4,6 +4,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <mutex>
 #include <string>
 
 #include "api.h"
@@ -151,9 +152,17 @@ void TensorRelease(bp_tensor_t* t) {
   StorageRelease(t->storage);
   ctx->live_tensors.fetch_sub(1, std::memory_order_relaxed);
 #ifndef NDEBUG
-  // Debug builds keep the header (poisoned) so a second release is caught.
+  // Debug builds keep recently freed headers (poisoned) in a quarantine so a
+  // second release is caught with a message instead of corrupting memory.
   t->magic = kTensorDead;
   t->storage = nullptr;
+  static std::mutex quarantine_mu;
+  static bp_tensor_t* quarantine[4096] = {};
+  static size_t next = 0;
+  std::lock_guard<std::mutex> lock(quarantine_mu);
+  delete quarantine[next];
+  quarantine[next] = t;
+  next = (next + 1) % 4096;
 #else
   delete t;
 #endif
