@@ -86,10 +86,25 @@ struct ListArg {
   std::vector<const DLTensor*> dl_ptrs;
 };
 
-// Everything a call binds, on the stack.
+// Storage for T that is not value-initialized: the call path fills only the
+// entries it uses (zeroing every Geometry of a call would cost more than the
+// rest of the dispatch). T must be trivially copyable and destructible.
+template <typename T>
+union Uninit {
+  Uninit() {}
+  T value;
+};
+
+// Everything a call binds, on the stack. Only entries of tensor arguments are
+// written into geos.
 struct Bound {
-  MetaArg margs[kMaxArgs];
-  Geometry geos[kMaxArgs];
+  Bound() {}
+  union {
+    MetaArg margs[kMaxArgs];  // BindArgs writes the op's num_args entries
+  };
+  union {
+    Geometry geos[kMaxArgs];
+  };
   bp_tensor_t* tensors[kMaxArgs] = {};
   int64_t ints[kMaxArgs][BP_MAX_NDIM];
   std::vector<ListArg>* lists = nullptr;  // only when the op takes Tensor[]
@@ -452,7 +467,15 @@ Status RunMeta(bp_context_t* ctx, const bp_op_t* op, Bound& b, std::vector<ListA
   const bp_op_t* f = op->functional;
   const int32_t nmeta = op->num_meta_args;
   MetaCallInfo info{op->name.c_str(), f->arg_names, nmeta};
-  MetaPlan plan;
+  // The plan's defaults, without zeroing its large arrays.
+  Uninit<MetaPlan> plan_storage;
+  MetaPlan& plan = plan_storage.value;
+  plan.num_outputs = 1;
+  plan.no_output_alias = false;
+  for (int32_t i = 0; i < kMaxArgs; ++i) {
+    plan.cast_to[i] = DLDataType{};
+    plan.rewritten[i].kind = BP_VALUE_NONE;
+  }
   BP_RETURN_IF_ERROR(op->meta->infer(info, b.margs, &plan));
   bp_device_t device{dev->slot->id, dev->index};
   const int32_t nout = plan.num_outputs;
@@ -557,9 +580,11 @@ Status RunMeta(bp_context_t* ctx, const bp_op_t* op, Bound& b, std::vector<ListA
     if (plan.rewritten[i].kind != BP_VALUE_NONE) b.margs[i] = plan.rewritten[i];
   }
 
-  Geometry out_geos[kMaxOutputs];
+  Uninit<Geometry[kMaxOutputs]> out_storage;
+  Geometry* out_geos = out_storage.value;
   for (int32_t k = 0; k < nout; ++k) out_geos[k] = outs[k]->geo;
-  KernelViews views;
+  Uninit<KernelViews> views_storage;
+  KernelViews& views = views_storage.value;
   Status st = op->meta->prepare(info, b.margs, plan, out_geos, &views);
   if (!st.ok()) {
     release_fresh();
