@@ -22,6 +22,7 @@ void StorageRelease(Storage* s) {
   if (s->block != nullptr) s->dev->allocator->Free(s->block);
   if (s->managed != nullptr && s->managed->deleter != nullptr) s->managed->deleter(s->managed);
   bp_plugin_t* plugin = s->plugin;
+  s->ctx->live_storages.fetch_sub(1, std::memory_order_relaxed);
   delete s;
   if (plugin != nullptr) PluginRelease(plugin);
 }
@@ -52,6 +53,7 @@ Status NewStorage(bp_context_t* ctx, bp_device_t device, size_t nbytes, const ch
   Status st = dev->allocator->Allocate(nbytes, &block);
   if (!st.ok()) return Error(st.code(), std::string(fn) + ": " + st.message());
   auto* s = new Storage();
+  ctx->live_storages.fetch_add(1, std::memory_order_relaxed);
   s->ctx = ctx;
   s->device = device;
   s->dev = dev;
