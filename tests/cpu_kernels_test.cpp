@@ -3,6 +3,8 @@
 // with stride 0, strided outputs, 0-dim and zero-size tensors, keepdim-sized
 // reduction outputs.
 #include <gtest/gtest.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include <cmath>
 #include <cstdio>
@@ -618,6 +620,31 @@ TEST_F(CpuKernels, RegistersEveryKernelOpOfOpsYaml) {
   }
   std::fclose(f);
   EXPECT_GE(checked, 40);
+}
+
+// A host that forks (bp-conformance isolates crashes in child processes)
+// can still run parallel kernels in the child after running them in the
+// parent: GNU OpenMP's pool would otherwise hang there.
+TEST_F(CpuKernels, ParallelKernelsWorkInAForkedChild) {
+  const int64_t n = 1 << 20;
+  HostTensor a(F32(), {n}), out(F32(), {n});
+  for (int64_t i = 0; i < n; ++i) a.data<float>()[i] = 1.0f;
+  ASSERT_EQ(Call("add.Tensor", {TArg(a), TArg(a), IArg(1)}, {&out}), BP_STATUS_OK);
+  HostTensor m(F32(), {128, 128}), mo(F32(), {128, 128});
+  ASSERT_EQ(Call("matmul", {TArg(m), TArg(m)}, {&mo}), BP_STATUS_OK);
+  const pid_t pid = fork();
+  ASSERT_GE(pid, 0);
+  if (pid == 0) {
+    alarm(60);  // a hang fails the test instead of blocking it
+    int rc = Call("add.Tensor", {TArg(a), TArg(a), IArg(2)}, {&out}) == BP_STATUS_OK ? 0 : 1;
+    rc |= out.data<float>()[n - 1] == 3.0f ? 0 : 2;
+    rc |= Call("matmul", {TArg(m), TArg(m)}, {&mo}) == BP_STATUS_OK ? 0 : 4;
+    _exit(rc);
+  }
+  int status = 0;
+  ASSERT_EQ(waitpid(pid, &status, 0), pid);
+  ASSERT_TRUE(WIFEXITED(status)) << "child killed by signal " << (WIFSIGNALED(status) ? WTERMSIG(status) : 0);
+  EXPECT_EQ(WEXITSTATUS(status), 0);
 }
 
 }  // namespace
