@@ -647,4 +647,21 @@ TEST_F(CpuKernels, ParallelKernelsWorkInAForkedChild) {
   EXPECT_EQ(WEXITSTATUS(status), 0);
 }
 
+TEST_F(CpuKernels, MatmulWithExpandedMatrixOperand) {
+  // A = a row [1, 2] expanded to [3, 2] (stride 0 along M); B = [[1, 0], [1, 1]].
+  for (DLDataType dt : {F32(), F64()}) {
+    HostTensor a(dt, {2}), b(dt, {2, 2}), out(dt, {3, 2});
+    HostTensor a64(F64(), {2}), b64(F64(), {2, 2});
+    a64.Set<double>({1, 2});
+    b64.Set<double>({1, 0, 1, 1});
+    ASSERT_EQ(Call("copy_", {TArg(a), TArg(a64), BArg(false)}, {&a}), BP_STATUS_OK);
+    ASSERT_EQ(Call("copy_", {TArg(b), TArg(b64), BArg(false)}, {&b}), BP_STATUS_OK);
+    a.SetView({3, 2}, {0, 1});
+    ASSERT_EQ(Call("matmul", {TArg(a), TArg(b)}, {&out}), BP_STATUS_OK) << LastError();
+    HostTensor o64(F64(), {3, 2});
+    ASSERT_EQ(Call("copy_", {TArg(o64), TArg(out), BArg(false)}, {&o64}), BP_STATUS_OK);
+    EXPECT_EQ(o64.Get<double>(6), (std::vector<double>{3, 2, 3, 2, 3, 2}));
+  }
+}
+
 }  // namespace

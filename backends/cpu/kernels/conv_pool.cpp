@@ -161,7 +161,13 @@ bp_status_t Conv2d(const bp_kernel_call_t* call) {
     return Fail(call, BP_STATUS_INVALID_ARGUMENT, "expected 4-D input, weight and output and groups dividing channels");
   const Dt dt = DtOf(c.y->dtype);
   if (Numel(*c.y) == 0) return BP_STATUS_OK;
-  if (dt == Dt::kFloat32 || dt == Dt::kBFloat16) {
+  // oneDNN takes neither broadcast (stride 0) nor overlapping layouts.
+  auto broadcast = [](const DLTensor* t) {
+    for (int d = 0; t != nullptr && d < t->ndim; ++d)
+      if (t->strides[d] == 0 && t->shape[d] > 1) return true;
+    return false;
+  };
+  if ((dt == Dt::kFloat32 || dt == Dt::kBFloat16) && !broadcast(c.x) && !broadcast(c.w) && !broadcast(c.bias)) {
     try {
       DnnlConv(c, dt == Dt::kFloat32 ? dnnl::memory::data_type::f32 : dnnl::memory::data_type::bf16);
       return BP_STATUS_OK;

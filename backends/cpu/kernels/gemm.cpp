@@ -47,6 +47,10 @@ Mat MakeMat(const DLTensor& t) {
   m.strides.resize(static_cast<size_t>(t.ndim));
   for (int d = 0; d < t.ndim; ++d) {
     const bool broadcast = d < t.ndim - 2 && t.strides[d] == 0;
+    // oneDNN cannot express a broadcast row or column (stride 0 in a matrix
+    // dim): the caller stages a dense copy instead.
+    if (d >= t.ndim - 2 && t.strides[d] == 0 && t.shape[d] > 1)
+      throw dnnl::error(dnnl_unimplemented, "broadcast matrix dim");
     m.dims[static_cast<size_t>(d)] = broadcast ? 1 : t.shape[d];
     m.strides[static_cast<size_t>(d)] = t.strides[d] == 0 ? 1 : t.strides[d];
   }
