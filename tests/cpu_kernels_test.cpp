@@ -10,6 +10,7 @@
 #include <cstdio>
 #include <limits>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "fake_host.h"
@@ -662,6 +663,30 @@ TEST_F(CpuKernels, MatmulWithExpandedMatrixOperand) {
     ASSERT_EQ(Call("copy_", {TArg(o64), TArg(out), BArg(false)}, {&o64}), BP_STATUS_OK);
     EXPECT_EQ(o64.Get<double>(6), (std::vector<double>{3, 2, 3, 2, 3, 2}));
   }
+}
+
+// Kernels are free-threaded: cached oneDNN primitives run on several host
+// threads at once (user scratchpads), results stay exact.
+TEST_F(CpuKernels, ConcurrentMatmulsFromHostThreads) {
+  auto worker = [](int64_t m, int* bad) {
+    HostTensor a(F32(), {m, 48}), b(F32(), {48, 40}), c(F32(), {m, 40});
+    for (int64_t i = 0; i < m * 48; ++i) a.data<float>()[i] = static_cast<float>(i % 5);
+    for (int64_t i = 0; i < 48 * 40; ++i) b.data<float>()[i] = static_cast<float>(i % 3);
+    for (int rep = 0; rep < 40; ++rep) {
+      if (Call("matmul", {TArg(a), TArg(b)}, {&c}) != BP_STATUS_OK) ++*bad;
+      for (int64_t i = 0; i < m; i += 7) {
+        float e = 0;
+        for (int64_t k = 0; k < 48; ++k) e += static_cast<float>(((i * 48 + k) % 5) * ((k * 40 + 3) % 3));
+        if (c.data<float>()[i * 40 + 3] != e) ++*bad;
+      }
+    }
+  };
+  int bad[3] = {0, 0, 0};
+  std::thread t1(worker, 33, &bad[0]), t2(worker, 64, &bad[1]);
+  worker(17, &bad[2]);
+  t1.join();
+  t2.join();
+  EXPECT_EQ(bad[0] + bad[1] + bad[2], 0);
 }
 
 }  // namespace
