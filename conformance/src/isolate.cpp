@@ -1,0 +1,1 @@
+// placeholder: crash isolation comes next
