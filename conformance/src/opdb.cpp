@@ -87,6 +87,7 @@ std::vector<Case> make_cases(const OpClaim& claim, DType d, uint64_t seed, bool 
   // on the tier; --quick then drops the samples not marked quick.
   std::vector<Sample> samples = def->samples(claim.functional, d, s, true);
   int index = 0;
+  bool promotion_error_added = false;
   for (Sample& sample : samples) {
     Case c;
     c.index = index++;
@@ -102,11 +103,23 @@ std::vector<Case> make_cases(const OpClaim& claim, DType d, uint64_t seed, bool 
       // In-place: self (argument 0) is written; skip samples whose result
       // has another dtype or size than self.
       if (sample.args.empty() || sample.args[0].kind != Arg::kTensor) continue;
+      if (sample.args[0].tensor.layout == Layout::kExpanded || sample.args[0].tensor.cpu_scalar) continue;
+      if (!sample.expect_error && !c.expected.outputs.empty() &&
+          c.expected.outputs[0].dtype != sample.args[0].tensor.t.dtype &&
+          c.expected.outputs[0].sizes == sample.args[0].tensor.t.sizes && !promotion_error_added) {
+        // As torch: a result that promotes (exp_ of int32 -> float32) cannot
+        // be written back into self; the call must fail and leave self alone.
+        promotion_error_added = true;
+        sample.expect_error = true;
+        sample.desc = std::string("error: in-place result ") + dtype_name(c.expected.outputs[0].dtype) +
+                      " cannot be written to " + dtype_name(sample.args[0].tensor.t.dtype) + " self (" +
+                      sample.desc + ")";
+        c.expected = Expected();
+      }
       if (!sample.expect_error &&
           (c.expected.outputs.empty() || !can_write_result(sample.args[0].tensor, c.expected.outputs[0]))) {
         continue;
       }
-      if (sample.args[0].tensor.layout == Layout::kExpanded || sample.args[0].tensor.cpu_scalar) continue;
       sample.written_arg = 0;
       sample.desc += " [in-place]";
     } else if (claim.variant == 2) {
