@@ -80,6 +80,8 @@ TEST(DType, IntegerRoundingWraps) {
   EXPECT_EQ(dtype_round(DType::kInt32, 2147483648.0), -2147483648.0);
   EXPECT_EQ(dtype_round(DType::kBool, -3.0), 1.0);
   EXPECT_EQ(dtype_round(DType::kInt8, -2.7), -2.0);
+  // Negative int64 values near 2^50 stay exact (no detour through 2^64).
+  EXPECT_EQ(dtype_round(DType::kInt64, -765115946000001.0), -765115946000001.0);
 }
 
 TEST(DType, UlpOfFloat32) {

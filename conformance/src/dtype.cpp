@@ -26,6 +26,8 @@ const DTypeRow& row(DType d) { return kRows[static_cast<int>(d)]; }
 // Wraps an integral double modulo 2^bits into the signed or unsigned range.
 double wrap_int(double t, int bits, bool is_signed) {
   const double m = std::ldexp(1.0, bits);
+  const double lo = is_signed ? -m / 2 : 0.0, hi = is_signed ? m / 2 : m;
+  if (t >= lo && t < hi) return t;  // in range: no arithmetic that could round
   double r = std::fmod(t, m);  // exact
   if (r < 0) r += m;
   if (is_signed && r >= m / 2) r -= m;

@@ -155,7 +155,18 @@ uint64_t ipow(uint64_t base, uint64_t e) {
   return r;
 }
 
-double floor_div(double a, double b) { return b == 0.0 ? a / b : std::floor(a / b); }
+// Python's a // b for floats, as torch.div(rounding_mode='floor') defines it:
+// computed from fmod so that inf // 1 is NaN and -1 // inf is -1.
+double floor_div(double a, double b) {
+  if (b == 0.0) return a / b;
+  const double mod = std::fmod(a, b);
+  double div = (a - mod) / b;
+  if (mod != 0.0 && (b < 0.0) != (mod < 0.0)) div -= 1.0;
+  if (div == 0.0) return std::copysign(0.0, a / b);
+  double fl = std::floor(div);
+  if (div - fl > 0.5) fl += 1.0;
+  return fl;
+}
 
 Expected binary_reference(const std::string& op, const Sample& s) {
   if (op == "where.self") {
