@@ -12,7 +12,10 @@
 
 #include <CLI/CLI.hpp>
 
+#include <unistd.h>
+
 #include "backplane/backplane.h"
+#include "isolate.h"
 #include "report.h"
 #include "runner.h"
 
@@ -31,7 +34,87 @@ struct Cli {
   bool full = false;
   bool list = false;
   bool failures_only = false;
+  bool no_isolate = false;
+  std::string expectations;  // file or directory; default: the installed or source-tree directory
+  double timeout = 300.0;
+  // Worker mode (internal): run one (backend, device, op) group, stream JSON lines.
+  bool worker = false;
+  std::string worker_backend;
+  std::string worker_backend_arg;
+  int worker_device = 0;
 };
+
+std::string self_exe() {
+  char buf[4096];
+  const ssize_t n = readlink("/proc/self/exe", buf, sizeof buf - 1);
+  if (n <= 0) return "bp-conformance";
+  buf[n] = 0;
+  return buf;
+}
+
+// The command line that makes a child a worker for one backend.
+std::vector<std::string> worker_argv(const Cli& cli, const std::string& backend, const std::string& backend_arg) {
+  std::vector<std::string> a = {self_exe(), "--worker", "--worker-backend", backend, "--worker-backend-arg",
+                                backend_arg, "--seed", std::to_string(cli.seed)};
+  for (const std::string& b : cli.backends) a.insert(a.end(), {"--backend", b});
+  if (!cli.dtype.empty()) a.insert(a.end(), {"--dtype", cli.dtype});
+  if (cli.sample >= 0) a.insert(a.end(), {"--sample", std::to_string(cli.sample)});
+  if (cli.quick) a.push_back("--quick");
+  if (!cli.expectations.empty()) a.insert(a.end(), {"--expectations", cli.expectations});
+  return a;
+}
+
+// Where expectation files are found when --expectations is not given: beside
+// an installed binary (<prefix>/share/backplane/conformance/expectations),
+// else the source tree this binary was built from.
+std::string default_expectations_dir() {
+  const std::string exe = self_exe();
+  const std::string installed = exe.substr(0, exe.rfind('/')) + "/../share/backplane/conformance/expectations";
+  if (access(installed.c_str(), R_OK) == 0) return installed;
+#ifdef BPC_SOURCE_EXPECTATIONS_DIR
+  return BPC_SOURCE_EXPECTATIONS_DIR;
+#else
+  return "";
+#endif
+}
+
+bool load_backend_expectations(const Cli& cli, const std::string& backend, Expectations* ex) {
+  std::string err;
+  const std::string path = cli.expectations.empty() ? default_expectations_dir() : cli.expectations;
+  if (!load_expectations(path, backend, ex, &err)) {
+    std::cerr << "bp-conformance: " << err << "\n";
+    return false;
+  }
+  return true;
+}
+
+// Worker mode: the group's cases as JSON lines on stdout; exits 0 when done.
+int run_worker(bp_context_t* ctx, const Cli& cli, const RunOptions& opt) {
+  int32_t backend = -1;
+  if (bp_backend_find(ctx, cli.worker_backend.c_str(), &backend) != BP_STATUS_OK) {
+    std::cerr << "bp-conformance worker: no backend " << cli.worker_backend << "\n";
+    return 3;
+  }
+  Runner runner(ctx);
+  Expectations ex;
+  if (!load_backend_expectations(cli, cli.worker_backend, &ex)) return 3;
+  runner.expectations = &ex;
+  runner.on_case_start = [](const std::string& dtype, int sample) { emit_start(dtype, sample); };
+  runner.on_case_done = [](const CaseResult& c) { emit_case(c); };
+  RunOptions o = opt;
+  o.backend_arg = cli.worker_backend_arg;
+  uint64_t caps = 0;
+  DeviceReport report = runner.empty_report(backend, cli.worker_device, &caps);
+  const bp_device_t dev{backend, cli.worker_device};
+  for (const OpEntry& op : runner.ops()) {
+    if (op.name != cli.op) continue;
+    for (int k = 0; k < kNumDTypes; ++k) {
+      if (o.has_dtype && o.dtype != dtype_at(k)) continue;
+      runner.run_cell(op, dtype_at(k), backend, dev, caps, o, &report);
+    }
+  }
+  return 0;
+}
 
 bool looks_like_path(const std::string& s) {
   return s.find('/') != std::string::npos || (s.size() > 3 && s.compare(s.size() - 3, 3, ".so") == 0);
@@ -147,6 +230,16 @@ int main(int argc, char** argv) {
   app.add_flag("--full", cli.full, "full tier (the default)")->excludes(quick);
   app.add_flag("--list", cli.list, "list backends, operators, claimed dtypes and sample counts");
   app.add_flag("--failures-only", cli.failures_only, "print only failures and totals, no matrix");
+  app.add_flag("--no-isolate", cli.no_isolate,
+               "run every case in this process (default: each (backend, op) group in a child process)");
+  app.add_option("--expectations", cli.expectations,
+                 "expectation file, or directory of <backend>.yaml files (default: the installed ones)")
+      ->type_name("PATH");
+  app.add_option("--timeout", cli.timeout, "time limit in seconds of one (backend, op) group (default 300)");
+  app.add_flag("--worker", cli.worker)->group("");
+  app.add_option("--worker-backend", cli.worker_backend)->group("");
+  app.add_option("--worker-backend-arg", cli.worker_backend_arg)->group("");
+  app.add_option("--worker-device", cli.worker_device)->group("");
   CLI11_PARSE(app, argc, argv);
 
   RunOptions opt;
@@ -175,6 +268,11 @@ int main(int argc, char** argv) {
     bp_context_destroy(ctx);
     return 2;
   }
+  if (cli.worker) {
+    const int rc = run_worker(ctx, cli, opt);
+    bp_context_destroy(ctx);
+    return rc;
+  }
   Runner runner(ctx);
   if (cli.list) {
     list_everything(ctx, runner, backends);
@@ -194,11 +292,26 @@ int main(int argc, char** argv) {
     if (bp_backend_info(ctx, b.first, &info) != BP_STATUS_OK) continue;
     RunOptions o = opt;
     o.backend_arg = b.second.empty() ? info.name : b.second;
+    Expectations ex;
+    if (!load_backend_expectations(cli, info.name, &ex)) {
+      bp_context_destroy(ctx);
+      return 2;
+    }
+    runner.expectations = &ex;
     if (info.device_count <= 0) {
       reports.push_back(runner.no_device_report(b.first, o));
       continue;
     }
-    for (int32_t d = 0; d < info.device_count; ++d) reports.push_back(runner.run_device(b.first, d, o));
+    for (int32_t d = 0; d < info.device_count; ++d) {
+      if (cli.no_isolate) {
+        reports.push_back(runner.run_device(b.first, d, o));
+      } else {
+        reports.push_back(run_device_isolated(runner, b.first, d, o, worker_argv(cli, info.name, o.backend_arg),
+                                              cli.timeout));
+      }
+      apply_xfail(ex, &reports.back());
+    }
+    runner.expectations = nullptr;
   }
 
   bool failed = false;

@@ -17,6 +17,8 @@ Totals totals_of(const DeviceReport& r) {
         case Outcome::kUntested: ++t.untested; break;
         case Outcome::kCrashed: ++t.crashed; break;
         case Outcome::kTimeout: ++t.timeout; break;
+        case Outcome::kExpectedFail: ++t.xfail; break;
+        case Outcome::kUnexpectedPass: ++t.xpass; break;
         case Outcome::kNotClaimed: break;
       }
     }
@@ -28,7 +30,8 @@ void print_legend(std::ostream& os) {
   os << "Legend: N native pass (the backend's own kernels)   F pass via fallback (CPU or backend-wide)\n"
      << "        x fail   u unsupported (not run: no device, missing fp64/fp16/bf16 capability)\n"
      << "        ? claimed but no samples in bp-conformance   - dtype not claimed in ops.yaml\n"
-     << "        C crashed (isolated child died)   T timeout\n";
+     << "        C crashed (isolated child died)   T timeout\n"
+     << "        X expected failure (xfail in expectations/<backend>.yaml)   P unexpected pass (stale xfail)\n";
 }
 
 void print_matrix(std::ostream& os, const DeviceReport& r) {
@@ -54,10 +57,12 @@ void print_matrix(std::ostream& os, const DeviceReport& r) {
      << t.unsupported << " unsupported, " << t.untested << " untested";
   if (t.crashed) os << ", " << t.crashed << " crashed";
   if (t.timeout) os << ", " << t.timeout << " timeout";
+  if (t.xfail) os << ", " << t.xfail << " expected fail";
+  if (t.xpass) os << ", " << t.xpass << " unexpected pass";
   os << "\n";
   os << "Verdict: " << r.backend << " " << r.device << ": ";
   if (t.any_failure()) {
-    os << "FAIL (" << t.fail + t.crashed + t.timeout << " failing cells)\n";
+    os << "FAIL (" << t.fail + t.crashed + t.timeout + t.xpass << " failing cells)\n";
   } else if (t.native + t.fallback == 0) {
     os << "NOTHING RAN (" << t.unsupported << " unsupported cells)\n";
   } else {
@@ -67,18 +72,27 @@ void print_matrix(std::ostream& os, const DeviceReport& r) {
   std::vector<std::string> reasons;
   for (const auto& row : r.cells) {
     for (const CellResult& c : row.second) {
-      if ((c.outcome == Outcome::kUnsupported || c.outcome == Outcome::kUntested) &&
+      if ((c.outcome == Outcome::kUnsupported || c.outcome == Outcome::kUntested ||
+           c.outcome == Outcome::kExpectedFail || c.outcome == Outcome::kUnexpectedPass) &&
           std::find(reasons.begin(), reasons.end(), c.reason) == reasons.end()) {
         reasons.push_back(c.reason);
       }
     }
   }
-  for (const std::string& why : reasons) os << "  unsupported/untested: " << why << "\n";
+  for (const std::string& why : reasons) os << "  note: " << why << "\n";
 }
 
 void print_failures(std::ostream& os, const DeviceReport& r) {
+  int expected = 0;
   for (const CaseResult& c : r.cases) {
     if (c.outcome != Outcome::kFail && c.outcome != Outcome::kCrashed && c.outcome != Outcome::kTimeout) {
+      continue;
+    }
+    DType d;
+    const auto row = r.cells.find(c.op);
+    if (dtype_from_name(c.dtype, &d) && row != r.cells.end() &&
+        row->second[static_cast<size_t>(d)].outcome == Outcome::kExpectedFail) {
+      ++expected;  // an xfail cell: listed in its reason, not as a failure
       continue;
     }
     os << "FAIL " << c.backend << " " << c.device << " " << c.op << " " << c.dtype << " sample " << c.sample
@@ -86,6 +100,16 @@ void print_failures(std::ostream& os, const DeviceReport& r) {
        << "\n";
     if (!c.repro.empty()) os << "    rerun: " << c.repro << "\n";
   }
+  for (const auto& row : r.cells) {
+    for (int k = 0; k < kNumDTypes; ++k) {
+      const CellResult& cell = row.second[static_cast<size_t>(k)];
+      if (cell.outcome == Outcome::kUnexpectedPass) {
+        os << "UNEXPECTED PASS " << r.backend << " " << r.device << " " << row.first << " "
+           << dtype_name(dtype_at(k)) << ": " << cell.reason << "\n";
+      }
+    }
+  }
+  if (expected > 0) os << "(" << expected << " failing cases in xfail cells not listed)\n";
 }
 
 }  // namespace bpc

@@ -89,7 +89,7 @@ nlohmann::json run_to_json(const std::vector<DeviceReport>& reports, uint64_t se
     const Totals t = totals_of(r);
     d["totals"] = {{"native", t.native},           {"fallback", t.fallback}, {"fail", t.fail},
                    {"unsupported", t.unsupported}, {"untested", t.untested}, {"crashed", t.crashed},
-                   {"timeout", t.timeout}};
+                   {"timeout", t.timeout}, {"expected_fail", t.xfail}, {"unexpected_pass", t.xpass}};
     nlohmann::json cells = nlohmann::json::object();
     for (const std::string& op : r.ops) {
       nlohmann::json row = nlohmann::json::object();

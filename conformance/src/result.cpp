@@ -13,6 +13,7 @@ constexpr OutcomeRow kOutcomes[] = {
     {Outcome::kFallbackPass, "fallback_pass", 'F'}, {Outcome::kFail, "fail", 'x'},
     {Outcome::kUnsupported, "unsupported", 'u'}, {Outcome::kUntested, "untested", '?'},
     {Outcome::kCrashed, "crashed", 'C'},         {Outcome::kTimeout, "timeout", 'T'},
+    {Outcome::kExpectedFail, "expected_fail", 'X'}, {Outcome::kUnexpectedPass, "unexpected_pass", 'P'},
 };
 
 int severity(Outcome o) {
@@ -25,6 +26,8 @@ int severity(Outcome o) {
     case Outcome::kFail: return 5;
     case Outcome::kTimeout: return 6;
     case Outcome::kCrashed: return 7;
+    case Outcome::kExpectedFail: return 5;
+    case Outcome::kUnexpectedPass: return 5;
   }
   return 0;
 }

@@ -21,6 +21,8 @@ enum class Outcome {
   kUntested,      // '?': claimed, but bp-conformance has no samples for it
   kCrashed,       // 'C': the isolated child died (signal)
   kTimeout,       // 'T': the isolated child ran past its time limit
+  kExpectedFail,  // 'X': failed, and the backend's expectation file says xfail
+  kUnexpectedPass,// 'P': passed, but listed as xfail (a stale entry: fails the run)
 };
 const char* outcome_name(Outcome o);  // "native_pass", ...
 char outcome_char(Outcome o);

@@ -327,9 +327,16 @@ void Runner::run_cell(const OpEntry& op, DType d, int32_t backend, bp_device_t d
     r.seed = opt.seed;
     r.outcome = o;
     r.message = why;
+    if (on_case_done) on_case_done(r);
     fold_case(&cell, r);
     report->cases.push_back(r);
   };
+  if (expectations != nullptr) {
+    if (const Expectation* e = expectations->find_unsupported(op.name, d)) {
+      skip(Outcome::kUnsupported, "unsupported per " + expectations->source + ": " + e->reason);
+      return;
+    }
+  }
   if (const char* gap = capability_gap(d, caps)) {
     skip(Outcome::kUnsupported, gap);
     return;
@@ -342,24 +349,32 @@ void Runner::run_cell(const OpEntry& op, DType d, int32_t backend, bp_device_t d
   }
   for (const Case& c : cases) {
     if (opt.sample >= 0 && c.index != opt.sample) continue;
+    if (on_case_start) on_case_start(dtype_name(d), c.index);
     CaseResult r = run_case(op, d, c, backend, dev, opt, report->device);
+    if (on_case_done) on_case_done(r);
     fold_case(&cell, r);
     report->cases.push_back(std::move(r));
   }
 }
 
-DeviceReport Runner::run_device(int32_t backend, int32_t device_index, const RunOptions& opt) {
+DeviceReport Runner::empty_report(int32_t backend, int32_t device_index, uint64_t* caps) {
   DeviceReport report;
   report.backend = backend_name(ctx_, backend);
   report.device = device_label(ctx_, backend, device_index);
-  const bp_device_t dev{backend, device_index};
   bp_device_properties_t props{};
   props.struct_size = sizeof props;
-  uint64_t caps = 0;
-  if (bp_device_properties(ctx_, dev, &props) == BP_STATUS_OK) {
+  *caps = 0;
+  if (bp_device_properties(ctx_, bp_device_t{backend, device_index}, &props) == BP_STATUS_OK) {
     report.device_name = props.name;
-    caps = props.capabilities;
+    *caps = props.capabilities;
   }
+  return report;
+}
+
+DeviceReport Runner::run_device(int32_t backend, int32_t device_index, const RunOptions& opt) {
+  uint64_t caps = 0;
+  DeviceReport report = empty_report(backend, device_index, &caps);
+  const bp_device_t dev{backend, device_index};
   for (const OpEntry& op : ops_) {
     if (!glob_match(opt.op_glob, op.name)) continue;
     report.ops.push_back(op.name);

@@ -6,11 +6,13 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <string>
 #include <vector>
 
 #include "backplane/backplane.h"
+#include "expectations.h"
 #include "opdb.h"
 #include "result.h"
 
@@ -43,6 +45,13 @@ class Runner {
   DeviceReport run_device(int32_t backend, int32_t device_index, const RunOptions& opt);
   // A report for a backend with no device: every claimed cell unsupported.
   DeviceReport no_device_report(int32_t backend, const RunOptions& opt);
+  // An empty report for a device (names filled); *caps gets its BP_DEVICE_CAP_* bits.
+  DeviceReport empty_report(int32_t backend, int32_t device_index, uint64_t* caps);
+  // Called before each case runs and after it finished (worker mode streams them).
+  std::function<void(const std::string& dtype, int sample)> on_case_start;
+  std::function<void(const CaseResult&)> on_case_done;
+  // The backend's expectation file: its unsupported cells are not run.
+  const Expectations* expectations = nullptr;
   // Runs the cases of one (op, dtype) cell on a device, appending to `report`.
   void run_cell(const OpEntry& op, DType d, int32_t backend, bp_device_t dev, uint64_t caps,
                 const RunOptions& opt, DeviceReport* report);

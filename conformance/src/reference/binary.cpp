@@ -43,11 +43,13 @@ void snap_for_ties(Sample* s) {
 
 // Divisors of floor/trunc division: powers of two keep the quotient exact,
 // so the rounded quotient is unambiguous; integer divisors are never zero.
-void fix_divisors(Sample* s, Rng& rng) {
+// The replacement depends only on the value, so an expanded (broadcast)
+// input stays consistent with its base.
+void fix_divisors(Sample* s) {
   static const double kPow2[] = {0.25, 0.5, 1.0, 2.0, 4.0, -0.25, -0.5, -1.0, -2.0, -4.0};
   HostTensor& t = s->args[1].tensor.t;
   for (double& v : t.values) {
-    if (dtype_is_float(t.dtype)) v = kPow2[rng.next() % 10];
+    if (dtype_is_float(t.dtype)) v = kPow2[static_cast<uint64_t>(std::fabs(v) * 1024.0) % 10];
     else if (v == 0.0) v = 1.0;
   }
 }
@@ -84,7 +86,7 @@ std::vector<Sample> binary_samples(const std::string& op, DType d, uint64_t seed
     if (variant == 1 && (op == "add.Tensor" || op == "sub.Tensor")) s.desc += ", alpha != 1";
     if (op == "div.Tensor_mode") s.desc += variant == 0 ? ", mode None" : variant == 1 ? ", mode trunc" : ", mode floor";
     if (is_comparison(op)) snap_for_ties(&s);
-    if (op == "div.Tensor_mode") fix_divisors(&s, rng);
+    if (op == "div.Tensor_mode") fix_divisors(&s);
     out.push_back(std::move(s));
   }
   // Special values: every pair (pow on integers: exponents must be >= 0).
