@@ -132,7 +132,9 @@ bool backend_loaded(bp_context_t* ctx, int32_t b, bp_backend_info_t* info) {
 }
 
 // Resolves --backend arguments to backend ids: a path is loaded with
-// bp_plugin_load; a name is looked up after discovery.
+// bp_plugin_load; a name is looked up after discovery. Discovery always runs
+// (after the paths, so a given path wins over a discovered plugin of the same
+// name): the CPU fallback needs the CPU backend's kernels.
 bool select_backends(bp_context_t* ctx, const std::vector<std::string>& args,
                      std::vector<std::pair<int32_t, std::string>>* out) {
   bool discovered = false;
@@ -165,8 +167,10 @@ bool select_backends(bp_context_t* ctx, const std::vector<std::string>& args,
       for (int32_t b = before; b < after; ++b) {
         if (backend_loaded(ctx, b, &info)) out->push_back({b, a});
       }
-      continue;
     }
+  }
+  for (const std::string& a : args) {
+    if (looks_like_path(a)) continue;
     discover();
     int32_t b = -1;
     if (bp_backend_find(ctx, a.c_str(), &b) != BP_STATUS_OK) {
@@ -181,6 +185,7 @@ bool select_backends(bp_context_t* ctx, const std::vector<std::string>& args,
     }
     out->push_back({b, a});
   }
+  discover();
   return true;
 }
 
