@@ -34,6 +34,7 @@ struct Cli {
   bool full = false;
   bool list = false;
   bool failures_only = false;
+  int max_failures = 50;
   bool no_isolate = false;
   std::string expectations;  // file or directory; default: the installed or source-tree directory
   double timeout = 300.0;
@@ -235,6 +236,8 @@ int main(int argc, char** argv) {
   app.add_flag("--full", cli.full, "full tier (the default)")->excludes(quick);
   app.add_flag("--list", cli.list, "list backends, operators, claimed dtypes and sample counts");
   app.add_flag("--failures-only", cli.failures_only, "print only failures and totals, no matrix");
+  app.add_option("--max-failures", cli.max_failures,
+                 "failing cases printed per device (default 50, -1: all; the JSON report has every one)");
   app.add_flag("--no-isolate", cli.no_isolate,
                "run every case in this process (default: each (backend, op) group in a child process)");
   app.add_option("--expectations", cli.expectations,
@@ -269,6 +272,9 @@ int main(int argc, char** argv) {
     return 2;
   }
   std::vector<std::pair<int32_t, std::string>> backends;
+  // Fallbacks must run (and be counted as F), never be refused: BACKPLANE_STRICT=1
+  // in the environment would turn every F cell into a failure.
+  bp_context_set_strict_fallback(ctx, 0);
   if (!select_backends(ctx, cli.backends, &backends)) {
     bp_context_destroy(ctx);
     return 2;
@@ -323,7 +329,7 @@ int main(int argc, char** argv) {
   if (!cli.failures_only) print_legend(std::cout);
   for (const DeviceReport& r : reports) {
     if (!cli.failures_only) print_matrix(std::cout, r);
-    print_failures(std::cout, r);
+    print_failures(std::cout, r, cli.max_failures);
     failed = failed || totals_of(r).any_failure();
   }
   if (!cli.json.empty()) {

@@ -23,7 +23,8 @@ Totals totals_of(const DeviceReport& r);
 void print_matrix(std::ostream& os, const DeviceReport& r);
 // Every failing case: op, dtype, sample, seed, expected vs actual at the
 // worst index, max abs/rel error, and the command that reruns it.
-void print_failures(std::ostream& os, const DeviceReport& r);
+// At most `max_cases` failing cases are printed (< 0: all); the rest are counted.
+void print_failures(std::ostream& os, const DeviceReport& r, int max_cases = -1);
 void print_legend(std::ostream& os);
 
 nlohmann::json case_to_json(const CaseResult& c);

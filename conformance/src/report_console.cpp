@@ -82,8 +82,8 @@ void print_matrix(std::ostream& os, const DeviceReport& r) {
   for (const std::string& why : reasons) os << "  note: " << why << "\n";
 }
 
-void print_failures(std::ostream& os, const DeviceReport& r) {
-  int expected = 0;
+void print_failures(std::ostream& os, const DeviceReport& r, int max_cases) {
+  int expected = 0, printed = 0, hidden = 0;
   for (const CaseResult& c : r.cases) {
     if (c.outcome != Outcome::kFail && c.outcome != Outcome::kCrashed && c.outcome != Outcome::kTimeout) {
       continue;
@@ -95,6 +95,11 @@ void print_failures(std::ostream& os, const DeviceReport& r) {
       ++expected;  // an xfail cell: listed in its reason, not as a failure
       continue;
     }
+    if (max_cases >= 0 && printed >= max_cases) {
+      ++hidden;
+      continue;
+    }
+    ++printed;
     os << "FAIL " << c.backend << " " << c.device << " " << c.op << " " << c.dtype << " sample " << c.sample
        << " (" << c.desc << ") seed " << c.seed << ": " << outcome_name(c.outcome) << "\n    " << c.message
        << "\n";
@@ -109,6 +114,7 @@ void print_failures(std::ostream& os, const DeviceReport& r) {
       }
     }
   }
+  if (hidden > 0) os << "... and " << hidden << " more failing cases (--max-failures -1 prints all; --json has all)\n";
   if (expected > 0) os << "(" << expected << " failing cases in xfail cells not listed)\n";
 }
 
