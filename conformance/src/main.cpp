@@ -330,6 +330,7 @@ int main(int argc, char** argv) {
   for (const DeviceReport& r : reports) {
     if (!cli.failures_only) print_matrix(std::cout, r);
     print_failures(std::cout, r, cli.max_failures);
+    if (cli.failures_only) print_totals(std::cout, r);
     failed = failed || totals_of(r).any_failure();
   }
   if (!cli.json.empty()) {

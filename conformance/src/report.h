@@ -21,6 +21,8 @@ Totals totals_of(const DeviceReport& r);
 
 // The matrix of one backend device, its totals and one-line verdict.
 void print_matrix(std::ostream& os, const DeviceReport& r);
+// Just the totals, the verdict and the reasons of unsupported cells.
+void print_totals(std::ostream& os, const DeviceReport& r);
 // Every failing case: op, dtype, sample, seed, expected vs actual at the
 // worst index, max abs/rel error, and the command that reruns it.
 // At most `max_cases` failing cases are printed (< 0: all); the rest are counted.

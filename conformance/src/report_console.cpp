@@ -52,6 +52,10 @@ void print_matrix(std::ostream& os, const DeviceReport& r) {
     }
     os << "\n";
   }
+  print_totals(os, r);
+}
+
+void print_totals(std::ostream& os, const DeviceReport& r) {
   const Totals t = totals_of(r);
   os << "Totals: " << t.native << " native, " << t.fallback << " fallback, " << t.fail << " fail, "
      << t.unsupported << " unsupported, " << t.untested << " untested";
