@@ -650,26 +650,32 @@ Status RunKernel(bp_context_t* ctx, const bp_op_t* op, DeviceState* dev, bp_kern
   bp_op_t* counted = const_cast<bp_op_t*>(op);
   const KernelEntry& k = KernelFor(op, backend);
   call->backend_data = dev->slot->props_table.backend_data;
+  // A kernel (or backend fallback) answering UNIMPLEMENTED declines this
+  // particular call before writing anything (backend.h): the next level runs.
   if (k.fn != nullptr) {
     call->kernel_data = k.data;
     bp_status_t rc = k.fn(call);
-    if (rc != BP_STATUS_OK) return KernelError(op, dev, rc);
-    counted->native_count[backend].fetch_add(1, std::memory_order_relaxed);
-    return Status::Ok();
+    if (rc == BP_STATUS_OK) {
+      counted->native_count[backend].fetch_add(1, std::memory_order_relaxed);
+      return Status::Ok();
+    }
+    if (rc != BP_STATUS_UNIMPLEMENTED || backend == 0) return KernelError(op, dev, rc);
   }
   const KernelEntry* fb = dev->slot->fallback.load(std::memory_order_acquire);
   if (fb != nullptr) {
     call->kernel_data = fb->data;
     bp_status_t rc = fb->fn(call);
-    if (rc != BP_STATUS_OK) return KernelError(op, dev, rc);
-    counted->native_count[backend].fetch_add(1, std::memory_order_relaxed);
-    return Status::Ok();
+    if (rc == BP_STATUS_OK) {
+      counted->fallback_count[backend].fetch_add(1, std::memory_order_relaxed);
+      return Status::Ok();
+    }
+    if (rc != BP_STATUS_UNIMPLEMENTED) return KernelError(op, dev, rc);
   }
   if (backend != 0 && KernelFor(op, 0).fn != nullptr) {
     if (ctx->strict.load(std::memory_order_relaxed)) {
       return Error(BP_STATUS_FAILED_PRECONDITION, "strict mode: " + op->functional->name +
                                                       " has no kernel on backend '" + dev->slot->name +
-                                                      "' (the CPU fallback is disabled)");
+                                                      "' for this call (the CPU fallback is disabled)");
     }
     return CpuFallback(ctx, op, dev, *call);
   }
