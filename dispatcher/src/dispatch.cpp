@@ -33,10 +33,8 @@ Status RunMeta(bp_context_t* ctx, const bp_op_t* op, Bound& b, std::vector<ListA
   MetaPlan& plan = plan_storage.value;
   plan.num_outputs = 1;
   plan.no_output_alias = false;
-  for (int32_t i = 0; i < kMaxArgs; ++i) {
-    plan.cast_to[i] = DLDataType{};
-    plan.rewritten[i].kind = BP_VALUE_NONE;
-  }
+  std::memset(plan.cast_to, 0, sizeof(plan.cast_to));
+  for (int32_t i = 0; i < nmeta; ++i) plan.rewritten[i].kind = BP_VALUE_NONE;
   BP_RETURN_IF_ERROR(op->meta->infer(info, b.margs, &plan));
   bp_device_t device{dev->slot->id, dev->index};
   const int32_t nout = plan.num_outputs;
@@ -141,9 +139,14 @@ Status RunMeta(bp_context_t* ctx, const bp_op_t* op, Bound& b, std::vector<ListA
     if (plan.rewritten[i].kind != BP_VALUE_NONE) b.margs[i] = plan.rewritten[i];
   }
 
+  // prepare takes the outputs' geometries as one array: a single output's
+  // own geometry is that array; several are copied.
   Uninit<Geometry[kMaxOutputs]> out_storage;
-  Geometry* out_geos = out_storage.value;
-  for (int32_t k = 0; k < nout; ++k) out_geos[k] = outs[k]->geo;
+  const Geometry* out_geos = &outs[0]->geo;
+  if (nout > 1) {
+    for (int32_t k = 0; k < nout; ++k) out_storage.value[k] = outs[k]->geo;
+    out_geos = out_storage.value;
+  }
   Uninit<KernelViews> views_storage;
   KernelViews& views = views_storage.value;
   Status st = op->meta->prepare(info, b.margs, plan, out_geos, &views);
