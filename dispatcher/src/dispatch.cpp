@@ -214,28 +214,46 @@ Status RunKernel(bp_context_t* ctx, const bp_op_t* op, DeviceState* dev, bp_kern
   bp_op_t* counted = const_cast<bp_op_t*>(op);
   const KernelEntry& k = KernelFor(op, backend);
   call->backend_data = dev->slot->props_table.backend_data;
+  // A kernel (or backend fallback) that cannot run this call returns
+  // UNIMPLEMENTED before writing anything; the next level then runs it.
+  bp_status_t declined = BP_STATUS_OK;
+  std::string declined_msg;
   if (k.fn != nullptr) {
     call->kernel_data = k.data;
     bp_status_t rc = k.fn(call);
-    if (rc != BP_STATUS_OK) return KernelError(op, dev, rc);
-    counted->native_count[backend].fetch_add(1, std::memory_order_relaxed);
-    return Status::Ok();
+    if (rc == BP_STATUS_OK) {
+      counted->native_count[backend].fetch_add(1, std::memory_order_relaxed);
+      return Status::Ok();
+    }
+    if (rc != BP_STATUS_UNIMPLEMENTED) return KernelError(op, dev, rc);
+    declined = rc;
+    declined_msg = bp_last_error_message();
   }
   const KernelEntry* fb = dev->slot->fallback.load(std::memory_order_acquire);
   if (fb != nullptr) {
     call->kernel_data = fb->data;
     bp_status_t rc = fb->fn(call);
-    if (rc != BP_STATUS_OK) return KernelError(op, dev, rc);
-    counted->native_count[backend].fetch_add(1, std::memory_order_relaxed);
-    return Status::Ok();
+    if (rc == BP_STATUS_OK) {
+      counted->native_count[backend].fetch_add(1, std::memory_order_relaxed);
+      return Status::Ok();
+    }
+    if (rc != BP_STATUS_UNIMPLEMENTED) return KernelError(op, dev, rc);
+    declined = rc;
+    declined_msg = bp_last_error_message();
   }
   if (backend != 0 && KernelFor(op, 0).fn != nullptr) {
     if (ctx->strict.load(std::memory_order_relaxed)) {
-      return Error(BP_STATUS_FAILED_PRECONDITION, "strict mode: " + op->functional->name +
-                                                      " has no kernel on backend '" + dev->slot->name +
-                                                      "' (the CPU fallback is disabled)");
+      return Error(BP_STATUS_FAILED_PRECONDITION,
+                   "strict mode: " + op->functional->name + " has no kernel on backend '" + dev->slot->name + "'" +
+                       (declined != BP_STATUS_OK ? " for this call (" + declined_msg + ")" : std::string()) +
+                       " and the CPU fallback is disabled");
     }
     return CpuFallback(ctx, op, dev, *call);
+  }
+  if (declined != BP_STATUS_OK) {
+    return Error(BP_STATUS_UNIMPLEMENTED, declined_msg.empty() ? op->functional->name + ": the kernel on backend '" +
+                                                                     dev->slot->name + "' declined the call"
+                                                               : declined_msg);
   }
   return Error(BP_STATUS_UNIMPLEMENTED, op->functional->name + ": not implemented for backend '" + dev->slot->name +
                                             "'" + (backend != 0 ? " (no kernel, no backend fallback, no CPU kernel)"
