@@ -25,12 +25,11 @@ Geometry GeometryOf(const DLTensor& dl, bp_device_t device) {
   return g;
 }
 
+// True when an output is an argument's view (in-place, copy_). Zero-size
+// tensors may all have NULL data: they never alias.
 bool SameView(const DLTensor& a, const DLTensor& b) {
-  // Zero-byte storages may all be NULL: never treat those as aliases.
-  if (a.data == nullptr || a.data != b.data || a.byte_offset != b.byte_offset || a.ndim != b.ndim ||
-      a.dtype.code != b.dtype.code || a.dtype.bits != b.dtype.bits) {
-    return false;
-  }
+  if (a.data == nullptr || a.data != b.data || a.byte_offset != b.byte_offset || a.ndim != b.ndim) return false;
+  if (a.dtype.code != b.dtype.code || a.dtype.bits != b.dtype.bits) return false;
   return std::memcmp(a.shape, b.shape, sizeof(int64_t) * a.ndim) == 0 &&
          std::memcmp(a.strides, b.strides, sizeof(int64_t) * a.ndim) == 0;
 }

@@ -67,6 +67,10 @@ TEST_F(CpuPluginFallbackTest, PointwiseReductionLinalgNn) {
   Compare("matmul", {T(x), T(m)});
   Compare("softmax.int", {T(x), I(1)});
   Compare("gt.Tensor", {T(x), T(y)});
+  // Zero-size tensors have no memory: outputs must not be mistaken for inputs.
+  bp_tensor_t* e = F32(kCpu, {0, 3}, {});
+  Compare("ne.Tensor", {T(e), T(y)});
+  Compare("mul.Tensor", {T(e), T(e)});
 }
 
 TEST_F(CpuPluginFallbackTest, CatOfDeviceTensors) {

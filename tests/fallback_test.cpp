@@ -98,3 +98,40 @@ TEST(FallbackEnvTest, BackplaneStrictEnvironmentVariable) {
 }
 
 }  // namespace
+
+namespace {
+
+// A CPU add.Tensor for float64 (testdev's own kernel takes float32 only).
+bp_status_t HostAddF64(const bp_kernel_call_t* call) {
+  const DLTensor* x = call->args[0].u.tensor;
+  const DLTensor* y = call->args[1].u.tensor;
+  const DLTensor* o = call->outputs[0];
+  double alpha = call->args[2].kind == BP_VALUE_DOUBLE ? call->args[2].u.d : static_cast<double>(call->args[2].u.i);
+  for (int64_t i = 0, n = Numel(o); i < n; ++i)
+    *HostElem<double>(o, i) = *HostElem<double>(x, i) + alpha * *HostElem<double>(y, i);
+  return BP_STATUS_OK;
+}
+
+TEST_F(FallbackTest, KernelDecliningACallFallsBack) {
+  ASSERT_EQ(bp_op_register_kernel(ctx_, Op("add.Tensor"), 0, HostAddF64, nullptr, 0, nullptr), BP_STATUS_OK);
+  double v[3] = {1, 2, 3};
+  int64_t n = 3;
+  bp_tensor_t* a = nullptr;
+  ASSERT_EQ(bp_tensor_from_host(ctx_, dev_, 1, &n, kF64, v, sizeof(v), &a), BP_STATUS_OK);
+  Own(a);
+  bp_tensor_t* r = Call("add.Tensor", {T(a), T(a)});
+  ASSERT_NE(r, nullptr);
+  double out[3];
+  ASSERT_EQ(bp_tensor_to_host(r, out, sizeof(out)), BP_STATUS_OK);
+  EXPECT_EQ(out[2], 6.0);
+  EXPECT_EQ(FallbackCount("add.Tensor"), 1u);
+  uint64_t native = 0;
+  ASSERT_EQ(bp_native_count(ctx_, Op("add.Tensor"), dev_.backend, &native), BP_STATUS_OK);
+  EXPECT_EQ(native, 0u);
+  // Strict mode refuses, quoting why the kernel declined.
+  ASSERT_EQ(bp_context_set_strict_fallback(ctx_, 1), BP_STATUS_OK);
+  Call("add.Tensor", {T(a), T(a)}, BP_STATUS_FAILED_PRECONDITION);
+  EXPECT_THAT(LastError(), HasSubstr("float32 only"));
+}
+
+}  // namespace

@@ -1,5 +1,7 @@
 // Plugin loader: every bad plugin is refused with a precise status and
 // message; a good one loads, is listed, unloads and reloads; discovery.
+#include <unistd.h>
+
 #include <cstdlib>
 #include <string>
 
@@ -219,5 +221,31 @@ TEST(TensorDeathTest, DoubleReleaseAbortsWithAMessage) {
   GTEST_SKIP() << "double release is only caught in debug builds (NDEBUG is defined in this build)";
 }
 #endif
+
+}  // namespace
+
+namespace {
+
+TEST(LoaderDiscoveryTest, ContextOptionDiscoversTheBuildTreePluginDirectory) {
+  std::string cpu = std::string(BP_BUILD_PLUGIN_DIR) + "/libbackplane_cpu.so";
+  if (access(cpu.c_str(), R_OK) != 0) GTEST_SKIP() << "the CPU plugin is not built (" << cpu << ")";
+  bp_context_options_t o{};
+  o.struct_size = sizeof(o);
+  o.discover_plugins = 1;
+  o.min_log_level = BP_LOG_ERROR;
+  bp_context_t* ctx = nullptr;
+  ASSERT_EQ(bp_context_create(&o, &ctx), BP_STATUS_OK) << LastError();
+  bp_backend_info_t info{};
+  info.struct_size = sizeof(info);
+  ASSERT_EQ(bp_backend_info(ctx, 0, &info), BP_STATUS_OK);
+  EXPECT_STREQ(info.name, "cpu");
+  EXPECT_THAT(std::string(info.plugin_path), HasSubstr("libbackplane_cpu.so"));
+  int32_t kind = -1;
+  bp_op_t* mul = nullptr;
+  ASSERT_EQ(bp_op_find(ctx, "mul.Tensor", &mul), BP_STATUS_OK);
+  ASSERT_EQ(bp_op_dispatch_kind(ctx, mul, 0, &kind), BP_STATUS_OK);
+  EXPECT_EQ(kind, BP_DISPATCH_NATIVE);
+  bp_context_destroy(ctx);
+}
 
 }  // namespace

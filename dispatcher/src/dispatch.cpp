@@ -10,6 +10,7 @@
 
 #include "api.h"
 #include "copy.h"
+#include "dispatch_internal.h"
 #include "dtype.h"
 #include "fallback.h"
 #include "meta/common.h"
@@ -17,447 +18,7 @@
 
 namespace bp::core {
 namespace {
-
-const char* ValueKindName(int32_t kind) {
-  switch (kind) {
-    case BP_VALUE_NONE: return "None";
-    case BP_VALUE_TENSOR: return "Tensor";
-    case BP_VALUE_TENSOR_LIST: return "Tensor[]";
-    case BP_VALUE_INT: return "int";
-    case BP_VALUE_INT_LIST: return "int[]";
-    case BP_VALUE_DOUBLE: return "float";
-    case BP_VALUE_BOOL: return "bool";
-    case BP_VALUE_DTYPE: return "ScalarType";
-    case BP_VALUE_STRING: return "str";
-    default: return "an unknown value kind";
-  }
-}
-
-const char* ArgTypeName(ArgType t) {
-  switch (t) {
-    case ArgType::kTensor: return "Tensor";
-    case ArgType::kTensorList: return "Tensor[]";
-    case ArgType::kInt: return "int";
-    case ArgType::kIntList: return "int[]";
-    case ArgType::kFloat: return "float";
-    case ArgType::kBool: return "bool";
-    case ArgType::kScalar: return "Scalar (int, float or bool)";
-    case ArgType::kScalarType: return "ScalarType";
-    case ArgType::kString: return "str";
-  }
-  return "?";
-}
-
-std::string DeviceText(bp_context_t* ctx, bp_device_t d) {
-  return ctx->slots[d.backend].name + ":" + std::to_string(d.index);
-}
-
-std::string DtypeList(uint32_t mask) {
-  std::string s;
-  for (int32_t i = 0; i < static_cast<int32_t>(DtypeId::kCount); ++i) {
-    if (mask & (1u << i)) {
-      if (!s.empty()) s += ", ";
-      s += DtypeName(static_cast<DtypeId>(i));
-    }
-  }
-  return s;
-}
-
-// Tensors created during a call, released when it ends.
-struct Temps {
-  bp_tensor_t* items[3 * kMaxArgs];
-  int n = 0;
-  std::vector<bp_tensor_t*> more;
-  void add(bp_tensor_t* t) {
-    if (n < 3 * kMaxArgs) items[n++] = t; else more.push_back(t);
-  }
-  ~Temps() {
-    for (int i = 0; i < n; ++i) TensorRelease(items[i]);
-    for (bp_tensor_t* t : more) TensorRelease(t);
-  }
-};
-
-// A tensor-list argument, bound.
-struct ListArg {
-  std::vector<bp_tensor_t*> tensors;
-  std::vector<Geometry> geos;
-  std::vector<const Geometry*> ptrs;
-  std::vector<DLTensor> dl;
-  std::vector<const DLTensor*> dl_ptrs;
-};
-
-// Storage for T that is not value-initialized: the call path fills only the
-// entries it uses (zeroing every Geometry of a call would cost more than the
-// rest of the dispatch). T must be trivially copyable and destructible.
-template <typename T>
-union Uninit {
-  Uninit() {}
-  T value;
-};
-
-// Everything a call binds, on the stack. Only entries of tensor arguments are
-// written into geos.
-struct Bound {
-  Bound() {}
-  union {
-    MetaArg margs[kMaxArgs];  // BindArgs writes the op's num_args entries
-  };
-  union {
-    Geometry geos[kMaxArgs];
-  };
-  bp_tensor_t* tensors[kMaxArgs] = {};
-  int64_t ints[kMaxArgs][BP_MAX_NDIM];
-  std::vector<ListArg>* lists = nullptr;  // only when the op takes Tensor[]
-  int list_index[kMaxArgs];
-};
-
-Status BindArgs(const bp_op_t* op, const bp_value_t* args, int32_t num_args, Bound& b,
-                std::vector<ListArg>& lists) {
-  const Schema& s = op->schema;
-  if (num_args > op->num_args || num_args < 0) {
-    return Error(BP_STATUS_INVALID_ARGUMENT, op->name + ": expected at most " + std::to_string(op->num_args) +
-                                                 " arguments, got " + std::to_string(num_args));
-  }
-  for (int32_t i = 0; i < op->num_args; ++i) {
-    const Argument& a = s.arguments[i];
-    const bp_value_t* v;
-    if (i < num_args) {
-      v = &args[i];
-    } else if (op->has_default[i]) {
-      v = &op->defaults[i];
-    } else {
-      return Error(BP_STATUS_INVALID_ARGUMENT, op->name + ": missing argument '" + a.name + "' (" +
-                                                   ArgTypeName(a.type) + ", no default); got " +
-                                                   std::to_string(num_args) + " arguments");
-    }
-    MetaArg& m = b.margs[i];
-    m = MetaArg{};
-    int32_t k = v->kind;
-    bool ok = false;
-    if (k == BP_VALUE_NONE) {
-      ok = a.optional;
-      m.kind = BP_VALUE_NONE;
-    } else {
-      switch (a.type) {
-        case ArgType::kTensor:
-          if (k == BP_VALUE_TENSOR) {
-            ok = true;
-            if (v->u.tensor == nullptr) {
-              return Error(BP_STATUS_INVALID_ARGUMENT, op->name + ": argument '" + a.name + "' is a NULL tensor");
-            }
-            b.tensors[i] = v->u.tensor;
-            b.geos[i] = v->u.tensor->geo;
-            m.kind = BP_VALUE_TENSOR;
-            m.tensor = &b.geos[i];
-          }
-          break;
-        case ArgType::kTensorList:
-          if (k == BP_VALUE_TENSOR_LIST) {
-            ok = true;
-            if (v->u.tensor_list.size < 0 || (v->u.tensor_list.size > 0 && v->u.tensor_list.data == nullptr)) {
-              return Error(BP_STATUS_INVALID_ARGUMENT, op->name + ": argument '" + a.name + "' has a bad list");
-            }
-            b.list_index[i] = static_cast<int>(lists.size());
-            lists.emplace_back();
-            ListArg& l = lists.back();
-            int64_t n = v->u.tensor_list.size;
-            l.tensors.resize(n);
-            l.geos.resize(n);
-            l.ptrs.resize(n);
-            for (int64_t j = 0; j < n; ++j) {
-              bp_tensor_t* t = v->u.tensor_list.data[j];
-              if (t == nullptr) {
-                return Error(BP_STATUS_INVALID_ARGUMENT, op->name + ": argument '" + a.name + "' element " +
-                                                             std::to_string(j) + " is a NULL tensor");
-              }
-              l.tensors[j] = t;
-              l.geos[j] = t->geo;
-            }
-            for (int64_t j = 0; j < n; ++j) l.ptrs[j] = &l.geos[j];
-            m.kind = BP_VALUE_TENSOR_LIST;
-            m.tensors = l.ptrs.data();
-            m.num_tensors = n;
-          }
-          break;
-        case ArgType::kInt:
-          if (k == BP_VALUE_INT) {
-            ok = true;
-            m.kind = k;
-            m.i = v->u.i;
-          }
-          break;
-        case ArgType::kIntList:
-          if (k == BP_VALUE_INT_LIST) {
-            ok = true;
-            if (v->u.int_list.size < 0 || (v->u.int_list.size > 0 && v->u.int_list.data == nullptr)) {
-              return Error(BP_STATUS_INVALID_ARGUMENT, op->name + ": argument '" + a.name + "' has a bad int list");
-            }
-            m.kind = k;
-            m.ints = v->u.int_list.data;
-            m.num_ints = v->u.int_list.size;
-          } else if (k == BP_VALUE_INT && a.list_size > 0 && a.list_size <= BP_MAX_NDIM) {
-            ok = true;  // "stride=2" for int[2]: repeated, as PyTorch does
-            for (int32_t j = 0; j < a.list_size; ++j) b.ints[i][j] = v->u.i;
-            m.kind = BP_VALUE_INT_LIST;
-            m.ints = b.ints[i];
-            m.num_ints = a.list_size;
-          }
-          break;
-        case ArgType::kFloat:
-          if (k == BP_VALUE_DOUBLE || k == BP_VALUE_INT) {
-            ok = true;
-            m.kind = BP_VALUE_DOUBLE;
-            m.d = k == BP_VALUE_DOUBLE ? v->u.d : static_cast<double>(v->u.i);
-          }
-          break;
-        case ArgType::kBool:
-          if (k == BP_VALUE_BOOL) {
-            ok = true;
-            m.kind = k;
-            m.b = v->u.b != 0;
-          }
-          break;
-        case ArgType::kScalar:
-          if (k == BP_VALUE_INT || k == BP_VALUE_DOUBLE || k == BP_VALUE_BOOL) {
-            ok = true;
-            m.kind = k;
-            m.i = v->u.i;
-            if (k == BP_VALUE_DOUBLE) m.d = v->u.d;
-            if (k == BP_VALUE_BOOL) m.b = v->u.b != 0;
-          }
-          break;
-        case ArgType::kScalarType:
-          if (k == BP_VALUE_DTYPE) {
-            ok = true;
-            if (DtypeFromDL(v->u.dtype) == DtypeId::kInvalid) {
-              return Error(BP_STATUS_INVALID_ARGUMENT, op->name + ": argument '" + a.name + "' is an unsupported dtype " +
-                                                           DtypeName(v->u.dtype));
-            }
-            m.kind = k;
-            m.dtype = v->u.dtype;
-          }
-          break;
-        case ArgType::kString:
-          if (k == BP_VALUE_STRING) {
-            ok = true;
-            if (v->u.str == nullptr) {
-              return Error(BP_STATUS_INVALID_ARGUMENT, op->name + ": argument '" + a.name + "' is a NULL string");
-            }
-            m.kind = k;
-            m.str = v->u.str;
-          }
-          break;
-      }
-    }
-    if (!ok) {
-      return Error(BP_STATUS_INVALID_ARGUMENT, op->name + ": argument '" + a.name + "' expected " +
-                                                   ArgTypeName(a.type) + (a.optional ? " or None" : "") + ", got " +
-                                                   ValueKindName(k));
-    }
-  }
-  return Status::Ok();
-}
-
-// Applies `fn` to every bound tensor: fn(arg index, list element or -1, tensor*&, geometry&).
-template <typename F>
-void ForEachTensor(const bp_op_t* op, Bound& b, std::vector<ListArg>& lists, F&& fn) {
-  for (int32_t i = 0; i < op->num_args; ++i) {
-    if (b.margs[i].kind == BP_VALUE_TENSOR) {
-      fn(i, -1, b.tensors[i], b.geos[i]);
-    } else if (b.margs[i].kind == BP_VALUE_TENSOR_LIST) {
-      ListArg& l = lists[b.list_index[i]];
-      for (size_t j = 0; j < l.tensors.size(); ++j) fn(i, static_cast<int>(j), l.tensors[j], l.geos[j]);
-    }
-  }
-}
-
-bool SameDevice(bp_device_t a, bp_device_t b) { return a.backend == b.backend && a.index == b.index; }
-
-// Status of a failed kernel: its own message, or one naming op and backend.
-Status KernelError(const bp_op_t* op, DeviceState* dev, bp_status_t rc) {
-  std::string msg = bp_last_error_message();
-  if (msg.empty()) msg = op->name + ": kernel on backend '" + dev->slot->name + "' failed with " + bp_status_name(rc);
-  return Error(rc, msg);
-}
-
-bool Overlaps(const bp_tensor_t* out, const bp_tensor_t* in) { return out->storage == in->storage; }
-
-Status NewLike(bp_context_t* ctx, bp_device_t device, const Geometry& g, DLDataType dtype, const char* fn,
-               bp_tensor_t** out) {
-  return EmptyTensor(ctx, device, g.ndim, g.sizes, dtype, fn, out);
-}
-
-Status Clone(bp_context_t* ctx, bp_tensor_t* self, bp_tensor_t** out) {
-  bp_tensor_t* t = nullptr;
-  BP_RETURN_IF_ERROR(NewLike(ctx, self->geo.device, self->geo, self->geo.dtype, "clone", &t));
-  Status st = CopyInto(ctx, t, self);
-  if (!st.ok()) {
-    TensorRelease(t);
-    return st;
-  }
-  *out = t;
-  return Status::Ok();
-}
-
-Status RunView(bp_context_t* ctx, const bp_op_t* op, Bound& b, bp_tensor_t** result) {
-  if (op->view == nullptr) {
-    return Error(BP_STATUS_UNIMPLEMENTED, op->name + ": view function '" + op->meta_name + "' is not available");
-  }
-  MetaCallInfo info{op->name.c_str(), op->arg_names, op->num_args};
-  Geometry g;
-  Status st = op->view->view(info, b.margs, &g);
-  bp_tensor_t* base = b.tensors[0];
-  Temps temps;
-  if (!st.ok()) {
-    // reshape: when no view exists, a contiguous copy is reshaped instead.
-    if (st.code() != kViewNeedsCopy || op->meta_name != "reshape") return st;
-    bp_tensor_t* c = nullptr;
-    BP_RETURN_IF_ERROR(Clone(ctx, base, &c));
-    temps.add(c);
-    b.geos[0] = c->geo;
-    BP_RETURN_IF_ERROR(op->view->view(info, b.margs, &g));
-    base = c;
-  }
-  g.device = base->geo.device;
-  g.dtype = base->geo.dtype;
-  *result = WrapStorage(ctx, base->storage, g);
-  return Status::Ok();
-}
-
-Status RunComposite(bp_context_t* ctx, const bp_op_t* op, Bound& b, bp_tensor_t** result) {
-  bp_tensor_t* self = b.tensors[0];
-  const std::string& m = op->meta_name;
-  if (m == "to_dtype") {
-    DLDataType dt = b.margs[1].dtype;
-    bool force = b.margs[3].kind == BP_VALUE_BOOL && b.margs[3].b;
-    if (DtypeEqual(dt, self->geo.dtype) && !force) {
-      TensorRetain(self);
-      *result = self;
-      return Status::Ok();
-    }
-    bp_tensor_t* t = nullptr;
-    BP_RETURN_IF_ERROR(NewLike(ctx, self->geo.device, self->geo, dt, op->name.c_str(), &t));
-    Status st = CopyInto(ctx, t, self);
-    if (!st.ok()) {
-      TensorRelease(t);
-      return st;
-    }
-    *result = t;
-    return Status::Ok();
-  }
-  if (m == "contiguous" && self->geo.is_contiguous()) {
-    TensorRetain(self);
-    *result = self;
-    return Status::Ok();
-  }
-  if (m == "clone" || m == "contiguous") return Clone(ctx, self, result);
-  return Error(BP_STATUS_UNIMPLEMENTED, op->name + ": composite '" + m + "' is not implemented by the core");
-}
-
-// Builds kernel arguments from bound meta arguments and DLTensors.
-void BuildKernelArgs(int32_t n, const MetaArg* margs, DLTensor* dl, std::vector<ListArg>& lists, const Bound& b,
-                     bp_kernel_arg_t* kargs) {
-  for (int32_t i = 0; i < n; ++i) {
-    const MetaArg& m = margs[i];
-    bp_kernel_arg_t& k = kargs[i];
-    k = bp_kernel_arg_t{};
-    k.kind = m.kind;
-    switch (m.kind) {
-      case BP_VALUE_TENSOR: k.u.tensor = &dl[i]; break;
-      case BP_VALUE_TENSOR_LIST: {
-        ListArg& l = lists[b.list_index[i]];
-        k.u.tensor_list.data = l.dl_ptrs.data();
-        k.u.tensor_list.size = static_cast<int64_t>(l.dl_ptrs.size());
-        break;
-      }
-      case BP_VALUE_INT: k.u.i = m.i; break;
-      case BP_VALUE_INT_LIST: k.u.int_list.data = m.ints; k.u.int_list.size = m.num_ints; break;
-      case BP_VALUE_DOUBLE: k.u.d = m.d; break;
-      case BP_VALUE_BOOL: k.u.b = m.b ? 1 : 0; break;
-      case BP_VALUE_DTYPE: k.u.dtype = m.dtype; break;
-      case BP_VALUE_STRING: k.u.str = m.str; break;
-      default: break;
-    }
-  }
-}
-
-Status RunCustom(bp_context_t* ctx, const bp_op_t* op, Bound& b, std::vector<ListArg>& lists, DeviceState* dev,
-                 bp_tensor_t** results) {
-  DLTensor dl[kMaxArgs];
-  for (int32_t i = 0; i < op->num_args; ++i) {
-    if (b.margs[i].kind == BP_VALUE_TENSOR) {
-      FillDLTensor(b.tensors[i]->storage, b.geos[i], &dl[i]);
-      dl[i].data = nullptr;  // meta functions must not read data
-    }
-  }
-  for (ListArg& l : lists) {
-    l.dl.resize(l.tensors.size());
-    l.dl_ptrs.resize(l.tensors.size());
-    for (size_t j = 0; j < l.tensors.size(); ++j) {
-      FillDLTensor(l.tensors[j]->storage, l.geos[j], &l.dl[j]);
-      l.dl[j].data = nullptr;
-      l.dl_ptrs[j] = &l.dl[j];
-    }
-  }
-  bp_kernel_arg_t kargs[kMaxArgs];
-  BuildKernelArgs(op->num_args, b.margs, dl, lists, b, kargs);
-  bp_tensor_spec_t specs[kMaxOutputs] = {};
-  for (auto& s : specs) s.struct_size = sizeof(s);
-  bp_meta_call_t mc{};
-  mc.struct_size = sizeof(mc);
-  mc.op_name = op->name.c_str();
-  mc.args = kargs;
-  mc.num_args = op->num_args;
-  mc.num_outputs = op->num_returns;
-  mc.out_specs = specs;
-  mc.meta_data = op->custom_meta_data;
-  SetLastError(BP_STATUS_OK, "");
-  bp_status_t rc = op->custom_meta(&mc);
-  if (rc != BP_STATUS_OK) {
-    std::string msg = bp_last_error_message();
-    return Error(rc, msg.empty() ? op->name + ": meta function failed" : msg);
-  }
-  bp_device_t device{dev->slot->id, dev->index};
-  bp_tensor_t* outs[kMaxOutputs] = {};
-  DLTensor dl_out[kMaxOutputs];
-  DLTensor* out_ptrs[kMaxOutputs];
-  Status st;
-  for (int32_t k = 0; k < op->num_returns && st.ok(); ++k) {
-    if (specs[k].ndim < 0 || specs[k].ndim > BP_MAX_NDIM) {
-      st = Error(BP_STATUS_INTERNAL, op->name + ": meta function returned a bad ndim for output " + std::to_string(k));
-      break;
-    }
-    st = EmptyTensor(ctx, device, specs[k].ndim, specs[k].sizes, specs[k].dtype, op->name.c_str(), &outs[k]);
-    if (st.ok()) {
-      FillDLTensor(outs[k]->storage, outs[k]->geo, &dl_out[k]);
-      out_ptrs[k] = &dl_out[k];
-    }
-  }
-  if (st.ok()) {
-    for (int32_t i = 0; i < op->num_args; ++i) {
-      if (b.margs[i].kind == BP_VALUE_TENSOR) dl[i].data = b.tensors[i]->storage->data;
-    }
-    for (ListArg& l : lists) {
-      for (size_t j = 0; j < l.tensors.size(); ++j) l.dl[j].data = l.tensors[j]->storage->data;
-    }
-    bp_kernel_call_t call{};
-    call.struct_size = sizeof(call);
-    call.op_name = op->name.c_str();
-    call.args = kargs;
-    call.num_args = op->num_args;
-    call.num_outputs = op->num_returns;
-    call.outputs = out_ptrs;
-    call.stream = dev->stream;
-    call.device_index = dev->index;
-    st = RunKernel(ctx, op, dev, &call);
-  }
-  if (!st.ok()) {
-    for (bp_tensor_t* t : outs) if (t != nullptr) TensorRelease(t);
-    return st;
-  }
-  for (int32_t k = 0; k < op->num_returns; ++k) results[k] = outs[k];
-  return Status::Ok();
-}
+using namespace detail;
 
 Status RunMeta(bp_context_t* ctx, const bp_op_t* op, Bound& b, std::vector<ListArg>& lists, DeviceState* dev,
                Temps& temps, bp_tensor_t** results) {
@@ -472,10 +33,8 @@ Status RunMeta(bp_context_t* ctx, const bp_op_t* op, Bound& b, std::vector<ListA
   MetaPlan& plan = plan_storage.value;
   plan.num_outputs = 1;
   plan.no_output_alias = false;
-  for (int32_t i = 0; i < kMaxArgs; ++i) {
-    plan.cast_to[i] = DLDataType{};
-    plan.rewritten[i].kind = BP_VALUE_NONE;
-  }
+  std::memset(plan.cast_to, 0, sizeof(plan.cast_to));
+  for (int32_t i = 0; i < nmeta; ++i) plan.rewritten[i].kind = BP_VALUE_NONE;
   BP_RETURN_IF_ERROR(op->meta->infer(info, b.margs, &plan));
   bp_device_t device{dev->slot->id, dev->index};
   const int32_t nout = plan.num_outputs;
@@ -580,9 +139,14 @@ Status RunMeta(bp_context_t* ctx, const bp_op_t* op, Bound& b, std::vector<ListA
     if (plan.rewritten[i].kind != BP_VALUE_NONE) b.margs[i] = plan.rewritten[i];
   }
 
+  // prepare takes the outputs' geometries as one array: a single output's
+  // own geometry is that array; several are copied.
   Uninit<Geometry[kMaxOutputs]> out_storage;
-  Geometry* out_geos = out_storage.value;
-  for (int32_t k = 0; k < nout; ++k) out_geos[k] = outs[k]->geo;
+  const Geometry* out_geos = &outs[0]->geo;
+  if (nout > 1) {
+    for (int32_t k = 0; k < nout; ++k) out_storage.value[k] = outs[k]->geo;
+    out_geos = out_storage.value;
+  }
   Uninit<KernelViews> views_storage;
   KernelViews& views = views_storage.value;
   Status st = op->meta->prepare(info, b.margs, plan, out_geos, &views);
@@ -650,8 +214,10 @@ Status RunKernel(bp_context_t* ctx, const bp_op_t* op, DeviceState* dev, bp_kern
   bp_op_t* counted = const_cast<bp_op_t*>(op);
   const KernelEntry& k = KernelFor(op, backend);
   call->backend_data = dev->slot->props_table.backend_data;
-  // A kernel (or backend fallback) answering UNIMPLEMENTED declines this
-  // particular call before writing anything (backend.h): the next level runs.
+  // A kernel (or backend fallback) that cannot run this call returns
+  // UNIMPLEMENTED before writing anything; the next level then runs it.
+  bp_status_t declined = BP_STATUS_OK;
+  std::string declined_msg;
   if (k.fn != nullptr) {
     call->kernel_data = k.data;
     bp_status_t rc = k.fn(call);
@@ -659,7 +225,9 @@ Status RunKernel(bp_context_t* ctx, const bp_op_t* op, DeviceState* dev, bp_kern
       counted->native_count[backend].fetch_add(1, std::memory_order_relaxed);
       return Status::Ok();
     }
-    if (rc != BP_STATUS_UNIMPLEMENTED || backend == 0) return KernelError(op, dev, rc);
+    if (rc != BP_STATUS_UNIMPLEMENTED) return KernelError(op, dev, rc);
+    declined = rc;
+    declined_msg = bp_last_error_message();
   }
   const KernelEntry* fb = dev->slot->fallback.load(std::memory_order_acquire);
   if (fb != nullptr) {
@@ -670,14 +238,22 @@ Status RunKernel(bp_context_t* ctx, const bp_op_t* op, DeviceState* dev, bp_kern
       return Status::Ok();
     }
     if (rc != BP_STATUS_UNIMPLEMENTED) return KernelError(op, dev, rc);
+    declined = rc;
+    declined_msg = bp_last_error_message();
   }
   if (backend != 0 && KernelFor(op, 0).fn != nullptr) {
     if (ctx->strict.load(std::memory_order_relaxed)) {
-      return Error(BP_STATUS_FAILED_PRECONDITION, "strict mode: " + op->functional->name +
-                                                      " has no kernel on backend '" + dev->slot->name +
-                                                      "' for this call (the CPU fallback is disabled)");
+      return Error(BP_STATUS_FAILED_PRECONDITION,
+                   "strict mode: " + op->functional->name + " has no kernel on backend '" + dev->slot->name + "'" +
+                       (declined != BP_STATUS_OK ? " for this call (" + declined_msg + ")" : std::string()) +
+                       " and the CPU fallback is disabled");
     }
     return CpuFallback(ctx, op, dev, *call);
+  }
+  if (declined != BP_STATUS_OK) {
+    return Error(BP_STATUS_UNIMPLEMENTED, declined_msg.empty() ? op->functional->name + ": the kernel on backend '" +
+                                                                     dev->slot->name + "' declined the call"
+                                                               : declined_msg);
   }
   return Error(BP_STATUS_UNIMPLEMENTED, op->functional->name + ": not implemented for backend '" + dev->slot->name +
                                             "'" + (backend != 0 ? " (no kernel, no backend fallback, no CPU kernel)"

@@ -90,12 +90,16 @@ Status CopyInto(bp_context_t* ctx, bp_tensor_t* dst, bp_tensor_t* src) {
     call.kernel_data = k.data;
     call.backend_data = dev->slot->props_table.backend_data;
     bp_status_t rc = k.fn(&call);
-    if (rc != BP_STATUS_OK) {
+    if (rc == BP_STATUS_OK) {
+      const_cast<bp_op_t*>(op)->native_count[backend].fetch_add(1, std::memory_order_relaxed);
+      return Status::Ok();
+    }
+    // UNIMPLEMENTED: the kernel declined this call (a dtype or layout it
+    // lacks) before writing; the core moves the data below.
+    if (rc != BP_STATUS_UNIMPLEMENTED) {
       std::string msg = bp_last_error_message();
       return Error(rc, msg.empty() ? "copy_: kernel on backend '" + dev->slot->name + "' failed" : msg);
     }
-    const_cast<bp_op_t*>(op)->native_count[backend].fetch_add(1, std::memory_order_relaxed);
-    return Status::Ok();
   }
   // No copy_ kernel: the core moves the data itself (through the host for
   // device memory; straight host loops for host memory unless src and dst

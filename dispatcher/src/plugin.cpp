@@ -229,7 +229,7 @@ Status LoadLocked(bp_context_t* ctx, const char* path, bp_plugin_t** out_plugin)
   p->handle = handle;
   p->abi_version = version;
   p->table.struct_size = sizeof(bp_backend_t);
-  bp_registrar_t registrar;
+  bp_registrar_t& registrar = p->registrar;
   registrar.plugin = p;
   registrar.in_init = true;
   registrar.init_thread = std::this_thread::get_id();
@@ -249,6 +249,8 @@ Status LoadLocked(bp_context_t* ctx, const char* path, bp_plugin_t** out_plugin)
     return close_on_error(st);
   }
   registrar.in_init = false;
+  const std::vector<PendingKernel> pending = std::move(registrar.kernels);
+  registrar.kernels.clear();
   const bp_backend_t& t = p->table;
   auto fail_after_init = [&](Status st) {
     UnregisterAllLocked(p);
@@ -285,7 +287,7 @@ Status LoadLocked(bp_context_t* ctx, const char* path, bp_plugin_t** out_plugin)
   }
   BackendSlot& slot = ctx->slots[id];
   // Commit the registrations on the slot.
-  for (const PendingKernel& k : registrar.kernels) {
+  for (const PendingKernel& k : pending) {
     bp_registration_t* reg = nullptr;
     Status st = AddKernelLocked(ctx, k.op, id, k.fn, k.data, k.flags, p, &reg);
     if (!st.ok()) return fail_after_init(Error(st.code(), fn + ": " + st.message()));

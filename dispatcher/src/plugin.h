@@ -8,6 +8,24 @@
 
 #include "context.h"
 
+struct PendingKernel {
+  bp_op_t* op;
+  bp_kernel_fn fn;
+  void* data;
+  uint32_t flags;
+};
+
+struct bp_plugin_t;
+
+struct bp_registrar_t {
+  bp_plugin_t* plugin = nullptr;
+  bool in_init = false;
+  std::thread::id init_thread;
+  std::vector<PendingKernel> kernels;
+  bool has_fallback = false;
+  PendingKernel fallback{};
+};
+
 struct bp_plugin_t {
   bp_context_t* ctx = nullptr;
   std::string path;
@@ -22,22 +40,9 @@ struct bp_plugin_t {
   bool finalized = false;
   std::vector<bp_registration_t*> registrations;
   std::vector<bp_op_t*> defined_ops;
-};
-
-struct PendingKernel {
-  bp_op_t* op;
-  bp_kernel_fn fn;
-  void* data;
-  uint32_t flags;
-};
-
-struct bp_registrar_t {
-  bp_plugin_t* plugin = nullptr;
-  bool in_init = false;
-  std::thread::id init_thread;
-  std::vector<PendingKernel> kernels;
-  bool has_fallback = false;
-  PendingKernel fallback{};
+  // Handed to init and valid for the plugin's lifetime (log may be called
+  // from kernels); registration through it is refused after init.
+  bp_registrar_t registrar;
 };
 
 namespace bp::core {
