@@ -115,6 +115,8 @@ TEST(ConvTest, Validation) {
               {"argument 'stride'", "positive"});
   ExpectError(Conv(T({1, 3, 5, 5}), T({8, 3, 3, 3}), {1, 1, 1}, {0}, {1}, 1).status, BP_STATUS_INVALID_ARGUMENT,
               {"argument 'stride'", "two ints"});
+  ExpectError(Conv(T({1, 3, 5, 5}), T({8, 3, 3, 3}), {1}, {INT64_MAX}, {1}, 1).status, BP_STATUS_OUT_OF_RANGE,
+              {"argument 'padding'", "2^30"});
   ExpectError(Conv(T({5, 5}), T({8, 3, 3, 3}), {1}, {0}, {1}, 1).status, BP_STATUS_INVALID_ARGUMENT,
               {"argument 'input'", "[N, C, H, W]"});
 }
@@ -335,6 +337,8 @@ TEST(ViewTest, PermuteTransposeNarrowSliceSelect) {
   EXPECT_EQ(Sizes(out), (std::vector<int64_t>{2, 2, 4}));
   ASSERT_TRUE(View("slice", sn, {A(x), I(1), I(2), I(1), I(1)}, &out).ok());
   EXPECT_EQ(out.sizes[1], 0);
+  ASSERT_TRUE(View("slice", sn, {A(x), I(2), I(1), None(), I(INT64_MAX)}, &out).ok());
+  EXPECT_EQ(Sizes(out), (std::vector<int64_t>{2, 3, 1}));
   ExpectError(View("slice", sn, {A(x), I(0), None(), None(), I(0)}, &out), BP_STATUS_INVALID_ARGUMENT,
               {"argument 'step'", "positive"});
 

@@ -125,6 +125,40 @@ def parse_type(text, where):
                "", None, False)
 
 
+INT_RE = r"-?\d+"
+FLOAT_RE = r"-?(\d+\.?\d*([eE][-+]?\d+)?|\.\d+([eE][-+]?\d+)?)"
+
+
+def check_default(a, where):
+    """The default must suit the type (the C++ parser enforces the same rules)."""
+    d = a.default
+    if d is None:
+        return
+    ok = False
+    if d == "None":
+        ok = a.optional
+    elif a.is_list and a.base == "int":
+        items = d[1:-1].split(",") if d.startswith("[") and d.endswith("]") else None
+        if items is None:
+            ok = a.list_size > 0 and re.fullmatch(INT_RE, d) is not None
+        else:
+            items = [x.strip() for x in items if x.strip()]
+            ok = all(re.fullmatch(INT_RE, x) for x in items) and (
+                not items or not a.list_size or len(items) == a.list_size)
+    elif a.base == "int":
+        ok = re.fullmatch(INT_RE, d) is not None
+    elif a.base == "float":
+        ok = re.fullmatch(FLOAT_RE, d) is not None
+    elif a.base == "bool":
+        ok = d in ("True", "False")
+    elif a.base == "Scalar":
+        ok = d in ("True", "False") or re.fullmatch(FLOAT_RE, d) is not None
+    elif a.base == "str":
+        ok = len(d) >= 2 and d[0] == d[-1] and d[0] in "'\""
+    if not ok:
+        raise GenError("%s: default '%s' does not suit argument '%s %s'" % (where, d, a.type_text(), a.name))
+
+
 def parse_schema(text, where):
     m = HEAD_RE.match(text.strip())
     if not m:
@@ -144,6 +178,7 @@ def parse_schema(text, where):
         a.name = tname[1]
         a.default = default.strip() if _ else None
         a.kwarg_only = kw
+        check_default(a, where)
         args.append(a)
     ret_text = ret_text.strip()
     if ret_text.startswith("(") and ret_text.endswith(")"):

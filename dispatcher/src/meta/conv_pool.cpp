@@ -26,6 +26,12 @@ Status Pair(const MetaCallInfo& info, const MetaArg* args, int i, const int64_t*
                                                  (dflt ? std::string(" (or [])") : std::string()) + ", got " +
                                                  SizesText(args[i].ints, static_cast<int32_t>(n)));
   }
+  // Keeps the size arithmetic (H + 2 * padding, dilation * kernel) far from int64 overflow.
+  const int64_t kLimit = int64_t{1} << 30;
+  if (out[0] > kLimit || out[1] > kLimit || out[0] < -kLimit || out[1] < -kLimit) {
+    return Error(BP_STATUS_OUT_OF_RANGE, ArgPrefix(info, i) + "expected values of magnitude <= 2^30, got " +
+                                             SizesText(out, 2));
+  }
   return Status::Ok();
 }
 
@@ -120,6 +126,12 @@ Status Conv2dInfer(const MetaCallInfo& info, const MetaArg* args, MetaPlan* plan
     }
   }
   int64_t hw[2];
+  for (int k = 0; k < 2; ++k) {
+    if (w.sizes[2 + k] > (int64_t{1} << 32)) {
+      return Error(BP_STATUS_OUT_OF_RANGE, ArgPrefix(info, 1) + "of sizes " + SizesText(w) +
+                                               ": expected kernel sizes <= 2^32");
+    }
+  }
   for (int k = 0; k < 2; ++k) {
     int64_t padded = in.sizes[in.ndim - 2 + k] + 2 * padding[k];
     int64_t eff = dilation[k] * (w.sizes[2 + k] - 1) + 1;

@@ -186,7 +186,7 @@ Status NarrowFn(const MetaCallInfo& info, const MetaArg* args, Geometry* out) {
                                              ", " + std::to_string(size) + "], got " + std::to_string(start));
   }
   if (start < 0) start += size;
-  if (length < 0 || start + length > size) {
+  if (length < 0 || length > size - start) {
     return Error(BP_STATUS_OUT_OF_RANGE, ArgPrefix(info, 3) + "expected a value in [0, " +
                                              std::to_string(size - start) + "] (start " + std::to_string(start) +
                                              " in a dim of size " + std::to_string(size) + "), got " +
@@ -216,8 +216,8 @@ Status SliceFn(const MetaCallInfo& info, const MetaArg* args, Geometry* out) {
   start = start < 0 ? 0 : (start > size ? size : start);
   end = end < start ? start : (end > size ? size : end);
   out->offset += start * out->strides[d];
-  out->sizes[d] = (end - start + step - 1) / step;
-  out->strides[d] *= step;
+  out->sizes[d] = end == start ? 0 : (end - start - 1) / step + 1;  // no overflow for huge steps
+  if (out->sizes[d] > 1) out->strides[d] *= step;
   return Status::Ok();
 }
 
