@@ -689,4 +689,18 @@ TEST_F(CpuKernels, ConcurrentMatmulsFromHostThreads) {
   EXPECT_EQ(bad[0] + bad[1] + bad[2], 0);
 }
 
+// float64 -> float16/bfloat16 rounds once (no double rounding through float).
+TEST_F(CpuKernels, Float64ToHalfRoundsOnce) {
+  // 1 + 2^-11 + 2^-40: just above the half tie; via float (24 bits) it would
+  // first become exactly the tie and then round down to 1.0.
+  HostTensor d(F64(), {2}), h(F16(), {2}), b(BF16(), {2});
+  d.Set<double>({1.0 + 0x1p-11 + 0x1p-40, 1.0 + 0x1p-8 + 0x1p-40});
+  ASSERT_EQ(Call("copy_", {TArg(h), TArg(d), BArg(false)}, {&h}), BP_STATUS_OK) << LastError();
+  EXPECT_EQ(h.Get<uint16_t>(1)[0], 0x3c01);
+  ASSERT_EQ(Call("copy_", {TArg(b), TArg(d), BArg(false)}, {&b}), BP_STATUS_OK) << LastError();
+  EXPECT_EQ(b.Get<uint16_t>(2)[1], 0x3f81);
+  ASSERT_EQ(Call("fill_.Scalar", {TArg(h), DArg(1.0 + 0x1p-11 + 0x1p-40)}, {&h}), BP_STATUS_OK) << LastError();
+  EXPECT_EQ(h.Get<uint16_t>(2), (std::vector<uint16_t>{0x3c01, 0x3c01}));
+}
+
 }  // namespace

@@ -116,12 +116,32 @@ TEST_F(VendorSim, AddBroadcastAndReluOnDeviceMemory) {
   EXPECT_EQ(Download(ho, 6), (std::vector<float>{6, 8, 18, 1, 15, 9}));
   ASSERT_EQ(CallKernel(*plugin_, "relu", {TArg(a)}, {&out}), BP_STATUS_OK) << LastError();
   EXPECT_EQ(Download(ho, 6), (std::vector<float>{1, 0, 3, 0, 5, 0}));
-  // Other dtypes are left to the CPU fallback: UNIMPLEMENTED, nothing written.
-  HostTensor d(F64(), {3}), dout(F64(), {3});
+  // float16 add is left to the CPU fallback: UNIMPLEMENTED, nothing written.
+  HostTensor d(F16(), {3}), dout(F16(), {3});
   OnDevice(d, ha);
   OnDevice(dout, ho);
   EXPECT_EQ(CallKernel(*plugin_, "add.Tensor", {TArg(d), TArg(d), IArg(1)}, {&dout}), BP_STATUS_UNIMPLEMENTED);
   EXPECT_EQ(Download(ho, 6), (std::vector<float>{1, 0, 3, 0, 5, 0}));
+  // float16 relu is native (a sign-bit test): -2 -> 0, 2 -> 2, NaN stays.
+  HostTensor h(F16(), {3}), hout(F16(), {3});
+  const std::vector<uint16_t> hv = {0xc000, 0x4000, 0xfe00};
+  ASSERT_EQ(B().copy_host_to_device(BD(), 0, hv.data(), ha, 0, 6, nullptr), BP_STATUS_OK);
+  OnDevice(h, ha);
+  OnDevice(hout, hb);
+  ASSERT_EQ(CallKernel(*plugin_, "relu", {TArg(h)}, {&hout}), BP_STATUS_OK) << LastError();
+  std::vector<uint16_t> hr(3);
+  ASSERT_EQ(B().copy_device_to_host(BD(), 0, hb, 0, hr.data(), 6, nullptr), BP_STATUS_OK);
+  EXPECT_EQ(hr, (std::vector<uint16_t>{0, 0x4000, 0xfe00}));
+  // int64 add wraps, as torch.
+  HostTensor i(I64(), {1}), io(I64(), {1});
+  const std::vector<int64_t> iv = {INT64_MAX};
+  ASSERT_EQ(B().copy_host_to_device(BD(), 0, iv.data(), ha, 0, 8, nullptr), BP_STATUS_OK);
+  OnDevice(i, ha);
+  OnDevice(io, ho);
+  ASSERT_EQ(CallKernel(*plugin_, "add.Tensor", {TArg(i), TArg(i), IArg(1)}, {&io}), BP_STATUS_OK) << LastError();
+  int64_t r = 0;
+  ASSERT_EQ(B().copy_device_to_host(BD(), 0, ho, 0, &r, 8, nullptr), BP_STATUS_OK);
+  EXPECT_EQ(r, -2);
   for (void* h : {ha, hb, ho}) EXPECT_EQ(B().deallocate(BD(), 0, h), BP_STATUS_OK);
 }
 

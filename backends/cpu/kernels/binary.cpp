@@ -53,6 +53,7 @@ inline Operands Get(const bp_kernel_call_t* call) {
 bp_status_t AddSub(const bp_kernel_call_t* call, bool subtract) {
   const Operands o = Get(call);
   if (o.a == nullptr || o.b == nullptr) return Fail(call, BP_STATUS_INVALID_ARGUMENT, "expected two tensors");
+  if (Numel(*o.out) == 0) return BP_STATUS_OK;
   if (o.dt == Dt::kInvalid) return FailDtype(call, *o.out);
   return Dispatch(o.dt, BP_STATUS_INTERNAL, [&](auto tag) -> bp_status_t {
     using T = typename decltype(tag)::type;
@@ -87,6 +88,7 @@ template <typename Body>
 bp_status_t Simple(const bp_kernel_call_t* call, Body body) {
   const Operands o = Get(call);
   if (o.a == nullptr || o.b == nullptr) return Fail(call, BP_STATUS_INVALID_ARGUMENT, "expected two tensors");
+  if (Numel(*o.out) == 0) return BP_STATUS_OK;
   if (o.dt == Dt::kInvalid) return FailDtype(call, *o.out);
   return Dispatch(o.dt, BP_STATUS_INTERNAL, [&](auto tag) -> bp_status_t { return body(tag, o); });
 }

@@ -116,6 +116,18 @@ inline opmath_t<T> ScalarArg(const bp_kernel_call_t* call, int i, opmath_t<T> df
   }
 }
 
+// A scalar argument converted straight to storage type T (rounded once).
+template <typename T>
+inline T ScalarToStorage(const bp_kernel_call_t* call, int i) {
+  const bp_kernel_arg_t* a = Arg(call, i);
+  switch (a->kind) {
+    case BP_VALUE_INT: return Cast<T>(a->u.i);
+    case BP_VALUE_DOUBLE: return Cast<T>(a->u.d);
+    case BP_VALUE_BOOL: return Cast<T>(a->u.b != 0);
+    default: return Cast<T>(0);
+  }
+}
+
 // ---- kernel tables ----------------------------------------------------------
 
 struct KernelDef {

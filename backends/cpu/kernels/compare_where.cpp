@@ -10,6 +10,7 @@ bp_status_t Compare(const bp_kernel_call_t* call, Cmp cmp) {
   const DLTensor* b = TensorArg(call, 1);
   DLTensor* out = call->outputs[0];
   if (a == nullptr || b == nullptr) return Fail(call, BP_STATUS_INVALID_ARGUMENT, "expected two tensors");
+  if (Numel(*out) == 0) return BP_STATUS_OK;  // nothing to compute, whatever the views
   if (DtOf(out->dtype) != Dt::kBool) return FailDtype(call, *out);
   const Dt dt = DtOf(a->dtype);
   if (dt == Dt::kInvalid || DtOf(b->dtype) != dt) return FailDtype(call, *a);
@@ -36,6 +37,7 @@ bp_status_t Where(const bp_kernel_call_t* call) {
   DLTensor* out = call->outputs[0];
   if (cond == nullptr || a == nullptr || b == nullptr)
     return Fail(call, BP_STATUS_INVALID_ARGUMENT, "expected three tensors");
+  if (Numel(*out) == 0) return BP_STATUS_OK;
   if (DtOf(cond->dtype) != Dt::kBool)
     return Fail(call, BP_STATUS_INVALID_ARGUMENT, "argument 'condition' expected dtype bool but got %s",
                 DtName(DtOf(cond->dtype)));

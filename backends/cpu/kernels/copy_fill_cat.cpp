@@ -83,7 +83,7 @@ bp_status_t Fill(const bp_kernel_call_t* call) {
     return Fail(call, BP_STATUS_INVALID_ARGUMENT, "argument 'value' expected a scalar");
   return Dispatch(dt, BP_STATUS_INTERNAL, [&](auto tag) -> bp_status_t {
     using T = typename decltype(tag)::type;
-    const T v = Store<T>(ScalarArg<T>(call, 1, opmath_t<T>(0)));
+    const T v = ScalarToStorage<T>(call, 1);
     const DLTensor* ops[1] = {out};
     RunOps(ops, [v](char* const* p, const int64_t* s, int64_t n) {
       if (s[0] == sizeof(T)) {

@@ -2,6 +2,7 @@
 // a C++ type (PyTorch's AT_DISPATCH, reduced to the 9 dtypes Backplane has).
 #pragma once
 
+#include <cmath>
 #include <cstdint>
 #include <cstring>
 #include <limits>
@@ -74,6 +75,16 @@ inline uint16_t FloatToBFloat16(float f) {
   return static_cast<uint16_t>((x + 0x7fffu + ((x >> 16) & 1u)) >> 16);
 }
 
+// double -> float rounding to odd: the truncated value with its last bit set
+// when inexact. Rounding that float to float16/bfloat16 (>= 2 fewer bits)
+// then equals rounding the double directly: no double-rounding error.
+inline float DoubleToFloatRoundOdd(double v) {
+  float f = static_cast<float>(v);
+  if (!(f == f) || static_cast<double>(f) == v) return f;
+  if (std::fabs(static_cast<double>(f)) > std::fabs(v)) f = std::nextafter(f, 0.0f);  // truncate
+  return BitsFloat(FloatBits(f) | 1u);
+}
+
 // The type arithmetic is done in.
 template <typename T>
 struct OpMath {
@@ -113,9 +124,17 @@ inline T Cast(V v) {
   if constexpr (std::is_same<T, bool>::value) {
     return v != V(0);
   } else if constexpr (std::is_same<T, Half>::value) {
-    return Half{FloatToHalf(static_cast<float>(v))};
+    if constexpr (std::is_same<V, float>::value || sizeof(V) < 4) {
+      return Half{FloatToHalf(static_cast<float>(v))};
+    } else {
+      return Half{FloatToHalf(DoubleToFloatRoundOdd(static_cast<double>(v)))};
+    }
   } else if constexpr (std::is_same<T, BFloat16>::value) {
-    return BFloat16{FloatToBFloat16(static_cast<float>(v))};
+    if constexpr (std::is_same<V, float>::value || sizeof(V) < 4) {
+      return BFloat16{FloatToBFloat16(static_cast<float>(v))};
+    } else {
+      return BFloat16{FloatToBFloat16(DoubleToFloatRoundOdd(static_cast<double>(v)))};
+    }
   } else if constexpr (kIsIntegral<T> && std::is_floating_point<V>::value) {
     if (!(v == v)) return T(0);
     if (v >= 9.2233720368547758e18 || v <= -9.2233720368547758e18) return T(0);

@@ -15,6 +15,7 @@ bp_status_t Unary(const bp_kernel_call_t* call, Make make) {
   const DLTensor* a = TensorArg(call, 0);
   DLTensor* out = call->outputs[0];
   if (a == nullptr) return Fail(call, BP_STATUS_INVALID_ARGUMENT, "argument 'self' expected a tensor");
+  if (Numel(*out) == 0) return BP_STATUS_OK;
   const Dt dt = DtOf(out->dtype);
   if (dt == Dt::kInvalid) return FailDtype(call, *out);
   return Dispatch(dt, BP_STATUS_INTERNAL, [&](auto tag) -> bp_status_t {
