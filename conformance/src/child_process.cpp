@@ -51,7 +51,9 @@ ChildOutcome run_child(const std::vector<std::string>& argv, double timeout_s) {
     return out;
   }
   if (pid == 0) {
-    // Child: stdout becomes the pipe; stderr stays the terminal's.
+    // Child: its own process group (a timeout kills everything it started);
+    // stdout becomes the pipe; stderr stays the terminal's.
+    setpgid(0, 0);
     dup2(fds[1], STDOUT_FILENO);
     close(fds[0]);
     close(fds[1]);
@@ -83,7 +85,10 @@ ChildOutcome run_child(const std::vector<std::string>& argv, double timeout_s) {
       buffer.erase(0, nl + 1);
     }
   }
-  if (timed_out) kill(pid, SIGKILL);
+  if (timed_out) {
+    kill(-pid, SIGKILL);  // the group, grandchildren included
+    kill(pid, SIGKILL);   // in case setpgid had not run yet
+  }
   close(fds[0]);
   int status = 0;
   while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
