@@ -1,0 +1,137 @@
+#include "child_process.h"
+
+#include <algorithm>
+#include <cerrno>
+#include <chrono>
+#include <csignal>
+#include <cstdio>
+#include <cstring>
+#include <poll.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "report.h"
+
+namespace bpc {
+
+namespace {
+
+void handle_line(const std::string& line, ChildOutcome* out) {
+  if (line.empty()) return;
+  nlohmann::json j = nlohmann::json::parse(line, nullptr, /*allow_exceptions=*/false);
+  if (j.is_discarded() || !j.is_object()) return;  // stray output from a plugin: ignore
+  if (j.contains("start")) {
+    const auto& s = j["start"];
+    out->last_started = s.value("dtype", "") + " sample " + std::to_string(s.value("sample", -1));
+  } else if (j.contains("case")) {
+    out->cases.push_back(case_from_json(j["case"]));
+    out->last_started.clear();
+  }
+}
+
+}  // namespace
+
+ChildOutcome run_child(const std::vector<std::string>& argv, double timeout_s) {
+  ChildOutcome out;
+  int fds[2];
+  if (pipe(fds) != 0) {
+    out.status = ChildOutcome::kSpawnFailed;
+    out.message = std::string("pipe: ") + std::strerror(errno);
+    return out;
+  }
+  std::vector<char*> cargv;
+  for (const std::string& a : argv) cargv.push_back(const_cast<char*>(a.c_str()));
+  cargv.push_back(nullptr);
+  const pid_t pid = fork();
+  if (pid < 0) {
+    out.status = ChildOutcome::kSpawnFailed;
+    out.message = std::string("fork: ") + std::strerror(errno);
+    close(fds[0]);
+    close(fds[1]);
+    return out;
+  }
+  if (pid == 0) {
+    // Child: its own process group (a timeout kills everything it started);
+    // stdout becomes the pipe; stderr stays the terminal's.
+    setpgid(0, 0);
+    dup2(fds[1], STDOUT_FILENO);
+    close(fds[0]);
+    close(fds[1]);
+    execv(cargv[0], cargv.data());
+    _exit(127);
+  }
+  close(fds[1]);
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::duration<double>(timeout_s);
+  std::string buffer;
+  bool timed_out = false;
+  char chunk[65536];
+  for (;;) {
+    const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
+    if (left.count() <= 0) {
+      timed_out = true;
+      break;
+    }
+    pollfd p{fds[0], POLLIN, 0};
+    const int r = poll(&p, 1, static_cast<int>(std::min<long long>(left.count(), 1000)));
+    if (r < 0 && errno == EINTR) continue;
+    if (r == 0) continue;
+    const ssize_t n = read(fds[0], chunk, sizeof chunk);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) break;  // EOF: the child exited or closed stdout
+    buffer.append(chunk, static_cast<size_t>(n));
+    size_t nl;
+    while ((nl = buffer.find('\n')) != std::string::npos) {
+      handle_line(buffer.substr(0, nl), &out);
+      buffer.erase(0, nl + 1);
+    }
+  }
+  if (timed_out) {
+    kill(-pid, SIGKILL);  // the group, grandchildren included
+    kill(pid, SIGKILL);   // in case setpgid had not run yet
+  }
+  close(fds[0]);
+  int status = 0;
+  while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+  }
+  handle_line(buffer, &out);
+  if (timed_out) {
+    out.status = ChildOutcome::kTimeout;
+    out.message = "ran past the time limit of " + std::to_string(static_cast<int>(timeout_s)) + " s";
+  } else if (WIFSIGNALED(status)) {
+    out.status = ChildOutcome::kCrashed;
+    out.signal = WTERMSIG(status);
+    out.message = std::string("child killed by signal ") + std::to_string(out.signal) + " (" + strsignal(out.signal) + ")";
+  } else {
+    out.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+    if (out.exit_code == 127 && out.cases.empty()) {
+      out.status = ChildOutcome::kSpawnFailed;
+      out.message = "could not run " + argv[0];
+    } else if (out.exit_code != 0) {
+      // A worker exits 0 once it streamed every case; anything else is an abnormal end.
+      out.status = ChildOutcome::kCrashed;
+      out.message = "child exited with status " + std::to_string(out.exit_code);
+    }
+  }
+  if (!out.last_started.empty() && out.status != ChildOutcome::kExited) {
+    out.message += " while running " + out.last_started;
+  }
+  return out;
+}
+
+void emit_start(const std::string& dtype, int sample) {
+  nlohmann::json j;
+  j["start"] = {{"dtype", dtype}, {"sample", sample}};
+  const std::string s = j.dump() + "\n";
+  fwrite(s.data(), 1, s.size(), stdout);
+  fflush(stdout);
+}
+
+void emit_case(const CaseResult& c) {
+  nlohmann::json j;
+  j["case"] = case_to_json(c);
+  const std::string s = j.dump() + "\n";
+  fwrite(s.data(), 1, s.size(), stdout);
+  fflush(stdout);
+}
+
+}  // namespace bpc

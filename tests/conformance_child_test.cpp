@@ -1,0 +1,55 @@
+// Unit tests of bp-conformance's child-process runner (crash isolation):
+// streamed cases are collected; a signal, a hang and an abnormal exit are
+// told apart, and the case that was running is named.
+#include <gtest/gtest.h>
+
+#include "child_process.h"
+
+namespace bpc {
+namespace {
+
+ChildOutcome sh(const std::string& script, double timeout_s = 30.0) {
+  return run_child({"/bin/sh", "-c", script}, timeout_s);
+}
+
+const char* kStart = R"({"start": {"dtype": "float32", "sample": 3}})";
+const char* kCase = R"({"case": {"op": "neg", "dtype": "float32", "sample": 3, "outcome": "native_pass"}})";
+
+TEST(ChildProcess, CollectsStreamedCases) {
+  const ChildOutcome c = sh(std::string("echo '") + kStart + "'; echo 'plugin chatter'; echo '" + kCase + "'");
+  EXPECT_EQ(c.status, ChildOutcome::kExited);
+  ASSERT_EQ(c.cases.size(), 1u);
+  EXPECT_EQ(c.cases[0].op, "neg");
+  EXPECT_EQ(c.cases[0].outcome, Outcome::kNativePass);
+  EXPECT_TRUE(c.last_started.empty());
+}
+
+TEST(ChildProcess, ASignalIsACrashNamingTheRunningCase) {
+  const ChildOutcome c = sh(std::string("echo '") + kCase + "'; echo '" + kStart + "'; kill -SEGV $$");
+  EXPECT_EQ(c.status, ChildOutcome::kCrashed);
+  EXPECT_EQ(c.signal, 11);
+  EXPECT_EQ(c.cases.size(), 1u);
+  EXPECT_EQ(c.last_started, "float32 sample 3");
+  EXPECT_NE(c.message.find("signal 11"), std::string::npos) << c.message;
+  EXPECT_NE(c.message.find("float32 sample 3"), std::string::npos) << c.message;
+}
+
+TEST(ChildProcess, AHangIsATimeout) {
+  const ChildOutcome c = sh(std::string("echo '") + kStart + "'; sleep 30", 1.0);
+  EXPECT_EQ(c.status, ChildOutcome::kTimeout);
+  EXPECT_NE(c.message.find("time limit"), std::string::npos) << c.message;
+}
+
+TEST(ChildProcess, ANonZeroExitIsAbnormal) {
+  const ChildOutcome c = sh("exit 3");
+  EXPECT_EQ(c.status, ChildOutcome::kCrashed);
+  EXPECT_EQ(c.exit_code, 3);
+}
+
+TEST(ChildProcess, AMissingProgramIsASpawnFailure) {
+  const ChildOutcome c = run_child({"/nonexistent/bp-conformance"}, 5.0);
+  EXPECT_EQ(c.status, ChildOutcome::kSpawnFailed);
+}
+
+}  // namespace
+}  // namespace bpc
