@@ -1,0 +1,18 @@
+// BP_HOST_DEVICE marks helpers that run on the host and in kernels.
+//
+// Under nvcc or hipcc it expands to __host__ __device__; in plain C++ (the
+// indexing unit test compiles these headers with g++) it is empty, so the
+// exact code the kernels use is what the test checks.
+#pragma once
+
+#if defined(__CUDACC__) || defined(__HIPCC__) || defined(__HIP__)
+#define BP_HOST_DEVICE __host__ __device__
+#define BP_GPU_COMPILER 1
+#else
+#define BP_HOST_DEVICE
+#endif
+
+// True while compiling device code (one of the device passes).
+#if defined(__CUDA_ARCH__) || defined(__HIP_DEVICE_COMPILE__)
+#define BP_DEVICE_PASS 1
+#endif
