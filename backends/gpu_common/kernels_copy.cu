@@ -99,7 +99,7 @@ bool IsIntegralOrBool(ScalarType s) { return !IsFloatingType(s); }
 
 // Copies `src` (broadcast to `dst`'s sizes by its strides) into `dst`.
 bp_status_t LaunchCopy(const bp_kernel_call_t* call, const DLTensor* dst, const DLTensor* src) {
-  ScalarType dst_st, src_st;
+  ScalarType dst_st = ScalarType::kInvalid, src_st = ScalarType::kInvalid;
   if (bp_status_t s = CheckDtype(call, "self", dst, true, true, &dst_st)) return s;
   if (bp_status_t s = CheckDtype(call, "src", src, true, true, &src_st)) return s;
   const int64_t n = TensorNumel(dst);
@@ -147,7 +147,7 @@ bp_status_t FillEntry(const bp_kernel_call_t* call) {
     return KernelError(call, BP_STATUS_INVALID_ARGUMENT, "expected the tensor self as output");
   }
   const DLTensor* out = call->outputs[0];
-  ScalarType st;
+  ScalarType st = ScalarType::kInvalid;
   if (bp_status_t s = CheckDtype(call, "self", out, true, true, &st)) return s;
   const ScalarValue v = ScalarArg(call, 1, 0.0);
   const uint64_t pattern = FillPattern(st, v.is_floating, v.d, v.i);

@@ -116,7 +116,7 @@ bp_status_t SoftmaxEntry(const bp_kernel_call_t* call) {
                        "expected tensor self, int dim and an output");
   }
   const DLTensor* out = call->outputs[0];
-  ScalarType st;
+  ScalarType st = ScalarType::kInvalid;
   if (bp_status_t s = CheckDtype(call, "self", out, false, false, &st)) return s;
   const int32_t ndim = out->ndim;
   int64_t dim = call->args[1].u.i;
@@ -162,7 +162,7 @@ bp_status_t LayerNormEntry(const bp_kernel_call_t* call) {
   const DLTensor* bias = OptionalTensor(call, 3);
   double eps = 1e-5;
   if (call->num_args > 4 && call->args[4].kind == BP_VALUE_DOUBLE) eps = call->args[4].u.d;
-  ScalarType st;
+  ScalarType st = ScalarType::kInvalid;
   if (bp_status_t s = CheckDtype(call, "input", out, false, false, &st)) return s;
   const int32_t ndim = out->ndim;
   const int64_t k = call->args[1].u.int_list.size;

@@ -71,7 +71,7 @@ bp_status_t RunBinary(const bp_kernel_call_t* call, int32_t op) {
     return KernelError(call, BP_STATUS_INVALID_ARGUMENT, "expected tensors self, other and an output");
   }
   const DLTensor* out = call->outputs[0];
-  ScalarType st;
+  ScalarType st = ScalarType::kInvalid;
   if (bp_status_t s = CheckDtype(call, "out", out, true, true, &st)) return s;
   const int64_t n = TensorNumel(out);
   const LaunchConfig cfg = PointwiseLaunch(n, SmCount(call));
@@ -116,7 +116,7 @@ bp_status_t CompareEntry(const bp_kernel_call_t* call) {
     return KernelError(call, BP_STATUS_INVALID_ARGUMENT, "expected tensors self, other and an output");
   }
   const DLTensor* out = call->outputs[0];
-  ScalarType st;
+  ScalarType st = ScalarType::kInvalid;
   if (bp_status_t s = CheckDtype(call, "self", a, true, true, &st)) return s;
   const int64_t n = TensorNumel(out);
   const LaunchConfig cfg = PointwiseLaunch(n, SmCount(call));
@@ -144,7 +144,7 @@ bp_status_t WhereEntry(const bp_kernel_call_t* call) {
                        "expected tensors condition, self, other and an output");
   }
   const DLTensor* out = call->outputs[0];
-  ScalarType st;
+  ScalarType st = ScalarType::kInvalid;
   if (bp_status_t s = CheckDtype(call, "out", out, true, true, &st)) return s;
   const int64_t n = TensorNumel(out);
   const LaunchConfig cfg = PointwiseLaunch(n, SmCount(call));
@@ -180,7 +180,7 @@ bp_status_t UnaryEntry(const bp_kernel_call_t* call) {
     }
   }
   const bool int_ok = op == kNeg || op == kAbs || op == kRelu;
-  ScalarType st;
+  ScalarType st = ScalarType::kInvalid;
   if (bp_status_t s = CheckDtype(call, "self", out, false, int_ok, &st)) return s;
   const int64_t n = TensorNumel(out);
   const LaunchConfig cfg = PointwiseLaunch(n, SmCount(call));

@@ -158,7 +158,7 @@ bp_status_t ReduceEntry(const bp_kernel_call_t* call) {
   } else {
     for (int d = 0; d < in->ndim; ++d) reduced[d] = true;
   }
-  ScalarType st;
+  ScalarType st = ScalarType::kInvalid;
   if (bp_status_t s = CheckDtype(call, "self", in, op != kMean && op != kArgmax, op != kMean, &st)) {
     return s;
   }
