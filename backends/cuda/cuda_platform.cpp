@@ -51,8 +51,8 @@ void Destroy(PlatformState* s) {
   if (!s) return;
   for (int32_t d = 0; d < s->device_count; ++d) {
     if (s->slots[d].handle) {
-      cudaSetDevice(d);
-      cublasDestroy(s->slots[d].handle);
+      (void)cudaSetDevice(d);
+      (void)cublasDestroy(s->slots[d].handle);
     }
   }
   delete s;

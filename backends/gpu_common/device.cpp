@@ -19,7 +19,7 @@ namespace {
 PluginState* S(void* p) { return static_cast<PluginState*>(p); }
 
 bp_status_t Fail(PluginState* st, bp_status_t code, const char* what, gpuError_t e) {
-  gpuGetLastError();  // clear the sticky last error so the next call starts clean
+  (void)gpuGetLastError();  // clear the sticky last error so the next call starts clean
   char msg[320];
   std::snprintf(msg, sizeof msg, "%s backend: %s: %s (%s)", platform::kBackendName, what,
                 gpuGetErrorString(e), gpuGetErrorName(e));
@@ -71,8 +71,8 @@ bp_status_t DeviceProperties(void* data, int32_t device, bp_device_properties_t*
   CopyString(p.name, sizeof p.name, prop.name);
   CopyString(p.vendor, sizeof p.vendor, platform::kVendor);
   int driver = 0, runtime = 0;
-  gpuDriverGetVersion(&driver);
-  gpuRuntimeGetVersion(&runtime);
+  (void)gpuDriverGetVersion(&driver);
+  (void)gpuRuntimeGetVersion(&runtime);
   std::snprintf(p.driver_version, sizeof p.driver_version, "driver %d, runtime %d", driver, runtime);
   p.total_memory_bytes = static_cast<uint64_t>(prop.totalGlobalMem);
   // The kernels compute float16/bfloat16 through float, so every device runs them.

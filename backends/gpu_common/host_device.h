@@ -8,6 +8,11 @@
 #if defined(__CUDACC__) || defined(__HIPCC__) || defined(__HIP__)
 #define BP_HOST_DEVICE __host__ __device__
 #define BP_GPU_COMPILER 1
+// nvcc includes the CUDA runtime (and the kernel language) implicitly;
+// hipcc does not, so every kernel header gets it from here.
+#if defined(BP_GPU_HIP)
+#include <hip/hip_runtime.h>
+#endif
 #else
 #define BP_HOST_DEVICE
 #endif

@@ -33,7 +33,7 @@ void Enumerate(PluginState* st) {
   int count = 0;
   const gpuError_t e = gpuGetDeviceCount(&count);
   if (e != gpuSuccess) {
-    gpuGetLastError();  // clear the runtime's sticky last error
+    (void)gpuGetLastError();  // clear the runtime's sticky last error
     char reason[256];
     std::snprintf(reason, sizeof reason, BP_GPU_PREFIX "GetDeviceCount: %s (%s)",
                   gpuGetErrorString(e), gpuGetErrorName(e));
@@ -61,8 +61,8 @@ void Shutdown(void* backend_data) {
   if (!st) return;
   for (int32_t d = 0; d < st->device_count; ++d) {
     if (st->devices[d].stream) {
-      gpuSetDevice(d);
-      gpuStreamDestroy(st->devices[d].stream);
+      (void)gpuSetDevice(d);
+      (void)gpuStreamDestroy(st->devices[d].stream);
     }
   }
   platform::Destroy(st->platform);
