@@ -1,0 +1,35 @@
+# GPU helper's tests (included from tests/CMakeLists.txt).
+#   gpu_indexing_test: the shared kernels' indexing and conversion logic as
+#     plain C++ (no device, no GPU toolkit needed).
+#   gpu_plugin_test: dlopens each GPU plugin this build made through a fake
+#     host; without a device it checks the zero-device path and skips the rest.
+find_package(GTest REQUIRED)
+set(_bp_gpu_tests_dir ${CMAKE_CURRENT_LIST_DIR})
+set(_bp_gpu_common_dir ${_bp_gpu_tests_dir}/../backends/gpu_common)
+
+add_executable(gpu_indexing_test ${_bp_gpu_tests_dir}/gpu_indexing_test.cpp)
+target_include_directories(gpu_indexing_test PRIVATE ${_bp_gpu_common_dir})
+target_link_libraries(gpu_indexing_test PRIVATE Backplane::abi GTest::gtest_main)
+backplane_warnings(gpu_indexing_test)
+add_test(NAME gpu_indexing_test COMMAND gpu_indexing_test)
+
+set(_bp_gpu_plugins "")
+if(TARGET backplane_cuda)
+  list(APPEND _bp_gpu_plugins cuda)
+endif()
+if(TARGET backplane_hip)
+  list(APPEND _bp_gpu_plugins hip)
+endif()
+if(_bp_gpu_plugins)
+  add_executable(gpu_plugin_test ${_bp_gpu_tests_dir}/gpu_plugin_test.cpp)
+  target_link_libraries(gpu_plugin_test PRIVATE Backplane::abi GTest::gtest_main ${CMAKE_DL_LIBS})
+  string(REPLACE ";" "," _bp_gpu_plugin_list "${_bp_gpu_plugins}")
+  target_compile_definitions(gpu_plugin_test PRIVATE
+    BP_GPU_PLUGIN_DIR="${BACKPLANE_PLUGIN_OUTPUT_DIR}"
+    BP_GPU_PLUGINS="${_bp_gpu_plugin_list}")
+  backplane_warnings(gpu_plugin_test)
+  foreach(_p IN LISTS _bp_gpu_plugins)
+    add_dependencies(gpu_plugin_test backplane_${_p})
+  endforeach()
+  add_test(NAME gpu_plugin_test COMMAND gpu_plugin_test)
+endif()
