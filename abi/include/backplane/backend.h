@@ -90,9 +90,12 @@ typedef struct bp_kernel_call_t {
 
 /* A kernel. Returns BP_STATUS_OK, or an error code after calling
  * bp_host_api_t.set_error with a message naming the operator. May be called
- * from any thread concurrently with other calls; must not throw. On error it
- * may have written part of an output: the dispatcher only hands kernels
- * freshly allocated outputs or outputs it owns the rollback for. */
+ * from any thread concurrently with other calls; must not throw.
+ * A kernel that cannot run this particular call (a dtype the device lacks,
+ * float64 without cl_khr_fp64) returns BP_STATUS_UNIMPLEMENTED before writing
+ * anything: the dispatcher then runs the backend fallback or the CPU fallback
+ * instead, and counts the call as a fallback. Kernels validate runtime values
+ * (integer division by zero) before writing any output. */
 typedef bp_status_t (*bp_kernel_fn)(const bp_kernel_call_t* call);
 
 /* A shape/dtype description used by meta functions. */

@@ -1,0 +1,24 @@
+#!/usr/bin/env bash
+# Compares libbackplane's ABI with the committed baseline (abigail-tools).
+# Additions are fine (a minor ABI bump); an incompatible change fails.
+# To accept an intended change: bash .ci/abi_check.sh --update, and add a line
+# to abi/CHANGELOG.md.
+set -uo pipefail
+cd "$(dirname "$0")/.."
+lib=build/default/lib/libbackplane.so
+baseline=abi/baseline/libbackplane.abi
+headers=abi/include/backplane
+current=build/default/libbackplane.abi
+abidw --no-corpus-path --headers-dir "$headers" --out-file "$current" "$lib" || exit 1
+if [ "${1:-}" = "--update" ] || [ ! -f "$baseline" ]; then
+  mkdir -p "$(dirname "$baseline")"
+  cp "$current" "$baseline"
+  echo "abi: baseline written to $baseline"
+  exit 0
+fi
+abidiff --headers-dir2 "$headers" "$baseline" "$current"
+rc=$?
+if (( rc & 8 )); then echo "abi: INCOMPATIBLE change against $baseline"; exit 1; fi
+if (( rc & 3 )); then echo "abi: abidiff failed (rc=$rc)"; exit 1; fi
+if (( rc & 4 )); then echo "abi: compatible additions against $baseline (bump the minor version)"; fi
+echo "abi: ok"

@@ -1,0 +1,27 @@
+#!/usr/bin/env bash
+# Installs what Backplane builds and runs with, from Debian 12's packages.
+# Run as root on a fresh machine; quick when everything is already there.
+set -euo pipefail
+packages=(
+  build-essential cmake ninja-build ccache python3 python3-yaml pkg-config
+  libdlpack-dev libdnnl-dev libgtest-dev libgmock-dev libbenchmark-dev
+  libcli11-dev nlohmann-json3-dev libfmt-dev
+  ocl-icd-opencl-dev opencl-headers pocl-opencl-icd clinfo
+  hipcc libamdhip64-dev
+  libonnx-dev libonnx-testdata libprotobuf-dev protobuf-compiler
+  abigail-tools
+)
+missing=()
+for p in "${packages[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+if ((${#missing[@]})); then
+  echo "deps: installing ${missing[*]}"
+  export DEBIAN_FRONTEND=noninteractive
+  apt-get update -qq
+  apt-get install -y -qq --no-install-recommends "${missing[@]}"
+else
+  echo "deps: all ${#packages[@]} packages present"
+fi
+# The CUDA Toolkit is not a Debian package; CMake finds it at /usr/local/cuda when present.
+[ -x /usr/local/cuda/bin/nvcc ] && echo "deps: CUDA Toolkit at /usr/local/cuda" || echo "deps: no CUDA Toolkit (the CUDA plugin is skipped)"
