@@ -121,7 +121,7 @@ inline bool SameDtype(const DLTensor* a, const DLTensor* b) {
          a->dtype.lanes == b->dtype.lanes;
 }
 
-// The output tensor's dtype, checked against the family's allowed set.
+// A tensor's dtype, checked against the family's allowed set.
 inline bp_status_t CheckDtype(const bp_kernel_call_t* call, const char* what, const DLTensor* t,
                               bool allow_bool, bool allow_int, ScalarType* out) {
   const ScalarType s = FromDL(t->dtype);
@@ -129,7 +129,9 @@ inline bp_status_t CheckDtype(const bp_kernel_call_t* call, const char* what, co
   if (s == ScalarType::kBool && !allow_bool) ok = false;
   if (!IsFloatingType(s) && s != ScalarType::kBool && !allow_int) ok = false;
   if (!ok) {
-    return KernelError(call, BP_STATUS_INVALID_ARGUMENT,
+    // UNIMPLEMENTED before writing anything: the dispatcher then runs the
+    // CPU fallback for this call (backend.h kernel contract).
+    return KernelError(call, BP_STATUS_UNIMPLEMENTED,
                        "argument '%s' has dtype %s (code %d, bits %d), which this kernel does not take",
                        what, ScalarTypeName(s), t->dtype.code, t->dtype.bits);
   }

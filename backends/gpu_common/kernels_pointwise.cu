@@ -73,6 +73,15 @@ bp_status_t RunBinary(const bp_kernel_call_t* call, int32_t op) {
   const DLTensor* out = call->outputs[0];
   ScalarType st = ScalarType::kInvalid;
   if (bp_status_t s = CheckDtype(call, "out", out, true, true, &st)) return s;
+  if (!IsFloatingType(st) && (op == kDiv || op == kDivTrunc || op == kDivFloor || op == kPow)) {
+    // Integer division by zero and integers to negative powers are errors
+    // that depend on the data; checking them here would need a device-wide
+    // scan and a synchronization per call. The CPU fallback validates them
+    // before writing (kernel contract), so these calls go there.
+    return KernelError(call, BP_STATUS_UNIMPLEMENTED,
+                       "integer %s runs on the CPU fallback (it validates the divisor/exponent)",
+                       op == kPow ? "pow" : "division");
+  }
   const int64_t n = TensorNumel(out);
   const LaunchConfig cfg = PointwiseLaunch(n, SmCount(call));
   if (cfg.grid == 0) return BP_STATUS_OK;
