@@ -139,4 +139,24 @@ inline bp_status_t CheckDtype(const bp_kernel_call_t* call, const char* what, co
   return BP_STATUS_OK;
 }
 
+// The kernels read `t` as `ref`'s element type. The contract (ops.yaml) has
+// the core cast inputs first; should a call arrive without that cast, it
+// goes to the CPU fallback (UNIMPLEMENTED, nothing written) rather than being
+// misread. `t` may be NULL (an absent optional tensor).
+inline bp_status_t RequireSameDtype(const bp_kernel_call_t* call, const DLTensor* ref,
+                                    const char* ref_name, const DLTensor* t, const char* name) {
+  if (!t || SameDtype(ref, t)) return BP_STATUS_OK;
+  return KernelError(call, BP_STATUS_UNIMPLEMENTED,
+                     "argument '%s' has dtype %s but '%s' has %s; this kernel needs them equal",
+                     name, ScalarTypeName(FromDL(t->dtype)), ref_name,
+                     ScalarTypeName(FromDL(ref->dtype)));
+}
+
+inline bp_status_t RequireDtype(const bp_kernel_call_t* call, const DLTensor* t, const char* name,
+                                ScalarType want) {
+  if (FromDL(t->dtype) == want) return BP_STATUS_OK;
+  return KernelError(call, BP_STATUS_UNIMPLEMENTED, "argument '%s' has dtype %s, expected %s", name,
+                     ScalarTypeName(FromDL(t->dtype)), ScalarTypeName(want));
+}
+
 }  // namespace bp_gpu

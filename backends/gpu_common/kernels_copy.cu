@@ -189,8 +189,11 @@ bp_status_t CatEntry(const bp_kernel_call_t* call) {
     return KernelError(call, BP_STATUS_OUT_OF_RANGE, "argument 'dim' = %lld is out of range for rank %d",
                        static_cast<long long>(dim), out->ndim);
   }
-  if (bp_status_t s = EnterDevice(call)) return s;
   const auto& list = call->args[0].u.tensor_list;
+  for (int64_t k = 0; k < list.size; ++k) {
+    if (bp_status_t s = RequireSameDtype(call, out, "out", list.data[k], "tensors")) return s;
+  }
+  if (bp_status_t s = EnterDevice(call)) return s;
   int64_t start = 0;
   for (int64_t k = 0; k < list.size; ++k) {
     const DLTensor* in = list.data[k];

@@ -106,6 +106,8 @@ bp_status_t MatmulEntry(const bp_kernel_call_t* call) {
   }
   GemmProblem p;
   if (bp_status_t s = CheckFloat(call, c, &p.dtype)) return s;
+  if (bp_status_t s = RequireSameDtype(call, c, "out", a, "self")) return s;
+  if (bp_status_t s = RequireSameDtype(call, c, "out", b, "other")) return s;
   p.m = c->shape[nd - 2];
   p.n = c->shape[nd - 1];
   p.k = a->shape[nd - 1];
@@ -137,6 +139,8 @@ bp_status_t AddmmEntry(const bp_kernel_call_t* call) {
   }
   GemmProblem p;
   if (bp_status_t s = CheckFloat(call, c, &p.dtype)) return s;
+  if (bp_status_t s = RequireSameDtype(call, c, "out", m1, "mat1")) return s;
+  if (bp_status_t s = RequireSameDtype(call, c, "out", m2, "mat2")) return s;
   p.beta = ScalarArg(call, 3, 1.0).d;
   p.alpha = ScalarArg(call, 4, 1.0).d;
   p.m = c->shape[0];
@@ -175,6 +179,8 @@ bp_status_t LinearEntry(const bp_kernel_call_t* call) {
   }
   GemmProblem p;
   if (bp_status_t s = CheckFloat(call, c, &p.dtype)) return s;
+  if (bp_status_t s = RequireSameDtype(call, c, "out", in, "input")) return s;
+  if (bp_status_t s = RequireSameDtype(call, c, "out", w, "weight")) return s;
   p.n = w->shape[0];
   p.k = w->shape[1];
   // Leading dims, coalesced jointly for input and out: the innermost becomes

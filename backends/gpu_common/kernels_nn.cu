@@ -118,6 +118,7 @@ bp_status_t SoftmaxEntry(const bp_kernel_call_t* call) {
   const DLTensor* out = call->outputs[0];
   ScalarType st = ScalarType::kInvalid;
   if (bp_status_t s = CheckDtype(call, "self", out, false, false, &st)) return s;
+  if (bp_status_t s = RequireSameDtype(call, out, "out", in, "self")) return s;
   const int32_t ndim = out->ndim;
   int64_t dim = call->args[1].u.i;
   if (ndim == 0 && (dim == 0 || dim == -1)) dim = 0;
@@ -164,6 +165,9 @@ bp_status_t LayerNormEntry(const bp_kernel_call_t* call) {
   if (call->num_args > 4 && call->args[4].kind == BP_VALUE_DOUBLE) eps = call->args[4].u.d;
   ScalarType st = ScalarType::kInvalid;
   if (bp_status_t s = CheckDtype(call, "input", out, false, false, &st)) return s;
+  if (bp_status_t s = RequireSameDtype(call, out, "out", in, "input")) return s;
+  if (bp_status_t s = RequireSameDtype(call, out, "out", weight, "weight")) return s;
+  if (bp_status_t s = RequireSameDtype(call, out, "out", bias, "bias")) return s;
   const int32_t ndim = out->ndim;
   const int64_t k = call->args[1].u.int_list.size;
   if (k < 1 || k > ndim || in->ndim != ndim || (weight && weight->ndim != k) ||

@@ -73,6 +73,8 @@ bp_status_t RunBinary(const bp_kernel_call_t* call, int32_t op) {
   const DLTensor* out = call->outputs[0];
   ScalarType st = ScalarType::kInvalid;
   if (bp_status_t s = CheckDtype(call, "out", out, true, true, &st)) return s;
+  if (bp_status_t s = RequireSameDtype(call, out, "out", a, "self")) return s;
+  if (bp_status_t s = RequireSameDtype(call, out, "out", b, "other")) return s;
   if (!IsFloatingType(st) && (op == kDiv || op == kDivTrunc || op == kDivFloor || op == kPow)) {
     // Integer division by zero and integers to negative powers are errors
     // that depend on the data; checking them here would need a device-wide
@@ -127,6 +129,8 @@ bp_status_t CompareEntry(const bp_kernel_call_t* call) {
   const DLTensor* out = call->outputs[0];
   ScalarType st = ScalarType::kInvalid;
   if (bp_status_t s = CheckDtype(call, "self", a, true, true, &st)) return s;
+  if (bp_status_t s = RequireSameDtype(call, a, "self", b, "other")) return s;
+  if (bp_status_t s = RequireDtype(call, out, "out", ScalarType::kBool)) return s;
   const int64_t n = TensorNumel(out);
   const LaunchConfig cfg = PointwiseLaunch(n, SmCount(call));
   if (cfg.grid == 0) return BP_STATUS_OK;
@@ -155,6 +159,9 @@ bp_status_t WhereEntry(const bp_kernel_call_t* call) {
   const DLTensor* out = call->outputs[0];
   ScalarType st = ScalarType::kInvalid;
   if (bp_status_t s = CheckDtype(call, "out", out, true, true, &st)) return s;
+  if (bp_status_t s = RequireSameDtype(call, out, "out", a, "self")) return s;
+  if (bp_status_t s = RequireSameDtype(call, out, "out", b, "other")) return s;
+  if (bp_status_t s = RequireDtype(call, cond, "condition", ScalarType::kBool)) return s;
   const int64_t n = TensorNumel(out);
   const LaunchConfig cfg = PointwiseLaunch(n, SmCount(call));
   if (cfg.grid == 0) return BP_STATUS_OK;
@@ -191,6 +198,7 @@ bp_status_t UnaryEntry(const bp_kernel_call_t* call) {
   const bool int_ok = op == kNeg || op == kAbs || op == kRelu;
   ScalarType st = ScalarType::kInvalid;
   if (bp_status_t s = CheckDtype(call, "self", out, false, int_ok, &st)) return s;
+  if (bp_status_t s = RequireSameDtype(call, out, "out", in, "self")) return s;
   const int64_t n = TensorNumel(out);
   const LaunchConfig cfg = PointwiseLaunch(n, SmCount(call));
   if (cfg.grid == 0) return BP_STATUS_OK;

@@ -162,6 +162,10 @@ bp_status_t ReduceEntry(const bp_kernel_call_t* call) {
   if (bp_status_t s = CheckDtype(call, "self", in, op != kMean && op != kArgmax, op != kMean, &st)) {
     return s;
   }
+  if (bp_status_t s = op == kArgmax ? RequireDtype(call, out, "out", ScalarType::kInt64)
+                                    : RequireSameDtype(call, in, "self", out, "out")) {
+    return s;
+  }
   int64_t row_sizes[kMaxDims], row_strides[kMaxDims];
   int32_t row_ndim = 0;
   for (int d = 0; d < in->ndim; ++d) {
