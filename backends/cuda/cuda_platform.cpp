@@ -8,12 +8,20 @@
 // to one stride per operand (zero strides broadcast); otherwise the outer
 // batch dims are looped. Anything cuBLAS cannot express returns
 // UNIMPLEMENTED and the shared tiled kernel runs.
+//
+// libcublas is dlopen'ed on the first GEMM, not linked: it (with cublasLt)
+// is several hundred MB and would make every plugin load cost >100 ms
+// (target: <= 5 ms), even for hosts that never multiply matrices. If it
+// cannot be loaded, matmul still works through the tiled kernel.
 #include <cublas_v2.h>
+#include <dlfcn.h>
 
 #include <climits>
 #include <cstdio>
 #include <memory>
 #include <mutex>
+#include <string>
+#include <type_traits>
 
 #include "gpu_runtime.h"
 #include "kernel_util.h"
@@ -29,9 +37,27 @@ struct CublasSlot {
   bool tried = false;
 };
 
+// The cuBLAS entry points we use, resolved from the dlopen'ed library.
+struct CublasApi {
+  void* lib = nullptr;
+  decltype(&cublasCreate_v2) create = nullptr;
+  decltype(&cublasDestroy_v2) destroy = nullptr;
+  decltype(&cublasSetStream_v2) set_stream = nullptr;
+  decltype(&cublasSetMathMode) set_math_mode = nullptr;
+  // Spelled out: the header also declares a C++ overload taking cudaDataType.
+  cublasStatus_t (*gemm)(cublasHandle_t, cublasOperation_t, cublasOperation_t, int, int, int,
+                         const void*, const void*, cudaDataType, int, long long, const void*,
+                         cudaDataType, int, long long, const void*, void*, cudaDataType, int,
+                         long long, int, cublasComputeType_t, cublasGemmAlgo_t) = nullptr;
+  decltype(&cublasGetStatusName) status_name = nullptr;
+  std::string error;  // why loading failed; empty when it worked
+};
+
 struct PlatformState {
   int32_t device_count = 0;
   std::unique_ptr<CublasSlot[]> slots;
+  std::once_flag load_once;
+  CublasApi api;
 };
 
 namespace platform {
@@ -50,11 +76,13 @@ PlatformState* Create(int32_t device_count) {
 void Destroy(PlatformState* s) {
   if (!s) return;
   for (int32_t d = 0; d < s->device_count; ++d) {
-    if (s->slots[d].handle) {
+    if (s->slots[d].handle && s->api.destroy) {
       (void)cudaSetDevice(d);
-      (void)cublasDestroy(s->slots[d].handle);
+      (void)s->api.destroy(s->slots[d].handle);
     }
   }
+  // libcublas stays mapped: its own exit-time handlers must not run after
+  // an unmap (the same reason hosts rarely dlclose CUDA libraries).
   delete s;
 }
 
@@ -86,8 +114,39 @@ Layout Classify(int64_t rows, int64_t cols, int64_t rs, int64_t cs) {
 
 bool FitsInt(int64_t v) { return v >= 0 && v <= INT_MAX; }
 
-const char* CublasName(cublasStatus_t s) {
-  const char* n = cublasGetStatusName(s);
+#define BP_STR2(x) #x
+#define BP_STR(x) BP_STR2(x)
+
+void LoadCublas(CublasApi* api) {
+  const char* names[] = {"libcublas.so." BP_STR(CUBLAS_VER_MAJOR), "libcublas.so"};
+  for (const char* name : names) {
+    api->lib = dlopen(name, RTLD_NOW | RTLD_LOCAL);
+    if (api->lib) break;
+  }
+  if (!api->lib) {
+    const char* e = dlerror();
+    api->error = std::string("dlopen(libcublas.so." BP_STR(CUBLAS_VER_MAJOR) "): ") + (e ? e : "?");
+    return;
+  }
+  bool ok = true;
+  auto get = [&](auto* fn, const char* sym) {
+    *fn = reinterpret_cast<std::remove_pointer_t<decltype(fn)>>(dlsym(api->lib, sym));
+    if (!*fn) {
+      ok = false;
+      api->error += std::string(api->error.empty() ? "" : "; ") + "missing " + sym;
+    }
+  };
+  get(&api->create, "cublasCreate_v2");
+  get(&api->destroy, "cublasDestroy_v2");
+  get(&api->set_stream, "cublasSetStream_v2");
+  get(&api->set_math_mode, "cublasSetMathMode");
+  get(&api->gemm, "cublasGemmStridedBatchedEx");
+  get(&api->status_name, "cublasGetStatusName");
+  if (!ok) api->create = nullptr;  // unusable: the tiled kernel takes over
+}
+
+const char* CublasName(const CublasApi& api, cublasStatus_t s) {
+  const char* n = api.status_name ? api.status_name(s) : nullptr;
   return n ? n : "CUBLAS_STATUS_?";
 }
 
@@ -127,23 +186,36 @@ bp_status_t Gemm(const bp_kernel_call_t* call, PlatformState* state, const GemmP
   }
   if (nb > 0 && sc == 0) return BP_STATUS_UNIMPLEMENTED;  // outputs never overlap
 
+  std::call_once(state->load_once, [state] { LoadCublas(&state->api); });
+  const CublasApi& api = state->api;
+  if (!api.create) {
+    PluginState* ps = StateOf(call);
+    static std::once_flag warned;
+    std::call_once(warned, [&] {
+      if (ps && ps->host && ps->host->log) {
+        const std::string msg = "cuda backend: cuBLAS unavailable, matmul uses the tiled kernel: " + api.error;
+        ps->host->log(ps->registrar, BP_LOG_WARNING, msg.c_str());
+      }
+    });
+    return BP_STATUS_UNIMPLEMENTED;
+  }
   CublasSlot& slot = state->slots[call->device_index];
   std::lock_guard<std::mutex> lock(slot.mu);
   if (!slot.tried) {
     slot.tried = true;
-    slot.create_status = cublasCreate(&slot.handle);
+    slot.create_status = api.create(&slot.handle);
     if (slot.create_status == CUBLAS_STATUS_SUCCESS) {
       // Plain fp32 (no TF32) matches PyTorch's default numerics for float32.
-      cublasSetMathMode(slot.handle, CUBLAS_DEFAULT_MATH);
+      api.set_math_mode(slot.handle, CUBLAS_DEFAULT_MATH);
     }
   }
   if (slot.create_status != CUBLAS_STATUS_SUCCESS) {
     return KernelError(call, BP_STATUS_UNAVAILABLE, "cublasCreate failed: %s",
-                       CublasName(slot.create_status));
+                       CublasName(api, slot.create_status));
   }
-  cublasStatus_t cs = cublasSetStream(slot.handle, StreamOf(call));
+  cublasStatus_t cs = api.set_stream(slot.handle, StreamOf(call));
   if (cs != CUBLAS_STATUS_SUCCESS) {
-    return KernelError(call, BP_STATUS_INTERNAL, "cublasSetStream failed: %s", CublasName(cs));
+    return KernelError(call, BP_STATUS_INTERNAL, "cublasSetStream failed: %s", CublasName(api, cs));
   }
   // C^T (n x m) = op(B^T) (n x k) @ op(A^T) (k x m), column-major.
   const cublasOperation_t op_b = lb.row_major ? CUBLAS_OP_N : CUBLAS_OP_T;
@@ -167,7 +239,7 @@ bp_status_t Gemm(const bp_kernel_call_t* call, PlatformState* state, const GemmP
     const char* a = static_cast<const char*>(p.a) + off[0] * es;
     const char* b = static_cast<const char*>(p.b) + off[1] * es;
     char* c = static_cast<char*>(p.c) + off[2] * es;
-    cs = cublasGemmStridedBatchedEx(
+    cs = api.gemm(
         slot.handle, op_b, op_a, static_cast<int>(p.n), static_cast<int>(p.m),
         static_cast<int>(p.k), alpha, b, type, static_cast<int>(lb.ld), sb, a, type,
         static_cast<int>(la.ld), sa, beta, c, type, static_cast<int>(lc.ld), sc,
@@ -177,7 +249,7 @@ bp_status_t Gemm(const bp_kernel_call_t* call, PlatformState* state, const GemmP
                          "cublasGemmStridedBatchedEx(m=%lld, n=%lld, k=%lld, batch=%lld) failed: %s",
                          static_cast<long long>(p.m), static_cast<long long>(p.n),
                          static_cast<long long>(p.k), static_cast<long long>(inner),
-                         CublasName(cs));
+                         CublasName(api, cs));
     }
   }
   return BP_STATUS_OK;
