@@ -21,8 +21,12 @@ template <> __device__ inline int64_t HighestOf<int64_t>() { return INT64_MAX; }
 // Shared scratch for one value per thread, typed by the caller. 16-byte
 // aligned so any accumulator type fits.
 __device__ inline void* SharedScratch() {
+#if defined(BP_GPU_EMULATE)
+  return bp_gpu_emu::DynamicShared();
+#else
   extern __shared__ __align__(16) unsigned char bp_gpu_smem[];
   return bp_gpu_smem;
+#endif
 }
 
 // Sum of `v` over the block; every thread gets the total. Uses

@@ -12,11 +12,22 @@
 #include <hip/hip_runtime.h>
 #elif defined(BP_GPU_CUDA)
 #include <cuda_runtime.h>
+#elif defined(BP_GPU_EMULATE)
+// tests/gpu_emulator.h: runs the kernels on host threads for the kernel test.
+#include "gpu_emulator.h"
 #else
-#error "define BP_GPU_CUDA or BP_GPU_HIP"
+#error "define BP_GPU_CUDA, BP_GPU_HIP (or BP_GPU_EMULATE in tests)"
 #endif
 
-#if defined(BP_GPU_HIP)
+// Kernel launch, written as a macro so the host-thread emulator used by the
+// tests can run the same launch sites: BP_GPU_LAUNCH(k, grid, block, smem, stream)(args...).
+#if !defined(BP_GPU_EMULATE)
+#define BP_GPU_LAUNCH(kernel, grid, block, smem, stream) kernel<<<grid, block, smem, stream>>>
+#endif
+
+#if defined(BP_GPU_EMULATE)
+// gpu_emulator.h defines the gpu* names itself.
+#elif defined(BP_GPU_HIP)
 #define BP_GPU_PREFIX "hip"
 using gpuError_t = hipError_t;
 using gpuStream_t = hipStream_t;

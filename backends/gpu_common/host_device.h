@@ -17,6 +17,11 @@
 #define BP_HOST_DEVICE
 #endif
 
+// The kernel test runs the kernels on host threads (tests/gpu_emulator.h).
+#if defined(BP_GPU_EMULATE)
+#include "gpu_emulator.h"
+#endif
+
 // True while compiling device code (one of the device passes).
 #if defined(__CUDA_ARCH__) || defined(__HIP_DEVICE_COMPILE__)
 #define BP_DEVICE_PASS 1

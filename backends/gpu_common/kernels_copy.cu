@@ -122,7 +122,7 @@ bp_status_t LaunchCopy(const bp_kernel_call_t* call, const DLTensor* dst, const 
     }
     const bp_status_t s = DispatchBySize(ItemSize(dst_st), [&](auto tag) -> bp_status_t {
       using U = typename decltype(tag)::type;
-      StridedCopyKernel<U><<<cfg.grid, cfg.block, 0, stream>>>(n, calc, DataPtr<U>(dst),
+      BP_GPU_LAUNCH(StridedCopyKernel<U>, cfg.grid, cfg.block, 0, stream)(n, calc, DataPtr<U>(dst),
                                                                  DataPtr<const U>(src));
       return BP_STATUS_OK;
     });
@@ -130,7 +130,7 @@ bp_status_t LaunchCopy(const bp_kernel_call_t* call, const DLTensor* dst, const 
     return CheckLaunch(call, "StridedCopyKernel");
   }
   const int32_t via_int = IsIntegralOrBool(dst_st) && IsIntegralOrBool(src_st) ? 1 : 0;
-  ConvertKernel<<<cfg.grid, cfg.block, 0, stream>>>(
+  BP_GPU_LAUNCH(ConvertKernel, cfg.grid, cfg.block, 0, stream)(
       n, calc, DataPtr<char>(dst), static_cast<int32_t>(dst_st), ItemSize(dst_st),
       DataPtr<const char>(src), static_cast<int32_t>(src_st), ItemSize(src_st), via_int);
   return CheckLaunch(call, "ConvertKernel");
@@ -161,7 +161,7 @@ bp_status_t FillEntry(const bp_kernel_call_t* call) {
     using U = typename decltype(tag)::type;
     U value;
     std::memcpy(&value, &pattern, sizeof value);  // little-endian: the low bytes
-    FillKernel<U><<<cfg.grid, cfg.block, 0, StreamOf(call)>>>(n, calc, DataPtr<U>(out), value);
+    BP_GPU_LAUNCH(FillKernel<U>, cfg.grid, cfg.block, 0, StreamOf(call))(n, calc, DataPtr<U>(out), value);
     return BP_STATUS_OK;
   });
   if (s != BP_STATUS_OK) return KernelError(call, s, "internal dtype dispatch failure");

@@ -67,7 +67,7 @@ bp_status_t RunGemm(const bp_kernel_call_t* call, const GemmProblem& p) {
   const bp_status_t s = DispatchFloat(p.dtype, [&](auto tag) -> bp_status_t {
     using T = typename decltype(tag)::type;
     using A = OpMath<T>;
-    GemmTiledKernel<T><<<grid, block, 0, StreamOf(call)>>>(
+    BP_GPU_LAUNCH(GemmTiledKernel<T>, grid, block, 0, StreamOf(call))(
         p.m, p.n, p.k, p.batch_count, p.batch, static_cast<const T*>(p.a), p.a_rs, p.a_cs,
         static_cast<const T*>(p.b), p.b_rs, p.b_cs, static_cast<T*>(p.c), p.c_rs, p.c_cs,
         static_cast<A>(p.alpha), static_cast<A>(p.beta));

@@ -142,7 +142,7 @@ bp_status_t SoftmaxEntry(const bp_kernel_call_t* call) {
   const bp_status_t s = DispatchFloat(st, [&](auto tag) -> bp_status_t {
     using T = typename decltype(tag)::type;
     const size_t smem = launch.serial ? 0 : launch.cfg.block * sizeof(OpMath<T>);
-    SoftmaxKernel<T><<<launch.cfg.grid, launch.cfg.block, smem, StreamOf(call)>>>(
+    BP_GPU_LAUNCH(SoftmaxKernel<T>, launch.cfg.grid, launch.cfg.block, smem, StreamOf(call))(
         num_rows, len, rows, out_stride, in_stride, DataPtr<T>(out), DataPtr<const T>(in), use_log,
         launch.serial ? 1 : 0);
     return BP_STATUS_OK;
@@ -195,7 +195,7 @@ bp_status_t LayerNormEntry(const bp_kernel_call_t* call) {
   const bp_status_t s = DispatchFloat(st, [&](auto tag) -> bp_status_t {
     using T = typename decltype(tag)::type;
     const size_t smem = launch.serial ? 0 : launch.cfg.block * sizeof(OpMath<T>);
-    LayerNormKernel<T><<<launch.cfg.grid, launch.cfg.block, smem, StreamOf(call)>>>(
+    BP_GPU_LAUNCH(LayerNormKernel<T>, launch.cfg.grid, launch.cfg.block, smem, StreamOf(call))(
         num_rows, len, rows, inner, DataPtr<T>(out), DataPtr<const T>(in),
         weight ? DataPtr<const T>(weight) : nullptr, bias ? DataPtr<const T>(bias) : nullptr, eps,
         launch.serial ? 1 : 0);

@@ -93,7 +93,7 @@ bp_status_t RunBinary(const bp_kernel_call_t* call, int32_t op) {
   const ScalarValue alpha = ScalarArg(call, 2, 1.0);
   const bp_status_t s = DispatchAll(st, [&](auto tag) -> bp_status_t {
     using T = typename decltype(tag)::type;
-    BinaryKernel<T><<<cfg.grid, cfg.block, 0, StreamOf(call)>>>(
+    BP_GPU_LAUNCH(BinaryKernel<T>, cfg.grid, cfg.block, 0, StreamOf(call))(
         n, calc, DataPtr<T>(out), DataPtr<const T>(a), DataPtr<const T>(b), op,
         alpha.As<OpMath<T>>());
     return BP_STATUS_OK;
@@ -140,7 +140,7 @@ bp_status_t CompareEntry(const bp_kernel_call_t* call) {
   const int32_t op = OpOf(call);
   const bp_status_t s = DispatchAll(st, [&](auto tag) -> bp_status_t {
     using T = typename decltype(tag)::type;
-    CompareKernel<T><<<cfg.grid, cfg.block, 0, StreamOf(call)>>>(
+    BP_GPU_LAUNCH(CompareKernel<T>, cfg.grid, cfg.block, 0, StreamOf(call))(
         n, calc, DataPtr<bool>(out), DataPtr<const T>(a), DataPtr<const T>(b), op);
     return BP_STATUS_OK;
   });
@@ -170,7 +170,7 @@ bp_status_t WhereEntry(const bp_kernel_call_t* call) {
   const OffsetCalculator<4> calc = CalcFor<4>(out, ts);
   const bp_status_t s = DispatchBySize(ItemSize(st), [&](auto tag) -> bp_status_t {
     using U = typename decltype(tag)::type;
-    WhereKernel<U><<<cfg.grid, cfg.block, 0, StreamOf(call)>>>(
+    BP_GPU_LAUNCH(WhereKernel<U>, cfg.grid, cfg.block, 0, StreamOf(call))(
         n, calc, DataPtr<U>(out), DataPtr<const bool>(cond), DataPtr<const U>(a),
         DataPtr<const U>(b));
     return BP_STATUS_OK;
@@ -207,7 +207,7 @@ bp_status_t UnaryEntry(const bp_kernel_call_t* call) {
   const OffsetCalculator<2> calc = CalcFor<2>(out, ts);
   const bp_status_t s = DispatchNoBool(st, [&](auto tag) -> bp_status_t {
     using T = typename decltype(tag)::type;
-    UnaryKernel<T><<<cfg.grid, cfg.block, 0, StreamOf(call)>>>(n, calc, DataPtr<T>(out),
+    BP_GPU_LAUNCH(UnaryKernel<T>, cfg.grid, cfg.block, 0, StreamOf(call))(n, calc, DataPtr<T>(out),
                                                                  DataPtr<const T>(in), op);
     return BP_STATUS_OK;
   });

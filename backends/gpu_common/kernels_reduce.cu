@@ -186,7 +186,7 @@ bp_status_t ReduceEntry(const bp_kernel_call_t* call) {
   const bp_status_t s = DispatchAll(st, [&](auto tag) -> bp_status_t {
     using T = typename decltype(tag)::type;
     const size_t smem = launch.serial ? 0 : launch.cfg.block * sizeof(Partial<OpMath<T>>);
-    ReduceKernel<T><<<launch.cfg.grid, launch.cfg.block, smem, StreamOf(call)>>>(
+    BP_GPU_LAUNCH(ReduceKernel<T>, launch.cfg.grid, launch.cfg.block, smem, StreamOf(call))(
         num_out, row_len, out_calc, row_calc, static_cast<void*>(DataPtr<char>(out)),
         DataPtr<const T>(in), op, launch.serial ? 1 : 0);
     return BP_STATUS_OK;
