@@ -49,44 +49,47 @@ const char* BackendName() {
 bool GpuDevice(bp_device_t* out, std::string* why) {
   int32_t backend = -1;
   if (bp_backend_find(Context(), BackendName(), &backend) != BP_STATUS_OK) {
-    *why = std::string("skipped: backend '") + BackendName() + "' not loaded: " +
-           bp_last_error_message();
+    *why = std::string("skipped: backend '") + BackendName() +
+           "' not loaded: " + bp_last_error_message();
     return false;
   }
   bp_backend_info_t info{};
   info.struct_size = sizeof info;
   if (bp_backend_info(Context(), backend, &info) != BP_STATUS_OK || info.device_count < 1) {
-    *why = std::string("skipped: no ") + BackendName() + " device: " +
-           (info.no_device_reason ? info.no_device_reason : bp_last_error_message());
+    *why = std::string("skipped: no ") + BackendName() +
+           " device: " + (info.no_device_reason ? info.no_device_reason : bp_last_error_message());
     return false;
   }
   *out = bp_device_t{backend, 0};
   return true;
 }
 
-#define BP_GPU_DEVICE_OR_SKIP(state, dev)        \
-  bp_device_t dev{};                             \
-  {                                              \
-    std::string why_;                            \
-    if (!GpuDevice(&dev, &why_)) {               \
-      (state).SkipWithError(why_.c_str());       \
-      return;                                    \
-    }                                            \
+#define BP_GPU_DEVICE_OR_SKIP(state, dev)  \
+  bp_device_t dev{};                       \
+  {                                        \
+    std::string why_;                      \
+    if (!GpuDevice(&dev, &why_)) {         \
+      (state).SkipWithError(why_.c_str()); \
+      return;                              \
+    }                                      \
   }
 
 DLDataType DtypeArg(int64_t i) {
   switch (i) {
-    case 1: return DLDataType{kDLFloat, 16, 1};
-    case 2: return DLDataType{kDLBfloat, 16, 1};
-    default: return DLDataType{kDLFloat, 32, 1};
+    case 1:
+      return DLDataType{kDLFloat, 16, 1};
+    case 2:
+      return DLDataType{kDLBfloat, 16, 1};
+    default:
+      return DLDataType{kDLFloat, 32, 1};
   }
 }
 const char* DtypeLabel(int64_t i) { return i == 1 ? "float16" : i == 2 ? "bfloat16" : "float32"; }
 
 bp_tensor_t* Filled(bp_device_t dev, std::vector<int64_t> sizes, DLDataType dtype, double value) {
   bp_tensor_t* t = nullptr;
-  if (bp_tensor_empty(Context(), dev, static_cast<int32_t>(sizes.size()), sizes.data(), dtype, &t) !=
-      BP_STATUS_OK) {
+  if (bp_tensor_empty(Context(), dev, static_cast<int32_t>(sizes.size()), sizes.data(), dtype,
+                      &t) != BP_STATUS_OK) {
     return nullptr;
   }
   bp_value_t args[2] = {TensorValue(t), {}};
@@ -173,12 +176,18 @@ void BM_GpuMatmul(benchmark::State& state) {
     bp_device_synchronize(Context(), dev);
   }
   state.SetLabel(DtypeLabel(state.range(0)));
-  state.counters["FLOP/s"] = benchmark::Counter(2.0 * n * n * n, benchmark::Counter::kIsIterationInvariantRate);
+  state.counters["FLOP/s"] =
+      benchmark::Counter(2.0 * n * n * n, benchmark::Counter::kIsIterationInvariantRate);
   bp_tensor_release(a);
   bp_tensor_release(b);
   bp_tensor_release(c);
 }
-BENCHMARK(BM_GpuMatmul)->Name("GpuMatmul4096")->Arg(0)->Arg(1)->Arg(2)->UseRealTime()
+BENCHMARK(BM_GpuMatmul)
+    ->Name("GpuMatmul4096")
+    ->Arg(0)
+    ->Arg(1)
+    ->Arg(2)
+    ->UseRealTime()
     ->Unit(benchmark::kMillisecond);
 
 // max_pool2d has no GPU kernel: every call is a CPU fallback round trip.
@@ -202,7 +211,9 @@ void BM_GpuFallbackMaxPool(benchmark::State& state) {
   }
   bp_tensor_release(x);
 }
-BENCHMARK(BM_GpuFallbackMaxPool)->Name("GpuFallbackMaxPool")->UseRealTime()
+BENCHMARK(BM_GpuFallbackMaxPool)
+    ->Name("GpuFallbackMaxPool")
+    ->UseRealTime()
     ->Unit(benchmark::kMicrosecond);
 
 // The same by hand: copy to the CPU, run the CPU kernel, copy the result back.
@@ -229,7 +240,9 @@ void BM_AnchorFallbackMaxPool(benchmark::State& state) {
   }
   bp_tensor_release(x);
 }
-BENCHMARK(BM_AnchorFallbackMaxPool)->Name("Anchor_GpuFallbackMaxPool")->UseRealTime()
+BENCHMARK(BM_AnchorFallbackMaxPool)
+    ->Name("Anchor_GpuFallbackMaxPool")
+    ->UseRealTime()
     ->Unit(benchmark::kMicrosecond);
 
 #if defined(BP_GPU_BENCH_HAVE_CUDA)
@@ -265,7 +278,10 @@ void BM_AnchorGpuAdd16M(benchmark::State& state) {
   cudaFree(src);
   cudaFree(dst);
 }
-BENCHMARK(BM_AnchorGpuAdd16M)->Name("Anchor_GpuAdd16M")->UseRealTime()->Unit(benchmark::kMicrosecond);
+BENCHMARK(BM_AnchorGpuAdd16M)
+    ->Name("Anchor_GpuAdd16M")
+    ->UseRealTime()
+    ->Unit(benchmark::kMicrosecond);
 
 void BM_AnchorGpuMatmul(benchmark::State& state) {
   if (!CudaAnchorUsable(state)) return;
@@ -289,13 +305,19 @@ void BM_AnchorGpuMatmul(benchmark::State& state) {
     cudaDeviceSynchronize();
   }
   state.SetLabel(DtypeLabel(which));
-  state.counters["FLOP/s"] = benchmark::Counter(2.0 * n * n * n, benchmark::Counter::kIsIterationInvariantRate);
+  state.counters["FLOP/s"] =
+      benchmark::Counter(2.0 * n * n * n, benchmark::Counter::kIsIterationInvariantRate);
   cublasDestroy(handle);
   cudaFree(a);
   cudaFree(b);
   cudaFree(c);
 }
-BENCHMARK(BM_AnchorGpuMatmul)->Name("Anchor_GpuMatmul4096")->Arg(0)->Arg(1)->Arg(2)->UseRealTime()
+BENCHMARK(BM_AnchorGpuMatmul)
+    ->Name("Anchor_GpuMatmul4096")
+    ->Arg(0)
+    ->Arg(1)
+    ->Arg(2)
+    ->UseRealTime()
     ->Unit(benchmark::kMillisecond);
 #endif  // BP_GPU_BENCH_HAVE_CUDA
 

@@ -150,8 +150,12 @@ inline gpuError_t gpuGetLastError() {
   ::bp_gpu_emu::LastError() = 0;
   return e;
 }
-inline const char* gpuGetErrorString(gpuError_t e) { return e ? "invalid configuration" : "no error"; }
-inline const char* gpuGetErrorName(gpuError_t e) { return e ? "emuErrorInvalidConfiguration" : "emuSuccess"; }
+inline const char* gpuGetErrorString(gpuError_t e) {
+  return e ? "invalid configuration" : "no error";
+}
+inline const char* gpuGetErrorName(gpuError_t e) {
+  return e ? "emuErrorInvalidConfiguration" : "emuSuccess";
+}
 inline gpuError_t gpuSetDevice(int) { return gpuSuccess; }
 inline gpuError_t gpuMemcpyAsync(void* dst, const void* src, size_t n, int, gpuStream_t) {
   std::memmove(dst, src, n);

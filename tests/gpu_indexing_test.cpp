@@ -145,8 +145,8 @@ TEST(GpuOffsetCalculator, ReducedDimsKeepRowMajorOrder) {
 }
 
 TEST(GpuLaunchConfig, PointwiseGridStrideCoversEveryElementOnce) {
-  for (int64_t n : {int64_t{1}, int64_t{255}, int64_t{256}, int64_t{257}, int64_t{100000},
-                    int64_t{3} << 20}) {
+  for (int64_t n :
+       {int64_t{1}, int64_t{255}, int64_t{256}, int64_t{257}, int64_t{100000}, int64_t{3} << 20}) {
     for (int32_t sms : {0, 1, 7, 132}) {
       const LaunchConfig cfg = PointwiseLaunch(n, sms);
       ASSERT_GT(cfg.grid, 0u);

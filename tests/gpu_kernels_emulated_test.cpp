@@ -68,29 +68,83 @@ struct Tensor {
   double GetAt(int64_t off) const {
     const unsigned char* p = storage.data() + off * item();
     switch (bp_gpu::FromDL(dtype)) {
-      case bp_gpu::ScalarType::kFloat32: { float f; std::memcpy(&f, p, 4); return f; }
-      case bp_gpu::ScalarType::kFloat64: { double f; std::memcpy(&f, p, 8); return f; }
-      case bp_gpu::ScalarType::kFloat16: { uint16_t h; std::memcpy(&h, p, 2); return bp_gpu::HalfBitsToFloat(h); }
-      case bp_gpu::ScalarType::kBFloat16: { uint16_t h; std::memcpy(&h, p, 2); return bp_gpu::BFloat16BitsToFloat(h); }
-      case bp_gpu::ScalarType::kInt32: { int32_t v; std::memcpy(&v, p, 4); return v; }
-      case bp_gpu::ScalarType::kInt64: { int64_t v; std::memcpy(&v, p, 8); return static_cast<double>(v); }
-      case bp_gpu::ScalarType::kUInt8: return *p;
-      case bp_gpu::ScalarType::kBool: return *p ? 1.0 : 0.0;
-      default: return NAN;
+      case bp_gpu::ScalarType::kFloat32: {
+        float f;
+        std::memcpy(&f, p, 4);
+        return f;
+      }
+      case bp_gpu::ScalarType::kFloat64: {
+        double f;
+        std::memcpy(&f, p, 8);
+        return f;
+      }
+      case bp_gpu::ScalarType::kFloat16: {
+        uint16_t h;
+        std::memcpy(&h, p, 2);
+        return bp_gpu::HalfBitsToFloat(h);
+      }
+      case bp_gpu::ScalarType::kBFloat16: {
+        uint16_t h;
+        std::memcpy(&h, p, 2);
+        return bp_gpu::BFloat16BitsToFloat(h);
+      }
+      case bp_gpu::ScalarType::kInt32: {
+        int32_t v;
+        std::memcpy(&v, p, 4);
+        return v;
+      }
+      case bp_gpu::ScalarType::kInt64: {
+        int64_t v;
+        std::memcpy(&v, p, 8);
+        return static_cast<double>(v);
+      }
+      case bp_gpu::ScalarType::kUInt8:
+        return *p;
+      case bp_gpu::ScalarType::kBool:
+        return *p ? 1.0 : 0.0;
+      default:
+        return NAN;
     }
   }
   void SetAt(int64_t off, double v) {
     unsigned char* p = storage.data() + off * item();
     switch (bp_gpu::FromDL(dtype)) {
-      case bp_gpu::ScalarType::kFloat32: { float f = static_cast<float>(v); std::memcpy(p, &f, 4); break; }
-      case bp_gpu::ScalarType::kFloat64: std::memcpy(p, &v, 8); break;
-      case bp_gpu::ScalarType::kFloat16: { uint16_t h = bp_gpu::FloatToHalfBits(static_cast<float>(v)); std::memcpy(p, &h, 2); break; }
-      case bp_gpu::ScalarType::kBFloat16: { uint16_t h = bp_gpu::FloatToBFloat16Bits(static_cast<float>(v)); std::memcpy(p, &h, 2); break; }
-      case bp_gpu::ScalarType::kInt32: { int32_t x = static_cast<int32_t>(v); std::memcpy(p, &x, 4); break; }
-      case bp_gpu::ScalarType::kInt64: { int64_t x = static_cast<int64_t>(v); std::memcpy(p, &x, 8); break; }
-      case bp_gpu::ScalarType::kUInt8: *p = static_cast<uint8_t>(v); break;
-      case bp_gpu::ScalarType::kBool: *p = v != 0.0; break;
-      default: break;
+      case bp_gpu::ScalarType::kFloat32: {
+        float f = static_cast<float>(v);
+        std::memcpy(p, &f, 4);
+        break;
+      }
+      case bp_gpu::ScalarType::kFloat64:
+        std::memcpy(p, &v, 8);
+        break;
+      case bp_gpu::ScalarType::kFloat16: {
+        uint16_t h = bp_gpu::FloatToHalfBits(static_cast<float>(v));
+        std::memcpy(p, &h, 2);
+        break;
+      }
+      case bp_gpu::ScalarType::kBFloat16: {
+        uint16_t h = bp_gpu::FloatToBFloat16Bits(static_cast<float>(v));
+        std::memcpy(p, &h, 2);
+        break;
+      }
+      case bp_gpu::ScalarType::kInt32: {
+        int32_t x = static_cast<int32_t>(v);
+        std::memcpy(p, &x, 4);
+        break;
+      }
+      case bp_gpu::ScalarType::kInt64: {
+        int64_t x = static_cast<int64_t>(v);
+        std::memcpy(p, &x, 8);
+        break;
+      }
+      case bp_gpu::ScalarType::kUInt8:
+        *p = static_cast<uint8_t>(v);
+        break;
+      case bp_gpu::ScalarType::kBool:
+        *p = v != 0.0;
+        break;
+      default:
+        break;
     }
   }
 };
@@ -102,7 +156,8 @@ Tensor Make(DLDataType dtype, std::vector<int64_t> shape, std::vector<int64_t> s
   t.shape = shape;
   if (strides.empty()) {
     strides.assign(shape.size(), 1);
-    for (int d = static_cast<int>(shape.size()) - 2; d >= 0; --d) strides[d] = strides[d + 1] * shape[d + 1];
+    for (int d = static_cast<int>(shape.size()) - 2; d >= 0; --d)
+      strides[d] = strides[d + 1] * shape[d + 1];
   }
   t.strides = strides;
   int64_t span = 1;
@@ -123,7 +178,8 @@ void Fix(Tensor& t) {
   t.dl.strides = t.strides.data();
 }
 
-void ForEach(const std::vector<int64_t>& shape, const std::function<void(const std::vector<int64_t>&)>& f) {
+void ForEach(const std::vector<int64_t>& shape,
+             const std::function<void(const std::vector<int64_t>&)>& f) {
   int64_t n = 1;
   for (int64_t s : shape) n *= s;
   std::vector<int64_t> idx(shape.size(), 0);
@@ -152,9 +208,24 @@ bp_kernel_arg_t TArg(Tensor& t) {
   a.u.tensor = &t.dl;
   return a;
 }
-bp_kernel_arg_t IArg(int64_t v) { bp_kernel_arg_t a{}; a.kind = BP_VALUE_INT; a.u.i = v; return a; }
-bp_kernel_arg_t DArg(double v) { bp_kernel_arg_t a{}; a.kind = BP_VALUE_DOUBLE; a.u.d = v; return a; }
-bp_kernel_arg_t SArg(const char* s) { bp_kernel_arg_t a{}; a.kind = BP_VALUE_STRING; a.u.str = s; return a; }
+bp_kernel_arg_t IArg(int64_t v) {
+  bp_kernel_arg_t a{};
+  a.kind = BP_VALUE_INT;
+  a.u.i = v;
+  return a;
+}
+bp_kernel_arg_t DArg(double v) {
+  bp_kernel_arg_t a{};
+  a.kind = BP_VALUE_DOUBLE;
+  a.u.d = v;
+  return a;
+}
+bp_kernel_arg_t SArg(const char* s) {
+  bp_kernel_arg_t a{};
+  a.kind = BP_VALUE_STRING;
+  a.u.str = s;
+  return a;
+}
 bp_kernel_arg_t ListArg(const std::vector<int64_t>& v) {
   bp_kernel_arg_t a{};
   a.kind = BP_VALUE_INT_LIST;
@@ -171,8 +242,8 @@ class EmulatedKernels : public ::testing::Test {
     state_.host = &api_;
     g_error.clear();
   }
-  bp_status_t Call(bp_kernel_fn fn, const char* op, int32_t op_id, std::vector<bp_kernel_arg_t> args,
-                   Tensor& out) {
+  bp_status_t Call(bp_kernel_fn fn, const char* op, int32_t op_id,
+                   std::vector<bp_kernel_arg_t> args, Tensor& out) {
     Fix(out);
     DLTensor* outs[1] = {&out.dl};
     bp_kernel_call_t call{};
@@ -206,8 +277,10 @@ TEST_F(EmulatedKernels, AddBroadcastsIntoAStridedOutputWithAlpha) {
   Tensor out = Make(kF32, {3, 4, 5}, {1, 15, 3});
   FillPattern(a, 1);
   FillPattern(b, 2);
-  ASSERT_EQ(Call(bp_gpu::BinaryEntry, "add.Tensor", bp_gpu::kAdd, {TArg(a), TArg(b), DArg(0.5)}, out),
-            BP_STATUS_OK) << g_error;
+  ASSERT_EQ(
+      Call(bp_gpu::BinaryEntry, "add.Tensor", bp_gpu::kAdd, {TArg(a), TArg(b), DArg(0.5)}, out),
+      BP_STATUS_OK)
+      << g_error;
   ForEach(out.shape, [&](const std::vector<int64_t>& i) {
     ExpectNear(out.Get(i), a.Get(i) + 0.5 * b.Get(i), 1e-6, "add");
   });
@@ -220,30 +293,52 @@ TEST_F(EmulatedKernels, BinaryOpsAcrossDtypes) {
     FillPattern(b, 4, dt.code == kDLInt);
     Tensor out = Make(dt, {2, 33});
     const double tol = dt.bits == 16 ? 1e-2 : 1e-9;
-    ASSERT_EQ(Call(bp_gpu::BinaryEntry, "mul.Tensor", bp_gpu::kMul, {TArg(a), TArg(b)}, out), BP_STATUS_OK) << g_error;
-    ForEach(out.shape, [&](const std::vector<int64_t>& i) { ExpectNear(out.Get(i), a.Get(i) * b.Get(i), tol, "mul"); });
-    ASSERT_EQ(Call(bp_gpu::BinaryEntry, "maximum", bp_gpu::kMaximum, {TArg(a), TArg(b)}, out), BP_STATUS_OK);
-    ForEach(out.shape, [&](const std::vector<int64_t>& i) { ExpectNear(out.Get(i), std::max(a.Get(i), b.Get(i)), tol, "max"); });
+    ASSERT_EQ(Call(bp_gpu::BinaryEntry, "mul.Tensor", bp_gpu::kMul, {TArg(a), TArg(b)}, out),
+              BP_STATUS_OK)
+        << g_error;
+    ForEach(out.shape, [&](const std::vector<int64_t>& i) {
+      ExpectNear(out.Get(i), a.Get(i) * b.Get(i), tol, "mul");
+    });
+    ASSERT_EQ(Call(bp_gpu::BinaryEntry, "maximum", bp_gpu::kMaximum, {TArg(a), TArg(b)}, out),
+              BP_STATUS_OK);
+    ForEach(out.shape, [&](const std::vector<int64_t>& i) {
+      ExpectNear(out.Get(i), std::max(a.Get(i), b.Get(i)), tol, "max");
+    });
   }
   // bool add is logical or.
   Tensor x = Make(kBool, {4}), y = Make(kBool, {4}), o = Make(kBool, {4});
-  x.Set({1}, 1); x.Set({3}, 1); y.Set({2}, 1); y.Set({3}, 1);
-  ASSERT_EQ(Call(bp_gpu::BinaryEntry, "add.Tensor", bp_gpu::kAdd, {TArg(x), TArg(y), IArg(1)}, o), BP_STATUS_OK);
-  EXPECT_EQ(o.Get({0}), 0); EXPECT_EQ(o.Get({1}), 1); EXPECT_EQ(o.Get({2}), 1); EXPECT_EQ(o.Get({3}), 1);
+  x.Set({1}, 1);
+  x.Set({3}, 1);
+  y.Set({2}, 1);
+  y.Set({3}, 1);
+  ASSERT_EQ(Call(bp_gpu::BinaryEntry, "add.Tensor", bp_gpu::kAdd, {TArg(x), TArg(y), IArg(1)}, o),
+            BP_STATUS_OK);
+  EXPECT_EQ(o.Get({0}), 0);
+  EXPECT_EQ(o.Get({1}), 1);
+  EXPECT_EQ(o.Get({2}), 1);
+  EXPECT_EQ(o.Get({3}), 1);
 }
 
 TEST_F(EmulatedKernels, FloorDivisionAndNanPropagation) {
   Tensor a = Make(kF64, {6}), b = Make(kF64, {6}), out = Make(kF64, {6});
   const double av[6] = {7, -7, 7, -7, 1, NAN}, bv[6] = {2, 2, -2, -2, 0, 1};
-  for (int i = 0; i < 6; ++i) { a.Set({i}, av[i]); b.Set({i}, bv[i]); }
-  ASSERT_EQ(Call(bp_gpu::DivModeEntry, "div.Tensor_mode", 0, {TArg(a), TArg(b), SArg("floor")}, out), BP_STATUS_OK);
-  for (int i = 0; i < 6; ++i) ExpectNear(out.Get({i}), std::floor(av[i] / bv[i]), 0, "floor " + std::to_string(i));
-  ASSERT_EQ(Call(bp_gpu::BinaryEntry, "maximum", bp_gpu::kMaximum, {TArg(a), TArg(b)}, out), BP_STATUS_OK);
+  for (int i = 0; i < 6; ++i) {
+    a.Set({i}, av[i]);
+    b.Set({i}, bv[i]);
+  }
+  ASSERT_EQ(
+      Call(bp_gpu::DivModeEntry, "div.Tensor_mode", 0, {TArg(a), TArg(b), SArg("floor")}, out),
+      BP_STATUS_OK);
+  for (int i = 0; i < 6; ++i)
+    ExpectNear(out.Get({i}), std::floor(av[i] / bv[i]), 0, "floor " + std::to_string(i));
+  ASSERT_EQ(Call(bp_gpu::BinaryEntry, "maximum", bp_gpu::kMaximum, {TArg(a), TArg(b)}, out),
+            BP_STATUS_OK);
   EXPECT_TRUE(std::isnan(out.Get({5})));
   // Integer division goes to the CPU fallback (it validates the divisor).
   Tensor ia = Make(kI32, {3}), ib = Make(kI32, {3}), io = Make(kI32, {3});
-  EXPECT_EQ(Call(bp_gpu::DivModeEntry, "div.Tensor_mode", 0, {TArg(ia), TArg(ib), SArg("trunc")}, io),
-            BP_STATUS_UNIMPLEMENTED);
+  EXPECT_EQ(
+      Call(bp_gpu::DivModeEntry, "div.Tensor_mode", 0, {TArg(ia), TArg(ib), SArg("trunc")}, io),
+      BP_STATUS_UNIMPLEMENTED);
 }
 
 TEST_F(EmulatedKernels, ComparisonAndWhere) {
@@ -251,27 +346,40 @@ TEST_F(EmulatedKernels, ComparisonAndWhere) {
   FillPattern(a, 5);
   FillPattern(b, 6);
   Tensor mask = Make(kBool, {3, 7});
-  ASSERT_EQ(Call(bp_gpu::CompareEntry, "lt.Tensor", bp_gpu::kLt, {TArg(a), TArg(b)}, mask), BP_STATUS_OK) << g_error;
-  ForEach(mask.shape, [&](const std::vector<int64_t>& i) { EXPECT_EQ(mask.Get(i), a.Get(i) < b.Get(i) ? 1 : 0); });
+  ASSERT_EQ(Call(bp_gpu::CompareEntry, "lt.Tensor", bp_gpu::kLt, {TArg(a), TArg(b)}, mask),
+            BP_STATUS_OK)
+      << g_error;
+  ForEach(mask.shape, [&](const std::vector<int64_t>& i) {
+    EXPECT_EQ(mask.Get(i), a.Get(i) < b.Get(i) ? 1 : 0);
+  });
   Tensor out = Make(kF16, {3, 7});
-  ASSERT_EQ(Call(bp_gpu::WhereEntry, "where.self", 0, {TArg(mask), TArg(a), TArg(b)}, out), BP_STATUS_OK) << g_error;
-  ForEach(out.shape, [&](const std::vector<int64_t>& i) { EXPECT_EQ(out.Get(i), std::min(a.Get(i), b.Get(i))); });
+  ASSERT_EQ(Call(bp_gpu::WhereEntry, "where.self", 0, {TArg(mask), TArg(a), TArg(b)}, out),
+            BP_STATUS_OK)
+      << g_error;
+  ForEach(out.shape, [&](const std::vector<int64_t>& i) {
+    EXPECT_EQ(out.Get(i), std::min(a.Get(i), b.Get(i)));
+  });
 }
 
 TEST_F(EmulatedKernels, UnaryMath) {
   Tensor x = Make(kF32, {50}), out = Make(kF32, {50});
   FillPattern(x, 7);
-  ASSERT_EQ(Call(bp_gpu::UnaryEntry, "gelu", bp_gpu::kGelu, {TArg(x), SArg("tanh")}, out), BP_STATUS_OK);
+  ASSERT_EQ(Call(bp_gpu::UnaryEntry, "gelu", bp_gpu::kGelu, {TArg(x), SArg("tanh")}, out),
+            BP_STATUS_OK);
   ForEach(x.shape, [&](const std::vector<int64_t>& i) {
     const double v = x.Get(i);
-    ExpectNear(out.Get(i), 0.5 * v * (1 + std::tanh(0.7978845608 * (v + 0.044715 * v * v * v))), 1e-5, "gelu");
+    ExpectNear(out.Get(i), 0.5 * v * (1 + std::tanh(0.7978845608 * (v + 0.044715 * v * v * v))),
+               1e-5, "gelu");
   });
   ASSERT_EQ(Call(bp_gpu::UnaryEntry, "sigmoid", bp_gpu::kSigmoid, {TArg(x)}, out), BP_STATUS_OK);
-  ForEach(x.shape, [&](const std::vector<int64_t>& i) { ExpectNear(out.Get(i), 1 / (1 + std::exp(-x.Get(i))), 1e-6, "sigmoid"); });
+  ForEach(x.shape, [&](const std::vector<int64_t>& i) {
+    ExpectNear(out.Get(i), 1 / (1 + std::exp(-x.Get(i))), 1e-6, "sigmoid");
+  });
   Tensor xi = Make(kI32, {5}), oi = Make(kI32, {5});
   FillPattern(xi, 1, true);
   ASSERT_EQ(Call(bp_gpu::UnaryEntry, "abs", bp_gpu::kAbs, {TArg(xi)}, oi), BP_STATUS_OK);
-  ForEach(xi.shape, [&](const std::vector<int64_t>& i) { EXPECT_EQ(oi.Get(i), std::fabs(xi.Get(i))); });
+  ForEach(xi.shape,
+          [&](const std::vector<int64_t>& i) { EXPECT_EQ(oi.Get(i), std::fabs(xi.Get(i))); });
   // exp of an integer tensor: not a kernel case (the meta promotes) -> fallback.
   EXPECT_EQ(Call(bp_gpu::UnaryEntry, "exp", bp_gpu::kExp, {TArg(xi)}, oi), BP_STATUS_UNIMPLEMENTED);
 }
@@ -282,7 +390,9 @@ void CheckReduce(const Tensor& in, const Tensor& out, const std::vector<int64_t>
   ForEach(out.shape, [&](const std::vector<int64_t>& oi) {
     std::vector<int64_t> rshape;
     for (int64_t d : dims) rshape.push_back(in.shape[d]);
-    double acc = op == bp_gpu::kAmax || op == bp_gpu::kArgmax ? -INFINITY : op == bp_gpu::kAmin ? INFINITY : 0;
+    double acc = op == bp_gpu::kAmax || op == bp_gpu::kArgmax ? -INFINITY
+                 : op == bp_gpu::kAmin                        ? INFINITY
+                                                              : 0;
     int64_t best = -1, r = 0;
     bool nan = false;
     ForEach(rshape, [&](const std::vector<int64_t>& ri) {
@@ -316,27 +426,38 @@ TEST_F(EmulatedKernels, ReductionsOverSeveralDimsOfAPermutedInput) {
     const std::vector<int64_t> dims = {0, 2};
     for (int32_t op : {bp_gpu::kSum, bp_gpu::kMean, bp_gpu::kAmax, bp_gpu::kAmin}) {
       Tensor out = Make(kF32, {1, 3, 1});
-      ASSERT_EQ(Call(bp_gpu::ReduceEntry, "reduce", op, {TArg(in), ListArg(dims), IArg(0)}, out), BP_STATUS_OK) << g_error;
+      ASSERT_EQ(Call(bp_gpu::ReduceEntry, "reduce", op, {TArg(in), ListArg(dims), IArg(0)}, out),
+                BP_STATUS_OK)
+          << g_error;
       CheckReduce(in, out, dims, op, 1e-5);
     }
     Tensor idx = Make(kI64, {1, 3, 1});
-    ASSERT_EQ(Call(bp_gpu::ReduceEntry, "argmax", bp_gpu::kArgmax, {TArg(in), ListArg(dims), IArg(0)}, idx), BP_STATUS_OK) << g_error;
+    ASSERT_EQ(Call(bp_gpu::ReduceEntry, "argmax", bp_gpu::kArgmax,
+                   {TArg(in), ListArg(dims), IArg(0)}, idx),
+              BP_STATUS_OK)
+        << g_error;
     CheckReduce(in, idx, dims, bp_gpu::kArgmax, 0);
   }
 }
 
 TEST_F(EmulatedKernels, ArgmaxTakesTheFirstMaximumAndNanWins) {
   Tensor in = Make(kF32, {2, 300});
-  for (int64_t j = 0; j < 300; ++j) { in.Set({0, j}, j % 7 == 3 ? 5.0 : 1.0); in.Set({1, j}, 1.0); }
+  for (int64_t j = 0; j < 300; ++j) {
+    in.Set({0, j}, j % 7 == 3 ? 5.0 : 1.0);
+    in.Set({1, j}, 1.0);
+  }
   in.Set({1, 250}, NAN);
   in.Set({1, 280}, NAN);
   Tensor idx = Make(kI64, {2, 1});
   const std::vector<int64_t> dims = {1};
-  ASSERT_EQ(Call(bp_gpu::ReduceEntry, "argmax", bp_gpu::kArgmax, {TArg(in), ListArg(dims), IArg(0)}, idx), BP_STATUS_OK);
+  ASSERT_EQ(
+      Call(bp_gpu::ReduceEntry, "argmax", bp_gpu::kArgmax, {TArg(in), ListArg(dims), IArg(0)}, idx),
+      BP_STATUS_OK);
   EXPECT_EQ(idx.Get({0, 0}), 3);
   EXPECT_EQ(idx.Get({1, 0}), 250);
   Tensor mx = Make(kF32, {2, 1});
-  ASSERT_EQ(Call(bp_gpu::ReduceEntry, "amax", bp_gpu::kAmax, {TArg(in), ListArg(dims)}, mx), BP_STATUS_OK);
+  ASSERT_EQ(Call(bp_gpu::ReduceEntry, "amax", bp_gpu::kAmax, {TArg(in), ListArg(dims)}, mx),
+            BP_STATUS_OK);
   EXPECT_EQ(mx.Get({0, 0}), 5.0);
   EXPECT_TRUE(std::isnan(mx.Get({1, 0})));
 }
@@ -345,7 +466,8 @@ TEST_F(EmulatedKernels, SumOfIntegersAccumulatesExactly) {
   Tensor in = Make(kI64, {5, 100}), out = Make(kI64, {1, 100});
   FillPattern(in, 9, true);
   const std::vector<int64_t> dims = {0};
-  ASSERT_EQ(Call(bp_gpu::ReduceEntry, "sum", bp_gpu::kSum, {TArg(in), ListArg(dims)}, out), BP_STATUS_OK);
+  ASSERT_EQ(Call(bp_gpu::ReduceEntry, "sum", bp_gpu::kSum, {TArg(in), ListArg(dims)}, out),
+            BP_STATUS_OK);
   CheckReduce(in, out, dims, bp_gpu::kSum, 0);
 }
 
@@ -355,7 +477,9 @@ TEST_F(EmulatedKernels, SoftmaxAndLogSoftmaxAlongAStridedDim) {
     FillPattern(in, 10);
     for (int32_t log : {0, 1}) {
       Tensor out = Make(kF32, {3, len, 2});
-      ASSERT_EQ(Call(bp_gpu::SoftmaxEntry, "softmax.int", log, {TArg(in), IArg(1)}, out), BP_STATUS_OK) << g_error;
+      ASSERT_EQ(Call(bp_gpu::SoftmaxEntry, "softmax.int", log, {TArg(in), IArg(1)}, out),
+                BP_STATUS_OK)
+          << g_error;
       for (int64_t i = 0; i < 3; ++i) {
         for (int64_t k = 0; k < 2; ++k) {
           double m = -INFINITY, s = 0;
@@ -363,7 +487,8 @@ TEST_F(EmulatedKernels, SoftmaxAndLogSoftmaxAlongAStridedDim) {
           for (int64_t j = 0; j < len; ++j) s += std::exp(in.Get({i, j, k}) - m);
           for (int64_t j = 0; j < len; ++j) {
             const double x = in.Get({i, j, k}) - m;
-            ExpectNear(out.Get({i, j, k}), log ? x - std::log(s) : std::exp(x) / s, 1e-5, "softmax");
+            ExpectNear(out.Get({i, j, k}), log ? x - std::log(s) : std::exp(x) / s, 1e-5,
+                       "softmax");
           }
         }
       }
@@ -379,16 +504,21 @@ TEST_F(EmulatedKernels, LayerNormWithWeightAndBias) {
     FillPattern(b, 13);
     Tensor out = Make(kF64, {4, 2, len});
     const std::vector<int64_t> ns = {2, len};
-    ASSERT_EQ(Call(bp_gpu::LayerNormEntry, "layer_norm", 0, {TArg(in), ListArg(ns), TArg(w), TArg(b), DArg(1e-5)}, out),
-              BP_STATUS_OK) << g_error;
+    ASSERT_EQ(Call(bp_gpu::LayerNormEntry, "layer_norm", 0,
+                   {TArg(in), ListArg(ns), TArg(w), TArg(b), DArg(1e-5)}, out),
+              BP_STATUS_OK)
+        << g_error;
     for (int64_t r = 0; r < 4; ++r) {
       double mean = 0, var = 0;
       ForEach({2, len}, [&](const std::vector<int64_t>& i) { mean += in.Get({r, i[0], i[1]}); });
       mean /= 2.0 * len;
-      ForEach({2, len}, [&](const std::vector<int64_t>& i) { var += std::pow(in.Get({r, i[0], i[1]}) - mean, 2); });
+      ForEach({2, len}, [&](const std::vector<int64_t>& i) {
+        var += std::pow(in.Get({r, i[0], i[1]}) - mean, 2);
+      });
       var /= 2.0 * len;
       ForEach({2, len}, [&](const std::vector<int64_t>& i) {
-        const double want = (in.Get({r, i[0], i[1]}) - mean) / std::sqrt(var + 1e-5) * w.Get(i) + b.Get(i);
+        const double want =
+            (in.Get({r, i[0], i[1]}) - mean) / std::sqrt(var + 1e-5) * w.Get(i) + b.Get(i);
         ExpectNear(out.Get({r, i[0], i[1]}), want, 1e-9, "layer_norm");
       });
     }
@@ -398,7 +528,8 @@ TEST_F(EmulatedKernels, LayerNormWithWeightAndBias) {
 TEST_F(EmulatedKernels, BatchedMatmulWithBroadcastBatchAndTransposedOperand) {
   const int64_t B = 3, M = 17, K = 20, N = 18;
   Tensor a = Make(kF32, {B, M, K});
-  Tensor b = Make(kF32, {B, K, N}, {0, 1, K});  // one [K, N] matrix stored transposed, broadcast over B
+  Tensor b =
+      Make(kF32, {B, K, N}, {0, 1, K});  // one [K, N] matrix stored transposed, broadcast over B
   Tensor c = Make(kF32, {B, M, N});
   FillPattern(a, 14);
   FillPattern(b, 15);
@@ -417,8 +548,10 @@ TEST_F(EmulatedKernels, AddmmAndLinear) {
   FillPattern(m1, 17);
   FillPattern(m2, 18);
   Tensor out = Make(kF32, {M, N});
-  ASSERT_EQ(Call(bp_gpu::AddmmEntry, "addmm", 0, {TArg(self), TArg(m1), TArg(m2), DArg(0.5), IArg(2)}, out),
-            BP_STATUS_OK) << g_error;
+  ASSERT_EQ(Call(bp_gpu::AddmmEntry, "addmm", 0,
+                 {TArg(self), TArg(m1), TArg(m2), DArg(0.5), IArg(2)}, out),
+            BP_STATUS_OK)
+      << g_error;
   ForEach(out.shape, [&](const std::vector<int64_t>& i) {
     double ref = 0;
     for (int64_t k = 0; k < K; ++k) ref += m1.Get({i[0], k}) * m2.Get({k, i[1]});
@@ -430,7 +563,9 @@ TEST_F(EmulatedKernels, AddmmAndLinear) {
   FillPattern(w, 20);
   FillPattern(bias, 21);
   Tensor y = Make(kBF16, {2, 3, N});
-  ASSERT_EQ(Call(bp_gpu::LinearEntry, "linear", 0, {TArg(in), TArg(w), TArg(bias)}, y), BP_STATUS_OK) << g_error;
+  ASSERT_EQ(Call(bp_gpu::LinearEntry, "linear", 0, {TArg(in), TArg(w), TArg(bias)}, y),
+            BP_STATUS_OK)
+      << g_error;
   ForEach(y.shape, [&](const std::vector<int64_t>& i) {
     double ref = bias.Get({i[2]});
     for (int64_t k = 0; k < K; ++k) ref += in.Get({i[0], i[1], k}) * w.Get({i[2], k});
@@ -443,14 +578,18 @@ TEST_F(EmulatedKernels, CopyConvertsDtypesAndBroadcasts) {
   Tensor src = Make(kF32, {3, 6}, {0, 1});
   for (int j = 0; j < 6; ++j) src.Set({0, j}, -2.75 + 1.1 * j);
   Tensor dst = Make(kI32, {3, 6}, {1, 3});
-  ASSERT_EQ(Call(bp_gpu::CopyEntry, "copy_", 0, {TArg(dst), TArg(src), IArg(0)}, dst), BP_STATUS_OK) << g_error;
-  ForEach(dst.shape, [&](const std::vector<int64_t>& i) { EXPECT_EQ(dst.Get(i), std::trunc(src.Get({0, i[1]}))); });
+  ASSERT_EQ(Call(bp_gpu::CopyEntry, "copy_", 0, {TArg(dst), TArg(src), IArg(0)}, dst), BP_STATUS_OK)
+      << g_error;
+  ForEach(dst.shape, [&](const std::vector<int64_t>& i) {
+    EXPECT_EQ(dst.Get(i), std::trunc(src.Get({0, i[1]})));
+  });
   Tensor h = Make(kF16, {3, 6});
   ASSERT_EQ(Call(bp_gpu::CopyEntry, "copy_", 0, {TArg(h), TArg(dst)}, h), BP_STATUS_OK);
   ForEach(h.shape, [&](const std::vector<int64_t>& i) { EXPECT_EQ(h.Get(i), dst.Get(i)); });
   Tensor u = Make(kU8, {3, 6}), bo = Make(kBool, {3, 6});
   ASSERT_EQ(Call(bp_gpu::CopyEntry, "copy_", 0, {TArg(bo), TArg(h)}, bo), BP_STATUS_OK);
-  ForEach(bo.shape, [&](const std::vector<int64_t>& i) { EXPECT_EQ(bo.Get(i), h.Get(i) != 0 ? 1 : 0); });
+  ForEach(bo.shape,
+          [&](const std::vector<int64_t>& i) { EXPECT_EQ(bo.Get(i), h.Get(i) != 0 ? 1 : 0); });
   ASSERT_EQ(Call(bp_gpu::CopyEntry, "copy_", 0, {TArg(u), TArg(bo)}, u), BP_STATUS_OK);
   ForEach(u.shape, [&](const std::vector<int64_t>& i) { EXPECT_EQ(u.Get(i), bo.Get(i)); });
 }
@@ -461,7 +600,9 @@ TEST_F(EmulatedKernels, CatAlongAnInnerDimAndFill) {
   FillPattern(b, 23, true);
   FillPattern(c, 24, true);
   Tensor out = Make(kI64, {2, 6});
-  Fix(a); Fix(b); Fix(c);
+  Fix(a);
+  Fix(b);
+  Fix(c);
   const DLTensor* list[3] = {&a.dl, &b.dl, &c.dl};
   bp_kernel_arg_t tl{};
   tl.kind = BP_VALUE_TENSOR_LIST;
@@ -482,7 +623,8 @@ TEST_F(EmulatedKernels, CatAlongAnInnerDimAndFill) {
 TEST_F(EmulatedKernels, MismatchedDtypesGoToTheFallbackWithoutWriting) {
   Tensor a = Make(kF32, {4}), b = Make(kF64, {4}), out = Make(kF32, {4});
   out.Set({0}, 42);
-  EXPECT_EQ(Call(bp_gpu::BinaryEntry, "add.Tensor", bp_gpu::kAdd, {TArg(a), TArg(b)}, out), BP_STATUS_UNIMPLEMENTED);
+  EXPECT_EQ(Call(bp_gpu::BinaryEntry, "add.Tensor", bp_gpu::kAdd, {TArg(a), TArg(b)}, out),
+            BP_STATUS_UNIMPLEMENTED);
   EXPECT_NE(g_error.find("add.Tensor"), std::string::npos) << g_error;
   EXPECT_EQ(out.Get({0}), 42);
 }

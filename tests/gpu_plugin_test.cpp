@@ -35,7 +35,8 @@ bp_status_t SetError(bp_status_t code, const char* message) {
 void Log(bp_registrar_t*, int32_t, const char* message) { g_host->logs.push_back(message); }
 bp_status_t RegisterKernel(bp_registrar_t*, const char* op, bp_kernel_fn fn, void* data, uint32_t) {
   if (!op || !fn) return BP_STATUS_INVALID_ARGUMENT;
-  if (!g_host->kernels.emplace(op, std::make_pair(fn, data)).second) return BP_STATUS_ALREADY_EXISTS;
+  if (!g_host->kernels.emplace(op, std::make_pair(fn, data)).second)
+    return BP_STATUS_ALREADY_EXISTS;
   return BP_STATUS_OK;
 }
 bp_status_t RegisterFallback(bp_registrar_t*, bp_kernel_fn, void*, uint32_t) {
@@ -267,8 +268,10 @@ TEST_P(GpuPluginTest, MatmulKernelRunsOnDevice) {
   ASSERT_EQ(backend_.allocate(data, 0, a.size() * 4, &da), BP_STATUS_OK);
   ASSERT_EQ(backend_.allocate(data, 0, b.size() * 4, &db), BP_STATUS_OK);
   ASSERT_EQ(backend_.allocate(data, 0, c.size() * 4, &dc), BP_STATUS_OK);
-  ASSERT_EQ(backend_.copy_host_to_device(data, 0, a.data(), da, 0, a.size() * 4, stream), BP_STATUS_OK);
-  ASSERT_EQ(backend_.copy_host_to_device(data, 0, b.data(), db, 0, b.size() * 4, stream), BP_STATUS_OK);
+  ASSERT_EQ(backend_.copy_host_to_device(data, 0, a.data(), da, 0, a.size() * 4, stream),
+            BP_STATUS_OK);
+  ASSERT_EQ(backend_.copy_host_to_device(data, 0, b.data(), db, 0, b.size() * 4, stream),
+            BP_STATUS_OK);
   const DLDataType f32{kDLFloat, 32, 1};
   int64_t sa[2] = {m, k}, ta_[2] = {k, 1}, sb[2] = {k, n}, tb_[2] = {n, 1}, sc[2] = {m, n},
           tc_[2] = {n, 1};
@@ -294,7 +297,8 @@ TEST_P(GpuPluginTest, MatmulKernelRunsOnDevice) {
   call.stream = stream;
   call.backend_data = data;
   ASSERT_EQ(host_.kernels["matmul"].first(&call), BP_STATUS_OK) << host_.last_error;
-  ASSERT_EQ(backend_.copy_device_to_host(data, 0, dc, 0, c.data(), c.size() * 4, stream), BP_STATUS_OK);
+  ASSERT_EQ(backend_.copy_device_to_host(data, 0, dc, 0, c.data(), c.size() * 4, stream),
+            BP_STATUS_OK);
   for (int64_t i = 0; i < m; ++i) {
     for (int64_t j = 0; j < n; ++j) {
       double ref = 0;
@@ -308,6 +312,8 @@ TEST_P(GpuPluginTest, MatmulKernelRunsOnDevice) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Plugins, GpuPluginTest, ::testing::ValuesIn(PluginNames()),
-                         [](const ::testing::TestParamInfo<std::string>& info) { return info.param; });
+                         [](const ::testing::TestParamInfo<std::string>& info) {
+                           return info.param;
+                         });
 
 }  // namespace

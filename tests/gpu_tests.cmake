@@ -37,10 +37,12 @@ endif()
 # The kernel sources themselves, run on host threads (tests/gpu_emulator.h).
 find_package(Threads REQUIRED)
 add_executable(gpu_kernels_emulated_test ${_bp_gpu_tests_dir}/gpu_kernels_emulated_test.cpp)
-target_include_directories(gpu_kernels_emulated_test PRIVATE ${_bp_gpu_common_dir} ${_bp_gpu_tests_dir})
+target_include_directories(gpu_kernels_emulated_test PRIVATE
+  ${_bp_gpu_common_dir} ${_bp_gpu_tests_dir})
 target_compile_definitions(gpu_kernels_emulated_test PRIVATE BP_GPU_EMULATE=1)
 # g++ does not know the kernels' #pragma unroll.
 target_compile_options(gpu_kernels_emulated_test PRIVATE -Wno-unknown-pragmas)
-target_link_libraries(gpu_kernels_emulated_test PRIVATE Backplane::abi GTest::gtest_main Threads::Threads)
+target_link_libraries(gpu_kernels_emulated_test PRIVATE
+  Backplane::abi GTest::gtest_main Threads::Threads)
 backplane_warnings(gpu_kernels_emulated_test)
 add_test(NAME gpu_kernels_emulated_test COMMAND gpu_kernels_emulated_test)

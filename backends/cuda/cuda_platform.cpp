@@ -160,11 +160,24 @@ bp_status_t Gemm(const bp_kernel_call_t* call, PlatformState* state, const GemmP
   cudaDataType_t type;
   cublasComputeType_t compute;
   switch (p.dtype) {
-    case ScalarType::kFloat32: type = CUDA_R_32F; compute = CUBLAS_COMPUTE_32F; break;
-    case ScalarType::kFloat16: type = CUDA_R_16F; compute = CUBLAS_COMPUTE_32F; break;
-    case ScalarType::kBFloat16: type = CUDA_R_16BF; compute = CUBLAS_COMPUTE_32F; break;
-    case ScalarType::kFloat64: type = CUDA_R_64F; compute = CUBLAS_COMPUTE_64F; break;
-    default: return BP_STATUS_UNIMPLEMENTED;
+    case ScalarType::kFloat32:
+      type = CUDA_R_32F;
+      compute = CUBLAS_COMPUTE_32F;
+      break;
+    case ScalarType::kFloat16:
+      type = CUDA_R_16F;
+      compute = CUBLAS_COMPUTE_32F;
+      break;
+    case ScalarType::kBFloat16:
+      type = CUDA_R_16BF;
+      compute = CUBLAS_COMPUTE_32F;
+      break;
+    case ScalarType::kFloat64:
+      type = CUDA_R_64F;
+      compute = CUBLAS_COMPUTE_64F;
+      break;
+    default:
+      return BP_STATUS_UNIMPLEMENTED;
   }
   const Layout la = Classify(p.m, p.k, p.a_rs, p.a_cs);
   const Layout lb = Classify(p.k, p.n, p.b_rs, p.b_cs);
@@ -193,7 +206,8 @@ bp_status_t Gemm(const bp_kernel_call_t* call, PlatformState* state, const GemmP
     static std::once_flag warned;
     std::call_once(warned, [&] {
       if (ps && ps->host && ps->host->log) {
-        const std::string msg = "cuda backend: cuBLAS unavailable, matmul uses the tiled kernel: " + api.error;
+        const std::string msg =
+            "cuda backend: cuBLAS unavailable, matmul uses the tiled kernel: " + api.error;
         ps->host->log(ps->registrar, BP_LOG_WARNING, msg.c_str());
       }
     });
@@ -239,17 +253,16 @@ bp_status_t Gemm(const bp_kernel_call_t* call, PlatformState* state, const GemmP
     const char* a = static_cast<const char*>(p.a) + off[0] * es;
     const char* b = static_cast<const char*>(p.b) + off[1] * es;
     char* c = static_cast<char*>(p.c) + off[2] * es;
-    cs = api.gemm(
-        slot.handle, op_b, op_a, static_cast<int>(p.n), static_cast<int>(p.m),
-        static_cast<int>(p.k), alpha, b, type, static_cast<int>(lb.ld), sb, a, type,
-        static_cast<int>(la.ld), sa, beta, c, type, static_cast<int>(lc.ld), sc,
-        static_cast<int>(inner), compute, CUBLAS_GEMM_DEFAULT);
+    cs = api.gemm(slot.handle, op_b, op_a, static_cast<int>(p.n), static_cast<int>(p.m),
+                  static_cast<int>(p.k), alpha, b, type, static_cast<int>(lb.ld), sb, a, type,
+                  static_cast<int>(la.ld), sa, beta, c, type, static_cast<int>(lc.ld), sc,
+                  static_cast<int>(inner), compute, CUBLAS_GEMM_DEFAULT);
     if (cs != CUBLAS_STATUS_SUCCESS) {
-      return KernelError(call, BP_STATUS_INTERNAL,
-                         "cublasGemmStridedBatchedEx(m=%lld, n=%lld, k=%lld, batch=%lld) failed: %s",
-                         static_cast<long long>(p.m), static_cast<long long>(p.n),
-                         static_cast<long long>(p.k), static_cast<long long>(inner),
-                         CublasName(api, cs));
+      return KernelError(
+          call, BP_STATUS_INTERNAL,
+          "cublasGemmStridedBatchedEx(m=%lld, n=%lld, k=%lld, batch=%lld) failed: %s",
+          static_cast<long long>(p.m), static_cast<long long>(p.n), static_cast<long long>(p.k),
+          static_cast<long long>(inner), CublasName(api, cs));
     }
   }
   return BP_STATUS_OK;

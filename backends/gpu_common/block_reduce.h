@@ -9,14 +9,34 @@
 
 namespace bp_gpu {
 
-template <typename A> __device__ inline A LowestOf();
-template <> __device__ inline float LowestOf<float>() { return -INFINITY; }
-template <> __device__ inline double LowestOf<double>() { return -static_cast<double>(INFINITY); }
-template <> __device__ inline int64_t LowestOf<int64_t>() { return INT64_MIN; }
-template <typename A> __device__ inline A HighestOf();
-template <> __device__ inline float HighestOf<float>() { return INFINITY; }
-template <> __device__ inline double HighestOf<double>() { return static_cast<double>(INFINITY); }
-template <> __device__ inline int64_t HighestOf<int64_t>() { return INT64_MAX; }
+template <typename A>
+__device__ inline A LowestOf();
+template <>
+__device__ inline float LowestOf<float>() {
+  return -INFINITY;
+}
+template <>
+__device__ inline double LowestOf<double>() {
+  return -static_cast<double>(INFINITY);
+}
+template <>
+__device__ inline int64_t LowestOf<int64_t>() {
+  return INT64_MIN;
+}
+template <typename A>
+__device__ inline A HighestOf();
+template <>
+__device__ inline float HighestOf<float>() {
+  return INFINITY;
+}
+template <>
+__device__ inline double HighestOf<double>() {
+  return static_cast<double>(INFINITY);
+}
+template <>
+__device__ inline int64_t HighestOf<int64_t>() {
+  return INT64_MAX;
+}
 
 // Shared scratch for one value per thread, typed by the caller. 16-byte
 // aligned so any accumulator type fits.
@@ -31,7 +51,8 @@ __device__ inline void* SharedScratch() {
 
 // Sum of `v` over the block; every thread gets the total. Uses
 // blockDim.x * sizeof(A) bytes of dynamic shared memory.
-template <typename A> __device__ inline A BlockSum(A v) {
+template <typename A>
+__device__ inline A BlockSum(A v) {
   A* s = static_cast<A*>(SharedScratch());
   s[threadIdx.x] = v;
   __syncthreads();
@@ -45,7 +66,8 @@ template <typename A> __device__ inline A BlockSum(A v) {
 }
 
 // Maximum of `v` over the block (NaN propagates); every thread gets it.
-template <typename A> __device__ inline A BlockMax(A v) {
+template <typename A>
+__device__ inline A BlockMax(A v) {
   A* s = static_cast<A*>(SharedScratch());
   s[threadIdx.x] = v;
   __syncthreads();

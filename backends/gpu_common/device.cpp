@@ -5,10 +5,11 @@
 // sits above every backend's allocate(), so there is one caching policy and
 // one place for statistics (allocated, reserved, peak) for all backends,
 // instead of a private cache per plugin the core cannot see or empty.
+#include "device.h"
+
 #include <cstdio>
 #include <cstring>
 
-#include "device.h"
 #include "gpu_runtime.h"
 #include "platform.h"
 #include "plugin_state.h"
@@ -30,7 +31,8 @@ bp_status_t CheckDevice(PluginState* st, int32_t device, const char* fn) {
   if (device >= 0 && device < st->device_count) return BP_STATUS_OK;
   char msg[256];
   if (st->device_count == 0) {
-    std::snprintf(msg, sizeof msg, "%s backend: %s: device %d requested but there are no devices (%s)",
+    std::snprintf(msg, sizeof msg,
+                  "%s backend: %s: device %d requested but there are no devices (%s)",
                   platform::kBackendName, fn, device, st->no_device_reason.c_str());
   } else {
     std::snprintf(msg, sizeof msg, "%s backend: %s: device %d out of range [0, %d)",
@@ -47,7 +49,8 @@ bp_status_t SetDevice(PluginState* st, int32_t device, const char* fn) {
 }
 
 bp_status_t DeviceCount(void* data, int32_t* out_count) {
-  if (!out_count) return S(data)->host->set_error(BP_STATUS_INVALID_ARGUMENT, "device_count: out_count is NULL");
+  if (!out_count)
+    return S(data)->host->set_error(BP_STATUS_INVALID_ARGUMENT, "device_count: out_count is NULL");
   *out_count = S(data)->device_count;
   return BP_STATUS_OK;
 }
@@ -58,12 +61,15 @@ void CopyString(char* dst, size_t cap, const char* src) {
 
 bp_status_t DeviceProperties(void* data, int32_t device, bp_device_properties_t* out) {
   PluginState* st = S(data);
-  if (!out) return st->host->set_error(BP_STATUS_INVALID_ARGUMENT, "device_properties: out_properties is NULL");
+  if (!out)
+    return st->host->set_error(BP_STATUS_INVALID_ARGUMENT,
+                               "device_properties: out_properties is NULL");
   if (bp_status_t s = CheckDevice(st, device, "device_properties")) return s;
   gpuDeviceProp_t prop;
   std::memset(&prop, 0, sizeof prop);
   const gpuError_t e = gpuGetDeviceProperties(&prop, device);
-  if (e != gpuSuccess) return Fail(st, BP_STATUS_UNAVAILABLE, BP_GPU_PREFIX "GetDeviceProperties", e);
+  if (e != gpuSuccess)
+    return Fail(st, BP_STATUS_UNAVAILABLE, BP_GPU_PREFIX "GetDeviceProperties", e);
   // Fill a full local copy, then hand over only what the caller's struct holds.
   bp_device_properties_t p;
   std::memset(&p, 0, sizeof p);
@@ -73,7 +79,8 @@ bp_status_t DeviceProperties(void* data, int32_t device, bp_device_properties_t*
   int driver = 0, runtime = 0;
   (void)gpuDriverGetVersion(&driver);
   (void)gpuRuntimeGetVersion(&runtime);
-  std::snprintf(p.driver_version, sizeof p.driver_version, "driver %d, runtime %d", driver, runtime);
+  std::snprintf(p.driver_version, sizeof p.driver_version, "driver %d, runtime %d", driver,
+                runtime);
   p.total_memory_bytes = static_cast<uint64_t>(prop.totalGlobalMem);
   // The kernels compute float16/bfloat16 through float, so every device runs them.
   p.capabilities = BP_DEVICE_CAP_FP64 | BP_DEVICE_CAP_FP16 | BP_DEVICE_CAP_BF16;
@@ -125,7 +132,8 @@ bp_status_t CopyH2D(void* data, int32_t device, const void* src, void* dst, size
   if (nbytes == 0) return BP_STATUS_OK;
   const gpuError_t e = gpuMemcpyAsync(static_cast<char*>(dst) + dst_offset, src, nbytes,
                                       gpuMemcpyHostToDevice, static_cast<gpuStream_t>(stream));
-  if (e != gpuSuccess) return Fail(st, BP_STATUS_INTERNAL, BP_GPU_PREFIX "MemcpyAsync(host to device)", e);
+  if (e != gpuSuccess)
+    return Fail(st, BP_STATUS_INTERNAL, BP_GPU_PREFIX "MemcpyAsync(host to device)", e);
   return BP_STATUS_OK;
 }
 
@@ -138,7 +146,8 @@ bp_status_t CopyD2H(void* data, int32_t device, const void* src, size_t src_offs
   gpuStream_t gs = static_cast<gpuStream_t>(stream);
   gpuError_t e = gpuMemcpyAsync(dst, static_cast<const char*>(src) + src_offset, nbytes,
                                 gpuMemcpyDeviceToHost, gs);
-  if (e != gpuSuccess) return Fail(st, BP_STATUS_INTERNAL, BP_GPU_PREFIX "MemcpyAsync(device to host)", e);
+  if (e != gpuSuccess)
+    return Fail(st, BP_STATUS_INTERNAL, BP_GPU_PREFIX "MemcpyAsync(device to host)", e);
   e = gpuStreamSynchronize(gs);
   if (e != gpuSuccess) return Fail(st, BP_STATUS_INTERNAL, BP_GPU_PREFIX "StreamSynchronize", e);
   return BP_STATUS_OK;
@@ -152,7 +161,8 @@ bp_status_t CopyD2D(void* data, int32_t device, const void* src, size_t src_offs
   const gpuError_t e = gpuMemcpyAsync(static_cast<char*>(dst) + dst_offset,
                                       static_cast<const char*>(src) + src_offset, nbytes,
                                       gpuMemcpyDeviceToDevice, static_cast<gpuStream_t>(stream));
-  if (e != gpuSuccess) return Fail(st, BP_STATUS_INTERNAL, BP_GPU_PREFIX "MemcpyAsync(device to device)", e);
+  if (e != gpuSuccess)
+    return Fail(st, BP_STATUS_INTERNAL, BP_GPU_PREFIX "MemcpyAsync(device to device)", e);
   return BP_STATUS_OK;
 }
 
@@ -161,14 +171,17 @@ bp_status_t CopyD2D(void* data, int32_t device, const void* src, size_t src_offs
 // because creating it initializes the device context (slow; not at load).
 bp_status_t StreamGetDefault(void* data, int32_t device, bp_stream_t* out_stream) {
   PluginState* st = S(data);
-  if (!out_stream) return st->host->set_error(BP_STATUS_INVALID_ARGUMENT, "stream_get_default: out_stream is NULL");
+  if (!out_stream)
+    return st->host->set_error(BP_STATUS_INVALID_ARGUMENT,
+                               "stream_get_default: out_stream is NULL");
   if (bp_status_t s = SetDevice(st, device, "stream_get_default")) return s;
   DeviceSlot& slot = st->devices[device];
   std::call_once(slot.stream_once, [&] {
     slot.stream_error = gpuStreamCreateWithFlags(&slot.stream, gpuStreamNonBlocking);
   });
   if (slot.stream_error != gpuSuccess) {
-    return Fail(st, BP_STATUS_UNAVAILABLE, BP_GPU_PREFIX "StreamCreateWithFlags", slot.stream_error);
+    return Fail(st, BP_STATUS_UNAVAILABLE, BP_GPU_PREFIX "StreamCreateWithFlags",
+                slot.stream_error);
   }
   *out_stream = slot.stream;
   return BP_STATUS_OK;
@@ -185,7 +198,8 @@ bp_status_t StreamSynchronize(void* data, int32_t device, bp_stream_t stream) {
 
 bp_status_t EventCreate(void* data, int32_t device, bp_event_t* out_event) {
   PluginState* st = S(data);
-  if (!out_event) return st->host->set_error(BP_STATUS_INVALID_ARGUMENT, "event_create: out_event is NULL");
+  if (!out_event)
+    return st->host->set_error(BP_STATUS_INVALID_ARGUMENT, "event_create: out_event is NULL");
   if (bp_status_t s = SetDevice(st, device, "event_create")) return s;
   gpuEvent_t ev = nullptr;
   const gpuError_t e = gpuEventCreateWithFlags(&ev, gpuEventDisableTiming);
@@ -195,7 +209,8 @@ bp_status_t EventCreate(void* data, int32_t device, bp_event_t* out_event) {
 }
 
 bp_status_t EventRecord(void* data, bp_event_t event, bp_stream_t stream) {
-  const gpuError_t e = gpuEventRecord(static_cast<gpuEvent_t>(event), static_cast<gpuStream_t>(stream));
+  const gpuError_t e =
+      gpuEventRecord(static_cast<gpuEvent_t>(event), static_cast<gpuStream_t>(stream));
   if (e != gpuSuccess) return Fail(S(data), BP_STATUS_INTERNAL, BP_GPU_PREFIX "EventRecord", e);
   return BP_STATUS_OK;
 }
@@ -209,7 +224,8 @@ bp_status_t EventWait(void* data, bp_event_t event, bp_stream_t stream) {
 
 bp_status_t EventSynchronize(void* data, bp_event_t event) {
   const gpuError_t e = gpuEventSynchronize(static_cast<gpuEvent_t>(event));
-  if (e != gpuSuccess) return Fail(S(data), BP_STATUS_INTERNAL, BP_GPU_PREFIX "EventSynchronize", e);
+  if (e != gpuSuccess)
+    return Fail(S(data), BP_STATUS_INTERNAL, BP_GPU_PREFIX "EventSynchronize", e);
   return BP_STATUS_OK;
 }
 

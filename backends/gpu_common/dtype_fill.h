@@ -18,13 +18,27 @@ inline uint64_t FillPattern(ScalarType st, bool is_floating, double d, int64_t i
   const double dv = is_floating ? d : static_cast<double>(i);
   const int64_t iv = is_floating ? static_cast<int64_t>(d) : i;
   switch (st) {
-    case ScalarType::kBool: bits = (is_floating ? d != 0.0 : i != 0) ? 1u : 0u; break;
-    case ScalarType::kUInt8: bits = static_cast<uint8_t>(iv); break;
-    case ScalarType::kInt8: bits = static_cast<uint8_t>(static_cast<int8_t>(iv)); break;
-    case ScalarType::kInt32: bits = static_cast<uint32_t>(static_cast<int32_t>(iv)); break;
-    case ScalarType::kInt64: bits = static_cast<uint64_t>(iv); break;
-    case ScalarType::kFloat16: bits = FloatToHalfBits(static_cast<float>(dv)); break;
-    case ScalarType::kBFloat16: bits = FloatToBFloat16Bits(static_cast<float>(dv)); break;
+    case ScalarType::kBool:
+      bits = (is_floating ? d != 0.0 : i != 0) ? 1u : 0u;
+      break;
+    case ScalarType::kUInt8:
+      bits = static_cast<uint8_t>(iv);
+      break;
+    case ScalarType::kInt8:
+      bits = static_cast<uint8_t>(static_cast<int8_t>(iv));
+      break;
+    case ScalarType::kInt32:
+      bits = static_cast<uint32_t>(static_cast<int32_t>(iv));
+      break;
+    case ScalarType::kInt64:
+      bits = static_cast<uint64_t>(iv);
+      break;
+    case ScalarType::kFloat16:
+      bits = FloatToHalfBits(static_cast<float>(dv));
+      break;
+    case ScalarType::kBFloat16:
+      bits = FloatToBFloat16Bits(static_cast<float>(dv));
+      break;
     case ScalarType::kFloat32: {
       const float f = static_cast<float>(dv);
       uint32_t u;
@@ -32,8 +46,11 @@ inline uint64_t FillPattern(ScalarType st, bool is_floating, double d, int64_t i
       bits = u;
       break;
     }
-    case ScalarType::kFloat64: std::memcpy(&bits, &dv, sizeof bits); break;
-    default: break;
+    case ScalarType::kFloat64:
+      std::memcpy(&bits, &dv, sizeof bits);
+      break;
+    default:
+      break;
   }
   return bits;
 }

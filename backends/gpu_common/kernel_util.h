@@ -20,8 +20,8 @@ namespace bp_gpu {
 inline bp_status_t KernelError(const bp_kernel_call_t* call, bp_status_t code, const char* fmt,
                                ...) {
   char msg[512];
-  int n = std::snprintf(msg, sizeof msg, "%s (" BP_GPU_PREFIX " backend): ",
-                        call->op_name ? call->op_name : "?");
+  int n = std::snprintf(msg, sizeof msg,
+                        "%s (" BP_GPU_PREFIX " backend): ", call->op_name ? call->op_name : "?");
   if (n < 0) n = 0;
   if (n < static_cast<int>(sizeof msg)) {
     va_list ap;
@@ -66,7 +66,8 @@ inline int32_t SmCount(const bp_kernel_call_t* call) {
 }
 
 // Typed address of a tensor's first element (data + byte_offset).
-template <typename T> inline T* DataPtr(const DLTensor* t) {
+template <typename T>
+inline T* DataPtr(const DLTensor* t) {
   return reinterpret_cast<T*>(static_cast<char*>(t->data) + t->byte_offset);
 }
 
@@ -83,7 +84,8 @@ struct ScalarValue {
   bool is_floating = false;
   double d = 0.0;
   int64_t i = 0;
-  template <typename A> A As() const {
+  template <typename A>
+  A As() const {
     if (is_floating) return static_cast<A>(d);
     return static_cast<A>(i);
   }
@@ -131,9 +133,10 @@ inline bp_status_t CheckDtype(const bp_kernel_call_t* call, const char* what, co
   if (!ok) {
     // UNIMPLEMENTED before writing anything: the dispatcher then runs the
     // CPU fallback for this call (backend.h kernel contract).
-    return KernelError(call, BP_STATUS_UNIMPLEMENTED,
-                       "argument '%s' has dtype %s (code %d, bits %d), which this kernel does not take",
-                       what, ScalarTypeName(s), t->dtype.code, t->dtype.bits);
+    return KernelError(
+        call, BP_STATUS_UNIMPLEMENTED,
+        "argument '%s' has dtype %s (code %d, bits %d), which this kernel does not take", what,
+        ScalarTypeName(s), t->dtype.code, t->dtype.bits);
   }
   *out = s;
   return BP_STATUS_OK;

@@ -14,7 +14,7 @@
 namespace bp_gpu {
 namespace {
 
-#define BP_GRID_STRIDE_LOOP(i, n)                                                   \
+#define BP_GRID_STRIDE_LOOP(i, n)                                                        \
   for (int64_t i = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; i < (n); \
        i += static_cast<int64_t>(gridDim.x) * blockDim.x)
 
@@ -38,43 +38,79 @@ __global__ void StridedCopyKernel(int64_t n, OffsetCalculator<2> calc, U* out, c
 
 __device__ inline double LoadAsDouble(const char* p, int32_t st) {
   switch (static_cast<ScalarType>(st)) {
-    case ScalarType::kBool: return *reinterpret_cast<const bool*>(p) ? 1.0 : 0.0;
-    case ScalarType::kUInt8: return *reinterpret_cast<const uint8_t*>(p);
-    case ScalarType::kInt8: return *reinterpret_cast<const int8_t*>(p);
-    case ScalarType::kInt32: return *reinterpret_cast<const int32_t*>(p);
-    case ScalarType::kInt64: return static_cast<double>(*reinterpret_cast<const int64_t*>(p));
-    case ScalarType::kFloat16: return Load(reinterpret_cast<const Half*>(p));
-    case ScalarType::kBFloat16: return Load(reinterpret_cast<const BFloat16*>(p));
-    case ScalarType::kFloat32: return *reinterpret_cast<const float*>(p);
-    case ScalarType::kFloat64: return *reinterpret_cast<const double*>(p);
-    default: return 0.0;
+    case ScalarType::kBool:
+      return *reinterpret_cast<const bool*>(p) ? 1.0 : 0.0;
+    case ScalarType::kUInt8:
+      return *reinterpret_cast<const uint8_t*>(p);
+    case ScalarType::kInt8:
+      return *reinterpret_cast<const int8_t*>(p);
+    case ScalarType::kInt32:
+      return *reinterpret_cast<const int32_t*>(p);
+    case ScalarType::kInt64:
+      return static_cast<double>(*reinterpret_cast<const int64_t*>(p));
+    case ScalarType::kFloat16:
+      return Load(reinterpret_cast<const Half*>(p));
+    case ScalarType::kBFloat16:
+      return Load(reinterpret_cast<const BFloat16*>(p));
+    case ScalarType::kFloat32:
+      return *reinterpret_cast<const float*>(p);
+    case ScalarType::kFloat64:
+      return *reinterpret_cast<const double*>(p);
+    default:
+      return 0.0;
   }
 }
 
 __device__ inline int64_t LoadAsInt(const char* p, int32_t st) {
   switch (static_cast<ScalarType>(st)) {
-    case ScalarType::kBool: return *reinterpret_cast<const bool*>(p) ? 1 : 0;
-    case ScalarType::kUInt8: return *reinterpret_cast<const uint8_t*>(p);
-    case ScalarType::kInt8: return *reinterpret_cast<const int8_t*>(p);
-    case ScalarType::kInt32: return *reinterpret_cast<const int32_t*>(p);
-    case ScalarType::kInt64: return *reinterpret_cast<const int64_t*>(p);
-    default: return 0;
+    case ScalarType::kBool:
+      return *reinterpret_cast<const bool*>(p) ? 1 : 0;
+    case ScalarType::kUInt8:
+      return *reinterpret_cast<const uint8_t*>(p);
+    case ScalarType::kInt8:
+      return *reinterpret_cast<const int8_t*>(p);
+    case ScalarType::kInt32:
+      return *reinterpret_cast<const int32_t*>(p);
+    case ScalarType::kInt64:
+      return *reinterpret_cast<const int64_t*>(p);
+    default:
+      return 0;
   }
 }
 
-template <typename V> __device__ inline void StoreAs(char* p, int32_t st, V v) {
+template <typename V>
+__device__ inline void StoreAs(char* p, int32_t st, V v) {
   switch (static_cast<ScalarType>(st)) {
-    case ScalarType::kBool: Store(reinterpret_cast<bool*>(p), v); break;
+    case ScalarType::kBool:
+      Store(reinterpret_cast<bool*>(p), v);
+      break;
     // Floating values reach integers through int64 (C-style truncation).
-    case ScalarType::kUInt8: Store(reinterpret_cast<uint8_t*>(p), static_cast<int64_t>(v)); break;
-    case ScalarType::kInt8: Store(reinterpret_cast<int8_t*>(p), static_cast<int64_t>(v)); break;
-    case ScalarType::kInt32: Store(reinterpret_cast<int32_t*>(p), static_cast<int64_t>(v)); break;
-    case ScalarType::kInt64: Store(reinterpret_cast<int64_t*>(p), static_cast<int64_t>(v)); break;
-    case ScalarType::kFloat16: Store(reinterpret_cast<Half*>(p), v); break;
-    case ScalarType::kBFloat16: Store(reinterpret_cast<BFloat16*>(p), v); break;
-    case ScalarType::kFloat32: Store(reinterpret_cast<float*>(p), v); break;
-    case ScalarType::kFloat64: Store(reinterpret_cast<double*>(p), v); break;
-    default: break;
+    case ScalarType::kUInt8:
+      Store(reinterpret_cast<uint8_t*>(p), static_cast<int64_t>(v));
+      break;
+    case ScalarType::kInt8:
+      Store(reinterpret_cast<int8_t*>(p), static_cast<int64_t>(v));
+      break;
+    case ScalarType::kInt32:
+      Store(reinterpret_cast<int32_t*>(p), static_cast<int64_t>(v));
+      break;
+    case ScalarType::kInt64:
+      Store(reinterpret_cast<int64_t*>(p), static_cast<int64_t>(v));
+      break;
+    case ScalarType::kFloat16:
+      Store(reinterpret_cast<Half*>(p), v);
+      break;
+    case ScalarType::kBFloat16:
+      Store(reinterpret_cast<BFloat16*>(p), v);
+      break;
+    case ScalarType::kFloat32:
+      Store(reinterpret_cast<float*>(p), v);
+      break;
+    case ScalarType::kFloat64:
+      Store(reinterpret_cast<double*>(p), v);
+      break;
+    default:
+      break;
   }
 }
 
@@ -122,17 +158,17 @@ bp_status_t LaunchCopy(const bp_kernel_call_t* call, const DLTensor* dst, const 
     }
     const bp_status_t s = DispatchBySize(ItemSize(dst_st), [&](auto tag) -> bp_status_t {
       using U = typename decltype(tag)::type;
-      BP_GPU_LAUNCH(StridedCopyKernel<U>, cfg.grid, cfg.block, 0, stream)(n, calc, DataPtr<U>(dst),
-                                                                 DataPtr<const U>(src));
+      BP_GPU_LAUNCH(StridedCopyKernel<U>, cfg.grid, cfg.block, 0, stream)
+      (n, calc, DataPtr<U>(dst), DataPtr<const U>(src));
       return BP_STATUS_OK;
     });
     if (s != BP_STATUS_OK) return KernelError(call, s, "internal dtype dispatch failure");
     return CheckLaunch(call, "StridedCopyKernel");
   }
   const int32_t via_int = IsIntegralOrBool(dst_st) && IsIntegralOrBool(src_st) ? 1 : 0;
-  BP_GPU_LAUNCH(ConvertKernel, cfg.grid, cfg.block, 0, stream)(
-      n, calc, DataPtr<char>(dst), static_cast<int32_t>(dst_st), ItemSize(dst_st),
-      DataPtr<const char>(src), static_cast<int32_t>(src_st), ItemSize(src_st), via_int);
+  BP_GPU_LAUNCH(ConvertKernel, cfg.grid, cfg.block, 0, stream)
+  (n, calc, DataPtr<char>(dst), static_cast<int32_t>(dst_st), ItemSize(dst_st),
+   DataPtr<const char>(src), static_cast<int32_t>(src_st), ItemSize(src_st), via_int);
   return CheckLaunch(call, "ConvertKernel");
 }
 
@@ -161,7 +197,8 @@ bp_status_t FillEntry(const bp_kernel_call_t* call) {
     using U = typename decltype(tag)::type;
     U value;
     std::memcpy(&value, &pattern, sizeof value);  // little-endian: the low bytes
-    BP_GPU_LAUNCH(FillKernel<U>, cfg.grid, cfg.block, 0, StreamOf(call))(n, calc, DataPtr<U>(out), value);
+    BP_GPU_LAUNCH(FillKernel<U>, cfg.grid, cfg.block, 0, StreamOf(call))
+    (n, calc, DataPtr<U>(out), value);
     return BP_STATUS_OK;
   });
   if (s != BP_STATUS_OK) return KernelError(call, s, "internal dtype dispatch failure");
@@ -186,7 +223,8 @@ bp_status_t CatEntry(const bp_kernel_call_t* call) {
   const DLTensor* out = call->outputs[0];
   const int64_t dim = call->args[1].u.i;
   if (dim < 0 || dim >= out->ndim) {
-    return KernelError(call, BP_STATUS_OUT_OF_RANGE, "argument 'dim' = %lld is out of range for rank %d",
+    return KernelError(call, BP_STATUS_OUT_OF_RANGE,
+                       "argument 'dim' = %lld is out of range for rank %d",
                        static_cast<long long>(dim), out->ndim);
   }
   const auto& list = call->args[0].u.tensor_list;

@@ -67,10 +67,10 @@ bp_status_t RunGemm(const bp_kernel_call_t* call, const GemmProblem& p) {
   const bp_status_t s = DispatchFloat(p.dtype, [&](auto tag) -> bp_status_t {
     using T = typename decltype(tag)::type;
     using A = OpMath<T>;
-    BP_GPU_LAUNCH(GemmTiledKernel<T>, grid, block, 0, StreamOf(call))(
-        p.m, p.n, p.k, p.batch_count, p.batch, static_cast<const T*>(p.a), p.a_rs, p.a_cs,
-        static_cast<const T*>(p.b), p.b_rs, p.b_cs, static_cast<T*>(p.c), p.c_rs, p.c_cs,
-        static_cast<A>(p.alpha), static_cast<A>(p.beta));
+    BP_GPU_LAUNCH(GemmTiledKernel<T>, grid, block, 0, StreamOf(call))
+    (p.m, p.n, p.k, p.batch_count, p.batch, static_cast<const T*>(p.a), p.a_rs, p.a_cs,
+     static_cast<const T*>(p.b), p.b_rs, p.b_cs, static_cast<T*>(p.c), p.c_rs, p.c_cs,
+     static_cast<A>(p.alpha), static_cast<A>(p.beta));
     return BP_STATUS_OK;
   });
   if (s != BP_STATUS_OK) return KernelError(call, s, "internal dtype dispatch failure");
@@ -95,14 +95,15 @@ bp_status_t MatmulEntry(const bp_kernel_call_t* call) {
   const DLTensor* a = TensorArg(call, 0);
   const DLTensor* b = TensorArg(call, 1);
   if (!a || !b || call->num_outputs < 1) {
-    return KernelError(call, BP_STATUS_INVALID_ARGUMENT, "expected tensors self, other and an output");
+    return KernelError(call, BP_STATUS_INVALID_ARGUMENT,
+                       "expected tensors self, other and an output");
   }
   const DLTensor* c = call->outputs[0];
   const int32_t nd = c->ndim;
   if (nd < 2 || a->ndim != nd || b->ndim != nd) {
     return KernelError(call, BP_STATUS_INVALID_ARGUMENT,
-                       "expected self, other and out of one rank >= 2, got %d, %d and %d",
-                       a->ndim, b->ndim, nd);
+                       "expected self, other and out of one rank >= 2, got %d, %d and %d", a->ndim,
+                       b->ndim, nd);
   }
   GemmProblem p;
   if (bp_status_t s = CheckFloat(call, c, &p.dtype)) return s;

@@ -17,10 +17,12 @@ namespace {
 
 // Thread-group reductions for the two layouts: with `serial` every thread owns
 // a row and the value is already complete.
-template <typename A> __device__ inline A RowSum(A v, int32_t serial) {
+template <typename A>
+__device__ inline A RowSum(A v, int32_t serial) {
   return serial ? v : BlockSum(v);
 }
-template <typename A> __device__ inline A RowMax(A v, int32_t serial) {
+template <typename A>
+__device__ inline A RowMax(A v, int32_t serial) {
   return serial ? v : BlockMax(v);
 }
 
@@ -142,9 +144,9 @@ bp_status_t SoftmaxEntry(const bp_kernel_call_t* call) {
   const bp_status_t s = DispatchFloat(st, [&](auto tag) -> bp_status_t {
     using T = typename decltype(tag)::type;
     const size_t smem = launch.serial ? 0 : launch.cfg.block * sizeof(OpMath<T>);
-    BP_GPU_LAUNCH(SoftmaxKernel<T>, launch.cfg.grid, launch.cfg.block, smem, StreamOf(call))(
-        num_rows, len, rows, out_stride, in_stride, DataPtr<T>(out), DataPtr<const T>(in), use_log,
-        launch.serial ? 1 : 0);
+    BP_GPU_LAUNCH(SoftmaxKernel<T>, launch.cfg.grid, launch.cfg.block, smem, StreamOf(call))
+    (num_rows, len, rows, out_stride, in_stride, DataPtr<T>(out), DataPtr<const T>(in), use_log,
+     launch.serial ? 1 : 0);
     return BP_STATUS_OK;
   });
   if (s != BP_STATUS_OK) return KernelError(call, s, "internal dtype dispatch failure");
@@ -195,10 +197,10 @@ bp_status_t LayerNormEntry(const bp_kernel_call_t* call) {
   const bp_status_t s = DispatchFloat(st, [&](auto tag) -> bp_status_t {
     using T = typename decltype(tag)::type;
     const size_t smem = launch.serial ? 0 : launch.cfg.block * sizeof(OpMath<T>);
-    BP_GPU_LAUNCH(LayerNormKernel<T>, launch.cfg.grid, launch.cfg.block, smem, StreamOf(call))(
-        num_rows, len, rows, inner, DataPtr<T>(out), DataPtr<const T>(in),
-        weight ? DataPtr<const T>(weight) : nullptr, bias ? DataPtr<const T>(bias) : nullptr, eps,
-        launch.serial ? 1 : 0);
+    BP_GPU_LAUNCH(LayerNormKernel<T>, launch.cfg.grid, launch.cfg.block, smem, StreamOf(call))
+    (num_rows, len, rows, inner, DataPtr<T>(out), DataPtr<const T>(in),
+     weight ? DataPtr<const T>(weight) : nullptr, bias ? DataPtr<const T>(bias) : nullptr, eps,
+     launch.serial ? 1 : 0);
     return BP_STATUS_OK;
   });
   if (s != BP_STATUS_OK) return KernelError(call, s, "internal dtype dispatch failure");

@@ -13,7 +13,7 @@
 namespace bp_gpu {
 namespace {
 
-#define BP_GRID_STRIDE_LOOP(i, n)                                                   \
+#define BP_GRID_STRIDE_LOOP(i, n)                                                        \
   for (int64_t i = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; i < (n); \
        i += static_cast<int64_t>(gridDim.x) * blockDim.x)
 
@@ -68,7 +68,8 @@ bp_status_t RunBinary(const bp_kernel_call_t* call, int32_t op) {
   const DLTensor* a = TensorArg(call, 0);
   const DLTensor* b = TensorArg(call, 1);
   if (!a || !b || call->num_outputs < 1) {
-    return KernelError(call, BP_STATUS_INVALID_ARGUMENT, "expected tensors self, other and an output");
+    return KernelError(call, BP_STATUS_INVALID_ARGUMENT,
+                       "expected tensors self, other and an output");
   }
   const DLTensor* out = call->outputs[0];
   ScalarType st = ScalarType::kInvalid;
@@ -93,9 +94,8 @@ bp_status_t RunBinary(const bp_kernel_call_t* call, int32_t op) {
   const ScalarValue alpha = ScalarArg(call, 2, 1.0);
   const bp_status_t s = DispatchAll(st, [&](auto tag) -> bp_status_t {
     using T = typename decltype(tag)::type;
-    BP_GPU_LAUNCH(BinaryKernel<T>, cfg.grid, cfg.block, 0, StreamOf(call))(
-        n, calc, DataPtr<T>(out), DataPtr<const T>(a), DataPtr<const T>(b), op,
-        alpha.As<OpMath<T>>());
+    BP_GPU_LAUNCH(BinaryKernel<T>, cfg.grid, cfg.block, 0, StreamOf(call))
+    (n, calc, DataPtr<T>(out), DataPtr<const T>(a), DataPtr<const T>(b), op, alpha.As<OpMath<T>>());
     return BP_STATUS_OK;
   });
   if (s != BP_STATUS_OK) return KernelError(call, s, "internal dtype dispatch failure");
@@ -124,7 +124,8 @@ bp_status_t CompareEntry(const bp_kernel_call_t* call) {
   const DLTensor* a = TensorArg(call, 0);
   const DLTensor* b = TensorArg(call, 1);
   if (!a || !b || call->num_outputs < 1) {
-    return KernelError(call, BP_STATUS_INVALID_ARGUMENT, "expected tensors self, other and an output");
+    return KernelError(call, BP_STATUS_INVALID_ARGUMENT,
+                       "expected tensors self, other and an output");
   }
   const DLTensor* out = call->outputs[0];
   ScalarType st = ScalarType::kInvalid;
@@ -140,8 +141,8 @@ bp_status_t CompareEntry(const bp_kernel_call_t* call) {
   const int32_t op = OpOf(call);
   const bp_status_t s = DispatchAll(st, [&](auto tag) -> bp_status_t {
     using T = typename decltype(tag)::type;
-    BP_GPU_LAUNCH(CompareKernel<T>, cfg.grid, cfg.block, 0, StreamOf(call))(
-        n, calc, DataPtr<bool>(out), DataPtr<const T>(a), DataPtr<const T>(b), op);
+    BP_GPU_LAUNCH(CompareKernel<T>, cfg.grid, cfg.block, 0, StreamOf(call))
+    (n, calc, DataPtr<bool>(out), DataPtr<const T>(a), DataPtr<const T>(b), op);
     return BP_STATUS_OK;
   });
   if (s != BP_STATUS_OK) return KernelError(call, s, "internal dtype dispatch failure");
@@ -170,9 +171,8 @@ bp_status_t WhereEntry(const bp_kernel_call_t* call) {
   const OffsetCalculator<4> calc = CalcFor<4>(out, ts);
   const bp_status_t s = DispatchBySize(ItemSize(st), [&](auto tag) -> bp_status_t {
     using U = typename decltype(tag)::type;
-    BP_GPU_LAUNCH(WhereKernel<U>, cfg.grid, cfg.block, 0, StreamOf(call))(
-        n, calc, DataPtr<U>(out), DataPtr<const bool>(cond), DataPtr<const U>(a),
-        DataPtr<const U>(b));
+    BP_GPU_LAUNCH(WhereKernel<U>, cfg.grid, cfg.block, 0, StreamOf(call))
+    (n, calc, DataPtr<U>(out), DataPtr<const bool>(cond), DataPtr<const U>(a), DataPtr<const U>(b));
     return BP_STATUS_OK;
   });
   if (s != BP_STATUS_OK) return KernelError(call, s, "internal dtype dispatch failure");
@@ -207,8 +207,8 @@ bp_status_t UnaryEntry(const bp_kernel_call_t* call) {
   const OffsetCalculator<2> calc = CalcFor<2>(out, ts);
   const bp_status_t s = DispatchNoBool(st, [&](auto tag) -> bp_status_t {
     using T = typename decltype(tag)::type;
-    BP_GPU_LAUNCH(UnaryKernel<T>, cfg.grid, cfg.block, 0, StreamOf(call))(n, calc, DataPtr<T>(out),
-                                                                 DataPtr<const T>(in), op);
+    BP_GPU_LAUNCH(UnaryKernel<T>, cfg.grid, cfg.block, 0, StreamOf(call))
+    (n, calc, DataPtr<T>(out), DataPtr<const T>(in), op);
     return BP_STATUS_OK;
   });
   if (s != BP_STATUS_OK) return KernelError(call, s, "internal dtype dispatch failure");

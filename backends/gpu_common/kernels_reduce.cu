@@ -17,12 +17,14 @@
 namespace bp_gpu {
 namespace {
 
-template <typename A> struct Partial {
+template <typename A>
+struct Partial {
   A v;
   int64_t idx;
 };
 
-template <typename A> __device__ inline bool IsNan(A v) {
+template <typename A>
+__device__ inline bool IsNan(A v) {
   if constexpr (std::is_floating_point<A>::value) {
     return v != v;
   } else {
@@ -30,19 +32,25 @@ template <typename A> __device__ inline bool IsNan(A v) {
   }
 }
 
-template <typename A> __device__ inline Partial<A> Identity(int32_t op) {
+template <typename A>
+__device__ inline Partial<A> Identity(int32_t op) {
   switch (op) {
     case kAmax:
-    case kArgmax: return {LowestOf<A>(), INT64_MAX};
-    case kAmin: return {HighestOf<A>(), INT64_MAX};
-    default: return {A(0), INT64_MAX};
+    case kArgmax:
+      return {LowestOf<A>(), INT64_MAX};
+    case kAmin:
+      return {HighestOf<A>(), INT64_MAX};
+    default:
+      return {A(0), INT64_MAX};
   }
 }
 
-template <typename A> __device__ inline Partial<A> Merge(int32_t op, Partial<A> a, Partial<A> b) {
+template <typename A>
+__device__ inline Partial<A> Merge(int32_t op, Partial<A> a, Partial<A> b) {
   switch (op) {
     case kSum:
-    case kMean: return {a.v + b.v, 0};
+    case kMean:
+      return {a.v + b.v, 0};
     case kAmax:
       if (IsNan(a.v)) return a;
       if (IsNan(b.v)) return b;
@@ -159,7 +167,8 @@ bp_status_t ReduceEntry(const bp_kernel_call_t* call) {
     for (int d = 0; d < in->ndim; ++d) reduced[d] = true;
   }
   ScalarType st = ScalarType::kInvalid;
-  if (bp_status_t s = CheckDtype(call, "self", in, op != kMean && op != kArgmax, op != kMean, &st)) {
+  if (bp_status_t s =
+          CheckDtype(call, "self", in, op != kMean && op != kArgmax, op != kMean, &st)) {
     return s;
   }
   if (bp_status_t s = op == kArgmax ? RequireDtype(call, out, "out", ScalarType::kInt64)
@@ -186,9 +195,9 @@ bp_status_t ReduceEntry(const bp_kernel_call_t* call) {
   const bp_status_t s = DispatchAll(st, [&](auto tag) -> bp_status_t {
     using T = typename decltype(tag)::type;
     const size_t smem = launch.serial ? 0 : launch.cfg.block * sizeof(Partial<OpMath<T>>);
-    BP_GPU_LAUNCH(ReduceKernel<T>, launch.cfg.grid, launch.cfg.block, smem, StreamOf(call))(
-        num_out, row_len, out_calc, row_calc, static_cast<void*>(DataPtr<char>(out)),
-        DataPtr<const T>(in), op, launch.serial ? 1 : 0);
+    BP_GPU_LAUNCH(ReduceKernel<T>, launch.cfg.grid, launch.cfg.block, smem, StreamOf(call))
+    (num_out, row_len, out_calc, row_calc, static_cast<void*>(DataPtr<char>(out)),
+     DataPtr<const T>(in), op, launch.serial ? 1 : 0);
     return BP_STATUS_OK;
   });
   if (s != BP_STATUS_OK) return KernelError(call, s, "internal dtype dispatch failure");

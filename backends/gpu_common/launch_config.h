@@ -7,7 +7,7 @@
 namespace bp_gpu {
 
 struct LaunchConfig {
-  uint32_t grid = 0;   // 0: nothing to launch (empty tensor)
+  uint32_t grid = 0;  // 0: nothing to launch (empty tensor)
   uint32_t block = 0;
 };
 

@@ -82,8 +82,8 @@ BP_HOST_DEVICE inline uint16_t FloatToHalfBits(float f) {
     return static_cast<uint16_t>(sign | 0x7c00u | (abs > 0x7f800000u ? 0x200u : 0u));
   }
   if (abs >= 0x477ff000u) return static_cast<uint16_t>(sign | 0x7c00u);  // rounds to inf
-  if (abs < 0x38800000u) {  // result is subnormal or zero
-    if (abs < 0x33000000u) return sign;  // below half the smallest subnormal
+  if (abs < 0x38800000u) {                      // result is subnormal or zero
+    if (abs < 0x33000000u) return sign;         // below half the smallest subnormal
     const uint32_t shift = 126u - (abs >> 23);  // 14..24
     const uint32_t man = (abs & 0x7fffffu) | 0x800000u;
     uint32_t half_man = man >> shift;
@@ -105,46 +105,95 @@ BP_HOST_DEVICE inline float BFloat16BitsToFloat(uint16_t b) {
 }
 BP_HOST_DEVICE inline uint16_t FloatToBFloat16Bits(float f) {
   const uint32_t u = FloatBits(f);
-  if ((u & 0x7fffffffu) > 0x7f800000u) return static_cast<uint16_t>((u >> 16) | 0x40u);  // quiet NaN
+  if ((u & 0x7fffffffu) > 0x7f800000u)
+    return static_cast<uint16_t>((u >> 16) | 0x40u);  // quiet NaN
   const uint32_t rounding = 0x7fffu + ((u >> 16) & 1u);
   return static_cast<uint16_t>((u + rounding) >> 16);
 }
 
 // OpMath<T>: the type arithmetic on T happens in (PyTorch's opmath_type):
 // 16-bit floats compute in float, integers and bool in int64.
-template <typename T> struct OpMathT { using type = T; };
-template <> struct OpMathT<Half> { using type = float; };
-template <> struct OpMathT<BFloat16> { using type = float; };
-template <> struct OpMathT<bool> { using type = int64_t; };
-template <> struct OpMathT<int8_t> { using type = int64_t; };
-template <> struct OpMathT<uint8_t> { using type = int64_t; };
-template <> struct OpMathT<int32_t> { using type = int64_t; };
-template <typename T> using OpMath = typename OpMathT<T>::type;
+template <typename T>
+struct OpMathT {
+  using type = T;
+};
+template <>
+struct OpMathT<Half> {
+  using type = float;
+};
+template <>
+struct OpMathT<BFloat16> {
+  using type = float;
+};
+template <>
+struct OpMathT<bool> {
+  using type = int64_t;
+};
+template <>
+struct OpMathT<int8_t> {
+  using type = int64_t;
+};
+template <>
+struct OpMathT<uint8_t> {
+  using type = int64_t;
+};
+template <>
+struct OpMathT<int32_t> {
+  using type = int64_t;
+};
+template <typename T>
+using OpMath = typename OpMathT<T>::type;
 
 // Load/Store convert between the storage type and its OpMath type.
-template <typename T> BP_HOST_DEVICE inline OpMath<T> Load(const T* p) {
+template <typename T>
+BP_HOST_DEVICE inline OpMath<T> Load(const T* p) {
   return static_cast<OpMath<T>>(*p);
 }
-template <> BP_HOST_DEVICE inline float Load<Half>(const Half* p) { return HalfBitsToFloat(p->bits); }
-template <> BP_HOST_DEVICE inline float Load<BFloat16>(const BFloat16* p) {
+template <>
+BP_HOST_DEVICE inline float Load<Half>(const Half* p) {
+  return HalfBitsToFloat(p->bits);
+}
+template <>
+BP_HOST_DEVICE inline float Load<BFloat16>(const BFloat16* p) {
   return BFloat16BitsToFloat(p->bits);
 }
 
-template <typename T, typename V> BP_HOST_DEVICE inline void Store(T* p, V v) {
+template <typename T, typename V>
+BP_HOST_DEVICE inline void Store(T* p, V v) {
   *p = static_cast<T>(v);
 }
-template <typename V> BP_HOST_DEVICE inline void Store(bool* p, V v) { *p = (v != V(0)); }
-template <typename V> BP_HOST_DEVICE inline void Store(Half* p, V v) {
+template <typename V>
+BP_HOST_DEVICE inline void Store(bool* p, V v) {
+  *p = (v != V(0));
+}
+template <typename V>
+BP_HOST_DEVICE inline void Store(Half* p, V v) {
   p->bits = FloatToHalfBits(static_cast<float>(v));
 }
-template <typename V> BP_HOST_DEVICE inline void Store(BFloat16* p, V v) {
+template <typename V>
+BP_HOST_DEVICE inline void Store(BFloat16* p, V v) {
   p->bits = FloatToBFloat16Bits(static_cast<float>(v));
 }
 
-template <typename T> struct IsFloating { static constexpr bool value = false; };
-template <> struct IsFloating<float> { static constexpr bool value = true; };
-template <> struct IsFloating<double> { static constexpr bool value = true; };
-template <> struct IsFloating<Half> { static constexpr bool value = true; };
-template <> struct IsFloating<BFloat16> { static constexpr bool value = true; };
+template <typename T>
+struct IsFloating {
+  static constexpr bool value = false;
+};
+template <>
+struct IsFloating<float> {
+  static constexpr bool value = true;
+};
+template <>
+struct IsFloating<double> {
+  static constexpr bool value = true;
+};
+template <>
+struct IsFloating<Half> {
+  static constexpr bool value = true;
+};
+template <>
+struct IsFloating<BFloat16> {
+  static constexpr bool value = true;
+};
 
 }  // namespace bp_gpu

@@ -19,8 +19,8 @@ constexpr int kMaxDims = 16;  // BP_MAX_NDIM
 
 template <int N>
 struct OffsetCalculator {
-  int32_t ndim = 0;            // after coalescing; 0 means one element at offset 0
-  int32_t contiguous = 0;      // 1: offsets[k] == linear for every operand
+  int32_t ndim = 0;        // after coalescing; 0 means one element at offset 0
+  int32_t contiguous = 0;  // 1: offsets[k] == linear for every operand
   int64_t sizes[kMaxDims] = {};
   int64_t strides[kMaxDims][N] = {};  // elements; dim 0 is outermost
 

@@ -1,10 +1,11 @@
 // The registration table: which operator each shared kernel entry serves,
 // with its op id as kernel_data. Names are ops.yaml's functional schema
 // names; every in-place and out= variant runs the same kernel.
+#include "ops_register.h"
+
 #include <cstdio>
 
 #include "kernels.h"
-#include "ops_register.h"
 #include "platform.h"
 
 namespace bp_gpu {

@@ -36,9 +36,9 @@ struct PlatformState;
 
 namespace platform {
 
-extern const char* const kBackendName;   // "cuda", "hip"
-extern const int32_t kDLDeviceType;      // kDLCUDA, kDLROCM
-extern const char* const kVendor;        // "NVIDIA", "AMD"
+extern const char* const kBackendName;  // "cuda", "hip"
+extern const int32_t kDLDeviceType;     // kDLCUDA, kDLROCM
+extern const char* const kVendor;       // "NVIDIA", "AMD"
 
 // Per-plugin vendor-library state; may return nullptr. Called from init.
 PlatformState* Create(int32_t device_count);

@@ -15,9 +15,9 @@ namespace bp_gpu {
 
 struct DeviceSlot {
   std::once_flag stream_once;
-  gpuStream_t stream = nullptr;     // created on first use (creating it initializes the context)
+  gpuStream_t stream = nullptr;  // created on first use (creating it initializes the context)
   gpuError_t stream_error = gpuSuccess;
-  int32_t sm_count = 1;             // multiprocessors, for grid sizing
+  int32_t sm_count = 1;  // multiprocessors, for grid sizing
 };
 
 struct PlatformState;  // per-backend extras (cuBLAS handles); see platform.h
@@ -26,7 +26,7 @@ struct PluginState {
   const bp_host_api_t* host = nullptr;
   bp_registrar_t* registrar = nullptr;
   int32_t device_count = 0;
-  std::string no_device_reason;     // empty when device_count > 0
+  std::string no_device_reason;  // empty when device_count > 0
   std::unique_ptr<DeviceSlot[]> devices;
   PlatformState* platform = nullptr;
 };
