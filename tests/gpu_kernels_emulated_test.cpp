@@ -620,6 +620,37 @@ TEST_F(EmulatedKernels, CatAlongAnInnerDimAndFill) {
   ForEach(f.shape, [&](const std::vector<int64_t>& i) { EXPECT_EQ(f.Get(i), -1.5); });
 }
 
+TEST_F(EmulatedKernels, BatchNormInference) {
+  Tensor in = Make(kF32, {2, 3, 4, 5}), w = Make(kF32, {3}), b = Make(kF32, {3});
+  Tensor mean = Make(kF32, {3}), var = Make(kF32, {3}, {2});
+  FillPattern(in, 25);
+  FillPattern(w, 26);
+  FillPattern(b, 27);
+  FillPattern(mean, 28);
+  for (int64_t c = 0; c < 3; ++c) var.Set({c}, 0.5 + static_cast<double>(c));
+  Tensor out = Make(kF32, {2, 3, 4, 5});
+  bp_kernel_arg_t training{};
+  training.kind = BP_VALUE_BOOL;
+  ASSERT_EQ(
+      Call(bp_gpu::BatchNormEntry, "batch_norm", 0,
+           {TArg(in), TArg(w), TArg(b), TArg(mean), TArg(var), training, DArg(0.1), DArg(1e-5)},
+           out),
+      BP_STATUS_OK)
+      << g_error;
+  ForEach(out.shape, [&](const std::vector<int64_t>& i) {
+    const int64_t c = i[1];
+    const double want =
+        (in.Get(i) - mean.Get({c})) / std::sqrt(var.Get({c}) + 1e-5) * w.Get({c}) + b.Get({c});
+    ExpectNear(out.Get(i), want, 1e-5, "batch_norm");
+  });
+  training.u.b = 1;
+  EXPECT_EQ(
+      Call(bp_gpu::BatchNormEntry, "batch_norm", 0,
+           {TArg(in), TArg(w), TArg(b), TArg(mean), TArg(var), training, DArg(0.1), DArg(1e-5)},
+           out),
+      BP_STATUS_UNIMPLEMENTED);
+}
+
 TEST_F(EmulatedKernels, MismatchedDtypesGoToTheFallbackWithoutWriting) {
   Tensor a = Make(kF32, {4}), b = Make(kF64, {4}), out = Make(kF32, {4});
   out.Set({0}, 42);

@@ -139,7 +139,7 @@ TEST_P(GpuPluginTest, InitFillsTheBackendAndRegistersKernels) {
   EXPECT_NE(backend_.event_create, nullptr);
   for (const char* op : {"add.Tensor", "mul.Tensor", "where.self", "exp", "gelu", "sum.dim_IntList",
                          "argmax", "matmul", "addmm", "linear", "softmax.int", "log_softmax.int",
-                         "layer_norm", "copy_", "fill_.Scalar", "cat", "eq.Tensor"}) {
+                         "layer_norm", "batch_norm", "copy_", "fill_.Scalar", "cat", "eq.Tensor"}) {
     EXPECT_EQ(host_.kernels.count(op), 1u) << op;
   }
   EXPECT_EQ(host_.kernels.count("conv2d"), 0u) << "conv2d is left to the CPU fallback";

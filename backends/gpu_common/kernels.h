@@ -54,6 +54,7 @@ bp_status_t ReduceEntry(const bp_kernel_call_t* call);  // sum mean amax amin ar
 // kernels_nn.cu
 bp_status_t SoftmaxEntry(const bp_kernel_call_t* call);  // kernel_data: 0 softmax, 1 log_softmax
 bp_status_t LayerNormEntry(const bp_kernel_call_t* call);
+bp_status_t BatchNormEntry(const bp_kernel_call_t* call);  // inference only
 // kernels_matmul.cu
 bp_status_t MatmulEntry(const bp_kernel_call_t* call);
 bp_status_t AddmmEntry(const bp_kernel_call_t* call);

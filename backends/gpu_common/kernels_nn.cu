@@ -1,4 +1,4 @@
-// Row-wise nn kernels: softmax, log_softmax, layer_norm.
+// Row-wise nn kernels: softmax, log_softmax, layer_norm; and inference batch_norm.
 //
 // A "row" is the set of elements normalized together (the softmax dim; the
 // trailing normalized_shape dims of layer_norm). Rows are enumerated by an
@@ -107,6 +107,27 @@ __global__ void LayerNormKernel(int64_t num_rows, int64_t len, OffsetCalculator<
   }
 }
 
+// Inference batch norm: a pointwise kernel with per-channel statistics.
+// Channel of output element i (row-major over [N, C, ...]): (i / inner) % C.
+template <typename T>
+__global__ void BatchNormKernel(int64_t n, OffsetCalculator<2> calc, int64_t inner,
+                                int64_t channels, T* out, const T* in, const T* weight,
+                                int64_t w_stride, const T* bias, int64_t b_stride, const T* mean,
+                                int64_t m_stride, const T* var, int64_t v_stride, double eps) {
+  using A = OpMath<T>;
+  for (int64_t i = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; i < n;
+       i += static_cast<int64_t>(gridDim.x) * blockDim.x) {
+    int64_t off[2];
+    calc.get(i, off);
+    const int64_t c = (i / inner) % channels;
+    const A invstd = A(1) / sqrt(Load(var + c * v_stride) + static_cast<A>(eps));
+    A y = (Load(in + off[1]) - Load(mean + c * m_stride)) * invstd;
+    if (weight) y *= Load(weight + c * w_stride);
+    if (bias) y += Load(bias + c * b_stride);
+    Store(out + off[0], y);
+  }
+}
+
 const DLTensor* OptionalTensor(const bp_kernel_call_t* call, int i) { return TensorArg(call, i); }
 
 }  // namespace
@@ -205,6 +226,59 @@ bp_status_t LayerNormEntry(const bp_kernel_call_t* call) {
   });
   if (s != BP_STATUS_OK) return KernelError(call, s, "internal dtype dispatch failure");
   return CheckLaunch(call, "LayerNormKernel");
+}
+
+bp_status_t BatchNormEntry(const bp_kernel_call_t* call) {
+  const DLTensor* in = TensorArg(call, 0);
+  const DLTensor* weight = OptionalTensor(call, 1);
+  const DLTensor* bias = OptionalTensor(call, 2);
+  const DLTensor* mean = OptionalTensor(call, 3);
+  const DLTensor* var = OptionalTensor(call, 4);
+  if (!in || call->num_outputs < 1 || in->ndim < 2) {
+    return KernelError(call, BP_STATUS_INVALID_ARGUMENT,
+                       "expected input [N, C, ...] and an output");
+  }
+  const bool training =
+      call->num_args > 5 && call->args[5].kind == BP_VALUE_BOOL && call->args[5].u.b;
+  if (training || !mean || !var) {
+    // Batch statistics (training=True) are not implemented here: CPU fallback.
+    return KernelError(call, BP_STATUS_UNIMPLEMENTED,
+                       "only inference with running_mean and running_var runs on this backend");
+  }
+  double eps = 1e-5;
+  if (call->num_args > 7 && call->args[7].kind == BP_VALUE_DOUBLE) eps = call->args[7].u.d;
+  const DLTensor* out = call->outputs[0];
+  ScalarType st = ScalarType::kInvalid;
+  if (bp_status_t s = CheckDtype(call, "input", out, false, false, &st)) return s;
+  if (bp_status_t s = RequireSameDtype(call, out, "out", in, "input")) return s;
+  const DLTensor* params[4] = {weight, bias, mean, var};
+  const char* names[4] = {"weight", "bias", "running_mean", "running_var"};
+  for (int k = 0; k < 4; ++k) {
+    if (!params[k]) continue;
+    if (bp_status_t s = RequireSameDtype(call, out, "out", params[k], names[k])) return s;
+    if (params[k]->ndim != 1 || params[k]->shape[0] != in->shape[1]) {
+      return KernelError(call, BP_STATUS_INVALID_ARGUMENT, "argument '%s' must have shape [%lld]",
+                         names[k], static_cast<long long>(in->shape[1]));
+    }
+  }
+  const int64_t n = TensorNumel(out);
+  const LaunchConfig cfg = PointwiseLaunch(n, SmCount(call));
+  if (cfg.grid == 0) return BP_STATUS_OK;
+  if (bp_status_t s = EnterDevice(call)) return s;
+  const int64_t inner = Numel(out->ndim - 2, out->shape + 2);
+  const int64_t* strides[2] = {out->strides, in->strides};
+  const OffsetCalculator<2> calc = MakeOffsetCalculator<2>(out->ndim, out->shape, strides);
+  const bp_status_t s = DispatchFloat(st, [&](auto tag) -> bp_status_t {
+    using T = typename decltype(tag)::type;
+    BP_GPU_LAUNCH(BatchNormKernel<T>, cfg.grid, cfg.block, 0, StreamOf(call))
+    (n, calc, inner, in->shape[1], DataPtr<T>(out), DataPtr<const T>(in),
+     weight ? DataPtr<const T>(weight) : nullptr, weight ? weight->strides[0] : 0,
+     bias ? DataPtr<const T>(bias) : nullptr, bias ? bias->strides[0] : 0, DataPtr<const T>(mean),
+     mean->strides[0], DataPtr<const T>(var), var->strides[0], eps);
+    return BP_STATUS_OK;
+  });
+  if (s != BP_STATUS_OK) return KernelError(call, s, "internal dtype dispatch failure");
+  return CheckLaunch(call, "BatchNormKernel");
 }
 
 }  // namespace bp_gpu

@@ -58,6 +58,7 @@ const KernelEntry kKernels[] = {
     {"softmax.int", SoftmaxEntry, 0},
     {"log_softmax.int", SoftmaxEntry, 1},
     {"layer_norm", LayerNormEntry, 0},
+    {"batch_norm", BatchNormEntry, 0},
     {"copy_", CopyEntry, 0},
     {"fill_.Scalar", FillEntry, 0},
     {"cat", CatEntry, 0},
