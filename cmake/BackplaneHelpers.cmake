@@ -1,3 +1,7 @@
+# Where this file lives: plugin.map sits beside it, whatever project() a
+# subdirectory declares.
+set(BACKPLANE_CMAKE_DIR ${CMAKE_CURRENT_LIST_DIR})
+
 # Warnings as errors for everything we compile.
 set(BACKPLANE_WARNINGS -Wall -Wextra -Werror)
 
@@ -21,6 +25,6 @@ function(backplane_add_plugin target)
     OUTPUT_NAME ${ARG_OUTPUT_NAME}
     LIBRARY_OUTPUT_DIRECTORY ${BACKPLANE_PLUGIN_OUTPUT_DIR})
   target_link_options(${target} PRIVATE
-    "LINKER:--version-script=${PROJECT_SOURCE_DIR}/cmake/plugin.map" "LINKER:--no-undefined")
+    "LINKER:--version-script=${BACKPLANE_CMAKE_DIR}/plugin.map" "LINKER:--no-undefined")
   install(TARGETS ${target} LIBRARY DESTINATION ${BACKPLANE_PLUGIN_INSTALL_DIR})
 endfunction()

@@ -290,7 +290,8 @@ BP_API bp_status_t bp_register_fallback(bp_context_t* context, int32_t backend,
  * while other threads dispatch. Errors: INVALID_ARGUMENT (NULL, removed twice). */
 BP_API bp_status_t bp_registration_remove(bp_context_t* context, bp_registration_t* registration);
 
-/* How many times `op` ran on `backend` through the CPU fallback. */
+/* How many times `op` ran on `backend` through a fallback: the backend's own
+ * (bp_host_api_t.register_fallback) or the CPU fallback. */
 BP_API bp_status_t bp_fallback_count(bp_context_t* context, const bp_op_t* op, int32_t backend,
                                      uint64_t* out_count);
 /* How many times `op` ran on `backend` through the backend's own kernel. */

@@ -1,0 +1,379 @@
+// bp_op_call: binds boxed arguments to the schema, computes the dispatch key,
+// runs the meta function, allocates or checks outputs, builds the kernel call
+// and runs the kernel (or a fallback). No lock and no string work on the
+// success path; heap allocation only for outputs and temporaries.
+#include "dispatch.h"
+
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include "api.h"
+#include "copy.h"
+#include "dispatch_internal.h"
+#include "dtype.h"
+#include "fallback.h"
+#include "meta/common.h"
+#include "rcu.h"
+
+namespace bp::core {
+namespace {
+using namespace detail;
+
+Status RunMeta(bp_context_t* ctx, const bp_op_t* op, Bound& b, std::vector<ListArg>& lists, DeviceState* dev,
+               Temps& temps, bp_tensor_t** results) {
+  if (op->meta == nullptr) {
+    return Error(BP_STATUS_UNIMPLEMENTED, op->name + ": meta function '" + op->meta_name + "' is not available");
+  }
+  const bp_op_t* f = op->functional;
+  const int32_t nmeta = op->num_meta_args;
+  MetaCallInfo info{op->name.c_str(), f->arg_names, nmeta};
+  // The plan's defaults, without zeroing its large arrays.
+  Uninit<MetaPlan> plan_storage;
+  MetaPlan& plan = plan_storage.value;
+  plan.num_outputs = 1;
+  plan.no_output_alias = false;
+  std::memset(plan.cast_to, 0, sizeof(plan.cast_to));
+  for (int32_t i = 0; i < nmeta; ++i) plan.rewritten[i].kind = BP_VALUE_NONE;
+  BP_RETURN_IF_ERROR(op->meta->infer(info, b.margs, &plan));
+  bp_device_t device{dev->slot->id, dev->index};
+  const int32_t nout = plan.num_outputs;
+
+  // Outputs: fresh, the caller's out= tensor, or the mutated self.
+  bp_tensor_t* outs[kMaxOutputs] = {};
+  bp_tensor_t* finals[kMaxOutputs] = {};  // where a temporary output is copied to after the kernel
+  bool fresh[kMaxOutputs] = {};
+  const int32_t mut = op->mutated_arg;
+  for (int32_t k = 0; k < nout; ++k) {
+    const Geometry& want = plan.outputs[k];
+    if (mut >= 0 && k == 0) {
+      bp_tensor_t* t = b.tensors[mut];
+      const Geometry& g = t->geo;
+      bool same_sizes = g.ndim == want.ndim && std::memcmp(g.sizes, want.sizes, sizeof(int64_t) * g.ndim) == 0;
+      if (op->variant == OpVariant::kOut) {
+        if (!same_sizes || !DtypeEqual(g.dtype, want.dtype)) {
+          return Error(BP_STATUS_INVALID_ARGUMENT,
+                       op->name + ": argument '" + op->arg_names[mut] + "' has sizes " + meta::SizesText(g) +
+                           " and dtype " + DtypeName(g.dtype) + "; expected sizes " + meta::SizesText(want) +
+                           " and dtype " + DtypeName(want.dtype));
+        }
+      } else {
+        if (!same_sizes) {
+          return Error(BP_STATUS_INVALID_ARGUMENT,
+                       op->name + ": argument '" + op->arg_names[mut] + "' of sizes " + meta::SizesText(g) +
+                           " cannot hold the result of sizes " + meta::SizesText(want) +
+                           " (in-place operations do not resize self)");
+        }
+        if (!DtypeEqual(g.dtype, want.dtype) && !CanCast(want.dtype, g.dtype)) {
+          return Error(BP_STATUS_INVALID_ARGUMENT,
+                       op->name + ": result type " + DtypeName(want.dtype) + " can't be cast to the desired output type " +
+                           DtypeName(g.dtype) + " of argument '" + op->arg_names[mut] + "'");
+        }
+      }
+      bool needs_temp = !DtypeEqual(g.dtype, want.dtype);
+      if (!needs_temp && plan.no_output_alias) {
+        for (int32_t i = 0; i < nmeta; ++i) {
+          if (i != mut && b.margs[i].kind == BP_VALUE_TENSOR && Overlaps(t, b.tensors[i])) needs_temp = true;
+        }
+      }
+      if (needs_temp) {
+        bp_tensor_t* tmp = nullptr;
+        BP_RETURN_IF_ERROR(NewLike(ctx, device, want, want.dtype, op->name.c_str(), &tmp));
+        temps.add(tmp);
+        outs[k] = tmp;
+        finals[k] = t;
+      } else {
+        outs[k] = t;
+      }
+    } else {
+      Status st = NewLike(ctx, device, want, want.dtype, op->name.c_str(), &outs[k]);
+      if (!st.ok()) {
+        for (int32_t j = 0; j < k; ++j) if (fresh[j]) TensorRelease(outs[j]);
+        return st;
+      }
+      fresh[k] = true;
+    }
+  }
+  auto release_fresh = [&]() {
+    for (int32_t k = 0; k < nout; ++k) if (fresh[k]) TensorRelease(outs[k]);
+  };
+
+  // Casts: each tensor argument the plan wants in another dtype is copied
+  // into a temporary of that dtype.
+  for (int32_t i = 0; i < nmeta; ++i) {
+    DLDataType want = plan.cast_to[i];
+    if (want.bits == 0) continue;
+    if (b.margs[i].kind == BP_VALUE_TENSOR && !DtypeEqual(b.geos[i].dtype, want)) {
+      bp_tensor_t* tmp = nullptr;
+      Status st = NewLike(ctx, device, b.geos[i], want, op->name.c_str(), &tmp);
+      if (st.ok()) {
+        temps.add(tmp);
+        st = CopyInto(ctx, tmp, b.tensors[i]);
+      }
+      if (!st.ok()) {
+        release_fresh();
+        return st;
+      }
+      b.tensors[i] = tmp;
+      b.geos[i] = tmp->geo;
+    } else if (b.margs[i].kind == BP_VALUE_TENSOR_LIST) {
+      ListArg& l = lists[b.list_index[i]];
+      for (size_t j = 0; j < l.tensors.size(); ++j) {
+        if (DtypeEqual(l.geos[j].dtype, want)) continue;
+        bp_tensor_t* tmp = nullptr;
+        Status st = NewLike(ctx, device, l.geos[j], want, op->name.c_str(), &tmp);
+        if (st.ok()) {
+          temps.add(tmp);
+          st = CopyInto(ctx, tmp, l.tensors[j]);
+        }
+        if (!st.ok()) {
+          release_fresh();
+          return st;
+        }
+        l.tensors[j] = tmp;
+        l.geos[j] = tmp->geo;
+      }
+    }
+  }
+  for (int32_t i = 0; i < nmeta; ++i) {
+    if (plan.rewritten[i].kind != BP_VALUE_NONE) b.margs[i] = plan.rewritten[i];
+  }
+
+  // prepare takes the outputs' geometries as one array: a single output's
+  // own geometry is that array; several are copied.
+  Uninit<Geometry[kMaxOutputs]> out_storage;
+  const Geometry* out_geos = &outs[0]->geo;
+  if (nout > 1) {
+    for (int32_t k = 0; k < nout; ++k) out_storage.value[k] = outs[k]->geo;
+    out_geos = out_storage.value;
+  }
+  Uninit<KernelViews> views_storage;
+  KernelViews& views = views_storage.value;
+  Status st = op->meta->prepare(info, b.margs, plan, out_geos, &views);
+  if (!st.ok()) {
+    release_fresh();
+    return st;
+  }
+
+  DLTensor dl[kMaxArgs];
+  for (int32_t i = 0; i < nmeta; ++i) {
+    if (b.margs[i].kind == BP_VALUE_TENSOR) FillDLTensor(b.tensors[i]->storage, views.args[i], &dl[i]);
+  }
+  const bool is_cat = !lists.empty() && op->meta_name == "cat";
+  for (ListArg& l : lists) {
+    l.dl.resize(l.tensors.size());
+    l.dl_ptrs.clear();
+    for (size_t j = 0; j < l.tensors.size(); ++j) {
+      FillDLTensor(l.tensors[j]->storage, l.geos[j], &l.dl[j]);
+      // cat drops legacy empty 1-D inputs before the kernel (kernel contract).
+      if (is_cat && CatSkipsInput(l.geos[j])) continue;
+      l.dl_ptrs.push_back(&l.dl[j]);
+    }
+  }
+  DLTensor dl_out[kMaxOutputs];
+  DLTensor* out_ptrs[kMaxOutputs];
+  for (int32_t k = 0; k < nout; ++k) {
+    FillDLTensor(outs[k]->storage, views.outputs[k], &dl_out[k]);
+    out_ptrs[k] = &dl_out[k];
+  }
+  bp_kernel_arg_t kargs[kMaxArgs];
+  BuildKernelArgs(nmeta, b.margs, dl, lists, b, kargs);
+  bp_kernel_call_t call{};
+  call.struct_size = sizeof(call);
+  call.op_name = f->name.c_str();
+  call.args = kargs;
+  call.num_args = nmeta;
+  call.num_outputs = nout;
+  call.outputs = out_ptrs;
+  call.stream = dev->stream;
+  call.device_index = dev->index;
+  st = RunKernel(ctx, op, dev, &call);
+  for (int32_t k = 0; k < nout && st.ok(); ++k) {
+    if (finals[k] != nullptr) st = CopyInto(ctx, finals[k], outs[k]);
+  }
+  if (!st.ok()) {
+    release_fresh();
+    return st;
+  }
+  for (int32_t k = 0; k < nout; ++k) {
+    if (fresh[k]) {
+      results[k] = outs[k];
+    } else {
+      bp_tensor_t* r = finals[k] != nullptr ? finals[k] : outs[k];
+      TensorRetain(r);
+      results[k] = r;
+    }
+  }
+  return Status::Ok();
+}
+
+}  // namespace
+
+Status RunKernel(bp_context_t* ctx, const bp_op_t* op, DeviceState* dev, bp_kernel_call_t* call) {
+  const int32_t backend = dev->slot->id;
+  bp_op_t* counted = const_cast<bp_op_t*>(op);
+  const KernelEntry& k = KernelFor(op, backend);
+  call->backend_data = dev->slot->props_table.backend_data;
+  // A kernel (or backend fallback) that cannot run this call returns
+  // UNIMPLEMENTED before writing anything; the next level then runs it.
+  bp_status_t declined = BP_STATUS_OK;
+  std::string declined_msg;
+  if (k.fn != nullptr) {
+    call->kernel_data = k.data;
+    bp_status_t rc = k.fn(call);
+    if (rc == BP_STATUS_OK) {
+      counted->native_count[backend].fetch_add(1, std::memory_order_relaxed);
+      return Status::Ok();
+    }
+    if (rc != BP_STATUS_UNIMPLEMENTED) return KernelError(op, dev, rc);
+    declined = rc;
+    declined_msg = bp_last_error_message();
+  }
+  const KernelEntry* fb = dev->slot->fallback.load(std::memory_order_acquire);
+  if (fb != nullptr) {
+    call->kernel_data = fb->data;
+    bp_status_t rc = fb->fn(call);
+    if (rc == BP_STATUS_OK) {
+      counted->fallback_count[backend].fetch_add(1, std::memory_order_relaxed);
+      return Status::Ok();
+    }
+    if (rc != BP_STATUS_UNIMPLEMENTED) return KernelError(op, dev, rc);
+    declined = rc;
+    declined_msg = bp_last_error_message();
+  }
+  if (backend != 0 && KernelFor(op, 0).fn != nullptr) {
+    if (ctx->strict.load(std::memory_order_relaxed)) {
+      return Error(BP_STATUS_FAILED_PRECONDITION,
+                   "strict mode: " + op->functional->name + " has no kernel on backend '" + dev->slot->name + "'" +
+                       (declined != BP_STATUS_OK ? " for this call (" + declined_msg + ")" : std::string()) +
+                       " and the CPU fallback is disabled");
+    }
+    return CpuFallback(ctx, op, dev, *call);
+  }
+  if (declined != BP_STATUS_OK) {
+    return Error(BP_STATUS_UNIMPLEMENTED, declined_msg.empty() ? op->functional->name + ": the kernel on backend '" +
+                                                                     dev->slot->name + "' declined the call"
+                                                               : declined_msg);
+  }
+  return Error(BP_STATUS_UNIMPLEMENTED, op->functional->name + ": not implemented for backend '" + dev->slot->name +
+                                            "'" + (backend != 0 ? " (no kernel, no backend fallback, no CPU kernel)"
+                                                                : " (no kernel registered; is the cpu plugin loaded?)"));
+}
+
+Status CallOp(bp_context_t* ctx, const bp_op_t* op, const bp_value_t* args, int32_t num_args,
+              bp_tensor_t** out_results, int32_t num_results) {
+  if (op->ctx != ctx) return Error(BP_STATUS_INVALID_ARGUMENT, "bp_op_call: operator belongs to another context");
+  if (op->removed.load(std::memory_order_acquire)) {
+    return Error(BP_STATUS_FAILED_PRECONDITION, "bp_op_call: operator '" + op->name + "' was removed (plugin unloaded)");
+  }
+  if (num_results < 0 || num_results > op->num_returns || (num_results > 0 && out_results == nullptr)) {
+    return Error(BP_STATUS_INVALID_ARGUMENT, op->name + ": asked for " + std::to_string(num_results) +
+                                                 " results; the operator returns " + std::to_string(op->num_returns));
+  }
+  if (num_args > 0 && args == nullptr) return Error(BP_STATUS_INVALID_ARGUMENT, op->name + ": args is NULL");
+  Bound b;
+  std::vector<ListArg> lists;
+  BP_RETURN_IF_ERROR(BindArgs(op, args, num_args, b, lists));
+
+  // dtypes the operator takes.
+  if (op->kind != OpKind::kCustom) {
+    Status st;
+    ForEachTensor(op, b, lists, [&](int32_t i, int j, bp_tensor_t*&, Geometry& g) {
+      if (!st.ok() || (i == op->mutated_arg && op->variant == OpVariant::kOut)) return;
+      DtypeId id = DtypeFromDL(g.dtype);
+      if (id == DtypeId::kInvalid || (op->dtype_mask & DtypeBit(id)) == 0) {
+        st = Error(BP_STATUS_INVALID_ARGUMENT,
+                   op->name + ": argument '" + op->arg_names[i] + "'" + (j >= 0 ? "[" + std::to_string(j) + "]" : "") +
+                       " has dtype " + DtypeName(g.dtype) + "; " + op->name + " takes " + DtypeList(op->dtype_mask));
+      }
+    });
+    BP_RETURN_IF_ERROR(st);
+  }
+
+  if (op->kind == OpKind::kCopy) {
+    bp_tensor_t* self = b.tensors[0];
+    BP_RETURN_IF_ERROR(CopyInto(ctx, self, b.tensors[1]));
+    if (num_results > 0) {
+      TensorRetain(self);
+      out_results[0] = self;
+    }
+    return Status::Ok();
+  }
+
+  // The dispatch key: the device of the tensors with dims; 0-dim CPU tensors join it.
+  bp_device_t key{0, 0};
+  int key_arg = -1;
+  bool any = false, key_has_dims = false;
+  ForEachTensor(op, b, lists, [&](int32_t i, int, bp_tensor_t*&, Geometry& g) {
+    bool dims = g.ndim > 0;
+    if (!any || (dims && !key_has_dims) || (!key_has_dims && !dims && key.backend == 0 && g.device.backend != 0)) {
+      key = g.device;
+      key_arg = i;
+      key_has_dims = dims;
+      any = true;
+    }
+  });
+  bool joiners = false;
+  Status st;
+  ForEachTensor(op, b, lists, [&](int32_t i, int, bp_tensor_t*&, Geometry& g) {
+    if (!st.ok() || SameDevice(g.device, key)) return;
+    if (g.ndim == 0 && g.device.backend == 0 && i != op->mutated_arg) {
+      joiners = true;
+      return;
+    }
+    st = Error(BP_STATUS_INVALID_ARGUMENT, op->name + ": expected all tensors on one device, but argument '" +
+                                               op->arg_names[i] + "' is on " + DeviceText(ctx, g.device) +
+                                               " and argument '" + op->arg_names[key_arg] + "' is on " +
+                                               DeviceText(ctx, key));
+  });
+  BP_RETURN_IF_ERROR(st);
+  DeviceState* dev = nullptr;
+  BP_RETURN_IF_ERROR(ResolveDevice(ctx, key, op->name.c_str(), &dev));
+
+  Temps temps;
+  if (joiners) {
+    // 0-dim CPU tensors become 0-dim tensors on the device.
+    ForEachTensor(op, b, lists, [&](int32_t, int, bp_tensor_t*& t, Geometry& g) {
+      if (!st.ok() || SameDevice(g.device, key)) return;
+      bp_tensor_t* moved = nullptr;
+      st = EmptyTensor(ctx, key, 0, nullptr, g.dtype, op->name.c_str(), &moved);
+      if (!st.ok()) return;
+      temps.add(moved);
+      st = CopyInto(ctx, moved, t);
+      t = moved;
+      g = moved->geo;
+    });
+    BP_RETURN_IF_ERROR(st);
+  }
+
+  bp_tensor_t* results[kMaxOutputs] = {};
+  switch (op->kind) {
+    case OpKind::kView: BP_RETURN_IF_ERROR(RunView(ctx, op, b, &results[0])); break;
+    case OpKind::kComposite: BP_RETURN_IF_ERROR(RunComposite(ctx, op, b, &results[0])); break;
+    case OpKind::kCustom: BP_RETURN_IF_ERROR(RunCustom(ctx, op, b, lists, dev, results)); break;
+    default: BP_RETURN_IF_ERROR(RunMeta(ctx, op, b, lists, dev, temps, results)); break;
+  }
+  for (int32_t k = 0; k < op->num_returns; ++k) {
+    if (k < num_results) {
+      out_results[k] = results[k];
+    } else if (results[k] != nullptr) {
+      TensorRelease(results[k]);
+    }
+  }
+  return Status::Ok();
+}
+
+}  // namespace bp::core
+
+using namespace bp::core;
+
+extern "C" BP_API bp_status_t bp_op_call(bp_context_t* context, const bp_op_t* op, const bp_value_t* args,
+                                         int32_t num_args, bp_tensor_t** out_results, int32_t num_results) {
+  if (context == nullptr || op == nullptr) {
+    return SetLastError(BP_STATUS_INVALID_ARGUMENT, "bp_op_call: context and op must not be NULL");
+  }
+  return ApiCall("bp_op_call", [&]() -> Status {
+    ReadSection rs;
+    return CallOp(context, op, args, num_args, out_results, num_results);
+  });
+}

@@ -1,0 +1,97 @@
+// Internals of the operator call path shared by dispatch*.cpp: the bound
+// arguments of one call (all on the stack) and the core's own operations.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "dispatch.h"
+
+namespace bp::core::detail {
+
+// Tensors created during a call, released when it ends.
+struct Temps {
+  bp_tensor_t* items[3 * kMaxArgs];
+  int n = 0;
+  std::vector<bp_tensor_t*> more;
+  void add(bp_tensor_t* t) {
+    if (n < 3 * kMaxArgs) items[n++] = t; else more.push_back(t);
+  }
+  ~Temps() {
+    for (int i = 0; i < n; ++i) TensorRelease(items[i]);
+    for (bp_tensor_t* t : more) TensorRelease(t);
+  }
+};
+
+// A tensor-list argument, bound.
+struct ListArg {
+  std::vector<bp_tensor_t*> tensors;
+  std::vector<Geometry> geos;
+  std::vector<const Geometry*> ptrs;
+  std::vector<DLTensor> dl;
+  std::vector<const DLTensor*> dl_ptrs;
+};
+
+// Storage for T that is not value-initialized: the call path fills only the
+// entries it uses (zeroing every Geometry of a call would cost more than the
+// rest of the dispatch). T must be trivially copyable and destructible.
+template <typename T>
+union Uninit {
+  Uninit() {}
+  T value;
+};
+
+// Everything a call binds, on the stack. Only entries of tensor arguments are
+// written into geos.
+struct Bound {
+  Bound() {}
+  union {
+    MetaArg margs[kMaxArgs];  // BindArgs writes the op's num_args entries
+  };
+  union {
+    Geometry geos[kMaxArgs];
+  };
+  bp_tensor_t* tensors[kMaxArgs] = {};
+  int64_t ints[kMaxArgs][BP_MAX_NDIM];
+  std::vector<ListArg>* lists = nullptr;  // only when the op takes Tensor[]
+  int list_index[kMaxArgs];
+};
+
+
+// Applies `fn` to every bound tensor: fn(arg index, list element or -1, tensor*&, geometry&).
+template <typename F>
+void ForEachTensor(const bp_op_t* op, Bound& b, std::vector<ListArg>& lists, F&& fn) {
+  for (int32_t i = 0; i < op->num_args; ++i) {
+    if (b.margs[i].kind == BP_VALUE_TENSOR) {
+      fn(i, -1, b.tensors[i], b.geos[i]);
+    } else if (b.margs[i].kind == BP_VALUE_TENSOR_LIST) {
+      ListArg& l = lists[b.list_index[i]];
+      for (size_t j = 0; j < l.tensors.size(); ++j) fn(i, static_cast<int>(j), l.tensors[j], l.geos[j]);
+    }
+  }
+}
+
+
+inline bool SameDevice(bp_device_t a, bp_device_t b) { return a.backend == b.backend && a.index == b.index; }
+inline bool Overlaps(const bp_tensor_t* out, const bp_tensor_t* in) { return out->storage == in->storage; }
+
+// Binds boxed arguments to the schema (defaults filled, kinds checked).
+Status BindArgs(const bp_op_t* op, const bp_value_t* args, int32_t num_args, Bound& b,
+                std::vector<ListArg>& lists);
+// "add.Tensor takes float32, ..." lists.
+std::string DtypeList(uint32_t mask);
+std::string DeviceText(bp_context_t* ctx, bp_device_t d);
+// Status of a failed kernel: its own message, or one naming op and backend.
+Status KernelError(const bp_op_t* op, DeviceState* dev, bp_status_t rc);
+Status NewLike(bp_context_t* ctx, bp_device_t device, const Geometry& g, DLDataType dtype, const char* fn,
+               bp_tensor_t** out);
+// Views, composites and custom operators: done by the core.
+Status RunView(bp_context_t* ctx, const bp_op_t* op, Bound& b, bp_tensor_t** result);
+Status RunComposite(bp_context_t* ctx, const bp_op_t* op, Bound& b, bp_tensor_t** result);
+Status RunCustom(bp_context_t* ctx, const bp_op_t* op, Bound& b, std::vector<ListArg>& lists, DeviceState* dev,
+                 bp_tensor_t** results);
+// Builds kernel arguments from bound meta arguments and DLTensors.
+void BuildKernelArgs(int32_t n, const MetaArg* margs, DLTensor* dl, std::vector<ListArg>& lists, const Bound& b,
+                     bp_kernel_arg_t* kargs);
+
+}  // namespace bp::core::detail

@@ -1,0 +1,78 @@
+#include "rcu.h"
+
+#include <mutex>
+#include <thread>
+#include <utility>
+#include <vector>
+
+namespace bp::core {
+
+thread_local ReaderRecord* tls_reader = nullptr;
+
+namespace {
+std::mutex& RegistryMutex() {
+  static std::mutex* mu = new std::mutex();  // outlives threads exiting after main
+  return *mu;
+}
+// Records are never freed: a thread that exits returns its record to a free
+// list, so a writer may keep reading a record without holding the mutex.
+std::vector<ReaderRecord*>& Readers() {
+  static std::vector<ReaderRecord*>* readers = new std::vector<ReaderRecord*>();  // outlives threads
+  return *readers;
+}
+std::vector<ReaderRecord*>& FreeRecords() {
+  static std::vector<ReaderRecord*>* free_records = new std::vector<ReaderRecord*>();
+  return *free_records;
+}
+
+// Returns the thread's record to the free list when the thread exits.
+struct ThreadExit {
+  ~ThreadExit() {
+    if (tls_reader == nullptr) return;
+    std::lock_guard<std::mutex> lock(RegistryMutex());
+    FreeRecords().push_back(tls_reader);
+    tls_reader = nullptr;
+  }
+};
+}  // namespace
+
+ReaderRecord* RegisterReaderThread() {
+  static thread_local ThreadExit exit_hook;
+  (void)exit_hook;
+  ReaderRecord* rec = nullptr;
+  {
+    std::lock_guard<std::mutex> lock(RegistryMutex());
+    if (!FreeRecords().empty()) {
+      rec = FreeRecords().back();
+      FreeRecords().pop_back();
+    } else {
+      rec = new ReaderRecord();
+      Readers().push_back(rec);
+    }
+  }
+  rec->depth = 0;
+  tls_reader = rec;
+  return rec;
+}
+
+bool InReadSection() { return tls_reader != nullptr && tls_reader->depth > 0; }
+
+void SynchronizeReaders() {
+  std::atomic_thread_fence(std::memory_order_seq_cst);
+  std::vector<std::pair<ReaderRecord*, uint64_t>> waiting;
+  {
+    // Only the snapshot is taken under the mutex: waiting without it lets
+    // new threads register meanwhile (a reader may be waiting on one).
+    std::lock_guard<std::mutex> lock(RegistryMutex());
+    for (ReaderRecord* r : Readers()) {
+      if (r == tls_reader) continue;
+      uint64_t s = r->seq.load(std::memory_order_acquire);
+      if (s & 1u) waiting.emplace_back(r, s);
+    }
+  }
+  for (auto& [r, s] : waiting) {
+    while (r->seq.load(std::memory_order_acquire) == s) std::this_thread::yield();
+  }
+}
+
+}  // namespace bp::core
