@@ -4,6 +4,7 @@
 #   gpu_plugin_test: dlopens each GPU plugin this build made through a fake
 #     host; without a device it checks the zero-device path and skips the rest.
 find_package(GTest REQUIRED)
+include(GoogleTest)
 set(_bp_gpu_tests_dir ${CMAKE_CURRENT_LIST_DIR})
 set(_bp_gpu_common_dir ${_bp_gpu_tests_dir}/../backends/gpu_common)
 
@@ -11,7 +12,7 @@ add_executable(gpu_indexing_test ${_bp_gpu_tests_dir}/gpu_indexing_test.cpp)
 target_include_directories(gpu_indexing_test PRIVATE ${_bp_gpu_common_dir})
 target_link_libraries(gpu_indexing_test PRIVATE Backplane::abi GTest::gtest_main)
 backplane_warnings(gpu_indexing_test)
-add_test(NAME gpu_indexing_test COMMAND gpu_indexing_test)
+gtest_discover_tests(gpu_indexing_test DISCOVERY_MODE PRE_TEST)
 
 set(_bp_gpu_plugins "")
 if(TARGET backplane_cuda)
@@ -31,7 +32,7 @@ if(_bp_gpu_plugins)
   foreach(_p IN LISTS _bp_gpu_plugins)
     add_dependencies(gpu_plugin_test backplane_${_p})
   endforeach()
-  add_test(NAME gpu_plugin_test COMMAND gpu_plugin_test)
+  gtest_discover_tests(gpu_plugin_test DISCOVERY_MODE PRE_TEST)
 endif()
 
 # The kernel sources themselves, run on host threads (tests/gpu_emulator.h).
@@ -45,4 +46,4 @@ target_compile_options(gpu_kernels_emulated_test PRIVATE -Wno-unknown-pragmas)
 target_link_libraries(gpu_kernels_emulated_test PRIVATE
   Backplane::abi GTest::gtest_main Threads::Threads)
 backplane_warnings(gpu_kernels_emulated_test)
-add_test(NAME gpu_kernels_emulated_test COMMAND gpu_kernels_emulated_test)
+gtest_discover_tests(gpu_kernels_emulated_test DISCOVERY_MODE PRE_TEST)
