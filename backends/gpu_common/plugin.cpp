@@ -1,0 +1,128 @@
+// The plugin entry point and the bp_backend_t table, written once for CUDA
+// and HIP through gpu_runtime.h (one source, compiled into each plugin).
+//
+// Without a driver or a device the plugin still loads: device_count is 0,
+// no_device_reason says why (the runtime's own words and error name), and
+// kernels are registered anyway so dispatch tables look the same everywhere.
+#include <cstdio>
+#include <cstring>
+#include <new>
+
+#include "backplane/backend.h"
+#include "device.h"
+#include "gpu_runtime.h"
+#include "ops_register.h"
+#include "platform.h"
+#include "plugin_state.h"
+
+namespace bp_gpu {
+namespace {
+
+bp_status_t Negotiate(uint32_t* inout_version) {
+  if (!inout_version) return BP_STATUS_INVALID_ARGUMENT;
+  if (BP_ABI_VERSION_GET_MAJOR(*inout_version) != BP_ABI_VERSION_MAJOR) {
+    return BP_STATUS_INCOMPATIBLE_VERSION;
+  }
+  if (*inout_version > BP_ABI_VERSION) *inout_version = BP_ABI_VERSION;
+  return BP_STATUS_OK;
+}
+
+// Counts devices; a runtime error (no driver, no device) means zero devices
+// and becomes the reason.
+void Enumerate(PluginState* st) {
+  int count = 0;
+  const gpuError_t e = gpuGetDeviceCount(&count);
+  if (e != gpuSuccess) {
+    (void)gpuGetLastError();  // clear the runtime's sticky last error
+    char reason[256];
+    std::snprintf(reason, sizeof reason, BP_GPU_PREFIX "GetDeviceCount: %s (%s)",
+                  gpuGetErrorString(e), gpuGetErrorName(e));
+    st->no_device_reason = reason;
+    st->device_count = 0;
+    return;
+  }
+  if (count <= 0) {
+    st->no_device_reason = BP_GPU_PREFIX "GetDeviceCount: the runtime reports no device";
+    st->device_count = 0;
+    return;
+  }
+  st->device_count = count;
+  st->devices.reset(new DeviceSlot[count]);
+  for (int d = 0; d < count; ++d) {
+    int sms = 0;
+    if (gpuDeviceGetAttribute(&sms, gpuDevAttrMultiProcessorCount, d) == gpuSuccess && sms > 0) {
+      st->devices[d].sm_count = sms;
+    }
+  }
+}
+
+void Shutdown(void* backend_data) {
+  PluginState* st = static_cast<PluginState*>(backend_data);
+  if (!st) return;
+  for (int32_t d = 0; d < st->device_count; ++d) {
+    if (st->devices[d].stream) {
+      (void)gpuSetDevice(d);
+      (void)gpuStreamDestroy(st->devices[d].stream);
+    }
+  }
+  platform::Destroy(st->platform);
+  delete st;
+}
+
+bp_status_t Init(const bp_plugin_init_args_t* args) {
+  if (!args || !args->host || !args->backend || !args->host->register_kernel ||
+      !args->host->set_error) {
+    return BP_STATUS_INVALID_ARGUMENT;
+  }
+  const bp_host_api_t* host = args->host;
+  PluginState* st = nullptr;
+  try {
+    st = new PluginState();
+    st->host = host;
+    st->registrar = args->registrar;
+    Enumerate(st);
+    st->platform = platform::Create(st->device_count);
+  } catch (const std::bad_alloc&) {
+    delete st;
+    return host->set_error(BP_STATUS_OUT_OF_MEMORY, "GPU plugin init: out of host memory");
+  } catch (...) {
+    delete st;
+    return host->set_error(BP_STATUS_INTERNAL, "GPU plugin init: unexpected exception");
+  }
+
+  bp_backend_t* b = args->backend;
+  // Fill only the fields the host's struct has room for (struct_size preset).
+  bp_backend_t mine;
+  std::memset(&mine, 0, sizeof mine);
+  mine.struct_size = b->struct_size < sizeof mine ? b->struct_size : sizeof mine;
+  mine.name = platform::kBackendName;
+  mine.version = "0.1.0";
+  mine.device_type = platform::kDLDeviceType;
+  mine.backend_data = st;
+  mine.no_device_reason = st->device_count == 0 ? st->no_device_reason.c_str() : nullptr;
+  FillDeviceFunctions(&mine);
+  mine.shutdown = Shutdown;
+  std::memcpy(b, &mine, mine.struct_size);
+
+  const bp_status_t s = RegisterKernels(host, args->registrar);
+  if (s != BP_STATUS_OK) {
+    Shutdown(st);  // the host unloads without calling shutdown on error
+    return s;
+  }
+  if (host->log && st->device_count == 0) {
+    char msg[320];
+    std::snprintf(msg, sizeof msg, "%s backend: 0 devices (%s)", platform::kBackendName,
+                  st->no_device_reason.c_str());
+    host->log(args->registrar, BP_LOG_INFO, msg);
+  }
+  return BP_STATUS_OK;
+}
+
+const bp_plugin_entry_t kEntry = {sizeof(bp_plugin_entry_t), BP_ABI_VERSION, 0, Negotiate, Init};
+
+}  // namespace
+}  // namespace bp_gpu
+
+extern "C" BP_PLUGIN_EXPORT const bp_plugin_entry_t* bp_plugin_entry(void) {
+  return &bp_gpu::kEntry;
+}

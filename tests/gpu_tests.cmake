@@ -1,0 +1,49 @@
+# GPU helper's tests (included from tests/CMakeLists.txt).
+#   gpu_indexing_test: the shared kernels' indexing and conversion logic as
+#     plain C++ (no device, no GPU toolkit needed).
+#   gpu_plugin_test: dlopens each GPU plugin this build made through a fake
+#     host; without a device it checks the zero-device path and skips the rest.
+find_package(GTest REQUIRED)
+include(GoogleTest)
+set(_bp_gpu_tests_dir ${CMAKE_CURRENT_LIST_DIR})
+set(_bp_gpu_common_dir ${_bp_gpu_tests_dir}/../backends/gpu_common)
+
+add_executable(gpu_indexing_test ${_bp_gpu_tests_dir}/gpu_indexing_test.cpp)
+target_include_directories(gpu_indexing_test PRIVATE ${_bp_gpu_common_dir})
+target_link_libraries(gpu_indexing_test PRIVATE Backplane::abi GTest::gtest_main)
+backplane_warnings(gpu_indexing_test)
+gtest_discover_tests(gpu_indexing_test DISCOVERY_MODE PRE_TEST)
+
+set(_bp_gpu_plugins "")
+if(TARGET backplane_cuda)
+  list(APPEND _bp_gpu_plugins cuda)
+endif()
+if(TARGET backplane_hip)
+  list(APPEND _bp_gpu_plugins hip)
+endif()
+if(_bp_gpu_plugins)
+  add_executable(gpu_plugin_test ${_bp_gpu_tests_dir}/gpu_plugin_test.cpp)
+  target_link_libraries(gpu_plugin_test PRIVATE Backplane::abi GTest::gtest_main ${CMAKE_DL_LIBS})
+  string(REPLACE ";" "," _bp_gpu_plugin_list "${_bp_gpu_plugins}")
+  target_compile_definitions(gpu_plugin_test PRIVATE
+    BP_GPU_PLUGIN_DIR="${BACKPLANE_PLUGIN_OUTPUT_DIR}"
+    BP_GPU_PLUGINS="${_bp_gpu_plugin_list}")
+  backplane_warnings(gpu_plugin_test)
+  foreach(_p IN LISTS _bp_gpu_plugins)
+    add_dependencies(gpu_plugin_test backplane_${_p})
+  endforeach()
+  gtest_discover_tests(gpu_plugin_test DISCOVERY_MODE PRE_TEST)
+endif()
+
+# The kernel sources themselves, run on host threads (tests/gpu_emulator.h).
+find_package(Threads REQUIRED)
+add_executable(gpu_kernels_emulated_test ${_bp_gpu_tests_dir}/gpu_kernels_emulated_test.cpp)
+target_include_directories(gpu_kernels_emulated_test PRIVATE
+  ${_bp_gpu_common_dir} ${_bp_gpu_tests_dir})
+target_compile_definitions(gpu_kernels_emulated_test PRIVATE BP_GPU_EMULATE=1)
+# g++ does not know the kernels' #pragma unroll.
+target_compile_options(gpu_kernels_emulated_test PRIVATE -Wno-unknown-pragmas)
+target_link_libraries(gpu_kernels_emulated_test PRIVATE
+  Backplane::abi GTest::gtest_main Threads::Threads)
+backplane_warnings(gpu_kernels_emulated_test)
+gtest_discover_tests(gpu_kernels_emulated_test DISCOVERY_MODE PRE_TEST)
