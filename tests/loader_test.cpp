@@ -215,6 +215,7 @@ TEST(TensorDeathTest, DoubleReleaseAbortsWithAMessage) {
   ASSERT_EQ(bp_tensor_empty(ctx, kCpu, 1, &n, kF32, &t), BP_STATUS_OK);
   bp_tensor_release(t);
   EXPECT_DEATH(bp_tensor_release(t), "already freed");
+  bp_context_destroy(ctx);
 }
 #else
 TEST(TensorDeathTest, DoubleReleaseAbortsWithAMessage) {

@@ -71,9 +71,23 @@ inline std::vector<int64_t> Sizes(const Geometry& g) { return std::vector<int64_
 inline std::vector<int64_t> Strides(const Geometry& g) { return std::vector<int64_t>(g.strides, g.strides + g.ndim); }
 inline D Dtype(const Geometry& g) { return DtypeFromDL(g.dtype); }
 
+// A plan's rewritten int lists point into its own int_storage, so a copy
+// must re-point them at the copy's storage.
 struct Result {
   MetaPlan plan;
   Status status;
+  Result() = default;
+  Result(const Result& other) { *this = other; }
+  Result& operator=(const Result& other) {
+    plan = other.plan;
+    status = other.status;
+    const int64_t* begin = other.plan.int_storage;
+    const int64_t* end = begin + sizeof(other.plan.int_storage) / sizeof(int64_t);
+    for (MetaArg& a : plan.rewritten) {
+      if (a.ints >= begin && a.ints < end) a.ints = plan.int_storage + (a.ints - begin);
+    }
+    return *this;
+  }
 };
 
 inline Result Infer(const char* meta, const char* op, std::vector<const char*> names, std::vector<MetaArg> args) {
@@ -81,6 +95,8 @@ inline Result Infer(const char* meta, const char* op, std::vector<const char*> n
   Result r;
   EXPECT_NE(m, nullptr) << meta;
   if (m == nullptr) return r;
+  // The core always passes every schema argument (defaults filled in).
+  if (args.size() < names.size()) args.resize(names.size());
   MetaCallInfo info{op, names.data(), static_cast<int32_t>(names.size())};
   r.status = m->infer(info, args.data(), &r.plan);
   return r;
@@ -97,6 +113,7 @@ inline const std::vector<const char*> kBinaryNames = {"self", "other", "alpha"};
 inline Status View(const char* name, std::vector<const char*> names, std::vector<MetaArg> args, Geometry* out) {
   const ViewFunctions* v = FindViewFunctions(name);
   EXPECT_NE(v, nullptr) << name;
+  if (args.size() < names.size()) args.resize(names.size());
   MetaCallInfo info{name, names.data(), static_cast<int32_t>(names.size())};
   return v->view(info, args.data(), out);
 }

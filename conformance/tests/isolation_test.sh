@@ -3,6 +3,9 @@
 # makes its cells 'C' (crashed) and one that never returns makes them 'T'
 # (timeout); the run goes on and exits 1. Usage: isolation_test.sh BP_CONFORMANCE CRASH_PLUGIN
 set -u
+# Under AddressSanitizer the SIGSEGV must reach the child as a signal, not be
+# turned into ASan's report and exit code 1.
+export ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}handle_segv=0"
 bin=$1
 plugin=$2
 out=$(mktemp)
