@@ -1,0 +1,4 @@
+#include "ops.h"
+namespace bpcl {
+void AddLinalgKernels(std::vector<KernelReg>*) {}
+}  // namespace bpcl
