@@ -1,1 +1,91 @@
-// TODO
+// softmax / log_softmax of dtype T along one dim, computed stably:
+// m = max(x), s = sum(exp(x - m)); softmax = exp(x - m) / s,
+// log_softmax = x - m - log(s). Rows are all positions of the other dims.
+//   k_<op>_serial: one work-item per row; k_<op>_group: one work-group per
+//   row with trees in local memory (power-of-two group size).
+typedef struct {
+  long rows;
+  long n;  // size of the softmax dim
+  int kdim;
+  int pad;
+  long k_sizes[BP_MAXD];
+  long k_in_strides[BP_MAXD];
+  long k_out_strides[BP_MAXD];
+  long in_stride;   // along the softmax dim
+  long out_stride;
+  long in_off;
+  long out_off;
+} bp_sgeo;
+
+#if T_KIND == K_FLOAT && T_SIZE == 4 && defined(HAS_FP64)
+#define ACC double
+#else
+#define ACC T_CT
+#endif
+
+inline void bp_srow(const bp_sgeo* g, long r, long* ib, long* ob) {
+  long i = g->in_off, o = g->out_off;
+  for (int k = g->kdim - 1; k >= 0; --k) {
+    const long q = r / g->k_sizes[k];
+    const long x = r - q * g->k_sizes[k];
+    r = q;
+    i += x * g->k_in_strides[k];
+    o += x * g->k_out_strides[k];
+  }
+  *ib = i;
+  *ob = o;
+}
+
+// NaN-propagating max.
+inline T_CT bp_smax(T_CT a, T_CT b) { return (isnan(a) || a > b) ? a : b; }
+
+#define SOFTMAX(NAME, IS_LOG)                                                                          \
+  __kernel void k_##NAME##_serial(bp_sgeo g, __global T_ST* o, __global const T_ST* a) {             \
+    const long r = get_global_id(0);                                                                 \
+    if (r >= g.rows) return;                                                                         \
+    long ib, ob;                                                                                     \
+    bp_srow(&g, r, &ib, &ob);                                                                        \
+    T_CT m = -INFINITY;                                                                              \
+    for (long j = 0; j < g.n; ++j) m = bp_smax(m, LD(a, ib + j * g.in_stride));                      \
+    ACC s = 0;                                                                                       \
+    for (long j = 0; j < g.n; ++j) s += (ACC)exp(LD(a, ib + j * g.in_stride) - m);                   \
+    const T_CT ls = (T_CT)log(s), inv = (T_CT)((ACC)1 / s);                                          \
+    for (long j = 0; j < g.n; ++j) {                                                                 \
+      const T_CT x = LD(a, ib + j * g.in_stride) - m;                                                \
+      STO(o, ob + j * g.out_stride, IS_LOG ? x - ls : exp(x) * inv);                                 \
+    }                                                                                                \
+  }                                                                                                  \
+  __kernel void k_##NAME##_group(bp_sgeo g, __global T_ST* o, __global const T_ST* a,                \
+                                 __local T_CT* sm, __local ACC* ss) {                                \
+    const long r = get_group_id(0);                                                                  \
+    const int lid = (int)get_local_id(0);                                                            \
+    const int L = (int)get_local_size(0);                                                            \
+    long ib, ob;                                                                                     \
+    bp_srow(&g, r, &ib, &ob);                                                                        \
+    T_CT m = -INFINITY;                                                                              \
+    for (long j = lid; j < g.n; j += L) m = bp_smax(m, LD(a, ib + j * g.in_stride));                 \
+    sm[lid] = m;                                                                                     \
+    barrier(CLK_LOCAL_MEM_FENCE);                                                                    \
+    for (int h = L / 2; h > 0; h >>= 1) {                                                            \
+      if (lid < h) sm[lid] = bp_smax(sm[lid], sm[lid + h]);                                          \
+      barrier(CLK_LOCAL_MEM_FENCE);                                                                  \
+    }                                                                                                \
+    m = sm[0];                                                                                       \
+    ACC s = 0;                                                                                       \
+    for (long j = lid; j < g.n; j += L) s += (ACC)exp(LD(a, ib + j * g.in_stride) - m);              \
+    ss[lid] = s;                                                                                     \
+    barrier(CLK_LOCAL_MEM_FENCE);                                                                    \
+    for (int h = L / 2; h > 0; h >>= 1) {                                                            \
+      if (lid < h) ss[lid] += ss[lid + h];                                                           \
+      barrier(CLK_LOCAL_MEM_FENCE);                                                                  \
+    }                                                                                                \
+    s = ss[0];                                                                                       \
+    const T_CT ls = (T_CT)log(s), inv = (T_CT)((ACC)1 / s);                                          \
+    for (long j = lid; j < g.n; j += L) {                                                            \
+      const T_CT x = LD(a, ib + j * g.in_stride) - m;                                                \
+      STO(o, ob + j * g.out_stride, IS_LOG ? x - ls : exp(x) * inv);                                 \
+    }                                                                                                \
+  }
+
+SOFTMAX(softmax, 0)
+SOFTMAX(log_softmax, 1)
