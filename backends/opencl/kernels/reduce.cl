@@ -129,7 +129,9 @@ REDUCE(amin, T_CT, (T_CT)T_HIGHEST, MIN_STEP, FINAL_ID)
 inline int bp_arg_better(T_CT v, long i, T_CT best, long bi) {
   if (i < 0) return 0;
   if (bi < 0) return 1;
-  if (BP_ISNAN(v) || BP_ISNAN(best)) return BP_ISNAN(v) && (!BP_ISNAN(best) || i < bi);
+#if T_FLOATING
+  if (isnan(v) || isnan(best)) return isnan(v) && (!isnan(best) || i < bi);
+#endif
   return v > best || (v == best && i < bi);
 }
 

@@ -35,8 +35,8 @@ std::string BuildLog(cl_program program, cl_device_id dev) {
 }
 
 // Compiles `source`; on failure releases the program and returns the log.
-Status BuildFromSource(Device* d, const char* name, const std::string& source, const std::string& options,
-                       cl_program* out) {
+Status BuildFromSource(const Backend* b, Device* d, const char* name, const std::string& source,
+                       const std::string& options, cl_program* out) {
   const char* text = source.c_str();
   const size_t len = source.size();
   cl_int err = CL_SUCCESS;
@@ -49,6 +49,11 @@ Status BuildFromSource(Device* d, const char* name, const std::string& source, c
     return Status(BP_STATUS_INTERNAL, std::string("opencl: building program '") + name + "' for device '" +
                                           d->name + "' failed (clBuildProgram: " + ClErrorName(err) +
                                           ", options '" + options + "'); build log:\n" + log);
+  }
+  if (b->verbose) {
+    const std::string log = BuildLog(p, d->id);
+    if (log.find_first_not_of(" \n\r\t") != std::string::npos)
+      std::fprintf(stderr, "backplane opencl: build log of %s [%s]:\n%s\n", name, options.c_str(), log.c_str());
   }
   *out = p;
   return Ok();
@@ -154,7 +159,7 @@ Status GetProgram(Backend* backend, Device* d, const char* name, const char* bod
     }
   }
   if (p == nullptr) {
-    BPCL_RETURN_IF_ERROR(BuildFromSource(d, name, source, options, &p));
+    BPCL_RETURN_IF_ERROR(BuildFromSource(backend, d, name, source, options, &p));
     backend->program_builds++;
     if (backend->verbose)
       std::fprintf(stderr, "backplane opencl: built program %s [%s] for %s\n", name, options.c_str(),
@@ -169,7 +174,7 @@ Status GetProgram(Backend* backend, Device* d, const char* name, const char* bod
 Status BuildProgramUncached(Backend* backend, Device* d, const char* name, const std::string& source,
                             const std::string& options) {
   cl_program p = nullptr;
-  BPCL_RETURN_IF_ERROR(BuildFromSource(d, name, source, options, &p));
+  BPCL_RETURN_IF_ERROR(BuildFromSource(backend, d, name, source, options, &p));
   backend->program_builds++;
   clReleaseProgram(p);
   return Ok();
