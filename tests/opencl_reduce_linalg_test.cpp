@@ -7,6 +7,7 @@
 #include <limits>
 #include <numeric>
 
+#include "backend_state.h"
 #include "opencl_test_util.h"
 
 namespace bpcl_test {
@@ -154,22 +155,48 @@ std::vector<float> Ref(const std::vector<float>& a, const std::vector<float>& b,
   return c;
 }
 
-TEST_F(OpenclLinalg, MatmulBatchedAndOddSizes) {
-  const int M = 19, K = 23, N = 17;
+// Both matmul kernels: the register-blocked one CPU drivers get, and the
+// local-memory tiled one for GPUs (forced here by flipping the device flag).
+void CheckMatmul(FakeHost& host, int M, int K, int N, DLDataType dt) {
   std::vector<float> a(2 * M * K), b(K * N);
   for (size_t i = 0; i < a.size(); ++i) a[i] = float((i * 7) % 11) - 5;
   for (size_t i = 0; i < b.size(); ++i) b[i] = float((i * 5) % 13) - 6;
-  DevTensor& A = Make<float>({2, M, K}, F32(), a);
-  DevTensor& Bb = Make<float>({K, N}, F32(), b);
+  const bool f64 = dt.bits == 64;
+  std::vector<double> ad(a.begin(), a.end()), bd(b.begin(), b.end());
+  DevTensor A = f64 ? host.FromHost<double>({2, M, K}, dt, ad) : host.FromHost<float>({2, M, K}, dt, a);
+  DevTensor Bb = f64 ? host.FromHost<double>({K, N}, dt, bd) : host.FromHost<float>({K, N}, dt, b);
   DevTensor B = FakeHost::View(Bb, {2, K, N}, {0, N, 1}, 0);  // broadcast batch
-  DevTensor& O = Empty({2, M, N}, F32());
-  ASSERT_EQ(host_.Call("matmul", {TensorArg(A), TensorArg(B)}, {&O}), BP_STATUS_OK) << FakeHost::last_error();
-  auto r = host_.ToHost<float>(O);
+  DevTensor O = host.Empty({2, M, N}, dt);
+  ASSERT_EQ(host.Call("matmul", {TensorArg(A), TensorArg(B)}, {&O}), BP_STATUS_OK) << FakeHost::last_error();
+  std::vector<double> r;
+  if (f64) {
+    r = host.ToHost<double>(O);
+  } else {
+    auto rf = host.ToHost<float>(O);
+    r.assign(rf.begin(), rf.end());
+  }
   for (int bi = 0; bi < 2; ++bi) {
     std::vector<float> ab(a.begin() + bi * M * K, a.begin() + (bi + 1) * M * K);
     auto want = Ref(ab, b, M, K, N);
-    for (int i = 0; i < M * N; ++i) ASSERT_EQ(r[bi * M * N + i], want[i]) << bi << " " << i;
+    for (int i = 0; i < M * N; ++i) ASSERT_EQ(r[bi * M * N + i], want[i]) << M << "x" << K << "x" << N << " " << bi << " " << i;
   }
+  host.Free(&A);
+  host.Free(&Bb);
+  host.Free(&O);
+}
+
+TEST_F(OpenclLinalg, MatmulBatchedAndOddSizes) {
+  auto* backend = static_cast<bpcl::Backend*>(host_.backend().backend_data);
+  bpcl::Device* dev = backend->devices[0].get();
+  const bool native = dev->local_mem_is_global;
+  for (bool tiled : {false, true}) {
+    dev->local_mem_is_global = !tiled;
+    SCOPED_TRACE(tiled ? "tiled kernel" : "register-blocked kernel");
+    CheckMatmul(host_, 19, 23, 17, F32());
+    CheckMatmul(host_, 37, 29, 70, F32());  // interior blocks take the vector path
+    if (dev->fp64) CheckMatmul(host_, 37, 29, 70, F64());
+  }
+  dev->local_mem_is_global = native;
 }
 
 TEST_F(OpenclLinalg, AddmmAndTransposedOperands) {

@@ -65,6 +65,7 @@ inline void bp_rout(const bp_rgeo* g, long oi, long* in_base, long* out_at) {
 }
 
 inline long bp_rin(const bp_rgeo* g, long ri) {
+  if (g->rdim == 1) return ri * g->r_in_strides[0];  // no division in the common case
   long off = 0;
   for (int k = g->rdim - 1; k >= 0; --k) {
     const long q = ri / g->r_sizes[k];

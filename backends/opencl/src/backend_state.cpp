@@ -110,6 +110,8 @@ Status EnumerateDevices(Backend* backend) {
       d->max_parameter_size = DeviceValue<size_t>(id, CL_DEVICE_MAX_PARAMETER_SIZE, 1024);
       d->fp64 = HasExtension(d->extensions, "cl_khr_fp64");
       d->fp16 = HasExtension(d->extensions, "cl_khr_fp16");
+      d->local_mem_is_global =
+          DeviceValue<cl_device_local_mem_type>(id, CL_DEVICE_LOCAL_MEM_TYPE, CL_LOCAL) == CL_GLOBAL;
       Status st = OpenDevice(d.get());
       if (!st.ok()) {
         skipped += " " + d->name + ": " + st.message() + ";";

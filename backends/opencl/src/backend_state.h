@@ -34,6 +34,7 @@ struct Device {
   size_t max_parameter_size = 1024;
   bool fp64 = false;
   bool fp16 = false;
+  bool local_mem_is_global = false;  // CL_DEVICE_LOCAL_MEM_TYPE == CL_GLOBAL (CPU drivers)
 
   // Built programs by "<name>|<options>"; guarded by program_mutex (builds
   // happen under it, so two threads never build the same program twice).

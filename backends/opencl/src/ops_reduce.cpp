@@ -98,7 +98,10 @@ Status RunReduce(const bp_kernel_call_t* call) {
   g.out_off = ro.offset;
 
   const std::string options = DtypeDefines(t, "T") + DeviceDefines(ctx.device);
-  const bool serial = g.out_numel >= 1024 || g.red_numel < 64;
+  // Short reductions, or many outputs whose reduced elements are strided
+  // (neighbouring outputs then read neighbouring memory): one work-item per
+  // output. Otherwise a work-group per output reads contiguous runs.
+  const bool serial = g.red_numel < 64 || (g.out_numel >= 1024 && g.rdim > 0 && g.r_in_strides[g.rdim - 1] != 1);
   const size_t L = serial ? 1 : GroupSize(ctx.device, 256);
   const std::string kname = std::string("k_") + op->base + (serial || L == 1 ? "_serial" : "_group");
   std::vector<KArg> args = {Arg(g), Arg(ro.mem), Arg(ri.mem)};

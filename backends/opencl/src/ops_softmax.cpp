@@ -56,8 +56,9 @@ Status RunSoftmax(const bp_kernel_call_t* call) {
   g.in_off = ri.offset;
   g.out_off = ro.offset;
   const std::string options = DtypeDefines(t, "T") + DeviceDefines(ctx.device);
-  // Many rows: one work-item each. Few long rows: a work-group each.
-  const bool serial = g.rows >= 1024 || g.n < 64;
+  // Short rows, or many rows strided along dim (neighbouring rows then read
+  // neighbouring memory): one work-item per row. Otherwise a work-group per row.
+  const bool serial = g.n < 64 || (g.rows >= 1024 && g.in_stride != 1);
   const size_t L = serial ? 1 : GroupSize(ctx.device, 256);
   std::vector<KArg> args = {Arg(g), Arg(ro.mem), Arg(ri.mem)};
   if (L == 1) {
