@@ -127,21 +127,31 @@ TEST_F(OpenclReduce, SoftmaxAndLogSoftmax) {
   r = host_.ToHost<float>(o);
   EXPECT_NEAR(r[0], 0.0, 1e-6);
   EXPECT_NEAR(r[3], 1.0, 1e-6);
-  // One long row: the work-group kernel.
-  const int n = 5000;
+  // One long row: the vectorized per-row kernel CPU drivers get, and the
+  // work-group kernel for GPUs (forced by flipping the device flag).
+  const int n = 5003;
   std::vector<float> v(n);
   for (int i = 0; i < n; ++i) v[i] = static_cast<float>(i % 7);
   DevTensor& lx = Make<float>({1, n}, F32(), v);
   DevTensor& lo = Empty({1, n}, F32());
-  ASSERT_EQ(host_.Call("softmax.int", {TensorArg(lx), IntArg(1), NoneArg()}, {&lo}), BP_STATUS_OK);
-  r = host_.ToHost<float>(lo);
-  double total = 0, denom = 0;
-  for (int i = 0; i < n; ++i) {
-    total += r[i];
-    denom += std::exp((i % 7) - 6.0);
+  auto* dev = static_cast<bpcl::Backend*>(host_.backend().backend_data)->devices[0].get();
+  const bool native = dev->local_mem_is_global;
+  for (bool cpu_path : {true, false}) {
+    dev->local_mem_is_global = cpu_path;
+    ASSERT_EQ(host_.Call("softmax.int", {TensorArg(lx), IntArg(1), NoneArg()}, {&lo}), BP_STATUS_OK);
+    r = host_.ToHost<float>(lo);
+    double total = 0, denom = 0;
+    for (int i = 0; i < n; ++i) {
+      total += r[i];
+      denom += std::exp((i % 7) - 6.0);
+    }
+    EXPECT_NEAR(total, 1.0, 1e-4) << cpu_path;
+    EXPECT_NEAR(r[6], 1.0 / denom, 1e-9) << cpu_path;
+    EXPECT_NEAR(r[n - 1], std::exp((n - 1) % 7 - 6.0) / denom, 1e-9) << cpu_path;  // the tail past n / 8 * 8
+    ASSERT_EQ(host_.Call("log_softmax.int", {TensorArg(lx), IntArg(1), NoneArg()}, {&lo}), BP_STATUS_OK);
+    EXPECT_NEAR(host_.ToHost<float>(lo)[n - 1], ((n - 1) % 7 - 6.0) - std::log(denom), 1e-5) << cpu_path;
   }
-  EXPECT_NEAR(total, 1.0, 1e-4);
-  EXPECT_NEAR(r[6], 1.0 / denom, 1e-9);
+  dev->local_mem_is_global = native;
 }
 
 std::vector<float> Ref(const std::vector<float>& a, const std::vector<float>& b, int M, int K, int N) {

@@ -61,6 +61,12 @@ Status RunSoftmax(const bp_kernel_call_t* call) {
   const bool serial = g.n < 64 || (g.rows >= 1024 && g.in_stride != 1);
   const size_t L = serial ? 1 : GroupSize(ctx.device, 256);
   std::vector<KArg> args = {Arg(g), Arg(ro.mem), Arg(ri.mem)};
+  if (ctx.device->local_mem_is_global && t.kind == kKindFloat && g.in_stride == 1 && g.out_stride == 1) {
+    // CPU drivers: one work-item per contiguous row, explicitly vectorized.
+    const size_t global = static_cast<size_t>(g.rows);
+    return Launch(ctx, "softmax", src::k_softmax, options, (std::string("k_") + base + "_vec").c_str(), args, 1,
+                  &global, nullptr);
+  }
   if (L == 1) {
     const size_t global = static_cast<size_t>(g.rows);
     return Launch(ctx, "softmax", src::k_softmax, options, (std::string("k_") + base + "_serial").c_str(), args, 1,
