@@ -108,6 +108,26 @@ struct ViewFunctions {
 const MetaFunctions* FindMetaFunctions(const char* name);
 const ViewFunctions* FindViewFunctions(const char* name);
 
+// reshape's view function returns this code (and no other view function
+// does) when no strides can express the new shape over self's storage; `out`
+// then holds the result's sizes with contiguous strides and offset 0, and the
+// core makes a contiguous copy of self with those sizes instead of a view.
+constexpr bp_status_t kViewNeedsCopy = BP_STATUS_FAILED_PRECONDITION;
+
+// cat leaves out 1-D empty inputs (PyTorch's legacy rule): the core drops the
+// list elements for which this holds before calling the kernel.
+inline bool CatSkipsInput(const Geometry& g) { return g.ndim == 1 && g.sizes[0] == 0; }
+
+// torch.can_cast: floating -> integral and non-bool -> bool are refused.
+bool CanCastDtype(DLDataType from, DLDataType to);
+
+// Checks the caller's out= tensor (inplace false) or in-place self (inplace
+// true) `actual` against plan.outputs[index]: same sizes (Backplane never
+// resizes an out= tensor) and a dtype the result can be cast to, as PyTorch.
+// INVALID_ARGUMENT naming the operator and the argument otherwise.
+Status CheckOutput(const MetaCallInfo& info, const MetaPlan& plan, int index, const Geometry& actual,
+                   bool inplace);
+
 // Shared helpers for meta and runtime code.
 // Broadcasts a and b (PyTorch rules) into out; error names both arguments.
 Status BroadcastShapes(const MetaCallInfo& info, int arg_a, const Geometry& a, int arg_b,

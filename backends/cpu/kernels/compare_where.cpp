@@ -1,0 +1,70 @@
+// Comparisons (bool result; inputs share the promoted dtype) and where.
+#include "common.h"
+
+namespace bp_cpu {
+namespace {
+
+template <typename Cmp>
+bp_status_t Compare(const bp_kernel_call_t* call, Cmp cmp) {
+  const DLTensor* a = TensorArg(call, 0);
+  const DLTensor* b = TensorArg(call, 1);
+  DLTensor* out = call->outputs[0];
+  if (a == nullptr || b == nullptr) return Fail(call, BP_STATUS_INVALID_ARGUMENT, "expected two tensors");
+  if (DtOf(out->dtype) != Dt::kBool) return FailDtype(call, *out);
+  const Dt dt = DtOf(a->dtype);
+  if (dt == Dt::kInvalid || DtOf(b->dtype) != dt) return FailDtype(call, *a);
+  return Dispatch(dt, BP_STATUS_INTERNAL, [&](auto tag) -> bp_status_t {
+    using T = typename decltype(tag)::type;
+    using C = opmath_t<T>;
+    BinaryLoop<bool, T, T>(*out, *a, *b, [cmp](C x, C y) { return cmp(x, y); });
+    return BP_STATUS_OK;
+  });
+}
+
+// The comparison functors are generic so one definition serves every dtype.
+bp_status_t Eq(const bp_kernel_call_t* c) { return Compare(c, [](auto x, auto y) { return x == y; }); }
+bp_status_t Ne(const bp_kernel_call_t* c) { return Compare(c, [](auto x, auto y) { return x != y; }); }
+bp_status_t Lt(const bp_kernel_call_t* c) { return Compare(c, [](auto x, auto y) { return x < y; }); }
+bp_status_t Le(const bp_kernel_call_t* c) { return Compare(c, [](auto x, auto y) { return x <= y; }); }
+bp_status_t Gt(const bp_kernel_call_t* c) { return Compare(c, [](auto x, auto y) { return x > y; }); }
+bp_status_t Ge(const bp_kernel_call_t* c) { return Compare(c, [](auto x, auto y) { return x >= y; }); }
+
+bp_status_t Where(const bp_kernel_call_t* call) {
+  const DLTensor* cond = TensorArg(call, 0);
+  const DLTensor* a = TensorArg(call, 1);
+  const DLTensor* b = TensorArg(call, 2);
+  DLTensor* out = call->outputs[0];
+  if (cond == nullptr || a == nullptr || b == nullptr)
+    return Fail(call, BP_STATUS_INVALID_ARGUMENT, "expected three tensors");
+  if (DtOf(cond->dtype) != Dt::kBool)
+    return Fail(call, BP_STATUS_INVALID_ARGUMENT, "argument 'condition' expected dtype bool but got %s",
+                DtName(DtOf(cond->dtype)));
+  const Dt dt = DtOf(out->dtype);
+  if (dt == Dt::kInvalid) return FailDtype(call, *out);
+  return Dispatch(dt, BP_STATUS_INTERNAL, [&](auto tag) -> bp_status_t {
+    using T = typename decltype(tag)::type;
+    // Select the stored values (no opmath round trip): bit-exact for float16.
+    const DLTensor* ops[4] = {out, cond, a, b};
+    RunOps(ops, [](char* const* p, const int64_t* s, int64_t n) {
+      for (int64_t i = 0; i < n; ++i) {
+        const bool c = *reinterpret_cast<const bool*>(p[1] + i * s[1]);
+        *reinterpret_cast<T*>(p[0] + i * s[0]) = *reinterpret_cast<const T*>(p[c ? 2 : 3] + i * s[c ? 2 : 3]);
+      }
+    });
+    return BP_STATUS_OK;
+  });
+}
+
+const KernelDef kKernels[] = {
+    {"eq.Tensor", Eq}, {"ne.Tensor", Ne}, {"lt.Tensor", Lt}, {"le.Tensor", Le},
+    {"gt.Tensor", Gt}, {"ge.Tensor", Ge}, {"where.self", Where},
+};
+
+}  // namespace
+
+const KernelDef* CompareWhereKernels(size_t* count) {
+  *count = sizeof(kKernels) / sizeof(kKernels[0]);
+  return kKernels;
+}
+
+}  // namespace bp_cpu

@@ -1,0 +1,280 @@
+// conv2d (oneDNN convolution for float32/bfloat16, a direct loop for
+// float64), max_pool2d and avg_pool2d (direct loops with torch's exact window,
+// ceil_mode, count_include_pad and divisor_override rules).
+#include <cmath>
+#include <limits>
+#include <new>
+
+#include "common.h"
+#include "oneapi/dnnl/dnnl.hpp"
+
+namespace bp_cpu {
+namespace {
+
+struct Conv {
+  const DLTensor* x;
+  const DLTensor* w;
+  const DLTensor* bias;  // may be null
+  const DLTensor* y;
+  int64_t stride[2], pad[2], dil[2], groups;
+};
+
+// Runs f(lo, hi) over [0, n), split across threads when `work` is large.
+template <typename F>
+void ParallelFor(int64_t n, int64_t work, F f) {
+  if (work < kParallelGrain || n < 2 || omp_get_max_threads() == 1) {
+    f(int64_t{0}, n);
+    return;
+  }
+#pragma omp parallel
+  {
+    const int64_t nt = omp_get_num_threads(), t = omp_get_thread_num();
+    f(n * t / nt, n * (t + 1) / nt);
+  }
+}
+
+template <typename T>
+inline const T& At4(const DLTensor& t, int64_t a, int64_t b, int64_t c, int64_t d) {
+  return *reinterpret_cast<const T*>(DataPtr(t) + (a * t.strides[0] + b * t.strides[1] + c * t.strides[2] +
+                                                   d * t.strides[3]) * static_cast<int64_t>(sizeof(T)));
+}
+
+template <typename T>
+void DirectConv(const Conv& c) {
+  const DLTensor &x = *c.x, &w = *c.w, &y = *c.y;
+  const int64_t N = y.shape[0], OC = y.shape[1], OH = y.shape[2], OW = y.shape[3];
+  const int64_t H = x.shape[2], W = x.shape[3], KH = w.shape[2], KW = w.shape[3];
+  const int64_t icg = w.shape[1], ocg = OC / c.groups;
+  ParallelFor(N * OC, N * OC * OH * OW * icg * KH * KW, [&](int64_t lo, int64_t hi) {
+    for (int64_t no = lo; no < hi; ++no) {
+      const int64_t n = no / OC, oc = no % OC, g = oc / ocg;
+      const double b = c.bias ? static_cast<double>(Load(*reinterpret_cast<const T*>(
+                                    DataPtr(*c.bias) + oc * c.bias->strides[0] * static_cast<int64_t>(sizeof(T)))))
+                              : 0.0;
+      for (int64_t oh = 0; oh < OH; ++oh)
+        for (int64_t ow = 0; ow < OW; ++ow) {
+          double acc = b;
+          for (int64_t ic = 0; ic < icg; ++ic)
+            for (int64_t kh = 0; kh < KH; ++kh) {
+              const int64_t ih = oh * c.stride[0] - c.pad[0] + kh * c.dil[0];
+              if (ih < 0 || ih >= H) continue;
+              for (int64_t kw = 0; kw < KW; ++kw) {
+                const int64_t iw = ow * c.stride[1] - c.pad[1] + kw * c.dil[1];
+                if (iw < 0 || iw >= W) continue;
+                acc += static_cast<double>(Load(At4<T>(x, n, g * icg + ic, ih, iw))) *
+                       static_cast<double>(Load(At4<T>(w, oc, ic, kh, kw)));
+              }
+            }
+          *const_cast<T*>(&At4<T>(y, n, oc, oh, ow)) = Store<T>(acc);
+        }
+    }
+  });
+}
+
+dnnl::engine& Engine() {
+  static dnnl::engine engine(dnnl::engine::kind::cpu, 0);
+  return engine;
+}
+
+dnnl::memory::dims Dims(const DLTensor& t) { return dnnl::memory::dims(t.shape, t.shape + t.ndim); }
+dnnl::memory::dims Strides(const DLTensor& t) {
+  dnnl::memory::dims s(t.strides, t.strides + t.ndim);
+  for (auto& v : s)
+    if (v == 0) v = 1;  // size-1 dims may come with stride 0
+  return s;
+}
+
+// oneDNN convolution with plain strided user memory; reorders to and from
+// the primitive's preferred layouts. Throws dnnl::error if unsupported.
+void DnnlConv(const Conv& c, dnnl::memory::data_type dt) {
+  using md = dnnl::memory::desc;
+  using tag = dnnl::memory::format_tag;
+  const DLTensor &x = *c.x, &w = *c.w, &y = *c.y;
+  const md x_user(Dims(x), dt, Strides(x));
+  const md y_user(Dims(y), dt, Strides(y));
+  md w_user;
+  if (c.groups == 1) {
+    w_user = md(Dims(w), dt, Strides(w));
+  } else {
+    const int64_t ocg = w.shape[0] / c.groups;
+    w_user = md({c.groups, ocg, w.shape[1], w.shape[2], w.shape[3]}, dt,
+                {w.strides[0] * ocg, w.strides[0], w.strides[1], w.strides[2], w.strides[3]});
+  }
+  const md x_any(Dims(x), dt, tag::any), y_any(Dims(y), dt, tag::any), w_any(w_user.dims(), dt, tag::any);
+  const dnnl::memory::dims strides = {c.stride[0], c.stride[1]};
+  const dnnl::memory::dims dilates = {c.dil[0] - 1, c.dil[1] - 1};
+  const dnnl::memory::dims pad = {c.pad[0], c.pad[1]};
+  dnnl::convolution_forward::primitive_desc pd;
+  md b_md;
+  if (c.bias != nullptr) {
+    b_md = md({c.bias->shape[0]}, dt, {c.bias->strides[0] == 0 ? 1 : c.bias->strides[0]});
+    pd = dnnl::convolution_forward::primitive_desc(
+        dnnl::convolution_forward::desc(dnnl::prop_kind::forward_inference, dnnl::algorithm::convolution_direct,
+                                        x_any, w_any, b_md, y_any, strides, dilates, pad, pad),
+        Engine());
+  } else {
+    pd = dnnl::convolution_forward::primitive_desc(
+        dnnl::convolution_forward::desc(dnnl::prop_kind::forward_inference, dnnl::algorithm::convolution_direct,
+                                        x_any, w_any, y_any, strides, dilates, pad, pad),
+        Engine());
+  }
+  dnnl::stream s(Engine());
+  auto prepare = [&](const md& user, const md& want, void* ptr) {
+    dnnl::memory m(user, Engine(), ptr);
+    if (want == user) return m;
+    dnnl::memory r(want, Engine());
+    dnnl::reorder(m, r).execute(s, m, r);
+    return r;
+  };
+  dnnl::memory xm = prepare(x_user, pd.src_desc(), DataPtr(x));
+  dnnl::memory wm = prepare(w_user, pd.weights_desc(), DataPtr(w));
+  dnnl::memory y_mem(y_user, Engine(), DataPtr(y));
+  dnnl::memory ym = pd.dst_desc() == y_user ? y_mem : dnnl::memory(pd.dst_desc(), Engine());
+  std::unordered_map<int, dnnl::memory> args = {{DNNL_ARG_SRC, xm}, {DNNL_ARG_WEIGHTS, wm}, {DNNL_ARG_DST, ym}};
+  if (c.bias != nullptr) args[DNNL_ARG_BIAS] = dnnl::memory(b_md, Engine(), DataPtr(*c.bias));
+  dnnl::convolution_forward(pd).execute(s, args);
+  if (ym != y_mem) dnnl::reorder(ym, y_mem).execute(s, ym, y_mem);
+  s.wait();
+}
+
+// Reads an int[2] argument (an INT is used for both dims).
+bool Pair(const bp_kernel_call_t* call, int i, int64_t dflt, int64_t out[2]) {
+  const int64_t* v = nullptr;
+  const int64_t n = IntListArg(call, i, &v);
+  if (n == 0) {
+    out[0] = out[1] = dflt;
+    return Arg(call, i)->kind == BP_VALUE_NONE || Arg(call, i)->kind == BP_VALUE_INT_LIST;
+  }
+  out[0] = v[0];
+  out[1] = n > 1 ? v[1] : v[0];
+  return true;
+}
+
+bp_status_t Conv2d(const bp_kernel_call_t* call) {
+  Conv c{TensorArg(call, 0), TensorArg(call, 1), TensorArg(call, 2), call->outputs[0], {}, {}, {}, 1};
+  if (c.x == nullptr || c.w == nullptr) return Fail(call, BP_STATUS_INVALID_ARGUMENT, "expected 'input' and 'weight'");
+  Pair(call, 3, 1, c.stride);
+  Pair(call, 4, 0, c.pad);
+  Pair(call, 5, 1, c.dil);
+  c.groups = IntArg(call, 6, 1);
+  if (c.x->ndim != 4 || c.w->ndim != 4 || c.y->ndim != 4 || c.groups < 1 || c.y->shape[1] % c.groups != 0)
+    return Fail(call, BP_STATUS_INVALID_ARGUMENT, "expected 4-D input, weight and output and groups dividing channels");
+  const Dt dt = DtOf(c.y->dtype);
+  if (Numel(*c.y) == 0) return BP_STATUS_OK;
+  if (dt == Dt::kFloat32 || dt == Dt::kBFloat16) {
+    try {
+      DnnlConv(c, dt == Dt::kFloat32 ? dnnl::memory::data_type::f32 : dnnl::memory::data_type::bf16);
+      return BP_STATUS_OK;
+    } catch (const dnnl::error&) {
+      // fall back to the direct loop
+    } catch (const std::bad_alloc&) {
+      return Fail(call, BP_STATUS_OUT_OF_MEMORY, "out of memory");
+    }
+  }
+  switch (dt) {
+    case Dt::kFloat32: DirectConv<float>(c); return BP_STATUS_OK;
+    case Dt::kFloat64: DirectConv<double>(c); return BP_STATUS_OK;
+    case Dt::kBFloat16: DirectConv<BFloat16>(c); return BP_STATUS_OK;
+    case Dt::kFloat16: DirectConv<Half>(c); return BP_STATUS_OK;
+    default: return FailDtype(call, *c.y);
+  }
+}
+
+struct Pool {
+  int64_t k[2], s[2], p[2], d[2];
+  bool count_include_pad;
+  int64_t divisor;  // 0: none
+};
+
+template <typename T, bool kMax>
+void PoolLoop(const DLTensor& x, const DLTensor& y, const Pool& P) {
+  const int64_t N = y.shape[0], C = y.shape[1], OH = y.shape[2], OW = y.shape[3];
+  const int64_t H = x.shape[2], W = x.shape[3];
+  ParallelFor(N * C, N * C * OH * OW * P.k[0] * P.k[1], [&](int64_t lo, int64_t hi) {
+    for (int64_t nc = lo; nc < hi; ++nc) {
+      const int64_t n = nc / C, ch = nc % C;
+      for (int64_t oh = 0; oh < OH; ++oh)
+        for (int64_t ow = 0; ow < OW; ++ow) {
+          T* out = const_cast<T*>(&At4<T>(y, n, ch, oh, ow));
+          if constexpr (kMax) {
+            double m = -std::numeric_limits<double>::infinity();
+            for (int64_t kh = 0; kh < P.k[0]; ++kh) {
+              const int64_t ih = oh * P.s[0] - P.p[0] + kh * P.d[0];
+              if (ih < 0 || ih >= H) continue;
+              for (int64_t kw = 0; kw < P.k[1]; ++kw) {
+                const int64_t iw = ow * P.s[1] - P.p[1] + kw * P.d[1];
+                if (iw < 0 || iw >= W) continue;
+                const double v = static_cast<double>(Load(At4<T>(x, n, ch, ih, iw)));
+                if (v > m || v != v) m = v;  // NaN propagates (as torch)
+                if (m != m) break;
+              }
+            }
+            *out = Store<T>(m);
+          } else {
+            int64_t hs = oh * P.s[0] - P.p[0], ws = ow * P.s[1] - P.p[1];
+            int64_t he = std::min(hs + P.k[0], H + P.p[0]), we = std::min(ws + P.k[1], W + P.p[1]);
+            const int64_t pool_size = (he - hs) * (we - ws);
+            hs = std::max<int64_t>(hs, 0);
+            ws = std::max<int64_t>(ws, 0);
+            he = std::min(he, H);
+            we = std::min(we, W);
+            if (hs >= he || ws >= we) {
+              *out = Store<T>(0.0);
+              continue;
+            }
+            double sum = 0;
+            for (int64_t ih = hs; ih < he; ++ih)
+              for (int64_t iw = ws; iw < we; ++iw) sum += static_cast<double>(Load(At4<T>(x, n, ch, ih, iw)));
+            const int64_t div = P.divisor != 0 ? P.divisor : P.count_include_pad ? pool_size : (he - hs) * (we - ws);
+            *out = Store<T>(sum / static_cast<double>(div));
+          }
+        }
+    }
+  });
+}
+
+template <bool kMax>
+bp_status_t Pool2d(const bp_kernel_call_t* call) {
+  const DLTensor* x = TensorArg(call, 0);
+  DLTensor* y = call->outputs[0];
+  if (x == nullptr || x->ndim != 4 || y->ndim != 4)
+    return Fail(call, BP_STATUS_INVALID_ARGUMENT, "expected a 4-D input [N, C, H, W] and output");
+  Pool P{};
+  Pair(call, 1, 1, P.k);
+  if (!Pair(call, 2, 0, P.s) || P.s[0] == 0) {
+    P.s[0] = P.k[0];
+    P.s[1] = P.k[1];
+  }
+  Pair(call, 3, 0, P.p);
+  if (kMax) {
+    Pair(call, 4, 1, P.d);
+  } else {
+    P.d[0] = P.d[1] = 1;
+    P.count_include_pad = BoolArg(call, 5, true);
+    P.divisor = IntArg(call, 6, 0);
+  }
+  if (P.k[0] <= 0 || P.k[1] <= 0 || P.s[0] <= 0 || P.s[1] <= 0)
+    return Fail(call, BP_STATUS_INVALID_ARGUMENT, "kernel_size and stride must be positive");
+  switch (DtOf(y->dtype)) {
+    case Dt::kFloat32: PoolLoop<float, kMax>(*x, *y, P); return BP_STATUS_OK;
+    case Dt::kFloat64: PoolLoop<double, kMax>(*x, *y, P); return BP_STATUS_OK;
+    case Dt::kBFloat16: PoolLoop<BFloat16, kMax>(*x, *y, P); return BP_STATUS_OK;
+    case Dt::kFloat16: PoolLoop<Half, kMax>(*x, *y, P); return BP_STATUS_OK;
+    default: return FailDtype(call, *y);
+  }
+}
+
+const KernelDef kKernels[] = {
+    {"conv2d", Conv2d},
+    {"max_pool2d", Pool2d<true>},
+    {"avg_pool2d", Pool2d<false>},
+};
+
+}  // namespace
+
+const KernelDef* ConvPoolKernels(size_t* count) {
+  *count = sizeof(kKernels) / sizeof(kKernels[0]);
+  return kKernels;
+}
+
+}  // namespace bp_cpu

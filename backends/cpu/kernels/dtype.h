@@ -1,0 +1,197 @@
+// Element types of the CPU backend and the switch that maps a DLDataType to
+// a C++ type (PyTorch's AT_DISPATCH, reduced to the 9 dtypes Backplane has).
+#pragma once
+
+#include <cstdint>
+#include <cstring>
+#include <limits>
+#include <type_traits>
+#include <utility>
+
+#include "backplane/types.h"
+
+namespace bp_cpu {
+
+// IEEE binary16 and bfloat16 storage. Arithmetic happens in float: load,
+// compute, round once on store (as PyTorch's opmath_type).
+struct Half {
+  uint16_t bits;
+};
+struct BFloat16 {
+  uint16_t bits;
+};
+
+inline uint32_t FloatBits(float f) {
+  uint32_t u;
+  std::memcpy(&u, &f, 4);
+  return u;
+}
+inline float BitsFloat(uint32_t u) {
+  float f;
+  std::memcpy(&f, &u, 4);
+  return f;
+}
+
+inline float HalfToFloat(uint16_t h) {
+  const uint32_t sign = static_cast<uint32_t>(h & 0x8000u) << 16;
+  const uint32_t exp = (h >> 10) & 0x1fu;
+  const uint32_t mant = h & 0x3ffu;
+  if (exp == 0x1f) return BitsFloat(sign | 0x7f800000u | (mant << 13));  // inf, NaN
+  if (exp == 0) {
+    // Zero or subnormal: mant * 2^-24 is exact in float.
+    const float v = static_cast<float>(mant) * 5.9604644775390625e-8f;
+    return BitsFloat(sign | FloatBits(v));
+  }
+  return BitsFloat(sign | ((exp + 112u) << 23) | (mant << 13));
+}
+
+// Round to nearest, ties to even; overflow gives inf; NaN stays a quiet NaN.
+inline uint16_t FloatToHalf(float f) {
+  uint32_t x = FloatBits(f);
+  const uint16_t sign = static_cast<uint16_t>((x >> 16) & 0x8000u);
+  x &= 0x7fffffffu;
+  if (x >= 0x7f800000u) {
+    return static_cast<uint16_t>(sign | (x > 0x7f800000u ? 0x7e00u | ((x >> 13) & 0x3ffu) : 0x7c00u));
+  }
+  if (x >= 0x477ff000u) return static_cast<uint16_t>(sign | 0x7c00u);  // >= 65520 rounds to inf
+  if (x < 0x38800000u) {
+    // Below 2^-14: the result is a subnormal half. Adding 0.5 aligns the
+    // value to float's ulp at 0.5 (2^-24 = half's subnormal step) and lets
+    // the FPU round to nearest even.
+    const float a = BitsFloat(x) + 0.5f;
+    return static_cast<uint16_t>(sign | (FloatBits(a) - 0x3f000000u));
+  }
+  const uint32_t odd = (x >> 13) & 1u;
+  x += 0xc8000fffu + odd;  // rebias exponent (-112 << 23) and round
+  return static_cast<uint16_t>(sign | (x >> 13));
+}
+
+inline float BFloat16ToFloat(uint16_t b) { return BitsFloat(static_cast<uint32_t>(b) << 16); }
+
+inline uint16_t FloatToBFloat16(float f) {
+  const uint32_t x = FloatBits(f);
+  if ((x & 0x7fffffffu) > 0x7f800000u) return static_cast<uint16_t>((x >> 16) | 0x40u);  // quiet NaN
+  return static_cast<uint16_t>((x + 0x7fffu + ((x >> 16) & 1u)) >> 16);
+}
+
+// The type arithmetic is done in.
+template <typename T>
+struct OpMath {
+  using type = T;
+};
+template <>
+struct OpMath<Half> {
+  using type = float;
+};
+template <>
+struct OpMath<BFloat16> {
+  using type = float;
+};
+template <typename T>
+using opmath_t = typename OpMath<T>::type;
+
+template <typename T>
+inline opmath_t<T> Load(T v) {
+  return v;
+}
+inline float Load(Half v) { return HalfToFloat(v.bits); }
+inline float Load(BFloat16 v) { return BFloat16ToFloat(v.bits); }
+
+template <typename T>
+constexpr bool kIsFloating = std::is_floating_point<T>::value || std::is_same<T, Half>::value ||
+                             std::is_same<T, BFloat16>::value;
+template <typename T>
+constexpr bool kIsReduced = std::is_same<T, Half>::value || std::is_same<T, BFloat16>::value;
+template <typename T>
+constexpr bool kIsIntegral = std::is_integral<T>::value && !std::is_same<T, bool>::value;
+
+// Converts any arithmetic value to T with PyTorch's rules: float -> integer
+// truncates (through int64 so negative values wrap into unsigned types),
+// anything -> bool is "!= 0" (NaN is true).
+template <typename T, typename V>
+inline T Cast(V v) {
+  if constexpr (std::is_same<T, bool>::value) {
+    return v != V(0);
+  } else if constexpr (std::is_same<T, Half>::value) {
+    return Half{FloatToHalf(static_cast<float>(v))};
+  } else if constexpr (std::is_same<T, BFloat16>::value) {
+    return BFloat16{FloatToBFloat16(static_cast<float>(v))};
+  } else if constexpr (kIsIntegral<T> && std::is_floating_point<V>::value) {
+    if (!(v == v)) return T(0);
+    if (v >= 9.2233720368547758e18 || v <= -9.2233720368547758e18) return T(0);
+    return static_cast<T>(static_cast<int64_t>(v));
+  } else {
+    return static_cast<T>(v);
+  }
+}
+// Stores an opmath value into T (rounds once for float16/bfloat16).
+template <typename T, typename V>
+inline T Store(V v) {
+  return Cast<T>(v);
+}
+
+// Dense dtype ids (same order as the core's DtypeId).
+enum class Dt : int32_t {
+  kBool = 0,
+  kUInt8,
+  kInt8,
+  kInt32,
+  kInt64,
+  kFloat16,
+  kBFloat16,
+  kFloat32,
+  kFloat64,
+  kInvalid = -1
+};
+
+inline Dt DtOf(DLDataType t) {
+  if (t.lanes != 1) return Dt::kInvalid;
+  switch (t.code) {
+    case kDLFloat:
+      return t.bits == 32 ? Dt::kFloat32 : t.bits == 64 ? Dt::kFloat64 : t.bits == 16 ? Dt::kFloat16 : Dt::kInvalid;
+    case kDLBfloat:
+      return t.bits == 16 ? Dt::kBFloat16 : Dt::kInvalid;
+    case kDLInt:
+      return t.bits == 8 ? Dt::kInt8 : t.bits == 32 ? Dt::kInt32 : t.bits == 64 ? Dt::kInt64 : Dt::kInvalid;
+    case kDLUInt:
+      return t.bits == 8 ? Dt::kUInt8 : Dt::kInvalid;
+    case BP_DTYPE_CODE_BOOL:
+      return t.bits == 8 ? Dt::kBool : Dt::kInvalid;
+    default:
+      return Dt::kInvalid;
+  }
+}
+
+inline bool IsFloatingDt(Dt d) {
+  return d == Dt::kFloat16 || d == Dt::kBFloat16 || d == Dt::kFloat32 || d == Dt::kFloat64;
+}
+
+inline const char* DtName(Dt d) {
+  static const char* const kNames[] = {"bool",    "uint8",    "int8",    "int32",  "int64",
+                                       "float16", "bfloat16", "float32", "float64"};
+  return d == Dt::kInvalid ? "invalid" : kNames[static_cast<int>(d)];
+}
+
+template <typename T>
+struct Tag {
+  using type = T;
+};
+
+// Calls f(Tag<T>{}) for the C++ type of `d`; returns `bad` for kInvalid.
+template <typename F, typename R = decltype(std::declval<F>()(Tag<float>{}))>
+inline R Dispatch(Dt d, std::common_type_t<R> bad, F&& f) {
+  switch (d) {
+    case Dt::kBool: return f(Tag<bool>{});
+    case Dt::kUInt8: return f(Tag<uint8_t>{});
+    case Dt::kInt8: return f(Tag<int8_t>{});
+    case Dt::kInt32: return f(Tag<int32_t>{});
+    case Dt::kInt64: return f(Tag<int64_t>{});
+    case Dt::kFloat16: return f(Tag<Half>{});
+    case Dt::kBFloat16: return f(Tag<BFloat16>{});
+    case Dt::kFloat32: return f(Tag<float>{});
+    case Dt::kFloat64: return f(Tag<double>{});
+    default: return bad;
+  }
+}
+
+}  // namespace bp_cpu

@@ -1,0 +1,278 @@
+// Gemm: oneDNN matmul with strided memory descriptors and a primitive cache,
+// a float32 staging path, and a direct loop for float64.
+#include "gemm.h"
+
+#include <algorithm>
+#include <cstring>
+#include <utility>
+#include <memory>
+#include <new>
+#include <mutex>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "oneapi/dnnl/dnnl.hpp"
+
+namespace bp_cpu {
+namespace {
+
+constexpr int kDnnlMaxDims = 12;
+
+dnnl::engine& Engine() {
+  static dnnl::engine engine(dnnl::engine::kind::cpu, 0);
+  return engine;
+}
+
+bool DnnlType(Dt dt, dnnl::memory::data_type* out) {
+  switch (dt) {
+    case Dt::kFloat32: *out = dnnl::memory::data_type::f32; return true;
+    case Dt::kBFloat16: *out = dnnl::memory::data_type::bf16; return true;
+    case Dt::kFloat16: *out = dnnl::memory::data_type::f16; return true;
+    default: return false;
+  }
+}
+
+// A matrix operand as oneDNN sees it: broadcast batch dims become size 1.
+struct Mat {
+  int nd = 0;
+  dnnl::memory::dims dims, strides;
+  void* data = nullptr;
+};
+
+Mat MakeMat(const DLTensor& t) {
+  Mat m;
+  m.nd = t.ndim;
+  m.dims.resize(static_cast<size_t>(t.ndim));
+  m.strides.resize(static_cast<size_t>(t.ndim));
+  for (int d = 0; d < t.ndim; ++d) {
+    const bool broadcast = d < t.ndim - 2 && t.strides[d] == 0;
+    m.dims[static_cast<size_t>(d)] = broadcast ? 1 : t.shape[d];
+    m.strides[static_cast<size_t>(d)] = t.strides[d] == 0 ? 1 : t.strides[d];
+  }
+  m.data = DataPtr(t);
+  return m;
+}
+
+// Primitive cache: oneDNN's own cache still pays for the primitive
+// descriptor; this one makes a repeated shape a map lookup.
+struct Cache {
+  std::mutex mu;
+  std::unordered_map<std::string, std::shared_ptr<dnnl::matmul>> map;
+};
+Cache& GetCache() {
+  static Cache* cache = new Cache;  // leaked on purpose: no destructor order issues at exit
+  return *cache;
+}
+
+void AppendKey(std::string* key, const Mat& m) {
+  key->append(reinterpret_cast<const char*>(m.dims.data()), m.dims.size() * sizeof(int64_t));
+  key->append(reinterpret_cast<const char*>(m.strides.data()), m.strides.size() * sizeof(int64_t));
+  key->push_back('|');
+}
+
+std::shared_ptr<dnnl::matmul> GetPrimitive(dnnl::memory::data_type dt, const Mat& a, const Mat& b, const Mat& c,
+                                           float alpha, float beta, dnnl::memory::desc* amd,
+                                           dnnl::memory::desc* bmd, dnnl::memory::desc* cmd) {
+  *amd = dnnl::memory::desc(a.dims, dt, a.strides);
+  *bmd = dnnl::memory::desc(b.dims, dt, b.strides);
+  *cmd = dnnl::memory::desc(c.dims, dt, c.strides);
+  std::string key;
+  key.reserve(256);
+  key.push_back(static_cast<char>(dt));
+  key.append(reinterpret_cast<const char*>(&alpha), sizeof alpha);
+  key.append(reinterpret_cast<const char*>(&beta), sizeof beta);
+  AppendKey(&key, a);
+  AppendKey(&key, b);
+  AppendKey(&key, c);
+  Cache& cache = GetCache();
+  {
+    std::lock_guard<std::mutex> lock(cache.mu);
+    auto it = cache.map.find(key);
+    if (it != cache.map.end()) return it->second;
+  }
+  dnnl::primitive_attr attr;
+  if (alpha != 1.0f) attr.set_output_scales(0, {alpha});
+  if (beta != 0.0f) {
+    dnnl::post_ops po;
+    po.append_sum(beta);
+    attr.set_post_ops(po);
+  }
+  dnnl::matmul::desc desc(*amd, *bmd, *cmd);
+  dnnl::matmul::primitive_desc pd(desc, attr, Engine());  // throws if unimplemented
+  // oneDNN's reference kernel is far slower than staging dense copies.
+  if (std::strncmp(pd.impl_info_str(), "ref", 3) == 0) throw dnnl::error(dnnl_unimplemented, "reference matmul");
+  auto prim = std::make_shared<dnnl::matmul>(pd);
+  std::lock_guard<std::mutex> lock(cache.mu);
+  if (cache.map.size() > 512) cache.map.clear();
+  cache.map.emplace(std::move(key), prim);
+  return prim;
+}
+
+void RunDnnl(dnnl::memory::data_type dt, const Mat& a, const Mat& b, const Mat& c, float alpha, float beta) {
+  dnnl::memory::desc amd, bmd, cmd;
+  std::shared_ptr<dnnl::matmul> prim = GetPrimitive(dt, a, b, c, alpha, beta, &amd, &bmd, &cmd);
+  dnnl::memory am(amd, Engine(), a.data), bm(bmd, Engine(), b.data), cm(cmd, Engine(), c.data);
+  dnnl::stream stream(Engine());
+  prim->execute(stream, {{DNNL_ARG_SRC, am}, {DNNL_ARG_WEIGHTS, bm}, {DNNL_ARG_DST, cm}});
+  stream.wait();
+}
+
+// A dense float32 copy of `t` (broadcast batch dims kept at size 1).
+struct Staged {
+  std::vector<float> buf;
+  int64_t shape[BP_MAX_NDIM];
+  int64_t strides[BP_MAX_NDIM];
+  DLTensor dl{};
+};
+
+void Stage(const DLTensor& t, Staged* s, bool copy_in, int64_t* src_shape) {
+  int64_t n = 1;
+  for (int d = t.ndim - 1; d >= 0; --d) {
+    const bool broadcast = d < t.ndim - 2 && t.strides[d] == 0;
+    s->shape[d] = broadcast ? 1 : t.shape[d];
+    src_shape[d] = s->shape[d];
+    s->strides[d] = n;
+    n *= s->shape[d];
+  }
+  s->buf.assign(static_cast<size_t>(n), 0.0f);
+  s->dl = t;
+  s->dl.data = s->buf.data();
+  s->dl.byte_offset = 0;
+  s->dl.dtype = DLDataType{kDLFloat, 32, 1};
+  s->dl.shape = s->shape;
+  s->dl.strides = s->strides;
+  if (copy_in) {
+    DLTensor src = t;
+    src.shape = src_shape;
+    CopyTensor(s->dl, src);
+  }
+}
+
+// Direct loop, double accumulation; any dtype, any strides.
+template <typename T>
+void NaiveGemm(const DLTensor& A, const DLTensor& B, const DLTensor& C, double alpha, double beta) {
+  const int nd = C.ndim;
+  const int64_t M = C.shape[nd - 2], N = C.shape[nd - 1], K = A.shape[nd - 1];
+  int64_t batch = 1;
+  for (int d = 0; d < nd - 2; ++d) batch *= C.shape[d];
+  const int64_t isz = sizeof(T);
+  const int64_t as0 = A.strides[nd - 2] * isz, as1 = A.strides[nd - 1] * isz;
+  const int64_t bs0 = B.strides[nd - 2] * isz, bs1 = B.strides[nd - 1] * isz;
+  const int64_t cs0 = C.strides[nd - 2] * isz, cs1 = C.strides[nd - 1] * isz;
+  const int64_t rows = batch * M;
+  auto run_rows = [&](int64_t lo, int64_t hi) {
+    std::vector<double> acc(static_cast<size_t>(N));
+    for (int64_t r = lo; r < hi; ++r) {
+      int64_t bi = r / M, m = r % M;
+      const char* pa = DataPtr(A);
+      const char* pb = DataPtr(B);
+      char* pc = DataPtr(C);
+      for (int d = nd - 3; d >= 0; --d) {
+        const int64_t i = bi % C.shape[d];
+        bi /= C.shape[d];
+        pa += i * A.strides[d] * isz;
+        pb += i * B.strides[d] * isz;
+        pc += i * C.strides[d] * isz;
+      }
+      std::fill(acc.begin(), acc.end(), 0.0);
+      for (int64_t k = 0; k < K; ++k) {
+        const double av = static_cast<double>(Load(*reinterpret_cast<const T*>(pa + m * as0 + k * as1)));
+        const char* brow = pb + k * bs0;
+        for (int64_t n = 0; n < N; ++n)
+          acc[static_cast<size_t>(n)] += av * static_cast<double>(Load(*reinterpret_cast<const T*>(brow + n * bs1)));
+      }
+      for (int64_t n = 0; n < N; ++n) {
+        T* out = reinterpret_cast<T*>(pc + m * cs0 + n * cs1);
+        double v = alpha * acc[static_cast<size_t>(n)];
+        if (beta != 0.0) v += beta * static_cast<double>(Load(*out));
+        *out = Store<T>(v);
+      }
+    }
+  };
+  if (rows * N * K < kParallelGrain || omp_get_max_threads() == 1 || rows == 1) {
+    run_rows(0, rows);
+  } else {
+#pragma omp parallel
+    {
+      const int64_t nt = omp_get_num_threads(), t = omp_get_thread_num();
+      run_rows(rows * t / nt, rows * (t + 1) / nt);
+    }
+  }
+}
+
+}  // namespace
+
+bp_status_t GemmOriented(const bp_kernel_call_t* call, const DLTensor& A, const DLTensor& B, const DLTensor& C,
+                         double alpha, double beta);
+
+bp_status_t Gemm(const bp_kernel_call_t* call, const DLTensor& A, const DLTensor& B, const DLTensor& C,
+                 double alpha, double beta) {
+  const Dt dt = DtOf(C.dtype);
+  if (DtOf(A.dtype) != dt || DtOf(B.dtype) != dt)
+    return Fail(call, BP_STATUS_INVALID_ARGUMENT, "operands have dtypes %s, %s and output %s (expected one dtype)",
+                DtName(DtOf(A.dtype)), DtName(DtOf(B.dtype)), DtName(dt));
+  if (!IsFloatingDt(dt)) return FailDtype(call, C);
+  if (Numel(C) == 0) return BP_STATUS_OK;
+  if (C.ndim >= 2 && C.strides[C.ndim - 1] != 1 && C.strides[C.ndim - 2] == 1 && C.shape[C.ndim - 2] > 1) {
+    // A column-major output: compute C^T = B^T @ A^T, which oneDNN's fast
+    // kernels take with a row-major destination.
+    int64_t sh[3][BP_MAX_NDIM], st[3][BP_MAX_NDIM];
+    DLTensor v[3] = {B, A, C};
+    for (int i = 0; i < 3; ++i) {
+      for (int d = 0; d < v[i].ndim; ++d) {
+        sh[i][d] = v[i].shape[d];
+        st[i][d] = v[i].strides[d];
+      }
+      const int n = v[i].ndim;
+      std::swap(sh[i][n - 1], sh[i][n - 2]);
+      std::swap(st[i][n - 1], st[i][n - 2]);
+      v[i].shape = sh[i];
+      v[i].strides = st[i];
+    }
+    return GemmOriented(call, v[0], v[1], v[2], alpha, beta);
+  }
+  return GemmOriented(call, A, B, C, alpha, beta);
+}
+
+bp_status_t GemmOriented(const bp_kernel_call_t* call, const DLTensor& A, const DLTensor& B, const DLTensor& C,
+                         double alpha, double beta) {
+  const Dt dt = DtOf(C.dtype);
+  dnnl::memory::data_type ddt;
+  const bool k_zero = A.shape[A.ndim - 1] == 0;
+  if (DnnlType(dt, &ddt) && C.ndim <= kDnnlMaxDims && !k_zero) {
+    try {
+      try {
+        RunDnnl(ddt, MakeMat(A), MakeMat(B), MakeMat(C), static_cast<float>(alpha), static_cast<float>(beta));
+        return BP_STATUS_OK;
+      } catch (const dnnl::error&) {
+        // Unsupported dtype on this CPU or layout: stage dense float32 copies.
+      }
+      int64_t sa[BP_MAX_NDIM], sb[BP_MAX_NDIM], sc[BP_MAX_NDIM];
+      Staged a, b, c;
+      Stage(A, &a, true, sa);
+      Stage(B, &b, true, sb);
+      Stage(C, &c, beta != 0.0, sc);
+      Mat ma = MakeMat(a.dl), mb = MakeMat(b.dl), mc = MakeMat(c.dl);
+      RunDnnl(dnnl::memory::data_type::f32, ma, mb, mc, static_cast<float>(alpha), static_cast<float>(beta));
+      CopyTensor(C, c.dl);
+      return BP_STATUS_OK;
+    } catch (const dnnl::error&) {
+      // Fall through to the direct loop below.
+    } catch (const std::bad_alloc&) {
+      return Fail(call, BP_STATUS_OUT_OF_MEMORY, "out of memory staging operands");
+    }
+  }
+  try {
+    Dispatch(dt, BP_STATUS_INTERNAL, [&](auto tag) -> bp_status_t {
+      using T = typename decltype(tag)::type;
+      if constexpr (kIsFloating<T>) NaiveGemm<T>(A, B, C, alpha, beta);
+      return BP_STATUS_OK;
+    });
+  } catch (const std::bad_alloc&) {
+    return Fail(call, BP_STATUS_OUT_OF_MEMORY, "out of memory");
+  }
+  return BP_STATUS_OK;
+}
+
+}  // namespace bp_cpu

@@ -1,0 +1,273 @@
+// softmax / log_softmax (stable: max subtracted), layer_norm and batch_norm
+// (inference with running statistics). Rows are gathered into double
+// scratch, so any input and output strides work and float16/bfloat16 round
+// once.
+#include <cmath>
+#include <vector>
+
+#include "common.h"
+
+namespace bp_cpu {
+namespace {
+
+// Runs f(lo, hi) over [0, n), split across threads when `work` is large.
+template <typename F>
+void ParallelFor(int64_t n, int64_t work, F f) {
+  if (work < kParallelGrain || n < 2 || omp_get_max_threads() == 1) {
+    f(int64_t{0}, n);
+    return;
+  }
+#pragma omp parallel
+  {
+    const int64_t nt = omp_get_num_threads(), t = omp_get_thread_num();
+    f(n * t / nt, n * (t + 1) / nt);
+  }
+}
+
+// Splits the dims of x/out (same sizes) into an outer loop over the dims
+// where `inner[d]` is false and a row-major inner loop over the others.
+struct RowSplit {
+  int64_t outer_shape[BP_MAX_NDIM], inner_shape[BP_MAX_NDIM];
+  StridedLoop<2> outer, inner;
+  int64_t rows = 0, row_len = 0;
+
+  RowSplit(const DLTensor& out, const DLTensor& x, const bool* inner_dim) {
+    for (int d = 0; d < out.ndim; ++d) {
+      outer_shape[d] = inner_dim[d] ? 1 : out.shape[d];
+      inner_shape[d] = inner_dim[d] ? out.shape[d] : 1;
+    }
+    const DLTensor* ops[2] = {&out, &x};
+    outer.Init(out.ndim, outer_shape, ops);
+    inner.Init(out.ndim, inner_shape, ops, /*sort=*/false);
+    rows = outer.numel;
+    row_len = inner.numel;
+  }
+
+  // f(out_base, x_base) for each row in [lo, hi).
+  template <typename F>
+  void ForRows(int64_t lo, int64_t hi, F f) const {
+    outer.ForRange(lo, hi, [&](char* const* p, const int64_t* s, int64_t n) {
+      for (int64_t i = 0; i < n; ++i) f(p[0] + i * s[0], p[1] + i * s[1]);
+    });
+  }
+  // Gathers x's row at x_base into buf (row-major order).
+  template <typename T>
+  void Gather(char* out_base, char* x_base, double* buf) const {
+    char* bases[2] = {out_base, x_base};
+    int64_t pos = 0;
+    inner.ForRangeAt(bases, 0, row_len, [&](char* const* p, const int64_t* s, int64_t n) {
+      for (int64_t i = 0; i < n; ++i) buf[pos + i] = static_cast<double>(Load(*reinterpret_cast<const T*>(p[1] + i * s[1])));
+      pos += n;
+    });
+  }
+  template <typename T>
+  void Scatter(char* out_base, char* x_base, const double* buf) const {
+    char* bases[2] = {out_base, x_base};
+    int64_t pos = 0;
+    inner.ForRangeAt(bases, 0, row_len, [&](char* const* p, const int64_t* s, int64_t n) {
+      for (int64_t i = 0; i < n; ++i) *reinterpret_cast<T*>(p[0] + i * s[0]) = Store<T>(buf[pos + i]);
+      pos += n;
+    });
+  }
+};
+
+template <typename Body>
+bp_status_t FloatDispatch(const bp_kernel_call_t* call, const DLTensor& out, Body body) {
+  switch (DtOf(out.dtype)) {
+    case Dt::kFloat32: body(Tag<float>{}); return BP_STATUS_OK;
+    case Dt::kFloat64: body(Tag<double>{}); return BP_STATUS_OK;
+    case Dt::kFloat16: body(Tag<Half>{}); return BP_STATUS_OK;
+    case Dt::kBFloat16: body(Tag<BFloat16>{}); return BP_STATUS_OK;
+    default: return FailDtype(call, out);
+  }
+}
+
+template <bool kLog>
+bp_status_t Softmax(const bp_kernel_call_t* call) {
+  const DLTensor* x = TensorArg(call, 0);
+  DLTensor* out = call->outputs[0];
+  if (x == nullptr) return Fail(call, BP_STATUS_INVALID_ARGUMENT, "argument 'self' expected a tensor");
+  int64_t dim = IntArg(call, 1, 0);
+  if (out->ndim == 0) dim = 0;
+  if (dim < 0 || (out->ndim > 0 && dim >= out->ndim))
+    return Fail(call, BP_STATUS_OUT_OF_RANGE, "dim %lld out of range for rank %d", static_cast<long long>(dim),
+                out->ndim);
+  if (DtOf(x->dtype) != DtOf(out->dtype))
+    return Fail(call, BP_STATUS_INVALID_ARGUMENT, "input dtype %s differs from output dtype %s",
+                DtName(DtOf(x->dtype)), DtName(DtOf(out->dtype)));
+  bool inner[BP_MAX_NDIM] = {};
+  if (out->ndim > 0) inner[dim] = true;
+  const RowSplit split(*out, *x, inner);
+  if (split.rows == 0 || split.row_len == 0) return BP_STATUS_OK;
+  try {
+    return FloatDispatch(call, *out, [&](auto tag) {
+      using T = typename decltype(tag)::type;
+      ParallelFor(split.rows, split.rows * split.row_len, [&](int64_t lo, int64_t hi) {
+        std::vector<double> buf(static_cast<size_t>(split.row_len));
+        split.ForRows(lo, hi, [&](char* ob, char* xb) {
+          split.Gather<T>(ob, xb, buf.data());
+          double m = -INFINITY;
+          for (double v : buf) m = v > m || v != v ? v : m;
+          if (std::isinf(m) && m < 0) m = 0;  // all -inf: exp(-inf - 0) = 0, as torch
+          double sum = 0;
+          for (double v : buf) sum += std::exp(v - m);
+          if (kLog) {
+            const double ls = std::log(sum);
+            for (double& v : buf) v = v - m - ls;
+          } else {
+            for (double& v : buf) v = std::exp(v - m) / sum;
+          }
+          split.Scatter<T>(ob, xb, buf.data());
+        });
+      });
+    });
+  } catch (const std::bad_alloc&) {
+    return Fail(call, BP_STATUS_OUT_OF_MEMORY, "out of memory");
+  }
+}
+
+// Reads an optional 1-D-or-N-D parameter tensor as doubles in row-major order.
+template <typename T>
+std::vector<double> ReadParam(const DLTensor* t, int64_t n, double dflt) {
+  std::vector<double> v(static_cast<size_t>(n), dflt);
+  if (t == nullptr) return v;
+  // Row-major walk over t's own sizes.
+  int64_t idx[BP_MAX_NDIM] = {};
+  for (int64_t i = 0; i < n; ++i) {
+    int64_t off = 0;
+    for (int d = 0; d < t->ndim; ++d) off += idx[d] * t->strides[d];
+    v[static_cast<size_t>(i)] =
+        static_cast<double>(Load(*reinterpret_cast<const T*>(DataPtr(*t) + off * static_cast<int64_t>(sizeof(T)))));
+    for (int d = t->ndim - 1; d >= 0; --d) {
+      if (++idx[d] < t->shape[d]) break;
+      idx[d] = 0;
+    }
+  }
+  return v;
+}
+
+bp_status_t LayerNorm(const bp_kernel_call_t* call) {
+  const DLTensor* x = TensorArg(call, 0);
+  DLTensor* out = call->outputs[0];
+  const DLTensor* w = TensorArg(call, 2);
+  const DLTensor* b = TensorArg(call, 3);
+  const double eps = DoubleArg(call, 4, 1e-5);
+  if (x == nullptr) return Fail(call, BP_STATUS_INVALID_ARGUMENT, "argument 'input' expected a tensor");
+  const int64_t* ns = nullptr;
+  const int64_t k = IntListArg(call, 1, &ns);
+  if (k > out->ndim) return Fail(call, BP_STATUS_INVALID_ARGUMENT, "normalized_shape longer than the input rank");
+  bool inner[BP_MAX_NDIM] = {};
+  for (int d = out->ndim - static_cast<int>(k); d < out->ndim; ++d) inner[d] = true;
+  const RowSplit split(*out, *x, inner);
+  if (split.rows == 0) return BP_STATUS_OK;
+  try {
+    return FloatDispatch(call, *out, [&](auto tag) {
+      using T = typename decltype(tag)::type;
+      const std::vector<double> wv = ReadParam<T>(w, split.row_len, 1.0);
+      const std::vector<double> bv = ReadParam<T>(b, split.row_len, 0.0);
+      const double n = static_cast<double>(split.row_len);
+      ParallelFor(split.rows, split.rows * split.row_len, [&](int64_t lo, int64_t hi) {
+        std::vector<double> buf(static_cast<size_t>(split.row_len));
+        split.ForRows(lo, hi, [&](char* ob, char* xb) {
+          split.Gather<T>(ob, xb, buf.data());
+          double mean = 0;
+          for (double v : buf) mean += v;
+          mean /= n;
+          double var = 0;
+          for (double v : buf) var += (v - mean) * (v - mean);
+          var /= n;  // biased, as torch
+          const double rstd = 1.0 / std::sqrt(var + eps);
+          for (size_t i = 0; i < buf.size(); ++i) buf[i] = (buf[i] - mean) * rstd * wv[i] + bv[i];
+          split.Scatter<T>(ob, xb, buf.data());
+        });
+      });
+    });
+  } catch (const std::bad_alloc&) {
+    return Fail(call, BP_STATUS_OUT_OF_MEMORY, "out of memory");
+  }
+}
+
+bp_status_t BatchNorm(const bp_kernel_call_t* call) {
+  const DLTensor* x = TensorArg(call, 0);
+  DLTensor* out = call->outputs[0];
+  const DLTensor* w = TensorArg(call, 1);
+  const DLTensor* b = TensorArg(call, 2);
+  const DLTensor* rm = TensorArg(call, 3);
+  const DLTensor* rv = TensorArg(call, 4);
+  const bool training = BoolArg(call, 5, false);
+  const double eps = DoubleArg(call, 7, 1e-5);
+  if (x == nullptr || out->ndim < 2) return Fail(call, BP_STATUS_INVALID_ARGUMENT, "expected input [N, C, ...]");
+  // Rows are (n, c) planes: the inner loop covers dims 2...
+  bool inner[BP_MAX_NDIM] = {};
+  for (int d = 2; d < out->ndim; ++d) inner[d] = true;
+  const RowSplit split(*out, *x, inner);
+  const int64_t C = out->shape[1];
+  if (split.rows == 0) return BP_STATUS_OK;
+  try {
+    return FloatDispatch(call, *out, [&](auto tag) {
+      using T = typename decltype(tag)::type;
+      std::vector<double> mean = ReadParam<T>(rm, C, 0.0), var = ReadParam<T>(rv, C, 1.0);
+      const std::vector<double> wv = ReadParam<T>(w, C, 1.0), bv = ReadParam<T>(b, C, 0.0);
+      // Plane r of [N, C] (dims 2.. form its row).
+      auto plane = [&](int64_t r, char** ob, char** xb) {
+        const int64_t n = r / C, c = r % C;
+        *ob = DataPtr(*out) + (n * out->strides[0] + c * out->strides[1]) * static_cast<int64_t>(sizeof(T));
+        *xb = DataPtr(*x) + (n * x->strides[0] + c * x->strides[1]) * static_cast<int64_t>(sizeof(T));
+      };
+      if (training || rm == nullptr || rv == nullptr) {
+        // No running statistics: normalize with the batch's (biased) ones.
+        std::vector<double> buf(static_cast<size_t>(split.row_len));
+        std::vector<double> s1(static_cast<size_t>(C), 0.0), s2(static_cast<size_t>(C), 0.0);
+        char *ob, *xb;
+        for (int64_t r = 0; r < split.rows; ++r) {
+          plane(r, &ob, &xb);
+          split.Gather<T>(ob, xb, buf.data());
+          for (double v : buf) s1[static_cast<size_t>(r % C)] += v;
+        }
+        const double count = static_cast<double>(split.rows / C * split.row_len);
+        for (int64_t c = 0; c < C; ++c) mean[static_cast<size_t>(c)] = s1[static_cast<size_t>(c)] / count;
+        for (int64_t r = 0; r < split.rows; ++r) {
+          plane(r, &ob, &xb);
+          split.Gather<T>(ob, xb, buf.data());
+          const double m = mean[static_cast<size_t>(r % C)];
+          for (double v : buf) s2[static_cast<size_t>(r % C)] += (v - m) * (v - m);
+        }
+        for (int64_t c = 0; c < C; ++c) var[static_cast<size_t>(c)] = s2[static_cast<size_t>(c)] / count;
+      }
+      std::vector<double> scale(static_cast<size_t>(C)), shift(static_cast<size_t>(C));
+      for (size_t c = 0; c < static_cast<size_t>(C); ++c) {
+        scale[c] = wv[c] / std::sqrt(var[c] + eps);
+        shift[c] = bv[c] - mean[c] * scale[c];
+      }
+      ParallelFor(split.rows, split.rows * split.row_len, [&](int64_t lo, int64_t hi) {
+        std::vector<double> local(static_cast<size_t>(split.row_len));
+        char *ob, *xb;
+        for (int64_t r = lo; r < hi; ++r) {
+          const int64_t c = r % C;
+          plane(r, &ob, &xb);
+          split.Gather<T>(ob, xb, local.data());
+          for (double& v : local) v = v * scale[static_cast<size_t>(c)] + shift[static_cast<size_t>(c)];
+          split.Scatter<T>(ob, xb, local.data());
+        }
+      });
+    });
+  } catch (const std::bad_alloc&) {
+    return Fail(call, BP_STATUS_OUT_OF_MEMORY, "out of memory");
+  }
+}
+
+const KernelDef kKernels[] = {
+    {"softmax.int", Softmax<false>},
+    {"log_softmax.int", Softmax<true>},
+    {"layer_norm", LayerNorm},
+    {"batch_norm", BatchNorm},
+};
+
+}  // namespace
+
+const KernelDef* SoftmaxNormKernels(size_t* count) {
+  *count = sizeof(kKernels) / sizeof(kKernels[0]);
+  return kKernels;
+}
+
+}  // namespace bp_cpu

@@ -1,0 +1,84 @@
+// Entry point of the CPU backend plugin: version negotiation, init (fills the
+// backend table and registers every kernel family), shutdown.
+#include <cstdio>
+#include <cstring>
+#include <new>
+
+#include "backplane/backend.h"
+#include "device.h"
+#include "kernels/common.h"
+
+namespace bp_cpu {
+
+CpuState* g_state = nullptr;
+
+namespace {
+
+bp_status_t Negotiate(uint32_t* inout_version) {
+  if (inout_version == nullptr) return BP_STATUS_INVALID_ARGUMENT;
+  if (BP_ABI_VERSION_GET_MAJOR(*inout_version) != BP_ABI_VERSION_MAJOR) return BP_STATUS_INCOMPATIBLE_VERSION;
+  if (*inout_version > BP_ABI_VERSION) *inout_version = BP_ABI_VERSION;
+  return BP_STATUS_OK;
+}
+
+void Shutdown(void* backend_data) {
+  auto* state = static_cast<CpuState*>(backend_data);
+  if (g_state == state) g_state = nullptr;
+  delete state;
+}
+
+using FamilyFn = const KernelDef* (*)(size_t*);
+const FamilyFn kFamilies[] = {BinaryKernels, UnaryKernels,  CompareWhereKernels, ReduceKernels,
+                              MatmulKernels, ConvPoolKernels, SoftmaxNormKernels,  CopyFillCatKernels};
+
+bp_status_t Init(const bp_plugin_init_args_t* args) {
+  if (args == nullptr || args->host == nullptr || args->backend == nullptr) return BP_STATUS_INVALID_ARGUMENT;
+  const bp_host_api_t* host = args->host;
+  auto* state = new (std::nothrow) CpuState;
+  if (state == nullptr) return host->set_error(BP_STATUS_OUT_OF_MEMORY, "cpu: init: out of memory");
+  state->host = host;
+  state->registrar = args->registrar;
+
+  bp_backend_t b;
+  std::memset(&b, 0, sizeof b);
+  b.name = "cpu";
+  b.version = "1.0.0";
+  b.device_type = kDLCPU;
+  b.backend_data = state;
+  FillDeviceSlots(&b);
+  b.shutdown = Shutdown;
+
+  for (FamilyFn family : kFamilies) {
+    size_t n = 0;
+    const KernelDef* defs = family(&n);
+    for (size_t i = 0; i < n; ++i) {
+      const bp_status_t st = host->register_kernel(args->registrar, defs[i].op_name, defs[i].fn, state, 0);
+      if (st == BP_STATUS_NOT_FOUND) {
+        // A host without this operator: keep the rest of the backend usable.
+        if (host->log != nullptr) {
+          char msg[160];
+          std::snprintf(msg, sizeof msg, "cpu: host has no operator '%s'; kernel not registered", defs[i].op_name);
+          host->log(args->registrar, BP_LOG_DEBUG, msg);
+        }
+        continue;
+      }
+      if (st != BP_STATUS_OK) {
+        delete state;
+        return st;  // the host's register_kernel has set the message
+      }
+    }
+  }
+  // Hand back only the fields the host's struct has room for.
+  const size_t size = args->backend->struct_size;
+  b.struct_size = size;
+  std::memcpy(args->backend, &b, size < sizeof b ? size : sizeof b);
+  g_state = state;
+  return BP_STATUS_OK;
+}
+
+const bp_plugin_entry_t kEntry = {sizeof(bp_plugin_entry_t), BP_ABI_VERSION, 0, Negotiate, Init};
+
+}  // namespace
+}  // namespace bp_cpu
+
+extern "C" BP_PLUGIN_EXPORT const bp_plugin_entry_t* bp_plugin_entry(void) { return &bp_cpu::kEntry; }

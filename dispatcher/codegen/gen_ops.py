@@ -1,0 +1,479 @@
+#!/usr/bin/env python3
+"""Generates Backplane's operator table and typed C++ API from ops.yaml.
+
+  gen_ops.py --yaml dispatcher/ops.yaml --out-dir build/generated
+
+writes
+  <out-dir>/op_table.cpp                 kOpTable: functional entries + variants
+  <out-dir>/include/backplane/ops.hpp    bp::add(...), bp::add_(...), bp::add_out(...)
+
+Needs Python 3 and PyYAML only. Any problem in ops.yaml (unknown field, kind,
+meta, dtype or variant; a schema it cannot read) is reported with the entry's
+name and a non-zero exit status.
+"""
+import argparse
+import os
+import re
+import sys
+
+import yaml
+
+# Same order as DtypeId in dispatcher/src/dtype.h: bit i of dtype_mask.
+DTYPES = ["bool", "uint8", "int8", "int32", "int64", "float16", "bfloat16", "float32", "float64"]
+KINDS = {"pointwise", "reduction", "linalg", "nn", "copy", "view", "composite"}
+METAS = {
+    "binary", "binary_true_divide", "binary_div_mode", "comparison", "ternary_where",
+    "unary_no_bool", "unary_float", "unary_float_only", "reduction_sum", "reduction_mean",
+    "reduction_minmax", "reduction_argmax", "matmul", "addmm", "linear", "softmax",
+    "layer_norm", "batch_norm", "conv2d", "max_pool2d", "avg_pool2d", "copy", "fill", "cat",
+    "to_dtype", "clone", "contiguous",
+    # view functions
+    "view", "reshape", "permute", "transpose", "narrow", "slice", "select", "expand",
+    "squeeze", "unsqueeze",
+}
+VIEW_METAS = {"view", "reshape", "permute", "transpose", "narrow", "slice", "select", "expand", "squeeze",
+              "unsqueeze"}
+VARIANTS = {"inplace", "out"}
+FIELDS = {"schema", "kind", "meta", "variants", "dtypes", "doc", "torch", "onnx", "tolerance"}
+REQUIRED = ["schema", "kind", "meta", "dtypes", "doc"]
+
+
+class GenError(Exception):
+    pass
+
+
+# ---------------------------------------------------------------- schema parsing
+class Arg:
+    def __init__(self, base, alias, mutable, is_list, list_size, optional, name, default,
+                 kwarg_only):
+        self.base, self.alias, self.mutable = base, alias, mutable
+        self.is_list, self.list_size, self.optional = is_list, list_size, optional
+        self.name, self.default, self.kwarg_only = name, default, kwarg_only
+
+    def type_text(self):
+        t = self.base
+        if self.alias:
+            t += "(%s%s)" % (self.alias, "!" if self.mutable else "")
+        if self.is_list:
+            t += "[%s]" % (self.list_size or "")
+        if self.optional:
+            t += "?"
+        return t
+
+
+class Schema:
+    def __init__(self, ns, name, overload, args, rets):
+        self.ns, self.name, self.overload, self.args, self.rets = ns, name, overload, args, rets
+
+    def full_name(self):
+        n = (self.ns + "::" if self.ns else "") + self.name
+        return n + ("." + self.overload if self.overload else "")
+
+    def text(self):
+        parts, kw = [], False
+        for a in self.args:
+            if a.kwarg_only and not kw:
+                parts.append("*")
+                kw = True
+            p = a.type_text() + " " + a.name
+            if a.default is not None:
+                p += "=" + a.default
+            parts.append(p)
+        rets = [r.type_text() for r in self.rets]
+        ret = rets[0] if len(rets) == 1 else "(" + ", ".join(rets) + ")"
+        return "%s(%s) -> %s" % (self.full_name(), ", ".join(parts), ret)
+
+
+TYPE_RE = re.compile(r"^(Tensor|int|SymInt|float|bool|Scalar|ScalarType|str)"
+                     r"(?:\((\w+)(!?)\))?(\[(\d*)\])?(\?)?$")
+HEAD_RE = re.compile(r"^(?:(\w+)::)?(\w+)(?:\.(\w+))?\((.*)\)\s*->\s*(.+)$")
+
+
+def split_top(text):
+    """Splits on commas outside brackets and quotes."""
+    out, depth, cur, quote = [], 0, "", None
+    for c in text:
+        if quote:
+            cur += c
+            if c == quote:
+                quote = None
+            continue
+        if c in "'\"":
+            quote = c
+        elif c in "([":
+            depth += 1
+        elif c in ")]":
+            depth -= 1
+        if c == "," and depth == 0:
+            out.append(cur.strip())
+            cur = ""
+        else:
+            cur += c
+    if cur.strip():
+        out.append(cur.strip())
+    return out
+
+
+def parse_type(text, where):
+    m = TYPE_RE.match(text)
+    if not m:
+        raise GenError("%s: unknown type '%s'" % (where, text))
+    base, alias, bang, lst, n, opt = m.groups()
+    if base == "SymInt":
+        base = "int"
+    return Arg(base, alias or "", bang == "!", lst is not None, int(n) if n else 0, bool(opt),
+               "", None, False)
+
+
+INT_RE = r"-?\d+"
+FLOAT_RE = r"-?(\d+\.?\d*([eE][-+]?\d+)?|\.\d+([eE][-+]?\d+)?)"
+
+
+def check_default(a, where):
+    """The default must suit the type (the C++ parser enforces the same rules)."""
+    d = a.default
+    if d is None:
+        return
+    ok = False
+    if d == "None":
+        ok = a.optional
+    elif a.is_list and a.base == "int":
+        items = d[1:-1].split(",") if d.startswith("[") and d.endswith("]") else None
+        if items is None:
+            ok = a.list_size > 0 and re.fullmatch(INT_RE, d) is not None
+        else:
+            items = [x.strip() for x in items if x.strip()]
+            ok = all(re.fullmatch(INT_RE, x) for x in items) and (
+                not items or not a.list_size or len(items) == a.list_size)
+    elif a.base == "int":
+        ok = re.fullmatch(INT_RE, d) is not None
+    elif a.base == "float":
+        ok = re.fullmatch(FLOAT_RE, d) is not None
+    elif a.base == "bool":
+        ok = d in ("True", "False")
+    elif a.base == "Scalar":
+        ok = d in ("True", "False") or re.fullmatch(FLOAT_RE, d) is not None
+    elif a.base == "str":
+        ok = len(d) >= 2 and d[0] == d[-1] and d[0] in "'\""
+    if not ok:
+        raise GenError("%s: default '%s' does not suit argument '%s %s'" % (where, d, a.type_text(), a.name))
+
+
+def parse_schema(text, where):
+    m = HEAD_RE.match(text.strip())
+    if not m:
+        raise GenError("%s: cannot read schema '%s'" % (where, text))
+    ns, name, overload, args_text, ret_text = m.groups()
+    args, kw = [], False
+    for piece in split_top(args_text):
+        if piece == "*":
+            kw = True
+            continue
+        decl, _, default = piece.partition("=")
+        decl = decl.strip()
+        tname = decl.rsplit(None, 1)
+        if len(tname) != 2:
+            raise GenError("%s: cannot read argument '%s'" % (where, piece))
+        a = parse_type(tname[0].replace(" ", ""), where)
+        a.name = tname[1]
+        a.default = default.strip() if _ else None
+        a.kwarg_only = kw
+        check_default(a, where)
+        args.append(a)
+    ret_text = ret_text.strip()
+    if ret_text.startswith("(") and ret_text.endswith(")"):
+        rets = [parse_type(r.split()[0], where) for r in split_top(ret_text[1:-1])]
+    else:
+        rets = [parse_type(ret_text.split()[0], where)]
+    return Schema(ns or "", name, overload or "", args, rets)
+
+
+# ---------------------------------------------------------------- variants
+def inplace_variant(s, where):
+    if not s.args or s.args[0].base != "Tensor" or s.args[0].is_list or s.rets[0].base != "Tensor":
+        raise GenError("%s: inplace variant needs 'Tensor self' first and a Tensor return" % where)
+    args = [Arg("Tensor", "a", True, False, 0, False, s.args[0].name, None, False)] + s.args[1:]
+    return Schema(s.ns, s.name + "_", s.overload, args,
+                  [Arg("Tensor", "a", True, False, 0, False, "", None, False)])
+
+
+def out_overload(overload):
+    return "out" if overload in ("", "Tensor") else overload + "_out"
+
+
+def out_variant(s, where):
+    if len(s.rets) != 1 or s.rets[0].base != "Tensor" or s.rets[0].is_list:
+        raise GenError("%s: out variant needs exactly one Tensor return" % where)
+    out = Arg("Tensor", "a", True, False, 0, False, "out", None, True)
+    return Schema(s.ns, s.name, out_overload(s.overload), list(s.args) + [out],
+                  [Arg("Tensor", "a", True, False, 0, False, "", None, False)])
+
+
+# ---------------------------------------------------------------- validation
+def load(path):
+    with open(path) as f:
+        data = yaml.safe_load(f)
+    if not isinstance(data, list):
+        raise GenError("%s: expected a list of operator entries" % path)
+    entries, seen = [], set()
+    for i, e in enumerate(data):
+        where = "%s: entry %d" % (path, i + 1)
+        if not isinstance(e, dict):
+            raise GenError("%s: expected a mapping" % where)
+        if "schema" in e:
+            where += " (%s)" % str(e["schema"]).split("(")[0]
+        unknown = sorted(set(e) - FIELDS)
+        if unknown:
+            raise GenError("%s: unknown field(s) %s; known: %s" % (where, unknown, sorted(FIELDS)))
+        for r in REQUIRED:
+            if r not in e:
+                raise GenError("%s: missing field '%s'" % (where, r))
+        if e["kind"] not in KINDS:
+            raise GenError("%s: unknown kind '%s'; known: %s" % (where, e["kind"], sorted(KINDS)))
+        if e["meta"] not in METAS:
+            raise GenError("%s: unknown meta '%s'; known: %s" % (where, e["meta"], sorted(METAS)))
+        if (e["kind"] == "view") != (e["meta"] in VIEW_METAS):
+            raise GenError("%s: kind '%s' does not fit meta '%s' (view operators use view functions: %s)" % (
+                where, e["kind"], e["meta"], sorted(VIEW_METAS)))
+        for field in ("doc", "torch", "onnx"):
+            if field in e and not isinstance(e[field], str):
+                raise GenError("%s: field '%s' must be a string" % (where, field))
+        variants = e.get("variants") or []
+        if not isinstance(variants, list) or any(v not in VARIANTS for v in variants):
+            raise GenError("%s: variants %s; each must be one of %s" % (where, variants, sorted(VARIANTS)))
+        dtypes = e["dtypes"]
+        if not isinstance(dtypes, list) or not dtypes:
+            raise GenError("%s: dtypes must be a non-empty list" % where)
+        for d in dtypes:
+            if d not in DTYPES:
+                raise GenError("%s: unknown dtype '%s'; known: %s" % (where, d, DTYPES))
+        if "tolerance" in e and (not isinstance(e["tolerance"], dict) or "reason" not in e["tolerance"]):
+            raise GenError("%s: tolerance must be a mapping with a 'reason'" % where)
+        s = parse_schema(str(e["schema"]), where)
+        if variants and (s.name.endswith("_") or e["kind"] == "view"):
+            raise GenError("%s: variants need a functional, non-view operator" % where)
+        group = [("functional", s)]
+        if "inplace" in variants:
+            group.append(("inplace", inplace_variant(s, where)))
+        if "out" in variants:
+            group.append(("out", out_variant(s, where)))
+        for _, v in group:
+            if v.full_name() in seen:
+                raise GenError("%s: operator '%s' defined twice" % (where, v.full_name()))
+            seen.add(v.full_name())
+        mask = 0
+        for d in dtypes:
+            mask |= 1 << DTYPES.index(d)
+        entries.append({"entry": e, "group": group, "mask": mask})
+    return entries
+
+
+# ---------------------------------------------------------------- op_table.cpp
+def c_str(s):
+    return '"' + str(s).replace("\\", "\\\\").replace('"', '\\"') + '"'
+
+
+VARIANT_ENUM = {"functional": "OpVariant::kFunctional", "inplace": "OpVariant::kInplace",
+                "out": "OpVariant::kOut"}
+
+
+def flatten(entries):
+    """[(index, variant, schema, entry, mask, functional_index)] in table order."""
+    rows = []
+    for item in entries:
+        fidx = len(rows)
+        for variant, s in item["group"]:
+            rows.append((len(rows), variant, s, item["entry"], item["mask"], fidx))
+    return rows
+
+
+def gen_table(rows):
+    out = ["// Generated by dispatcher/codegen/gen_ops.py from ops.yaml. Do not edit.",
+           '#include "op_table.h"', "", "namespace bp::core {", "",
+           "const OpTableEntry kOpTable[] = {"]
+    for idx, variant, s, e, mask, fidx in rows:
+        out.append("    {%s,\n     %s, %s, %s, %d, 0x%xu,\n     %s, %s, %s},  // %d" % (
+            c_str(s.text()), c_str(e["kind"]), c_str(e["meta"]), VARIANT_ENUM[variant], fidx, mask,
+            c_str(e.get("doc", "")), c_str(e.get("torch", "")), c_str(e.get("onnx", "")), idx))
+    out += ["};", "", "const size_t kOpTableSize = sizeof(kOpTable) / sizeof(kOpTable[0]);", "",
+            "}  // namespace bp::core", ""]
+    return "\n".join(out)
+
+
+# ---------------------------------------------------------------- ops.hpp
+def cpp_default(a):
+    d = a.default
+    if d is None:
+        return None
+    if d == "None":
+        return "std::nullopt"
+    if a.base == "bool":
+        return "true" if d == "True" else "false"
+    if a.base == "str":
+        return '"' + d[1:-1] + '"'
+    if a.is_list:
+        if d.startswith("["):
+            return "std::vector<int64_t>{%s}" % d[1:-1].strip()
+        return "std::vector<int64_t>{%s}" % ", ".join([d] * a.list_size)
+    if a.base == "float":
+        return d if re.search(r"[.eE]", d) else d + ".0"
+    if a.base == "Scalar":
+        return "Scalar(%s)" % ("true" if d == "True" else "false" if d == "False" else d)
+    return d
+
+
+def cpp_type(a):
+    if a.base == "Tensor" and a.is_list:
+        t = "const std::vector<Tensor>&"
+    elif a.base == "Tensor":
+        t = "std::optional<Tensor>" if a.optional else "Tensor"
+        return "const %s&" % t
+    elif a.base == "int" and a.is_list:
+        t = "OptionalIntList" if a.optional else "std::vector<int64_t>"
+        return "const %s&" % t
+    else:
+        base = {"int": "int64_t", "float": "double", "bool": "bool", "Scalar": "Scalar",
+                "ScalarType": "DLDataType", "str": "std::string"}[a.base]
+        if a.optional:
+            base = "std::optional<%s>" % base
+        return ("const %s&" % base) if ("optional" in base or base == "std::string") else base
+    return t
+
+
+def cpp_name(s, variant):
+    if variant == "out":
+        return s.name + "_out"
+    return s.name
+
+
+def ordered_args(s, variant):
+    """C++ parameter order: out= variants take `out` first (as at::add_out does),
+    so that the functional defaults can stay trailing."""
+    args = list(s.args)
+    if variant == "out":
+        args = [args[-1]] + args[:-1]
+    return args
+
+
+def first_default(args):
+    """Index from which every parameter has a default (C++ needs them trailing)."""
+    i = len(args)
+    while i > 0 and args[i - 1].default is not None:
+        i -= 1
+    return i
+
+
+def resolve_overloads(rows):
+    """Like PyTorch's C++ API: overloads sharing a C++ name (bp::div(a, b) and
+    bp::div(a, b, rounding_mode)) must not be callable with the same argument
+    types; where defaults would allow it, the longer overload loses them.
+    Returns {table index: first defaulted parameter}."""
+    firsts, groups = {}, {}
+    for idx, variant, s, e, mask, fidx in rows:
+        args = ordered_args(s, variant)
+        firsts[idx] = first_default(args)
+        groups.setdefault(cpp_name(s, variant), []).append((idx, [cpp_type(a) for a in args]))
+    for members in groups.values():
+        changed = True
+        while changed:
+            changed = False
+            for i, (ia, ta) in enumerate(members):
+                for ib, tb in members[i + 1:]:
+                    lo = max(firsts[ia], firsts[ib])
+                    hi = min(len(ta), len(tb))
+                    if any(ta[:k] == tb[:k] for k in range(lo, hi + 1)):
+                        longer = ia if len(ta) >= len(tb) else ib
+                        n = len(ta) if longer == ia else len(tb)
+                        if firsts[longer] < n:
+                            firsts[longer] = n
+                            changed = True
+                        else:
+                            raise GenError("C++ overloads of '%s' cannot be told apart" % cpp_name(
+                                rows[ia][2], rows[ia][1]))
+    return firsts
+
+
+def cpp_ident(name):
+    return {"default": "default_", "int": "int_"}.get(name, name)
+
+
+def gen_function(idx, variant, s, e, first_defaulted):
+    name = cpp_name(s, variant)
+    args = ordered_args(s, variant)
+    ps = []
+    for i, a in enumerate(args):
+        p = "%s %s" % (cpp_type(a), cpp_ident(a.name))
+        if i >= first_defaulted:
+            p += " = " + cpp_default(a)
+        ps.append(p)
+    first_tensor, guard = None, ""
+    for a in s.args:
+        if a.base == "Tensor" and not a.optional:
+            first_tensor = cpp_ident(a.name) + (".front()" if a.is_list else "")
+            if a.is_list:
+                guard = ("  if (%s.empty()) throw Error(BP_STATUS_INVALID_ARGUMENT, \"INVALID_ARGUMENT: %s: "
+                         "argument '%s' is an empty list; expected at least one tensor\");\n" % (
+                             cpp_ident(a.name), s.full_name(), a.name))
+            break
+    if first_tensor is None:
+        return "// %s: no tensor argument to take the context from; call it through bp_op_call.\n" % s.full_name()
+    lines = ["/// %s" % e.get("doc", ""),
+             "/// Schema: `%s`." % s.text(),
+             "/// Semantics as %s%s. Errors: throws bp::Error with the status and message of bp_op_call." % (
+                 e.get("torch", "") or "documented in ops.yaml",
+                 " (variant: %s)" % variant if variant != "functional" else ""),
+             "inline Tensor %s(%s) {" % (name, ", ".join(ps))]
+    body = [guard.rstrip("\n")] if guard else []
+    body.append("  detail::ArgPack<%d> pack;" % len(s.args))
+    for a in s.args:
+        body.append("  pack.add(%s);" % cpp_ident(a.name))
+    body.append("  return detail::call_one(%s.context_state(), %d, \"%s\", pack.values, %d);" % (
+        first_tensor, idx, s.full_name(), len(s.args)))
+    return "\n".join(lines + body + ["}", ""])
+
+
+def gen_header(rows):
+    out = ["// Generated by dispatcher/codegen/gen_ops.py from ops.yaml. Do not edit.",
+           "//",
+           "// The typed C++ API: one inline function per operator and variant, on top of",
+           "// backplane.hpp. Each resolves its bp_op_t once per context (cached in the",
+           "// context by table position) and calls bp_op_call. Thread-safe as the C API.",
+           "#pragma once", "", "#include <cstdint>", "#include <optional>", "#include <string>",
+           "#include <vector>", "", '#include "backplane/backplane.hpp"', "", "namespace bp {", "",
+           "/// Number of operators in Backplane's core table.",
+           "inline constexpr int kNumCoreOps = %d;" % len(rows),
+           "static_assert(kNumCoreOps <= detail::kOpCacheSize, \"grow bp::detail::kOpCacheSize\");", ""]
+    firsts = resolve_overloads(rows)
+    for idx, variant, s, e, mask, fidx in rows:
+        out.append(gen_function(idx, variant, s, e, firsts[idx]))
+    out += ["}  // namespace bp", ""]
+    return "\n".join(out)
+
+
+def write_if_changed(path, text):
+    os.makedirs(os.path.dirname(path), exist_ok=True)
+    if os.path.exists(path):
+        with open(path) as f:
+            if f.read() == text:
+                return
+    with open(path, "w") as f:
+        f.write(text)
+
+
+def main(argv):
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--yaml", required=True)
+    ap.add_argument("--out-dir", required=True)
+    opts = ap.parse_args(argv)
+    try:
+        rows = flatten(load(opts.yaml))
+    except (GenError, yaml.YAMLError, OSError) as err:
+        print("gen_ops.py: error: %s" % err, file=sys.stderr)
+        return 1
+    write_if_changed(os.path.join(opts.out_dir, "op_table.cpp"), gen_table(rows))
+    write_if_changed(os.path.join(opts.out_dir, "include", "backplane", "ops.hpp"), gen_header(rows))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

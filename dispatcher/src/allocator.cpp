@@ -1,0 +1,107 @@
+#include "allocator.h"
+
+#include <string>
+
+namespace bp::core {
+
+CachingAllocator::~CachingAllocator() {
+  std::lock_guard<std::mutex> lock(mu_);
+  ReleaseCachedLocked();
+}
+
+size_t CachingAllocator::RoundSize(size_t nbytes) {
+  if (nbytes == 0) return 0;
+  if (nbytes < kSmallLimit) return (nbytes + kSmallRound - 1) / kSmallRound * kSmallRound;
+  return (nbytes + kLargeRound - 1) / kLargeRound * kLargeRound;
+}
+
+Status CachingAllocator::Allocate(size_t nbytes, Block** out_block) {
+  size_t size = RoundSize(nbytes);
+  if (size < nbytes) {
+    return Error(BP_STATUS_OUT_OF_MEMORY, std::string("allocator(") + raw_.name + "): request of " +
+                                              std::to_string(nbytes) + " bytes is too large");
+  }
+  bool large = size >= kSmallLimit;
+  std::unique_lock<std::mutex> lock(mu_);
+  if (size == 0) {
+    lock.unlock();
+    *out_block = new Block{nullptr, 0, false};
+    return Status::Ok();
+  }
+  // Best fit: the smallest cached block that is big enough, but never one
+  // more than twice the request (that would waste more than it saves).
+  auto& pool = large ? large_free_ : small_free_;
+  auto it = pool.lower_bound(size);
+  if (it != pool.end() && it->first <= 2 * size) {
+    Block* b = it->second;
+    pool.erase(it);
+    allocated_ += b->size;
+    if (allocated_ > peak_) peak_ = allocated_;
+    ++cache_hits_;
+    *out_block = b;
+    return Status::Ok();
+  }
+  void* ptr = nullptr;
+  bp_status_t rc = raw_.allocate(raw_.backend_data, raw_.device, size, &ptr);
+  if (rc == BP_STATUS_OUT_OF_MEMORY) {
+    // Give the cached blocks back and try once more.
+    ReleaseCachedLocked();
+    ptr = nullptr;
+    rc = raw_.allocate(raw_.backend_data, raw_.device, size, &ptr);
+  }
+  if (rc != BP_STATUS_OK) {
+    return Error(rc == BP_STATUS_OUT_OF_MEMORY ? BP_STATUS_OUT_OF_MEMORY : rc,
+                 std::string("allocator(") + raw_.name + ":" + std::to_string(raw_.device) +
+                     "): allocating " + std::to_string(size) + " bytes failed (" +
+                     (rc == BP_STATUS_OUT_OF_MEMORY ? "out of device memory, after emptying the cache"
+                                                    : "backend error") +
+                     ")");
+  }
+  ++device_allocations_;
+  reserved_ += size;
+  allocated_ += size;
+  if (allocated_ > peak_) peak_ = allocated_;
+  *out_block = new Block{ptr, size, large};
+  return Status::Ok();
+}
+
+void CachingAllocator::Free(Block* block) {
+  if (block == nullptr) return;
+  if (block->size == 0) {
+    delete block;
+    return;
+  }
+  std::lock_guard<std::mutex> lock(mu_);
+  allocated_ -= block->size;
+  (block->large ? large_free_ : small_free_).emplace(block->size, block);
+}
+
+void CachingAllocator::ReleaseCachedLocked() {
+  for (auto* pool : {&small_free_, &large_free_}) {
+    for (auto& [size, b] : *pool) {
+      raw_.deallocate(raw_.backend_data, raw_.device, b->ptr);
+      reserved_ -= b->size;
+      delete b;
+    }
+    pool->clear();
+  }
+}
+
+void CachingAllocator::EmptyCache() {
+  std::lock_guard<std::mutex> lock(mu_);
+  ReleaseCachedLocked();
+}
+
+bp_allocator_stats_t CachingAllocator::Stats() {
+  std::lock_guard<std::mutex> lock(mu_);
+  bp_allocator_stats_t s{};
+  s.struct_size = sizeof(s);
+  s.allocated_bytes = allocated_;
+  s.reserved_bytes = reserved_;
+  s.peak_allocated_bytes = peak_;
+  s.device_allocations = device_allocations_;
+  s.cache_hits = cache_hits_;
+  return s;
+}
+
+}  // namespace bp::core

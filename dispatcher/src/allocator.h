@@ -1,0 +1,62 @@
+// The caching device allocator every backend reuses (PyTorch's
+// CUDACachingAllocator idea, done once for all backends): size classes, a
+// small and a large pool, best-fit reuse of freed blocks, out-of-memory retry
+// after releasing the cache, statistics. One per device; one default stream
+// per device, so "reuse only on the freeing stream" holds trivially.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <map>
+#include <mutex>
+
+#include "backplane/backplane.h"
+#include "status.h"
+
+namespace bp::core {
+
+// Raw memory functions of one device (a backend's allocate/deallocate, or the
+// host's aligned malloc for the built-in CPU memory).
+struct RawMemory {
+  void* backend_data = nullptr;
+  int32_t device = 0;
+  bp_status_t (*allocate)(void* backend_data, int32_t device, size_t nbytes, void** out_ptr) = nullptr;
+  bp_status_t (*deallocate)(void* backend_data, int32_t device, void* ptr) = nullptr;
+  const char* name = "";  // backend name, for messages
+};
+
+struct Block {
+  void* ptr = nullptr;
+  size_t size = 0;  // rounded
+  bool large = false;
+};
+
+class CachingAllocator {
+ public:
+  static constexpr size_t kSmallLimit = size_t(1) << 20;  // < 1 MiB: small pool
+  static constexpr size_t kSmallRound = 512;
+  static constexpr size_t kLargeRound = size_t(2) << 20;
+
+  explicit CachingAllocator(RawMemory raw) : raw_(raw) {}
+  ~CachingAllocator();
+  CachingAllocator(const CachingAllocator&) = delete;
+  CachingAllocator& operator=(const CachingAllocator&) = delete;
+
+  static size_t RoundSize(size_t nbytes);
+  // nbytes == 0 gives a block with ptr NULL and size 0.
+  Status Allocate(size_t nbytes, Block** out_block);
+  void Free(Block* block);
+  // Returns every cached block to the device.
+  void EmptyCache();
+  bp_allocator_stats_t Stats();
+
+ private:
+  void ReleaseCachedLocked();
+  RawMemory raw_;
+  std::mutex mu_;
+  std::multimap<size_t, Block*> small_free_;
+  std::multimap<size_t, Block*> large_free_;
+  uint64_t allocated_ = 0, reserved_ = 0, peak_ = 0, device_allocations_ = 0, cache_hits_ = 0;
+};
+
+}  // namespace bp::core

@@ -1,0 +1,194 @@
+// Context creation and destruction, logging, and backend 0 (host memory).
+#include "context.h"
+
+#include <unistd.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <string>
+
+#include "api.h"
+#include "plugin.h"
+#include "registry.h"
+
+namespace bp::core {
+namespace {
+
+bp_status_t HostAllocate(void*, int32_t, size_t nbytes, void** out_ptr) {
+  size_t rounded = (nbytes + 63) / 64 * 64;
+  if (rounded < nbytes) return SetLastError(BP_STATUS_OUT_OF_MEMORY, "cpu: allocation size overflows");
+  void* p = rounded == 0 ? nullptr : std::aligned_alloc(64, rounded);
+  if (p == nullptr && rounded != 0) {
+    return SetLastError(BP_STATUS_OUT_OF_MEMORY, ("cpu: out of host memory allocating " +
+                                                  std::to_string(nbytes) + " bytes").c_str());
+  }
+  *out_ptr = p;
+  return BP_STATUS_OK;
+}
+bp_status_t HostDeallocate(void*, int32_t, void* ptr) {
+  std::free(ptr);
+  return BP_STATUS_OK;
+}
+bp_status_t HostH2D(void*, int32_t, const void* src, void* dst, size_t off, size_t n, bp_stream_t) {
+  if (n) std::memcpy(static_cast<char*>(dst) + off, src, n);
+  return BP_STATUS_OK;
+}
+bp_status_t HostD2H(void*, int32_t, const void* src, size_t off, void* dst, size_t n, bp_stream_t) {
+  if (n) std::memcpy(dst, static_cast<const char*>(src) + off, n);
+  return BP_STATUS_OK;
+}
+bp_status_t HostD2D(void*, int32_t, const void* src, size_t soff, void* dst, size_t doff, size_t n, bp_stream_t) {
+  if (n) std::memmove(static_cast<char*>(dst) + doff, static_cast<const char*>(src) + soff, n);
+  return BP_STATUS_OK;
+}
+bp_status_t HostStream(void*, int32_t, bp_stream_t* out) {
+  *out = nullptr;
+  return BP_STATUS_OK;
+}
+bp_status_t HostSync(void*, int32_t, bp_stream_t) { return BP_STATUS_OK; }
+bp_status_t HostDeviceCount(void*, int32_t* out) {
+  *out = 1;
+  return BP_STATUS_OK;
+}
+bp_status_t HostProperties(void*, int32_t, bp_device_properties_t* p) {
+  std::snprintf(p->name, sizeof(p->name), "host cpu");
+  std::snprintf(p->vendor, sizeof(p->vendor), "host");
+  std::snprintf(p->driver_version, sizeof(p->driver_version), "%s", BACKPLANE_VERSION_STRING);
+  long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGESIZE);
+  p->total_memory_bytes = pages > 0 && page > 0 ? static_cast<uint64_t>(pages) * static_cast<uint64_t>(page) : 0;
+  p->capabilities = BP_DEVICE_CAP_FP64 | BP_DEVICE_CAP_FP16 | BP_DEVICE_CAP_BF16 | BP_DEVICE_CAP_UNIFIED;
+  p->alignment_bytes = 64;
+  long n = sysconf(_SC_NPROCESSORS_ONLN);
+  p->compute_units = n > 0 ? static_cast<int32_t>(n) : 0;
+  p->extensions[0] = '\0';
+  return BP_STATUS_OK;
+}
+
+}  // namespace
+
+void InitHostBackend(bp_context_t* ctx) {
+  BackendSlot& s = ctx->slots[0];
+  s.id = 0;
+  s.host_memory = true;
+  s.name = "cpu";
+  s.version = BACKPLANE_VERSION_STRING;
+  s.abi_version = BP_ABI_VERSION;
+  s.device_type = kDLCPU;
+  s.device_count = 1;
+  bp_backend_t& t = s.table;
+  t = bp_backend_t{};
+  t.struct_size = sizeof(t);
+  t.name = "cpu";
+  t.version = BACKPLANE_VERSION_STRING;
+  t.device_type = kDLCPU;
+  t.device_count = HostDeviceCount;
+  t.device_properties = HostProperties;
+  t.allocate = HostAllocate;
+  t.deallocate = HostDeallocate;
+  t.copy_host_to_device = HostH2D;
+  t.copy_device_to_host = HostD2H;
+  t.copy_device_to_device = HostD2D;
+  t.stream_get_default = HostStream;
+  t.stream_synchronize = HostSync;
+  s.props_table = t;
+  auto dev = std::make_unique<DeviceState>();
+  dev->slot = &s;
+  dev->index = 0;
+  RawMemory raw;
+  raw.allocate = HostAllocate;
+  raw.deallocate = HostDeallocate;
+  raw.name = "cpu";
+  dev->allocator = std::make_unique<CachingAllocator>(raw);
+  s.devices.push_back(dev.get());
+  ctx->device_states.push_back(std::move(dev));
+  s.loaded.store(true, std::memory_order_release);
+  ctx->num_backends.store(1, std::memory_order_release);
+}
+
+void LogMessage(bp_context_t* ctx, int32_t level, const std::string& message) {
+  if (level < ctx->min_log_level) return;
+  if (ctx->log_fn != nullptr) {
+    ctx->log_fn(ctx->log_user_data, level, message.c_str());
+    return;
+  }
+  static const char* kNames[] = {"debug", "info", "warning", "error"};
+  const char* name = level >= 0 && level <= 3 ? kNames[level] : "log";
+  std::fprintf(stderr, "[backplane %s] %s\n", name, message.c_str());
+}
+
+}  // namespace bp::core
+
+bp_context_t::~bp_context_t() {
+  for (const auto* t : retired_tables) delete t;
+  for (auto* op : ops) (void)op;
+  for (auto& op : all_ops) {
+    delete op->table.load(std::memory_order_relaxed);
+  }
+  for (const auto* f : retired_fallbacks) delete f;
+  for (auto& slot : slots) delete slot.fallback.load(std::memory_order_relaxed);
+}
+
+using namespace bp::core;
+
+extern "C" {
+
+BP_API bp_status_t bp_context_create(const bp_context_options_t* options, bp_context_t** out_context) {
+  return ApiCall("bp_context_create", [&]() -> Status {
+    BP_CHECK_ARG(out_context != nullptr, "bp_context_create", "out_context is NULL");
+    if (options != nullptr && options->struct_size < sizeof(bp_context_options_t)) {
+      return Error(BP_STATUS_INVALID_ARGUMENT,
+                   "bp_context_create: options->struct_size is " + std::to_string(options->struct_size) +
+                       ", expected at least " + std::to_string(sizeof(bp_context_options_t)));
+    }
+    auto ctx = std::make_unique<bp_context_t>();
+    if (options != nullptr) {
+      ctx->strict.store(options->strict_fallback != 0);
+      ctx->log_fn = options->log_callback;
+      ctx->log_user_data = options->log_user_data;
+      ctx->min_log_level = options->min_log_level;
+    }
+    const char* env = secure_getenv("BACKPLANE_STRICT");
+    if (env != nullptr && std::strcmp(env, "1") == 0) ctx->strict.store(true);
+    InitHostBackend(ctx.get());
+    InitHostApi(&ctx->host_api);
+    BP_RETURN_IF_ERROR(BuildCoreOps(ctx.get()));
+    bp_context_t* raw = ctx.release();
+    if (options != nullptr && options->discover_plugins) {
+      int32_t loaded = 0;
+      if (bp_plugin_discover(raw, &loaded) != BP_STATUS_OK) {
+        LogMessage(raw, BP_LOG_WARNING, std::string("plugin discovery failed: ") + bp_last_error_message());
+      }
+    }
+    *out_context = raw;
+    return Status::Ok();
+  });
+}
+
+BP_API void bp_context_destroy(bp_context_t* context) {
+  if (context == nullptr) return;
+  try {
+    UnloadAllPlugins(context);
+    int64_t live = context->live_tensors.load();
+    if (live != 0) {
+#ifndef NDEBUG
+      std::fprintf(stderr, "backplane: bp_context_destroy: %lld tensor(s) still alive (leaked by the caller)\n",
+                   static_cast<long long>(live));
+#endif
+      // Tensors still reference the context: leak it rather than free memory in use.
+      return;
+    }
+    delete context;
+  } catch (...) {
+  }
+}
+
+BP_API bp_status_t bp_context_set_strict_fallback(bp_context_t* context, int32_t strict) {
+  return ApiCall("bp_context_set_strict_fallback", [&]() -> Status {
+    BP_CHECK_ARG(context != nullptr, "bp_context_set_strict_fallback", "context is NULL");
+    context->strict.store(strict != 0);
+    return Status::Ok();
+  });
+}
+
+}  // extern "C"

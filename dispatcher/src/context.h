@@ -1,0 +1,98 @@
+// The context and its backend slots: everything a bp_context_t owns.
+//
+// Concurrency: writers (plugin load/unload, registration, op definition) take
+// `mu`. Readers (operator calls, tensor functions) never lock: they read
+// immutable snapshots through atomic pointers inside a ReadSection (rcu.h), and
+// a backend slot is only reinitialized after SynchronizeReaders().
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <shared_mutex>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "allocator.h"
+#include "backplane/backplane.h"
+#include "status.h"
+
+struct bp_plugin_t;
+struct bp_op_t;
+struct bp_registration_t;
+
+namespace bp::core {
+
+constexpr int32_t kMaxBackends = 32;
+
+struct KernelEntry {
+  bp_kernel_fn fn = nullptr;
+  void* data = nullptr;
+};
+// Immutable once published; one per operator (functional entry), indexed by backend id.
+struct KernelTable {
+  KernelEntry kernels[kMaxBackends];
+};
+
+struct BackendSlot;
+
+// One device of a backend: its default stream and caching allocator.
+struct DeviceState {
+  BackendSlot* slot = nullptr;
+  int32_t index = 0;
+  bp_stream_t stream = nullptr;
+  std::unique_ptr<CachingAllocator> allocator;
+};
+
+struct BackendSlot {
+  int32_t id = 0;
+  std::atomic<bool> loaded{false};
+  bool host_memory = false;  // backend 0: memory is host memory provided by the core
+  std::string name, version, path, no_device_reason;
+  bool has_no_device_reason = false;
+  uint32_t abi_version = 0;
+  int32_t device_type = kDLCPU;
+  int32_t device_count = 0;
+  bp_backend_t table{};             // memory, copies, streams (backend 0: the core's)
+  bp_backend_t props_table{};       // device_count/properties source (backend 0: plugin's if attached)
+  bp_plugin_t* plugin = nullptr;    // plugin owning the slot; nullptr when free
+  std::vector<DeviceState*> devices;  // owned by Context::device_states
+  std::atomic<const KernelEntry*> fallback{nullptr};  // backend-wide fallback snapshot
+  std::vector<bp_registration_t*> fallback_stack;     // writers only
+};
+
+void LogMessage(bp_context_t* ctx, int32_t level, const std::string& message);
+
+}  // namespace bp::core
+
+struct bp_context_t {
+  std::atomic<bool> strict{false};
+  bp_log_fn log_fn = nullptr;
+  void* log_user_data = nullptr;
+  int32_t min_log_level = BP_LOG_WARNING;
+
+  std::mutex mu;  // writers: load/unload, registrations, definitions
+  bp::core::BackendSlot slots[bp::core::kMaxBackends];
+  std::atomic<int32_t> num_backends{0};
+
+  // Operators: the list and name map change only under ops_mu (exclusive);
+  // bp_op_t objects live until the context is destroyed.
+  std::shared_mutex ops_mu;
+  std::vector<bp_op_t*> ops;
+  std::unordered_map<std::string, bp_op_t*> op_by_name;
+  std::vector<std::unique_ptr<bp_op_t>> all_ops;
+  bp_op_t* copy_op = nullptr;  // "copy_", used by casts and composites
+
+  std::vector<std::unique_ptr<bp_plugin_t>> plugins;
+  std::vector<std::unique_ptr<bp_registration_t>> registrations;
+  std::vector<std::unique_ptr<bp::core::DeviceState>> device_states;
+  std::vector<const bp::core::KernelTable*> retired_tables;  // freed at destroy
+  std::vector<const bp::core::KernelEntry*> retired_fallbacks;
+
+  bp_host_api_t host_api{};
+  std::atomic<int64_t> live_tensors{0};
+
+  ~bp_context_t();
+};

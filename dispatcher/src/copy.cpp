@@ -1,0 +1,295 @@
+#include "copy.h"
+
+#include <cmath>
+#include <cstring>
+#include <limits>
+#include <string>
+#include <vector>
+
+#include "dtype.h"
+
+namespace bp::core {
+
+float HalfToFloat(uint16_t h) {
+  uint32_t sign = (uint32_t)(h & 0x8000u) << 16;
+  uint32_t exp = (h >> 10) & 0x1fu;
+  uint32_t mant = h & 0x3ffu;
+  uint32_t bits;
+  if (exp == 0) {
+    if (mant == 0) {
+      bits = sign;
+    } else {  // subnormal: normalize
+      exp = 127 - 15 + 1;
+      while ((mant & 0x400u) == 0) {
+        mant <<= 1;
+        --exp;
+      }
+      mant &= 0x3ffu;
+      bits = sign | (exp << 23) | (mant << 13);
+    }
+  } else if (exp == 0x1f) {
+    bits = sign | 0x7f800000u | (mant << 13);
+  } else {
+    bits = sign | ((exp + 127 - 15) << 23) | (mant << 13);
+  }
+  float f;
+  std::memcpy(&f, &bits, 4);
+  return f;
+}
+
+uint16_t FloatToHalf(float f) {
+  uint32_t x;
+  std::memcpy(&x, &f, 4);
+  uint16_t sign = (uint16_t)((x >> 16) & 0x8000u);
+  uint32_t absx = x & 0x7fffffffu;
+  if (absx >= 0x7f800000u) {  // inf or NaN
+    return (uint16_t)(sign | 0x7c00u | (absx > 0x7f800000u ? 0x200u : 0u));
+  }
+  if (absx >= 0x477ff000u) return (uint16_t)(sign | 0x7c00u);  // rounds to inf
+  if (absx < 0x38800000u) {  // subnormal half (or zero): round to nearest even
+    float a;
+    std::memcpy(&a, &absx, 4);
+    // 2^-24 is the subnormal step; rint rounds half to even.
+    uint32_t m = (uint32_t)std::nearbyint(a * 16777216.0f);
+    return (uint16_t)(sign | m);
+  }
+  uint32_t exp = ((absx >> 23) - 127 + 15);
+  uint32_t mant = absx & 0x7fffffu;
+  uint32_t h = (exp << 10) | (mant >> 13);
+  uint32_t rest = mant & 0x1fffu;
+  if (rest > 0x1000u || (rest == 0x1000u && (h & 1u))) ++h;  // may carry into the exponent: correct
+  return (uint16_t)(sign | h);
+}
+
+float BFloat16ToFloat(uint16_t b) {
+  uint32_t bits = (uint32_t)b << 16;
+  float f;
+  std::memcpy(&f, &bits, 4);
+  return f;
+}
+
+uint16_t FloatToBFloat16(float f) {
+  uint32_t x;
+  std::memcpy(&x, &f, 4);
+  if ((x & 0x7fffffffu) > 0x7f800000u) return (uint16_t)((x >> 16) | 0x40u);  // quiet NaN
+  uint32_t rounding = 0x7fffu + ((x >> 16) & 1u);
+  return (uint16_t)((x + rounding) >> 16);
+}
+
+bool CanCast(DLDataType from, DLDataType to) {
+  DtypeId f = DtypeFromDL(from), t = DtypeFromDL(to);
+  if (DtypeIsFloating(f) && DtypeIsIntegral(t, true)) return false;
+  if (f != DtypeId::kBool && t == DtypeId::kBool) return false;
+  return true;
+}
+
+namespace {
+
+// One element as the widest value of its category.
+struct Value {
+  bool is_float;
+  double d;
+  int64_t i;
+};
+
+inline Value Load(const char* p, DtypeId id) {
+  switch (id) {
+    case DtypeId::kBool: return {false, 0, *reinterpret_cast<const uint8_t*>(p) != 0};
+    case DtypeId::kUInt8: return {false, 0, *reinterpret_cast<const uint8_t*>(p)};
+    case DtypeId::kInt8: return {false, 0, *reinterpret_cast<const int8_t*>(p)};
+    case DtypeId::kInt32: { int32_t v; std::memcpy(&v, p, 4); return {false, 0, v}; }
+    case DtypeId::kInt64: { int64_t v; std::memcpy(&v, p, 8); return {false, 0, v}; }
+    case DtypeId::kFloat16: { uint16_t v; std::memcpy(&v, p, 2); return {true, HalfToFloat(v), 0}; }
+    case DtypeId::kBFloat16: { uint16_t v; std::memcpy(&v, p, 2); return {true, BFloat16ToFloat(v), 0}; }
+    case DtypeId::kFloat32: { float v; std::memcpy(&v, p, 4); return {true, v, 0}; }
+    case DtypeId::kFloat64: { double v; std::memcpy(&v, p, 8); return {true, v, 0}; }
+    default: return {false, 0, 0};
+  }
+}
+
+// Float to integer as C++ casts do on x86 for in-range values; out-of-range
+// and NaN go through int64 with saturation instead of undefined behaviour.
+inline int64_t FloatToInt(double d) {
+  if (std::isnan(d)) return 0;
+  if (d >= 9.2233720368547758e18) return std::numeric_limits<int64_t>::max();
+  if (d <= -9.2233720368547758e18) return std::numeric_limits<int64_t>::min();
+  return static_cast<int64_t>(d);
+}
+
+inline void Store(char* p, DtypeId id, const Value& v) {
+  switch (id) {
+    case DtypeId::kBool: *reinterpret_cast<uint8_t*>(p) = v.is_float ? (v.d != 0.0) : (v.i != 0); break;
+    case DtypeId::kUInt8: *reinterpret_cast<uint8_t*>(p) = (uint8_t)(v.is_float ? FloatToInt(v.d) : v.i); break;
+    case DtypeId::kInt8: *reinterpret_cast<int8_t*>(p) = (int8_t)(v.is_float ? FloatToInt(v.d) : v.i); break;
+    case DtypeId::kInt32: { int32_t x = (int32_t)(v.is_float ? FloatToInt(v.d) : v.i); std::memcpy(p, &x, 4); break; }
+    case DtypeId::kInt64: { int64_t x = v.is_float ? FloatToInt(v.d) : v.i; std::memcpy(p, &x, 8); break; }
+    case DtypeId::kFloat16: { uint16_t x = FloatToHalf((float)(v.is_float ? v.d : (double)v.i)); std::memcpy(p, &x, 2); break; }
+    case DtypeId::kBFloat16: { uint16_t x = FloatToBFloat16((float)(v.is_float ? v.d : (double)v.i)); std::memcpy(p, &x, 2); break; }
+    case DtypeId::kFloat32: { float x = (float)(v.is_float ? v.d : (double)v.i); std::memcpy(p, &x, 4); break; }
+    case DtypeId::kFloat64: { double x = v.is_float ? v.d : (double)v.i; std::memcpy(p, &x, 8); break; }
+    default: break;
+  }
+}
+
+int64_t NumelOf(const Geometry& g) {
+  int64_t n = 1;
+  for (int32_t i = 0; i < g.ndim; ++i) n *= g.sizes[i];
+  return n;
+}
+
+bool IsContiguous(const Geometry& g) {
+  int64_t expected = 1;
+  for (int32_t i = g.ndim - 1; i >= 0; --i) {
+    if (g.sizes[i] != 1 && g.strides[i] != expected) return false;
+    expected *= g.sizes[i];
+  }
+  return true;
+}
+
+// Element span [lo, hi] (in elements from the base) a view touches.
+void Span(const Geometry& g, int64_t* lo, int64_t* hi) {
+  *lo = *hi = g.offset;
+  for (int32_t i = 0; i < g.ndim; ++i) {
+    if (g.sizes[i] == 0) continue;
+    int64_t ext = g.strides[i] * (g.sizes[i] - 1);
+    if (ext < 0) *lo += ext; else *hi += ext;
+  }
+}
+
+}  // namespace
+
+size_t ContiguousBytes(const Geometry& geo) {
+  return static_cast<size_t>(NumelOf(geo)) * DtypeItemSize(DtypeFromDL(geo.dtype));
+}
+
+Geometry ContiguousLike(const Geometry& like, DLDataType dtype) {
+  Geometry g;
+  g.dtype = dtype;
+  g.ndim = like.ndim;
+  g.device = like.device;
+  int64_t stride = 1;
+  for (int32_t i = like.ndim - 1; i >= 0; --i) {
+    g.sizes[i] = like.sizes[i];
+    g.strides[i] = stride;
+    stride *= like.sizes[i] > 0 ? like.sizes[i] : 1;
+  }
+  g.offset = 0;
+  return g;
+}
+
+void HostConvert(const void* src_base, const Geometry& src, void* dst_base, const Geometry& dst) {
+  int64_t n = NumelOf(dst);
+  if (n == 0) return;
+  DtypeId sid = DtypeFromDL(src.dtype), did = DtypeFromDL(dst.dtype);
+  size_t ssize = DtypeItemSize(sid), dsize = DtypeItemSize(did);
+  const char* s = static_cast<const char*>(src_base);
+  char* d = static_cast<char*>(dst_base);
+  bool same = sid == did;
+  if (same && IsContiguous(src) && IsContiguous(dst) && NumelOf(src) == n) {
+    std::memcpy(d + dst.offset * dsize, s + src.offset * ssize, n * dsize);
+    return;
+  }
+  // Odometer over the dims; the innermost dim is the tight loop.
+  const int32_t nd = dst.ndim;
+  int64_t idx[BP_MAX_NDIM] = {};
+  int64_t inner = nd > 0 ? dst.sizes[nd - 1] : 1;
+  int64_t sin = nd > 0 ? src.strides[nd - 1] * (int64_t)ssize : 0;
+  int64_t din = nd > 0 ? dst.strides[nd - 1] * (int64_t)dsize : 0;
+  int64_t soff = src.offset * (int64_t)ssize, doff = dst.offset * (int64_t)dsize;
+  for (int64_t done = 0; done < n; done += inner) {
+    const char* sp = s + soff;
+    char* dp = d + doff;
+    if (same) {
+      for (int64_t k = 0; k < inner; ++k) std::memcpy(dp + k * din, sp + k * sin, dsize);
+    } else {
+      for (int64_t k = 0; k < inner; ++k) Store(dp + k * din, did, Load(sp + k * sin, sid));
+    }
+    for (int32_t dim = nd - 2; dim >= 0; --dim) {
+      soff += src.strides[dim] * (int64_t)ssize;
+      doff += dst.strides[dim] * (int64_t)dsize;
+      if (++idx[dim] < dst.sizes[dim]) break;
+      soff -= src.strides[dim] * (int64_t)ssize * dst.sizes[dim];
+      doff -= dst.strides[dim] * (int64_t)dsize * dst.sizes[dim];
+      idx[dim] = 0;
+    }
+  }
+}
+
+Status ReadView(DeviceState* dev, const void* base, const Geometry& view, DLDataType dst_dtype,
+                void* host_dst) {
+  Geometry dst = ContiguousLike(view, dst_dtype);
+  if (NumelOf(view) == 0) return Status::Ok();
+  BackendSlot* slot = dev->slot;
+  if (slot->host_memory) {
+    HostConvert(base, view, host_dst, dst);
+    return Status::Ok();
+  }
+  size_t item = DtypeItemSize(DtypeFromDL(view.dtype));
+  const bp_backend_t& t = slot->table;
+  bp_status_t rc;
+  if (DtypeEqual(view.dtype, dst_dtype) && IsContiguous(view)) {
+    rc = t.copy_device_to_host(t.backend_data, dev->index, base, view.offset * item, host_dst,
+                               NumelOf(view) * item, dev->stream);
+  } else {
+    int64_t lo, hi;
+    Span(view, &lo, &hi);
+    std::vector<char> tmp((hi - lo + 1) * item);
+    rc = t.copy_device_to_host(t.backend_data, dev->index, base, lo * item, tmp.data(), tmp.size(),
+                               dev->stream);
+    if (rc == BP_STATUS_OK) {
+      Geometry shifted = view;
+      shifted.offset -= lo;
+      HostConvert(tmp.data(), shifted, host_dst, dst);
+    }
+  }
+  if (rc != BP_STATUS_OK) {
+    return Error(rc, "copy from device " + slot->name + ":" + std::to_string(dev->index) +
+                         " to host failed: " + std::string(bp_last_error_message()));
+  }
+  return Status::Ok();
+}
+
+Status WriteView(DeviceState* dev, void* base, const Geometry& view, const void* host_src,
+                 DLDataType src_dtype) {
+  Geometry src = ContiguousLike(view, src_dtype);
+  if (NumelOf(view) == 0) return Status::Ok();
+  BackendSlot* slot = dev->slot;
+  if (slot->host_memory) {
+    HostConvert(host_src, src, base, view);
+    return Status::Ok();
+  }
+  size_t item = DtypeItemSize(DtypeFromDL(view.dtype));
+  const bp_backend_t& t = slot->table;
+  bp_status_t rc;
+  std::vector<char> tmp;
+  if (DtypeEqual(view.dtype, src_dtype) && IsContiguous(view)) {
+    rc = t.copy_host_to_device(t.backend_data, dev->index, host_src, base, view.offset * item,
+                               NumelOf(view) * item, dev->stream);
+  } else {
+    // Read the span, scatter into it, write it back (keeps the elements in
+    // the span that the view does not cover).
+    int64_t lo, hi;
+    Span(view, &lo, &hi);
+    tmp.resize((hi - lo + 1) * item);
+    rc = t.copy_device_to_host(t.backend_data, dev->index, base, lo * item, tmp.data(), tmp.size(),
+                               dev->stream);
+    if (rc == BP_STATUS_OK) {
+      Geometry shifted = view;
+      shifted.offset -= lo;
+      HostConvert(host_src, src, tmp.data(), shifted);
+      rc = t.copy_host_to_device(t.backend_data, dev->index, tmp.data(), base, lo * item, tmp.size(),
+                                 dev->stream);
+    }
+  }
+  // The host buffer must outlive the copy: wait for the stream.
+  if (rc == BP_STATUS_OK && t.stream_synchronize != nullptr) {
+    rc = t.stream_synchronize(t.backend_data, dev->index, dev->stream);
+  }
+  if (rc != BP_STATUS_OK) {
+    return Error(rc, "copy from host to device " + slot->name + ":" + std::to_string(dev->index) +
+                         " failed: " + std::string(bp_last_error_message()));
+  }
+  return Status::Ok();
+}
+
+}  // namespace bp::core

@@ -1,0 +1,41 @@
+// Data movement done by the core: host-side strided gather/scatter with dtype
+// conversion (float16/bfloat16 included), and staging device views through the
+// host. Used by to_host/to_device, casts, copy_ across devices and the CPU
+// fallback. Works for backends whose memory the host cannot address.
+#pragma once
+
+#include "context.h"
+#include "meta/meta.h"
+#include "status.h"
+
+namespace bp::core {
+
+// Element-wise copy with conversion between host buffers. `src` and `dst`
+// have the same sizes (src may have zero strides to broadcast). Geometries
+// carry dtype, strides and offset (elements) relative to the base pointers.
+void HostConvert(const void* src_base, const Geometry& src, void* dst_base, const Geometry& dst);
+
+// Reads the view `view` of device memory `base` (on `dev`) into a contiguous
+// host buffer of dtype `dst_dtype`.
+Status ReadView(DeviceState* dev, const void* base, const Geometry& view, DLDataType dst_dtype,
+                void* host_dst);
+// Writes the contiguous host buffer `host_src` (dtype src_dtype, view's sizes)
+// into the view `view` of device memory `base`. Synchronizes the stream.
+Status WriteView(DeviceState* dev, void* base, const Geometry& view, const void* host_src,
+                 DLDataType src_dtype);
+
+// Geometry of a contiguous tensor of `like`'s sizes with dtype `dtype`.
+Geometry ContiguousLike(const Geometry& like, DLDataType dtype);
+
+// Byte size of a contiguous buffer of geo's sizes and dtype.
+size_t ContiguousBytes(const Geometry& geo);
+
+// PyTorch's can_cast(from, to): no float -> integral, no non-bool -> bool.
+bool CanCast(DLDataType from, DLDataType to);
+
+float HalfToFloat(uint16_t h);
+uint16_t FloatToHalf(float f);
+float BFloat16ToFloat(uint16_t b);
+uint16_t FloatToBFloat16(float f);
+
+}  // namespace bp::core

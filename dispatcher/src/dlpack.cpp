@@ -1,0 +1,138 @@
+// Zero-copy DLPack import and export.
+#include <string>
+
+#include "api.h"
+#include "dtype.h"
+#include "plugin.h"
+#include "rcu.h"
+#include "tensor.h"
+
+using namespace bp::core;
+
+namespace {
+
+// What an exported DLManagedTensor points to: shape and strides arrays and a
+// storage reference that keeps the memory alive until the consumer's deleter.
+struct ExportHolder {
+  DLManagedTensor managed{};
+  int64_t shape[BP_MAX_NDIM] = {};
+  int64_t strides[BP_MAX_NDIM] = {};
+  Storage* storage = nullptr;
+};
+
+void ExportDeleter(DLManagedTensor* managed) {
+  auto* holder = static_cast<ExportHolder*>(managed->manager_ctx);
+  ReadSection rs;
+  StorageRelease(holder->storage);
+  delete holder;
+}
+
+}  // namespace
+
+extern "C" {
+
+BP_API bp_status_t bp_tensor_from_dlpack(bp_context_t* context, DLManagedTensor* managed,
+                                         bp_tensor_t** out_tensor) {
+  return ApiCall("bp_tensor_from_dlpack", [&]() -> Status {
+    const char* fn = "bp_tensor_from_dlpack";
+    BP_CHECK_ARG(context != nullptr && managed != nullptr && out_tensor != nullptr, fn,
+                 "context, managed and out_tensor must not be NULL");
+    ReadSection rs;
+    const DLTensor& dl = managed->dl_tensor;
+    if (dl.dtype.lanes != 1) {
+      return Error(BP_STATUS_INVALID_ARGUMENT, std::string(fn) + ": dtype lanes must be 1, got " +
+                                                   std::to_string(dl.dtype.lanes));
+    }
+    DtypeId id = DtypeFromDL(dl.dtype);
+    if (id == DtypeId::kInvalid) {
+      return Error(BP_STATUS_INVALID_ARGUMENT, std::string(fn) + ": unsupported dtype " + DtypeName(dl.dtype));
+    }
+    if (dl.ndim < 0 || dl.ndim > BP_MAX_NDIM) {
+      return Error(BP_STATUS_INVALID_ARGUMENT, std::string(fn) + ": ndim must be in [0, " +
+                                                   std::to_string(BP_MAX_NDIM) + "], got " + std::to_string(dl.ndim));
+    }
+    if (dl.ndim > 0 && dl.shape == nullptr) return Error(BP_STATUS_INVALID_ARGUMENT, std::string(fn) + ": shape is NULL");
+    size_t item = DtypeItemSize(id);
+    if (dl.byte_offset % item != 0) {
+      return Error(BP_STATUS_INVALID_ARGUMENT, std::string(fn) + ": byte_offset " + std::to_string(dl.byte_offset) +
+                                                   " is not a multiple of the item size " + std::to_string(item));
+    }
+    // Find the backend of the DLPack device.
+    bp_device_t device{-1, dl.device.device_id};
+    if (dl.device.device_type == kDLCPU || dl.device.device_type == kDLCUDAHost) {
+      device = {0, 0};
+    } else {
+      int32_t n = context->num_backends.load(std::memory_order_acquire);
+      for (int32_t b = 1; b < n; ++b) {
+        if (context->slots[b].loaded.load(std::memory_order_acquire) &&
+            context->slots[b].device_type == static_cast<int32_t>(dl.device.device_type)) {
+          device.backend = b;
+          break;
+        }
+      }
+      if (device.backend < 0) {
+        return Error(BP_STATUS_NOT_FOUND, std::string(fn) + ": no loaded backend has DLPack device type " +
+                                              std::to_string(dl.device.device_type));
+      }
+    }
+    DeviceState* dev = nullptr;
+    BP_RETURN_IF_ERROR(ResolveDevice(context, device, fn, &dev));
+    Geometry g;
+    g.dtype = dl.dtype;
+    g.ndim = dl.ndim;
+    g.device = device;
+    g.offset = static_cast<int64_t>(dl.byte_offset / item);
+    int64_t stride = 1;
+    for (int32_t i = dl.ndim - 1; i >= 0; --i) {
+      if (dl.shape[i] < 0) {
+        return Error(BP_STATUS_INVALID_ARGUMENT, std::string(fn) + ": negative size in dim " + std::to_string(i));
+      }
+      g.sizes[i] = dl.shape[i];
+      g.strides[i] = dl.strides != nullptr ? dl.strides[i] : stride;
+      stride *= dl.shape[i] > 0 ? dl.shape[i] : 1;
+    }
+    auto* s = new Storage();
+    s->ctx = context;
+    s->device = device;
+    s->dev = dev;
+    s->data = dl.data;
+    s->managed = managed;
+    if (!dev->slot->host_memory) {
+      s->plugin = dev->slot->plugin;
+      PluginRetain(s->plugin);
+    }
+    *out_tensor = WrapStorage(context, s, g);
+    s->refs.fetch_sub(1, std::memory_order_relaxed);  // the tensor holds the only reference
+    return Status::Ok();
+  });
+}
+
+BP_API bp_status_t bp_tensor_to_dlpack(bp_tensor_t* tensor, DLManagedTensor** out_managed) {
+  return ApiCall("bp_tensor_to_dlpack", [&]() -> Status {
+    BP_CHECK_ARG(tensor != nullptr && out_managed != nullptr, "bp_tensor_to_dlpack",
+                 "tensor and out_managed must not be NULL");
+    auto* h = new ExportHolder();
+    const Geometry& g = tensor->geo;
+    for (int32_t i = 0; i < g.ndim; ++i) {
+      h->shape[i] = g.sizes[i];
+      h->strides[i] = g.strides[i];
+    }
+    StorageRetain(tensor->storage);
+    h->storage = tensor->storage;
+    DLTensor& dl = h->managed.dl_tensor;
+    dl.data = tensor->storage->data;
+    dl.device.device_type = static_cast<DLDeviceType>(tensor->storage->dev->slot->device_type);
+    dl.device.device_id = g.device.index;
+    dl.ndim = g.ndim;
+    dl.dtype = g.dtype;
+    dl.shape = h->shape;
+    dl.strides = h->strides;
+    dl.byte_offset = static_cast<uint64_t>(g.offset) * DtypeItemSize(DtypeFromDL(g.dtype));
+    h->managed.manager_ctx = h;
+    h->managed.deleter = ExportDeleter;
+    *out_managed = &h->managed;
+    return Status::Ok();
+  });
+}
+
+}  // extern "C"

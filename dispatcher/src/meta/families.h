@@ -1,0 +1,27 @@
+// The meta and view function tables each family file defines; registry.cpp
+// lists them by ops.yaml name.
+#pragma once
+
+#include "meta/meta.h"
+
+namespace bp::core::meta {
+
+// pointwise.cpp
+extern const MetaFunctions kBinaryMeta, kTrueDivideMeta, kDivModeMeta, kComparisonMeta, kWhereMeta,
+    kUnaryNoBoolMeta, kUnaryFloatMeta, kUnaryFloatOnlyMeta;
+
+// reduction.cpp
+extern const MetaFunctions kSumMeta, kMeanMeta, kMinMaxMeta, kArgmaxMeta;
+// linalg.cpp
+extern const MetaFunctions kMatmulMeta, kAddmmMeta, kLinearMeta;
+// norm.cpp
+extern const MetaFunctions kSoftmaxMeta, kLayerNormMeta, kBatchNormMeta;
+// conv_pool.cpp
+extern const MetaFunctions kConv2dMeta, kMaxPool2dMeta, kAvgPool2dMeta;
+// copy.cpp
+extern const MetaFunctions kCopyMeta, kFillMeta, kCatMeta, kToDtypeMeta, kCloneMeta, kContiguousMeta;
+// views.cpp
+extern const ViewFunctions kViewFns[];
+extern const int kNumViewFns;
+
+}  // namespace bp::core::meta

@@ -1,0 +1,220 @@
+// Meta functions of the pointwise families: binary (+ true divide and
+// rounding-mode divide), comparison, where, and the unary families.
+//
+// Kernel contract (ops.yaml): every tensor argument arrives broadcast to the
+// output's sizes (stride 0 in broadcast dims) and in the compute dtype;
+// comparison outputs are bool.
+#include <cstring>
+
+#include "meta/common.h"
+#include "meta/families.h"
+
+namespace bp::core::meta {
+namespace {
+
+bool IsBoolScalar(const MetaArg& a) { return a.kind == BP_VALUE_BOOL; }
+
+// Broadcasts the tensor arguments listed in idx; returns the output shape.
+Status BroadcastAll(const MetaCallInfo& info, const MetaArg* args, const int* idx, int count, int32_t* ndim,
+                    int64_t* sizes) {
+  Geometry acc;
+  acc.ndim = 0;
+  int acc_arg = idx[0];
+  for (int k = 0; k < count; ++k) {
+    const Geometry& g = *args[idx[k]].tensor;
+    if (k == 0) {
+      acc = g;
+      continue;
+    }
+    int32_t n = 0;
+    int64_t s[BP_MAX_NDIM];
+    BP_RETURN_IF_ERROR(BroadcastShapes(info, acc_arg, acc, idx[k], g, &n, s));
+    acc.ndim = n;
+    std::memcpy(acc.sizes, s, sizeof(int64_t) * static_cast<size_t>(n));
+  }
+  *ndim = acc.ndim;
+  std::memcpy(sizes, acc.sizes, sizeof(int64_t) * static_cast<size_t>(acc.ndim));
+  return Status::Ok();
+}
+
+// Shared by every pointwise family: broadcast, promote (or use `fixed`),
+// record casts, set the output.
+Status PointwiseInfer(const MetaCallInfo& info, const MetaArg* args, const int* idx, int count,
+                      DtypeId compute, DtypeId out_dtype, MetaPlan* plan) {
+  int32_t ndim = 0;
+  int64_t sizes[BP_MAX_NDIM];
+  BP_RETURN_IF_ERROR(BroadcastAll(info, args, idx, count, &ndim, sizes));
+  for (int k = 0; k < count; ++k) {
+    if (DtypeFromDL(args[idx[k]].tensor->dtype) != compute) plan->cast_to[idx[k]] = DtypeToDL(compute);
+  }
+  return SetOutput(info, plan, 0, out_dtype, sizes, ndim, CallDevice(info, args));
+}
+
+Status PointwisePrepare(const MetaCallInfo& info, const MetaArg* args, const MetaPlan& plan,
+                        const Geometry* outputs, KernelViews* views) {
+  const Geometry& out = plan.outputs[0];
+  for (int i = 0; i < info.num_args && i < kMaxArgs; ++i) {
+    if (args[i].kind == BP_VALUE_TENSOR && args[i].tensor) {
+      views->args[i] = BroadcastTo(*args[i].tensor, out.sizes, out.ndim);
+    }
+  }
+  for (int i = 0; i < plan.num_outputs; ++i) views->outputs[i] = outputs[i];
+  return Status::Ok();
+}
+
+// torch's alpha_check.
+Status CheckAlpha(const MetaCallInfo& info, const MetaArg* args, int i, DtypeId dtype) {
+  if (!Has(info, args, i)) return Status::Ok();
+  const MetaArg& a = args[i];
+  if (a.kind != BP_VALUE_INT && a.kind != BP_VALUE_DOUBLE && a.kind != BP_VALUE_BOOL) {
+    return Error(BP_STATUS_INVALID_ARGUMENT, ArgPrefix(info, i) + "expected a Scalar (int, float or bool)");
+  }
+  if (IsBoolScalar(a) && dtype != DtypeId::kBool) {
+    return Error(BP_STATUS_INVALID_ARGUMENT, ArgPrefix(info, i) +
+                                                 "is a bool; boolean alpha is only supported for bool "
+                                                 "results, got result dtype " + DtypeName(dtype));
+  }
+  if (a.kind == BP_VALUE_DOUBLE && !DtypeIsFloating(dtype)) {
+    return Error(BP_STATUS_INVALID_ARGUMENT,
+                 ArgPrefix(info, i) + "must not be a floating point number for integral inputs "
+                                      "(result dtype " + DtypeName(dtype) + "), got " +
+                     std::to_string(a.d));
+  }
+  return Status::Ok();
+}
+
+Status BinaryCommon(const MetaCallInfo& info, const MetaArg* args, DtypeId* common) {
+  BP_RETURN_IF_ERROR(RequireTensor(info, args, 0, nullptr));
+  BP_RETURN_IF_ERROR(RequireTensor(info, args, 1, nullptr));
+  const int idx[2] = {0, 1};
+  return ResultTypeChecked(info, args, idx, 2, common);
+}
+
+Status BinaryInfer(const MetaCallInfo& info, const MetaArg* args, MetaPlan* plan) {
+  DtypeId common;
+  BP_RETURN_IF_ERROR(BinaryCommon(info, args, &common));
+  if (BaseName(info) == "sub") {
+    bool a = DtypeFromDL(args[0].tensor->dtype) == DtypeId::kBool;
+    bool b = DtypeFromDL(args[1].tensor->dtype) == DtypeId::kBool;
+    if (a && b) {
+      return Error(BP_STATUS_INVALID_ARGUMENT,
+                   std::string(info.op_name) + ": subtraction of two bool tensors ('self' and 'other') "
+                                               "is not supported; use logical_xor (the ^ operator) instead");
+    }
+    if (a || b) {
+      return Error(BP_STATUS_INVALID_ARGUMENT,
+                   ArgPrefix(info, a ? 0 : 1) + "is a bool tensor; subtraction with a bool tensor is not "
+                                                "supported (to invert a mask, use logical_not, the ~ operator)");
+    }
+  }
+  BP_RETURN_IF_ERROR(CheckAlpha(info, args, 2, common));
+  const int idx[2] = {0, 1};
+  return PointwiseInfer(info, args, idx, 2, common, common, plan);
+}
+
+// Integers and bool divide as the default float dtype (torch.div).
+Status TrueDivideInfer(const MetaCallInfo& info, const MetaArg* args, MetaPlan* plan) {
+  DtypeId common;
+  BP_RETURN_IF_ERROR(BinaryCommon(info, args, &common));
+  if (!DtypeIsFloating(common)) common = DtypeId::kFloat32;
+  const int idx[2] = {0, 1};
+  return PointwiseInfer(info, args, idx, 2, common, common, plan);
+}
+
+Status DivModeInfer(const MetaCallInfo& info, const MetaArg* args, MetaPlan* plan) {
+  if (!Has(info, args, 2)) return TrueDivideInfer(info, args, plan);
+  if (args[2].kind != BP_VALUE_STRING || args[2].str == nullptr) {
+    return Error(BP_STATUS_INVALID_ARGUMENT, ArgPrefix(info, 2) + "expected None, 'trunc' or 'floor'");
+  }
+  std::string mode = args[2].str;
+  if (mode != "trunc" && mode != "floor") {
+    return Error(BP_STATUS_INVALID_ARGUMENT,
+                 ArgPrefix(info, 2) + "expected one of None, 'trunc' or 'floor', got '" + mode + "'");
+  }
+  DtypeId common;
+  BP_RETURN_IF_ERROR(BinaryCommon(info, args, &common));
+  const int idx[2] = {0, 1};
+  return PointwiseInfer(info, args, idx, 2, common, common, plan);
+}
+
+Status ComparisonInfer(const MetaCallInfo& info, const MetaArg* args, MetaPlan* plan) {
+  DtypeId common;
+  BP_RETURN_IF_ERROR(BinaryCommon(info, args, &common));
+  const int idx[2] = {0, 1};
+  return PointwiseInfer(info, args, idx, 2, common, DtypeId::kBool, plan);
+}
+
+Status WhereInfer(const MetaCallInfo& info, const MetaArg* args, MetaPlan* plan) {
+  DtypeId cond;
+  BP_RETURN_IF_ERROR(RequireTensor(info, args, 0, &cond));
+  BP_RETURN_IF_ERROR(RequireTensor(info, args, 1, nullptr));
+  BP_RETURN_IF_ERROR(RequireTensor(info, args, 2, nullptr));
+  if (cond != DtypeId::kBool) {
+    return Error(BP_STATUS_INVALID_ARGUMENT,
+                 ArgPrefix(info, 0) + "expected a bool tensor, got dtype " + DtypeName(cond));
+  }
+  const int vals[2] = {1, 2};
+  DtypeId common;
+  BP_RETURN_IF_ERROR(ResultTypeChecked(info, args, vals, 2, &common));
+  const int idx[3] = {0, 1, 2};
+  BP_RETURN_IF_ERROR(PointwiseInfer(info, args, idx, 3, common, common, plan));
+  plan->cast_to[0] = DLDataType{};  // the condition stays bool
+  return Status::Ok();
+}
+
+Status UnaryNoBoolInfer(const MetaCallInfo& info, const MetaArg* args, MetaPlan* plan) {
+  DtypeId d;
+  BP_RETURN_IF_ERROR(RequireTensor(info, args, 0, &d));
+  if (d == DtypeId::kBool) {
+    if (BaseName(info) == "neg") {
+      return Error(BP_STATUS_INVALID_ARGUMENT,
+                   ArgPrefix(info, 0) + "is a bool tensor; negation is not supported on bool (to "
+                                        "invert a mask, use logical_not, the ~ operator)");
+    }
+    return Error(BP_STATUS_INVALID_ARGUMENT, ArgPrefix(info, 0) + "expected a numeric dtype, got bool");
+  }
+  const int idx[1] = {0};
+  return PointwiseInfer(info, args, idx, 1, d, d, plan);
+}
+
+// Integral and bool inputs compute in float32, the default dtype (torch.exp).
+Status UnaryFloatInfer(const MetaCallInfo& info, const MetaArg* args, MetaPlan* plan) {
+  DtypeId d;
+  BP_RETURN_IF_ERROR(RequireTensor(info, args, 0, &d));
+  if (!DtypeIsFloating(d)) d = DtypeId::kFloat32;
+  const int idx[1] = {0};
+  return PointwiseInfer(info, args, idx, 1, d, d, plan);
+}
+
+Status UnaryFloatOnlyInfer(const MetaCallInfo& info, const MetaArg* args, MetaPlan* plan) {
+  DtypeId d;
+  BP_RETURN_IF_ERROR(RequireTensor(info, args, 0, &d));
+  if (!DtypeIsFloating(d)) {
+    return Error(BP_STATUS_INVALID_ARGUMENT,
+                 ArgPrefix(info, 0) + "expected a floating dtype (float16, bfloat16, float32, float64), got " +
+                     DtypeName(d));
+  }
+  for (int i = 1; i < info.num_args; ++i) {
+    if (ArgName(info, i) != "approximate" || !Has(info, args, i)) continue;
+    std::string mode = args[i].kind == BP_VALUE_STRING && args[i].str ? args[i].str : "";
+    if (mode != "none" && mode != "tanh") {
+      return Error(BP_STATUS_INVALID_ARGUMENT,
+                   ArgPrefix(info, i) + "expected 'none' or 'tanh', got '" + mode + "'");
+    }
+  }
+  const int idx[1] = {0};
+  return PointwiseInfer(info, args, idx, 1, d, d, plan);
+}
+
+}  // namespace
+
+const MetaFunctions kBinaryMeta = {"binary", BinaryInfer, PointwisePrepare};
+const MetaFunctions kTrueDivideMeta = {"binary_true_divide", TrueDivideInfer, PointwisePrepare};
+const MetaFunctions kDivModeMeta = {"binary_div_mode", DivModeInfer, PointwisePrepare};
+const MetaFunctions kComparisonMeta = {"comparison", ComparisonInfer, PointwisePrepare};
+const MetaFunctions kWhereMeta = {"ternary_where", WhereInfer, PointwisePrepare};
+const MetaFunctions kUnaryNoBoolMeta = {"unary_no_bool", UnaryNoBoolInfer, PointwisePrepare};
+const MetaFunctions kUnaryFloatMeta = {"unary_float", UnaryFloatInfer, PointwisePrepare};
+const MetaFunctions kUnaryFloatOnlyMeta = {"unary_float_only", UnaryFloatOnlyInfer, PointwisePrepare};
+
+}  // namespace bp::core::meta

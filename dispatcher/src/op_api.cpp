@@ -1,0 +1,190 @@
+// The operator part of the C API: lookup, info, definition, registration,
+// counters.
+#include <mutex>
+#include <shared_mutex>
+#include <string>
+
+#include "api.h"
+#include "plugin.h"
+#include "rcu.h"
+#include "registry.h"
+
+using namespace bp::core;
+
+namespace {
+Status CheckBackendId(bp_context_t* ctx, int32_t backend, const char* fn) {
+  int32_t n = ctx->num_backends.load(std::memory_order_acquire);
+  if (backend < 0 || backend >= n) {
+    return Error(BP_STATUS_OUT_OF_RANGE, std::string(fn) + ": backend id " + std::to_string(backend) +
+                                             " is out of range [0, " + std::to_string(n) + ")");
+  }
+  return Status::Ok();
+}
+}  // namespace
+
+extern "C" {
+
+BP_API bp_status_t bp_op_find(bp_context_t* context, const char* name, bp_op_t** out_op) {
+  return ApiCall("bp_op_find", [&]() -> Status {
+    BP_CHECK_ARG(context != nullptr && name != nullptr && out_op != nullptr, "bp_op_find",
+                 "context, name and out_op must not be NULL");
+    bp_op_t* op = FindOp(context, name);
+    if (op == nullptr) return Error(BP_STATUS_NOT_FOUND, std::string("bp_op_find: unknown operator '") + name + "'");
+    *out_op = op;
+    return Status::Ok();
+  });
+}
+
+BP_API bp_status_t bp_op_count(bp_context_t* context, int32_t* out_count) {
+  return ApiCall("bp_op_count", [&]() -> Status {
+    BP_CHECK_ARG(context != nullptr && out_count != nullptr, "bp_op_count", "context and out_count must not be NULL");
+    std::shared_lock<std::shared_mutex> lock(context->ops_mu);
+    *out_count = static_cast<int32_t>(context->ops.size());
+    return Status::Ok();
+  });
+}
+
+BP_API bp_status_t bp_op_at(bp_context_t* context, int32_t index, bp_op_t** out_op) {
+  return ApiCall("bp_op_at", [&]() -> Status {
+    BP_CHECK_ARG(context != nullptr && out_op != nullptr, "bp_op_at", "context and out_op must not be NULL");
+    std::shared_lock<std::shared_mutex> lock(context->ops_mu);
+    if (index < 0 || index >= static_cast<int32_t>(context->ops.size())) {
+      return Error(BP_STATUS_OUT_OF_RANGE, "bp_op_at: index " + std::to_string(index) + " is out of range [0, " +
+                                               std::to_string(context->ops.size()) + ")");
+    }
+    *out_op = context->ops[index];
+    return Status::Ok();
+  });
+}
+
+BP_API bp_status_t bp_op_info(const bp_op_t* op, bp_op_info_t* out_info) {
+  return ApiCall("bp_op_info", [&]() -> Status {
+    BP_CHECK_ARG(op != nullptr && out_info != nullptr, "bp_op_info", "op and out_info must not be NULL");
+    BP_CHECK_ARG(out_info->struct_size >= sizeof(bp_op_info_t), "bp_op_info", "out_info->struct_size is too small");
+    bp_op_info_t info{};
+    info.struct_size = sizeof(info);
+    info.name = op->name.c_str();
+    info.schema = op->schema_text.c_str();
+    info.kind = op->kind_name.c_str();
+    info.doc = op->doc.c_str();
+    info.num_arguments = op->num_args;
+    info.num_returns = op->num_returns;
+    *out_info = info;
+    return Status::Ok();
+  });
+}
+
+BP_API bp_status_t bp_op_dispatch_kind(bp_context_t* context, const bp_op_t* op, int32_t backend, int32_t* out_kind) {
+  return ApiCall("bp_op_dispatch_kind", [&]() -> Status {
+    BP_CHECK_ARG(context != nullptr && op != nullptr && out_kind != nullptr, "bp_op_dispatch_kind",
+                 "context, op and out_kind must not be NULL");
+    BP_RETURN_IF_ERROR(CheckBackendId(context, backend, "bp_op_dispatch_kind"));
+    ReadSection rs;
+    int32_t kind = BP_DISPATCH_NONE;
+    const BackendSlot& slot = context->slots[backend];
+    if (op->removed.load() || !slot.loaded.load(std::memory_order_acquire)) {
+      kind = BP_DISPATCH_NONE;
+    } else if (op->kind == OpKind::kView || op->kind == OpKind::kComposite) {
+      kind = BP_DISPATCH_CORE;
+    } else if (KernelFor(op, backend).fn != nullptr) {
+      kind = BP_DISPATCH_NATIVE;
+    } else if (op->kind == OpKind::kCopy) {
+      kind = BP_DISPATCH_CORE;
+    } else if (slot.fallback.load(std::memory_order_acquire) != nullptr) {
+      kind = BP_DISPATCH_BACKEND_FALLBACK;
+    } else if (backend != 0 && KernelFor(op, 0).fn != nullptr && !context->strict.load()) {
+      kind = BP_DISPATCH_CPU_FALLBACK;
+    }
+    *out_kind = kind;
+    return Status::Ok();
+  });
+}
+
+BP_API bp_status_t bp_op_define(bp_context_t* context, const char* schema, bp_kernel_fn cpu_kernel,
+                                void* cpu_kernel_data, bp_meta_fn meta, void* meta_data, bp_op_t** out_op) {
+  return ApiCall("bp_op_define", [&]() -> Status {
+    BP_CHECK_ARG(context != nullptr && schema != nullptr && meta != nullptr, "bp_op_define",
+                 "context, schema and meta must not be NULL");
+    std::lock_guard<std::mutex> lock(context->mu);
+    bp_op_t* op = nullptr;
+    BP_RETURN_IF_ERROR(DefineOpLocked(context, schema, meta, meta_data, nullptr, &op));
+    if (cpu_kernel != nullptr) BP_RETURN_IF_ERROR(AddKernelLocked(context, op, 0, cpu_kernel, cpu_kernel_data, 0, nullptr, nullptr));
+    if (out_op != nullptr) *out_op = op;
+    return Status::Ok();
+  });
+}
+
+BP_API bp_status_t bp_op_register_kernel(bp_context_t* context, const bp_op_t* op, int32_t backend,
+                                         bp_kernel_fn kernel, void* kernel_data, uint32_t flags,
+                                         bp_registration_t** out_registration) {
+  return ApiCall("bp_op_register_kernel", [&]() -> Status {
+    BP_CHECK_ARG(context != nullptr && op != nullptr && kernel != nullptr, "bp_op_register_kernel",
+                 "context, op and kernel must not be NULL");
+    BP_CHECK_ARG(op->ctx == context, "bp_op_register_kernel", "op belongs to another context");
+    BP_RETURN_IF_ERROR(CheckBackendId(context, backend, "bp_op_register_kernel"));
+    std::lock_guard<std::mutex> lock(context->mu);
+    if (op->removed.load()) {
+      return Error(BP_STATUS_FAILED_PRECONDITION, "bp_op_register_kernel: operator '" + op->name + "' was removed");
+    }
+    if (!context->slots[backend].loaded.load()) {
+      return Error(BP_STATUS_FAILED_PRECONDITION, "bp_op_register_kernel: backend '" + context->slots[backend].name +
+                                                      "' is not loaded");
+    }
+    return AddKernelLocked(context, const_cast<bp_op_t*>(op), backend, kernel, kernel_data, flags, nullptr,
+                           out_registration);
+  });
+}
+
+BP_API bp_status_t bp_register_fallback(bp_context_t* context, int32_t backend, bp_kernel_fn fallback,
+                                        void* fallback_data, uint32_t flags, bp_registration_t** out_registration) {
+  return ApiCall("bp_register_fallback", [&]() -> Status {
+    BP_CHECK_ARG(context != nullptr && fallback != nullptr, "bp_register_fallback", "context and fallback must not be NULL");
+    BP_RETURN_IF_ERROR(CheckBackendId(context, backend, "bp_register_fallback"));
+    std::lock_guard<std::mutex> lock(context->mu);
+    if (!context->slots[backend].loaded.load()) {
+      return Error(BP_STATUS_FAILED_PRECONDITION, "bp_register_fallback: backend '" + context->slots[backend].name +
+                                                      "' is not loaded");
+    }
+    return AddFallbackLocked(context, backend, fallback, fallback_data, flags, nullptr, out_registration);
+  });
+}
+
+BP_API bp_status_t bp_registration_remove(bp_context_t* context, bp_registration_t* registration) {
+  return ApiCall("bp_registration_remove", [&]() -> Status {
+    BP_CHECK_ARG(context != nullptr && registration != nullptr, "bp_registration_remove",
+                 "context and registration must not be NULL");
+    BP_CHECK_ARG(registration->ctx == context, "bp_registration_remove", "registration belongs to another context");
+    std::lock_guard<std::mutex> lock(context->mu);
+    if (!registration->active) {
+      return Error(BP_STATUS_INVALID_ARGUMENT, "bp_registration_remove: registration was already removed");
+    }
+    if (registration->owner != nullptr) {
+      return Error(BP_STATUS_INVALID_ARGUMENT,
+                   "bp_registration_remove: registration belongs to a plugin; unload the plugin instead");
+    }
+    RemoveRegistrationLocked(context, registration);
+    return Status::Ok();
+  });
+}
+
+BP_API bp_status_t bp_fallback_count(bp_context_t* context, const bp_op_t* op, int32_t backend, uint64_t* out_count) {
+  return ApiCall("bp_fallback_count", [&]() -> Status {
+    BP_CHECK_ARG(context != nullptr && op != nullptr && out_count != nullptr, "bp_fallback_count",
+                 "context, op and out_count must not be NULL");
+    BP_RETURN_IF_ERROR(CheckBackendId(context, backend, "bp_fallback_count"));
+    *out_count = op->fallback_count[backend].load(std::memory_order_relaxed);
+    return Status::Ok();
+  });
+}
+
+BP_API bp_status_t bp_native_count(bp_context_t* context, const bp_op_t* op, int32_t backend, uint64_t* out_count) {
+  return ApiCall("bp_native_count", [&]() -> Status {
+    BP_CHECK_ARG(context != nullptr && op != nullptr && out_count != nullptr, "bp_native_count",
+                 "context, op and out_count must not be NULL");
+    BP_RETURN_IF_ERROR(CheckBackendId(context, backend, "bp_native_count"));
+    *out_count = op->native_count[backend].load(std::memory_order_relaxed);
+    return Status::Ok();
+  });
+}
+
+}  // extern "C"

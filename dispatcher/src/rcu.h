@@ -1,0 +1,46 @@
+// Read-copy-update for the dispatch tables: readers (operator calls and other
+// API calls that touch backend slots) never lock; writers publish a new
+// immutable snapshot, then SynchronizeReaders() waits until every read section
+// that could still see the old one has ended (before code is unmapped or a
+// backend slot is reused).
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+
+namespace bp::core {
+
+struct ReaderRecord {
+  std::atomic<uint64_t> seq{0};  // odd while the thread is inside a read section
+  int depth = 0;                 // nesting, touched only by the owning thread
+};
+
+ReaderRecord* RegisterReaderThread();
+extern thread_local ReaderRecord* tls_reader;
+
+class ReadSection {
+ public:
+  ReadSection() {
+    ReaderRecord* r = tls_reader;
+    if (r == nullptr) r = RegisterReaderThread();
+    rec_ = r;
+    if (r->depth++ == 0) r->seq.store(r->seq.load(std::memory_order_relaxed) + 1, std::memory_order_seq_cst);
+  }
+  ~ReadSection() {
+    if (--rec_->depth == 0)
+      rec_->seq.store(rec_->seq.load(std::memory_order_relaxed) + 1, std::memory_order_release);
+  }
+  ReadSection(const ReadSection&) = delete;
+  ReadSection& operator=(const ReadSection&) = delete;
+
+ private:
+  ReaderRecord* rec_;
+};
+
+// True when the calling thread is inside a read section (it must not wait for readers).
+bool InReadSection();
+// Waits until every read section active at the call has ended. Must not be
+// called from inside a read section.
+void SynchronizeReaders();
+
+}  // namespace bp::core

@@ -1,0 +1,247 @@
+// Operator definitions and kernel registrations. Writers hold ctx->mu; each
+// change publishes a fresh immutable KernelTable (readers never lock) and
+// retires the old one until the context is destroyed.
+#include "registry.h"
+
+#include <algorithm>
+#include <mutex>
+#include <string>
+
+#include "plugin.h"
+
+namespace bp::core {
+namespace {
+
+std::string BackendName(bp_context_t* ctx, int32_t backend) { return ctx->slots[backend].name; }
+
+std::string OwnerName(const bp_registration_t* reg) {
+  if (reg->owner == nullptr) return "the host";
+  return "plugin '" + reg->owner->path + "'";
+}
+
+// Fills the argument bookkeeping of `op` from its parsed schema.
+Status SetupFromSchema(bp_op_t* op) {
+  const Schema& s = op->schema;
+  if (s.arguments.size() > static_cast<size_t>(kMaxArgs)) {
+    return Error(BP_STATUS_INVALID_ARGUMENT, "operator '" + op->name + "' has " +
+                                                 std::to_string(s.arguments.size()) + " arguments; at most " +
+                                                 std::to_string(kMaxArgs) + " are supported");
+  }
+  op->num_args = static_cast<int32_t>(s.arguments.size());
+  op->num_returns = static_cast<int32_t>(s.returns.size());
+  if (op->num_returns > kMaxOutputs) {
+    return Error(BP_STATUS_INVALID_ARGUMENT, "operator '" + op->name + "' has too many returns");
+  }
+  for (int32_t i = 0; i < op->num_args; ++i) {
+    const Argument& a = s.arguments[i];
+    op->arg_names[i] = a.name.c_str();
+    bp_value_t v{};
+    if (a.default_value.has_value()) {
+      const DefaultValue& d = *a.default_value;
+      op->has_default[i] = true;
+      v.kind = d.kind;
+      switch (d.kind) {
+        case BP_VALUE_INT: v.u.i = d.i; break;
+        case BP_VALUE_DOUBLE: v.u.d = d.d; break;
+        case BP_VALUE_BOOL: v.u.b = d.b ? 1 : 0; break;
+        case BP_VALUE_INT_LIST:
+          op->default_ints[i] = d.ints;
+          v.u.int_list.data = op->default_ints[i].data();
+          v.u.int_list.size = static_cast<int64_t>(op->default_ints[i].size());
+          break;
+        case BP_VALUE_STRING: v.u.str = a.default_value->str.c_str(); break;
+        case BP_VALUE_DTYPE: v.u.dtype = DtypeToDL(static_cast<DtypeId>(d.i)); break;
+        default: v.kind = BP_VALUE_NONE; break;
+      }
+    } else if (a.optional) {
+      // An optional without a default may be omitted: it is None.
+      op->has_default[i] = true;
+      v.kind = BP_VALUE_NONE;
+    }
+    op->defaults[i] = v;
+  }
+  // The argument a return aliases mutably (in-place, out=, copy_, fill_).
+  for (const Return& r : s.returns) {
+    if (!r.is_mutable || r.alias_set.empty()) continue;
+    for (int32_t i = 0; i < op->num_args; ++i) {
+      if (s.arguments[i].is_mutable && s.arguments[i].alias_set == r.alias_set) {
+        op->mutated_arg = i;
+        break;
+      }
+    }
+  }
+  return Status::Ok();
+}
+
+void AddToListsLocked(bp_context_t* ctx, bp_op_t* op) {
+  std::unique_lock<std::shared_mutex> lock(ctx->ops_mu);
+  ctx->ops.push_back(op);
+  ctx->op_by_name[op->name] = op;
+}
+
+void Publish(bp_context_t* ctx, bp_op_t* op, int32_t backend) {
+  op = op->functional;
+  const KernelTable* old = op->table.load(std::memory_order_relaxed);
+  auto* fresh = new KernelTable(*old);
+  const auto& stack = op->stacks[backend];
+  fresh->kernels[backend] = stack.empty() ? KernelEntry{} : KernelEntry{stack.back()->fn, stack.back()->data};
+  op->table.store(fresh, std::memory_order_release);
+  ctx->retired_tables.push_back(old);
+}
+
+void PublishFallback(bp_context_t* ctx, int32_t backend) {
+  BackendSlot& slot = ctx->slots[backend];
+  const KernelEntry* fresh = nullptr;
+  if (!slot.fallback_stack.empty()) {
+    fresh = new KernelEntry{slot.fallback_stack.back()->fn, slot.fallback_stack.back()->data};
+  }
+  const KernelEntry* old = slot.fallback.exchange(fresh, std::memory_order_acq_rel);
+  if (old != nullptr) ctx->retired_fallbacks.push_back(old);
+}
+
+}  // namespace
+
+Status BuildCoreOps(bp_context_t* ctx) {
+  std::vector<bp_op_t*> built;
+  for (size_t i = 0; i < kOpTableSize; ++i) {
+    const OpTableEntry& e = kOpTable[i];
+    auto op = std::make_unique<bp_op_t>();
+    op->ctx = ctx;
+    Status st = parse_schema(e.schema, &op->schema);
+    if (!st.ok()) return Error(BP_STATUS_INTERNAL, "core operator table: " + st.message());
+    op->name = op->schema.full_name();
+    op->schema_text = e.schema;
+    op->kind_name = e.kind;
+    op->doc = e.doc != nullptr ? e.doc : "";
+    op->meta_name = e.meta != nullptr ? e.meta : "";
+    op->variant = e.variant;
+    op->dtype_mask = e.dtype_mask;
+    BP_RETURN_IF_ERROR(SetupFromSchema(op.get()));
+    if (op->kind_name == "view") {
+      op->kind = OpKind::kView;
+      op->view = FindViewFunctions(op->meta_name.c_str());
+    } else if (op->kind_name == "composite") {
+      op->kind = OpKind::kComposite;
+    } else {
+      op->kind = op->name == "copy_" ? OpKind::kCopy : OpKind::kKernel;
+      op->meta = FindMetaFunctions(op->meta_name.c_str());
+    }
+    if (e.variant == OpVariant::kFunctional) op->table.store(new KernelTable());
+    built.push_back(op.get());
+    ctx->all_ops.push_back(std::move(op));
+  }
+  for (size_t i = 0; i < kOpTableSize; ++i) {
+    bp_op_t* op = built[i];
+    int32_t f = kOpTable[i].functional_index;
+    if (f < 0 || static_cast<size_t>(f) >= kOpTableSize) {
+      return Error(BP_STATUS_INTERNAL, "core operator table: bad functional_index for " + op->name);
+    }
+    op->functional = built[f];
+    if (op->functional->table.load() == nullptr) op->functional->table.store(new KernelTable());
+  }
+  for (bp_op_t* op : built) {
+    // An out= variant's meta function and kernel see the functional arguments.
+    op->num_meta_args = op->variant == OpVariant::kOut ? op->functional->num_args : op->num_args;
+    AddToListsLocked(ctx, op);
+    if (op->name == "copy_") ctx->copy_op = op;
+  }
+  return Status::Ok();
+}
+
+Status DefineOpLocked(bp_context_t* ctx, const std::string& schema_text, bp_meta_fn meta, void* meta_data,
+                      bp_plugin_t* owner, bp_op_t** out_op) {
+  auto op = std::make_unique<bp_op_t>();
+  op->ctx = ctx;
+  BP_RETURN_IF_ERROR(parse_schema(schema_text, &op->schema));
+  op->name = op->schema.full_name();
+  if (FindOp(ctx, op->name.c_str()) != nullptr) {
+    return Error(BP_STATUS_ALREADY_EXISTS, "define_op: operator '" + op->name + "' is already defined");
+  }
+  op->schema_text = schema_text;
+  op->kind_name = "custom";
+  op->kind = OpKind::kCustom;
+  op->custom_meta = meta;
+  op->custom_meta_data = meta_data;
+  op->owner = owner;
+  BP_RETURN_IF_ERROR(SetupFromSchema(op.get()));
+  op->num_meta_args = op->num_args;
+  op->table.store(new KernelTable());
+  bp_op_t* raw = op.get();
+  ctx->all_ops.push_back(std::move(op));
+  AddToListsLocked(ctx, raw);
+  *out_op = raw;
+  return Status::Ok();
+}
+
+void UndefineOpLocked(bp_context_t* ctx, bp_op_t* op) {
+  std::unique_lock<std::shared_mutex> lock(ctx->ops_mu);
+  op->removed.store(true, std::memory_order_release);
+  ctx->ops.erase(std::remove(ctx->ops.begin(), ctx->ops.end(), op), ctx->ops.end());
+  auto it = ctx->op_by_name.find(op->name);
+  if (it != ctx->op_by_name.end() && it->second == op) ctx->op_by_name.erase(it);
+}
+
+bp_op_t* FindOp(bp_context_t* ctx, const char* name) {
+  std::shared_lock<std::shared_mutex> lock(ctx->ops_mu);
+  auto it = ctx->op_by_name.find(name);
+  return it == ctx->op_by_name.end() ? nullptr : it->second;
+}
+
+Status AddKernelLocked(bp_context_t* ctx, bp_op_t* op, int32_t backend, bp_kernel_fn fn, void* data,
+                       uint32_t flags, bp_plugin_t* owner, bp_registration_t** out) {
+  bp_op_t* f = op->functional;
+  auto& stack = f->stacks[backend];
+  if (!stack.empty() && (flags & BP_REGISTER_OVERRIDE) == 0) {
+    return Error(BP_STATUS_ALREADY_EXISTS,
+                 "register_kernel: " + f->name + " already has a kernel on backend '" + BackendName(ctx, backend) +
+                     "' (registered by " + OwnerName(stack.back()) + "); pass BP_REGISTER_OVERRIDE to replace it");
+  }
+  auto reg = std::make_unique<bp_registration_t>();
+  reg->ctx = ctx;
+  reg->op = f;
+  reg->backend = backend;
+  reg->fn = fn;
+  reg->data = data;
+  reg->owner = owner;
+  stack.push_back(reg.get());
+  Publish(ctx, f, backend);
+  if (out != nullptr) *out = reg.get();
+  ctx->registrations.push_back(std::move(reg));
+  return Status::Ok();
+}
+
+Status AddFallbackLocked(bp_context_t* ctx, int32_t backend, bp_kernel_fn fn, void* data, uint32_t flags,
+                         bp_plugin_t* owner, bp_registration_t** out) {
+  BackendSlot& slot = ctx->slots[backend];
+  if (!slot.fallback_stack.empty() && (flags & BP_REGISTER_OVERRIDE) == 0) {
+    return Error(BP_STATUS_ALREADY_EXISTS,
+                 "register_fallback: backend '" + slot.name + "' already has a fallback (registered by " +
+                     OwnerName(slot.fallback_stack.back()) + "); pass BP_REGISTER_OVERRIDE to replace it");
+  }
+  auto reg = std::make_unique<bp_registration_t>();
+  reg->ctx = ctx;
+  reg->op = nullptr;
+  reg->backend = backend;
+  reg->fn = fn;
+  reg->data = data;
+  reg->owner = owner;
+  slot.fallback_stack.push_back(reg.get());
+  PublishFallback(ctx, backend);
+  if (out != nullptr) *out = reg.get();
+  ctx->registrations.push_back(std::move(reg));
+  return Status::Ok();
+}
+
+void RemoveRegistrationLocked(bp_context_t* ctx, bp_registration_t* reg) {
+  if (!reg->active) return;
+  reg->active = false;
+  auto& stack = reg->op != nullptr ? reg->op->stacks[reg->backend] : ctx->slots[reg->backend].fallback_stack;
+  stack.erase(std::remove(stack.begin(), stack.end(), reg), stack.end());
+  if (reg->op != nullptr) {
+    Publish(ctx, reg->op, reg->backend);
+  } else {
+    PublishFallback(ctx, reg->backend);
+  }
+}
+
+}  // namespace bp::core

@@ -1,0 +1,86 @@
+// Operators and their registrations (PyTorch's def / impl / fallback).
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "context.h"
+#include "meta/meta.h"
+#include "op_table.h"
+#include "schema.h"
+
+namespace bp::core {
+enum class OpKind { kKernel, kView, kComposite, kCustom, kCopy };
+}
+
+struct bp_op_t {
+  bp_context_t* ctx = nullptr;
+  bp::core::Schema schema;
+  std::string name, schema_text, kind_name, doc, meta_name;
+  bp::core::OpKind kind = bp::core::OpKind::kKernel;
+  bp::core::OpVariant variant = bp::core::OpVariant::kFunctional;
+  bp_op_t* functional = this;  // the entry whose kernel table serves this op
+  const bp::core::MetaFunctions* meta = nullptr;
+  const bp::core::ViewFunctions* view = nullptr;
+  uint32_t dtype_mask = 0xffffffffu;
+
+  int32_t num_args = 0;
+  int32_t num_returns = 0;
+  int32_t num_meta_args = 0;  // arguments the meta function and kernel see (out= drops `out`)
+  int32_t mutated_arg = -1;   // argument returned as the result (in-place, out=, copy_)
+  const char* arg_names[bp::core::kMaxArgs] = {};
+  bool has_default[bp::core::kMaxArgs] = {};
+  bp_value_t defaults[bp::core::kMaxArgs] = {};
+  std::vector<int64_t> default_ints[bp::core::kMaxArgs];  // storage for int-list defaults
+
+  std::atomic<const bp::core::KernelTable*> table{nullptr};
+  std::atomic<bool> removed{false};
+
+  // Custom operators (bp_op_define / define_op).
+  bp_meta_fn custom_meta = nullptr;
+  void* custom_meta_data = nullptr;
+  bp_plugin_t* owner = nullptr;
+
+  std::atomic<uint64_t> native_count[bp::core::kMaxBackends] = {};
+  std::atomic<uint64_t> fallback_count[bp::core::kMaxBackends] = {};
+  std::atomic<bool> fallback_warned[bp::core::kMaxBackends] = {};
+
+  std::vector<bp_registration_t*> stacks[bp::core::kMaxBackends];  // writers only
+};
+
+struct bp_registration_t {
+  bp_context_t* ctx = nullptr;
+  bp_op_t* op = nullptr;  // nullptr: a backend fallback
+  int32_t backend = 0;
+  bp_kernel_fn fn = nullptr;
+  void* data = nullptr;
+  bp_plugin_t* owner = nullptr;  // nullptr: registered by the host
+  bool active = true;
+};
+
+namespace bp::core {
+
+// Builds the core operators from kOpTable. Called once by bp_context_create.
+Status BuildCoreOps(bp_context_t* ctx);
+// Creates an operator from a schema (custom operators). Caller holds ctx->mu.
+Status DefineOpLocked(bp_context_t* ctx, const std::string& schema_text, bp_meta_fn meta,
+                      void* meta_data, bp_plugin_t* owner, bp_op_t** out_op);
+// Removes an operator from the list and name map (its object stays alive).
+void UndefineOpLocked(bp_context_t* ctx, bp_op_t* op);
+
+// Registration; caller holds ctx->mu.
+Status AddKernelLocked(bp_context_t* ctx, bp_op_t* op, int32_t backend, bp_kernel_fn fn, void* data,
+                       uint32_t flags, bp_plugin_t* owner, bp_registration_t** out);
+Status AddFallbackLocked(bp_context_t* ctx, int32_t backend, bp_kernel_fn fn, void* data, uint32_t flags,
+                         bp_plugin_t* owner, bp_registration_t** out);
+void RemoveRegistrationLocked(bp_context_t* ctx, bp_registration_t* reg);
+
+bp_op_t* FindOp(bp_context_t* ctx, const char* name);  // shared lock; nullptr if unknown
+
+inline const KernelEntry& KernelFor(const bp_op_t* op, int32_t backend) {
+  return op->functional->table.load(std::memory_order_acquire)->kernels[backend];
+}
+
+}  // namespace bp::core

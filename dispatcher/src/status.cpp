@@ -1,0 +1,69 @@
+// Thread-local last error, status names, and the library version queries.
+#include "status.h"
+
+#include <string>
+
+#include "backplane/backplane.h"
+
+namespace bp::core {
+namespace {
+struct LastError {
+  bp_status_t code = BP_STATUS_OK;
+  std::string message;
+};
+LastError& Last() {
+  static thread_local LastError last;
+  return last;
+}
+}  // namespace
+
+bp_status_t SetLastError(const Status& status) {
+  LastError& last = Last();
+  last.code = status.code();
+  last.message = status.message();
+  return status.code();
+}
+
+bp_status_t SetLastError(bp_status_t code, const char* message) {
+  LastError& last = Last();
+  last.code = code;
+  last.message = message != nullptr ? message : "";
+  return code;
+}
+
+}  // namespace bp::core
+
+extern "C" {
+
+BP_API uint32_t bp_abi_version(void) { return BP_ABI_VERSION; }
+
+BP_API const char* bp_version_string(void) { return BACKPLANE_VERSION_STRING; }
+
+BP_API bp_status_t bp_last_error_status(void) { return bp::core::Last().code; }
+
+BP_API const char* bp_last_error_message(void) { return bp::core::Last().message.c_str(); }
+
+BP_API const char* bp_status_name(bp_status_t status) {
+  switch (status) {
+    case BP_STATUS_OK: return "OK";
+    case BP_STATUS_CANCELLED: return "CANCELLED";
+    case BP_STATUS_UNKNOWN: return "UNKNOWN";
+    case BP_STATUS_INVALID_ARGUMENT: return "INVALID_ARGUMENT";
+    case BP_STATUS_DEADLINE_EXCEEDED: return "DEADLINE_EXCEEDED";
+    case BP_STATUS_NOT_FOUND: return "NOT_FOUND";
+    case BP_STATUS_ALREADY_EXISTS: return "ALREADY_EXISTS";
+    case BP_STATUS_PERMISSION_DENIED: return "PERMISSION_DENIED";
+    case BP_STATUS_OUT_OF_MEMORY: return "OUT_OF_MEMORY";
+    case BP_STATUS_FAILED_PRECONDITION: return "FAILED_PRECONDITION";
+    case BP_STATUS_ABORTED: return "ABORTED";
+    case BP_STATUS_OUT_OF_RANGE: return "OUT_OF_RANGE";
+    case BP_STATUS_UNIMPLEMENTED: return "UNIMPLEMENTED";
+    case BP_STATUS_INTERNAL: return "INTERNAL";
+    case BP_STATUS_UNAVAILABLE: return "UNAVAILABLE";
+    case BP_STATUS_DATA_LOSS: return "DATA_LOSS";
+    case BP_STATUS_INCOMPATIBLE_VERSION: return "INCOMPATIBLE_VERSION";
+    default: return "UNKNOWN_STATUS";
+  }
+}
+
+}  // extern "C"

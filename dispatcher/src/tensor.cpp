@@ -1,0 +1,286 @@
+// Storage and tensor lifetime, and the C API for creating and reading tensors.
+#include "tensor.h"
+
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <string>
+
+#include "api.h"
+#include "copy.h"
+#include "dtype.h"
+#include "plugin.h"
+#include "rcu.h"
+
+namespace bp::core {
+
+void StorageRetain(Storage* s) { s->refs.fetch_add(1, std::memory_order_relaxed); }
+
+void StorageRelease(Storage* s) {
+  if (s->refs.fetch_sub(1, std::memory_order_acq_rel) != 1) return;
+  if (s->block != nullptr) s->dev->allocator->Free(s->block);
+  if (s->managed != nullptr && s->managed->deleter != nullptr) s->managed->deleter(s->managed);
+  bp_plugin_t* plugin = s->plugin;
+  delete s;
+  if (plugin != nullptr) PluginRelease(plugin);
+}
+
+Status ResolveDevice(bp_context_t* ctx, bp_device_t device, const char* fn, DeviceState** out) {
+  if (device.backend < 0 || device.backend >= ctx->num_backends.load(std::memory_order_acquire)) {
+    return Error(BP_STATUS_NOT_FOUND, std::string(fn) + ": no backend with id " + std::to_string(device.backend));
+  }
+  BackendSlot& slot = ctx->slots[device.backend];
+  if (!slot.loaded.load(std::memory_order_acquire)) {
+    return Error(BP_STATUS_FAILED_PRECONDITION,
+                 std::string(fn) + ": backend '" + slot.name + "' (id " + std::to_string(device.backend) +
+                     ") was unloaded");
+  }
+  if (device.index < 0 || device.index >= static_cast<int32_t>(slot.devices.size())) {
+    return Error(BP_STATUS_NOT_FOUND, std::string(fn) + ": backend '" + slot.name + "' has " +
+                                          std::to_string(slot.devices.size()) + " device(s); index " +
+                                          std::to_string(device.index) + " does not exist");
+  }
+  *out = slot.devices[device.index];
+  return Status::Ok();
+}
+
+Status NewStorage(bp_context_t* ctx, bp_device_t device, size_t nbytes, const char* fn, Storage** out) {
+  DeviceState* dev = nullptr;
+  BP_RETURN_IF_ERROR(ResolveDevice(ctx, device, fn, &dev));
+  Block* block = nullptr;
+  Status st = dev->allocator->Allocate(nbytes, &block);
+  if (!st.ok()) return Error(st.code(), std::string(fn) + ": " + st.message());
+  auto* s = new Storage();
+  s->ctx = ctx;
+  s->device = device;
+  s->dev = dev;
+  s->block = block;
+  s->data = block->ptr;
+  s->nbytes = nbytes;
+  if (!dev->slot->host_memory) {
+    s->plugin = dev->slot->plugin;
+    PluginRetain(s->plugin);
+  }
+  *out = s;
+  return Status::Ok();
+}
+
+Status MakeContiguousGeometry(const char* fn, int32_t ndim, const int64_t* sizes, DLDataType dtype,
+                              bp_device_t device, Geometry* out, size_t* out_nbytes) {
+  if (ndim < 0 || ndim > BP_MAX_NDIM) {
+    return Error(BP_STATUS_INVALID_ARGUMENT, std::string(fn) + ": ndim must be in [0, " +
+                                                 std::to_string(BP_MAX_NDIM) + "], got " + std::to_string(ndim));
+  }
+  if (ndim > 0 && sizes == nullptr) return Error(BP_STATUS_INVALID_ARGUMENT, std::string(fn) + ": sizes is NULL");
+  DtypeId id = DtypeFromDL(dtype);
+  if (id == DtypeId::kInvalid) {
+    return Error(BP_STATUS_INVALID_ARGUMENT,
+                 std::string(fn) + ": unsupported dtype " + DtypeName(dtype) +
+                     " (expected bool, uint8, int8, int32, int64, float16, bfloat16, float32 or float64)");
+  }
+  Geometry g;
+  g.dtype = dtype;
+  g.ndim = ndim;
+  g.device = device;
+  int64_t numel = 1;
+  for (int32_t i = 0; i < ndim; ++i) {
+    if (sizes[i] < 0) {
+      return Error(BP_STATUS_INVALID_ARGUMENT, std::string(fn) + ": size of dim " + std::to_string(i) +
+                                                   " must be >= 0, got " + std::to_string(sizes[i]));
+    }
+    g.sizes[i] = sizes[i];
+    if (__builtin_mul_overflow(numel, sizes[i], &numel)) {
+      return Error(BP_STATUS_OUT_OF_RANGE, std::string(fn) + ": the number of elements overflows int64");
+    }
+  }
+  int64_t nbytes = 0;
+  if (__builtin_mul_overflow(numel, static_cast<int64_t>(DtypeItemSize(id)), &nbytes)) {
+    return Error(BP_STATUS_OUT_OF_RANGE, std::string(fn) + ": the byte size (" + std::to_string(numel) +
+                                             " elements of " + DtypeName(id) + ") overflows int64");
+  }
+  int64_t stride = 1;
+  for (int32_t i = ndim - 1; i >= 0; --i) {
+    g.strides[i] = stride;
+    stride *= sizes[i] > 0 ? sizes[i] : 1;
+  }
+  *out = g;
+  *out_nbytes = static_cast<size_t>(nbytes);
+  return Status::Ok();
+}
+
+bp_tensor_t* WrapStorage(bp_context_t* ctx, Storage* storage, const Geometry& geo) {
+  auto* t = new bp_tensor_t();
+  t->magic = kTensorMagic;
+  StorageRetain(storage);
+  t->storage = storage;
+  t->geo = geo;
+  ctx->live_tensors.fetch_add(1, std::memory_order_relaxed);
+  return t;
+}
+
+Status EmptyTensor(bp_context_t* ctx, bp_device_t device, int32_t ndim, const int64_t* sizes,
+                   DLDataType dtype, const char* fn, bp_tensor_t** out) {
+  Geometry g;
+  size_t nbytes = 0;
+  BP_RETURN_IF_ERROR(MakeContiguousGeometry(fn, ndim, sizes, dtype, device, &g, &nbytes));
+  Storage* s = nullptr;
+  BP_RETURN_IF_ERROR(NewStorage(ctx, device, nbytes, fn, &s));
+  *out = WrapStorage(ctx, s, g);
+  StorageRelease(s);  // the tensor holds the only reference
+  return Status::Ok();
+}
+
+void TensorRelease(bp_tensor_t* t) {
+#ifndef NDEBUG
+  if (t->magic != kTensorMagic) {
+    std::fprintf(stderr, "backplane: bp_tensor_release on a tensor that was already freed "
+                         "(double release or use after free) at %p\n", static_cast<void*>(t));
+    std::abort();
+  }
+#endif
+  int32_t prev = t->refs.fetch_sub(1, std::memory_order_acq_rel);
+#ifndef NDEBUG
+  if (prev <= 0) {
+    std::fprintf(stderr, "backplane: bp_tensor_release: reference count of tensor %p went below zero\n",
+                 static_cast<void*>(t));
+    std::abort();
+  }
+#endif
+  if (prev != 1) return;
+  bp_context_t* ctx = t->storage->ctx;
+  StorageRelease(t->storage);
+  ctx->live_tensors.fetch_sub(1, std::memory_order_relaxed);
+#ifndef NDEBUG
+  // Debug builds keep the header (poisoned) so a second release is caught.
+  t->magic = kTensorDead;
+  t->storage = nullptr;
+#else
+  delete t;
+#endif
+}
+
+}  // namespace bp::core
+
+using namespace bp::core;
+
+extern "C" {
+
+BP_API bp_status_t bp_tensor_empty(bp_context_t* context, bp_device_t device, int32_t ndim,
+                                   const int64_t* sizes, DLDataType dtype, bp_tensor_t** out_tensor) {
+  return ApiCall("bp_tensor_empty", [&]() -> Status {
+    BP_CHECK_ARG(context != nullptr && out_tensor != nullptr, "bp_tensor_empty", "context and out_tensor must not be NULL");
+    ReadSection rs;
+    return EmptyTensor(context, device, ndim, sizes, dtype, "bp_tensor_empty", out_tensor);
+  });
+}
+
+BP_API bp_status_t bp_tensor_from_host(bp_context_t* context, bp_device_t device, int32_t ndim,
+                                       const int64_t* sizes, DLDataType dtype, const void* data,
+                                       size_t nbytes, bp_tensor_t** out_tensor) {
+  return ApiCall("bp_tensor_from_host", [&]() -> Status {
+    const char* fn = "bp_tensor_from_host";
+    BP_CHECK_ARG(context != nullptr && out_tensor != nullptr, fn, "context and out_tensor must not be NULL");
+    ReadSection rs;
+    Geometry g;
+    size_t expected = 0;
+    BP_RETURN_IF_ERROR(MakeContiguousGeometry(fn, ndim, sizes, dtype, device, &g, &expected));
+    if (nbytes != expected) {
+      return Error(BP_STATUS_INVALID_ARGUMENT, std::string(fn) + ": nbytes must be numel * itemsize = " +
+                                                   std::to_string(expected) + ", got " + std::to_string(nbytes));
+    }
+    BP_CHECK_ARG(data != nullptr || nbytes == 0, fn, "data is NULL");
+    bp_tensor_t* t = nullptr;
+    BP_RETURN_IF_ERROR(EmptyTensor(context, device, ndim, sizes, dtype, fn, &t));
+    Status st = WriteView(t->storage->dev, t->storage->data, t->geo, data, dtype);
+    if (!st.ok()) {
+      TensorRelease(t);
+      return Error(st.code(), std::string(fn) + ": " + st.message());
+    }
+    *out_tensor = t;
+    return Status::Ok();
+  });
+}
+
+BP_API bp_status_t bp_tensor_to_host(const bp_tensor_t* tensor, void* dst, size_t nbytes) {
+  return ApiCall("bp_tensor_to_host", [&]() -> Status {
+    const char* fn = "bp_tensor_to_host";
+    BP_CHECK_ARG(tensor != nullptr, fn, "tensor is NULL");
+    ReadSection rs;
+    size_t expected = ContiguousBytes(tensor->geo);
+    if (nbytes != expected) {
+      return Error(BP_STATUS_INVALID_ARGUMENT, std::string(fn) + ": nbytes must be numel * itemsize = " +
+                                                   std::to_string(expected) + ", got " + std::to_string(nbytes));
+    }
+    BP_CHECK_ARG(dst != nullptr || nbytes == 0, fn, "dst is NULL");
+    Status st = ReadView(tensor->storage->dev, tensor->storage->data, tensor->geo, tensor->geo.dtype, dst);
+    if (!st.ok()) return Error(st.code(), std::string(fn) + ": " + st.message());
+    return Status::Ok();
+  });
+}
+
+BP_API bp_status_t bp_tensor_to_device(const bp_tensor_t* tensor, bp_device_t device,
+                                       bp_tensor_t** out_tensor) {
+  return ApiCall("bp_tensor_to_device", [&]() -> Status {
+    const char* fn = "bp_tensor_to_device";
+    BP_CHECK_ARG(tensor != nullptr && out_tensor != nullptr, fn, "tensor and out_tensor must not be NULL");
+    ReadSection rs;
+    bp_context_t* ctx = tensor->storage->ctx;
+    bp_tensor_t* t = nullptr;
+    BP_RETURN_IF_ERROR(EmptyTensor(ctx, device, tensor->geo.ndim, tensor->geo.sizes, tensor->geo.dtype, fn, &t));
+    Status st;
+    if (t->storage->dev->slot->host_memory) {
+      st = ReadView(tensor->storage->dev, tensor->storage->data, tensor->geo, tensor->geo.dtype, t->storage->data);
+    } else {
+      std::string tmp(ContiguousBytes(tensor->geo), '\0');
+      st = ReadView(tensor->storage->dev, tensor->storage->data, tensor->geo, tensor->geo.dtype, tmp.data());
+      if (st.ok()) st = WriteView(t->storage->dev, t->storage->data, t->geo, tmp.data(), tensor->geo.dtype);
+    }
+    if (!st.ok()) {
+      TensorRelease(t);
+      return Error(st.code(), std::string(fn) + ": " + st.message());
+    }
+    *out_tensor = t;
+    return Status::Ok();
+  });
+}
+
+BP_API int32_t bp_tensor_ndim(const bp_tensor_t* tensor) { return tensor ? tensor->geo.ndim : 0; }
+BP_API const int64_t* bp_tensor_sizes(const bp_tensor_t* tensor) { return tensor ? tensor->geo.sizes : nullptr; }
+BP_API const int64_t* bp_tensor_strides(const bp_tensor_t* tensor) { return tensor ? tensor->geo.strides : nullptr; }
+BP_API int64_t bp_tensor_storage_offset(const bp_tensor_t* tensor) { return tensor ? tensor->geo.offset : 0; }
+BP_API int64_t bp_tensor_numel(const bp_tensor_t* tensor) {
+  if (tensor == nullptr) return 0;
+  int64_t n = 1;
+  for (int32_t i = 0; i < tensor->geo.ndim; ++i) n *= tensor->geo.sizes[i];
+  return n;
+}
+BP_API DLDataType bp_tensor_dtype(const bp_tensor_t* tensor) { return tensor ? tensor->geo.dtype : DLDataType{}; }
+BP_API bp_device_t bp_tensor_device(const bp_tensor_t* tensor) { return tensor ? tensor->geo.device : bp_device_t{}; }
+BP_API int32_t bp_tensor_is_contiguous(const bp_tensor_t* tensor) {
+  if (tensor == nullptr) return 0;
+  int64_t expected = 1;
+  for (int32_t i = tensor->geo.ndim - 1; i >= 0; --i) {
+    if (tensor->geo.sizes[i] != 1 && tensor->geo.strides[i] != expected) return 0;
+    expected *= tensor->geo.sizes[i];
+  }
+  return 1;
+}
+
+BP_API void bp_tensor_retain(bp_tensor_t* tensor) {
+  if (tensor == nullptr) return;
+#ifndef NDEBUG
+  if (tensor->magic != kTensorMagic) {
+    std::fprintf(stderr, "backplane: bp_tensor_retain on a freed tensor %p\n", static_cast<void*>(tensor));
+    std::abort();
+  }
+#endif
+  TensorRetain(tensor);
+}
+
+BP_API void bp_tensor_release(bp_tensor_t* tensor) {
+  if (tensor == nullptr) return;
+  ReadSection rs;
+  TensorRelease(tensor);
+}
+
+}  // extern "C"

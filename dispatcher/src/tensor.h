@@ -1,0 +1,59 @@
+// Tensors: refcounted storage plus view metadata (PyTorch's StorageImpl and
+// TensorImpl, reduced to what a dispatcher needs).
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+
+#include "allocator.h"
+#include "context.h"
+#include "meta/meta.h"
+
+namespace bp::core {
+
+struct Storage {
+  std::atomic<int64_t> refs{1};
+  bp_context_t* ctx = nullptr;
+  bp_device_t device{};
+  DeviceState* dev = nullptr;  // the allocator/stream owner
+  Block* block = nullptr;      // from dev->allocator; nullptr for imported memory
+  void* data = nullptr;        // base pointer as allocate() returned it (opaque for devices)
+  size_t nbytes = 0;
+  DLManagedTensor* managed = nullptr;  // imported DLPack tensor; deleter called once
+  bp_plugin_t* plugin = nullptr;       // holds a plugin reference; nullptr for core memory
+};
+
+void StorageRetain(Storage* s);
+void StorageRelease(Storage* s);
+
+// Returns the device state for `device` if its backend is loaded; error otherwise.
+Status ResolveDevice(bp_context_t* ctx, bp_device_t device, const char* fn, DeviceState** out);
+
+// A new storage of nbytes on `device` through the caching allocator.
+Status NewStorage(bp_context_t* ctx, bp_device_t device, size_t nbytes, const char* fn, Storage** out);
+
+// Checks sizes and dtype (overflow -> OUT_OF_RANGE) and fills a contiguous geometry.
+Status MakeContiguousGeometry(const char* fn, int32_t ndim, const int64_t* sizes, DLDataType dtype,
+                              bp_device_t device, Geometry* out, size_t* out_nbytes);
+
+}  // namespace bp::core
+
+struct bp_tensor_t {
+  std::atomic<int32_t> refs{1};
+  uint32_t magic = 0;
+  bp::core::Storage* storage = nullptr;
+  bp::core::Geometry geo;
+};
+
+namespace bp::core {
+constexpr uint32_t kTensorMagic = 0x7e45a11cu;
+constexpr uint32_t kTensorDead = 0xdeadbeefu;
+
+// A new contiguous tensor (uninitialized).
+Status EmptyTensor(bp_context_t* ctx, bp_device_t device, int32_t ndim, const int64_t* sizes,
+                   DLDataType dtype, const char* fn, bp_tensor_t** out);
+// A new tensor header over `storage` (takes a storage reference).
+bp_tensor_t* WrapStorage(bp_context_t* ctx, Storage* storage, const Geometry& geo);
+void TensorRelease(bp_tensor_t* t);
+inline void TensorRetain(bp_tensor_t* t) { t->refs.fetch_add(1, std::memory_order_relaxed); }
+}  // namespace bp::core

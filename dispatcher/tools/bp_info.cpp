@@ -1,0 +1,163 @@
+// bp-info: what Backplane sees on this machine. Lists the plugins discovery
+// found (path, ABI version, backend name and version, or why loading failed),
+// every device (name, DLPack device type, index, memory, capabilities, or why
+// a backend has none), and with --ops the operator x backend dispatch table.
+// Uses only the public C API.
+#include <CLI/CLI.hpp>
+
+#include <cstdio>
+#include <string>
+#include <vector>
+
+#include "backplane/backplane.h"
+
+namespace {
+
+std::vector<std::string> g_log;
+
+void Log(void*, int32_t level, const char* message) {
+  if (level >= BP_LOG_WARNING) g_log.push_back(message);
+}
+
+const char* DeviceTypeName(int32_t t) {
+  switch (t) {
+    case kDLCPU: return "kDLCPU";
+    case kDLCUDA: return "kDLCUDA";
+    case kDLCUDAHost: return "kDLCUDAHost";
+    case kDLOpenCL: return "kDLOpenCL";
+    case kDLVulkan: return "kDLVulkan";
+    case kDLMetal: return "kDLMetal";
+    case kDLVPI: return "kDLVPI";
+    case kDLROCM: return "kDLROCM";
+    case kDLExtDev: return "kDLExtDev";
+    default: return "other";
+  }
+}
+
+std::string Caps(uint64_t c) {
+  std::string s;
+  auto add = [&](uint64_t bit, const char* name) {
+    if (c & bit) s += (s.empty() ? "" : ",") + std::string(name);
+  };
+  add(BP_DEVICE_CAP_FP64, "fp64");
+  add(BP_DEVICE_CAP_FP16, "fp16");
+  add(BP_DEVICE_CAP_BF16, "bf16");
+  add(BP_DEVICE_CAP_UNIFIED, "unified");
+  return s.empty() ? "-" : s;
+}
+
+std::string Memory(uint64_t bytes) {
+  char buf[64];
+  if (bytes == 0) return "unknown";
+  std::snprintf(buf, sizeof(buf), "%.1f GiB", static_cast<double>(bytes) / (1024.0 * 1024.0 * 1024.0));
+  return buf;
+}
+
+const char* KindName(int32_t k) {
+  switch (k) {
+    case BP_DISPATCH_NATIVE: return "native";
+    case BP_DISPATCH_CORE: return "core";
+    case BP_DISPATCH_BACKEND_FALLBACK: return "backend-fb";
+    case BP_DISPATCH_CPU_FALLBACK: return "fallback";
+    default: return "none";
+  }
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  CLI::App app{"bp-info: Backplane plugins, devices and operator dispatch table"};
+  bool show_ops = false;
+  bool no_discover = false;
+  std::vector<std::string> plugins;
+  app.add_flag("--ops", show_ops, "print the operator x backend table (native / core / fallback / none)");
+  app.add_option("--plugin", plugins, "load this plugin file (repeatable)");
+  app.add_flag("--no-discover", no_discover, "do not run plugin discovery");
+  CLI11_PARSE(app, argc, argv);
+
+  bp_context_options_t o{};
+  o.struct_size = sizeof(o);
+  o.log_callback = Log;
+  o.min_log_level = BP_LOG_WARNING;
+  bp_context_t* ctx = nullptr;
+  if (bp_context_create(&o, &ctx) != BP_STATUS_OK) {
+    std::fprintf(stderr, "bp-info: %s\n", bp_last_error_message());
+    return 1;
+  }
+  for (const std::string& p : plugins) {
+    if (bp_plugin_load(ctx, p.c_str(), nullptr) != BP_STATUS_OK) g_log.push_back(bp_last_error_message());
+  }
+  if (!no_discover) bp_plugin_discover(ctx, nullptr);
+
+  std::printf("Backplane %s (ABI %u.%u)\n\n", bp_version_string(), BP_ABI_VERSION_GET_MAJOR(bp_abi_version()),
+              BP_ABI_VERSION_GET_MINOR(bp_abi_version()));
+  int32_t nb = 0;
+  bp_backend_count(ctx, &nb);
+  std::printf("Plugins:\n");
+  int shown = 0;
+  for (int32_t b = 0; b < nb; ++b) {
+    bp_backend_info_t info{};
+    info.struct_size = sizeof(info);
+    if (bp_backend_info(ctx, b, &info) != BP_STATUS_OK || !info.loaded || info.plugin_path[0] == '\0') continue;
+    std::printf("  %-10s %-8s ABI %u.%u  %s\n", info.name, info.version, BP_ABI_VERSION_GET_MAJOR(info.abi_version),
+                BP_ABI_VERSION_GET_MINOR(info.abi_version), info.plugin_path);
+    ++shown;
+  }
+  if (shown == 0) std::printf("  (none loaded)\n");
+  for (const std::string& m : g_log) std::printf("  failed: %s\n", m.c_str());
+
+  std::printf("\nDevices:\n");
+  for (int32_t b = 0; b < nb; ++b) {
+    bp_backend_info_t info{};
+    info.struct_size = sizeof(info);
+    if (bp_backend_info(ctx, b, &info) != BP_STATUS_OK || !info.loaded) continue;
+    if (info.device_count == 0) {
+      std::printf("  %-10s (%s) no devices: %s\n", info.name, DeviceTypeName(info.device_type),
+                  info.no_device_reason != nullptr ? info.no_device_reason : "the backend reports none");
+      continue;
+    }
+    for (int32_t d = 0; d < info.device_count; ++d) {
+      bp_device_properties_t p{};
+      p.struct_size = sizeof(p);
+      if (bp_device_properties(ctx, bp_device_t{b, d}, &p) != BP_STATUS_OK) {
+        std::printf("  %s:%d  properties failed: %s\n", info.name, d, bp_last_error_message());
+        continue;
+      }
+      std::printf("  %s:%d  %s  [%s, index %d]  memory %s  caps %s\n", info.name, d, p.name,
+                  DeviceTypeName(info.device_type), d, Memory(p.total_memory_bytes).c_str(),
+                  Caps(p.capabilities).c_str());
+    }
+  }
+
+  if (show_ops) {
+    std::printf("\nOperators (native = backend kernel, core = done by the core, fallback = CPU fallback):\n");
+    std::printf("  %-28s", "operator");
+    std::vector<int32_t> backends;
+    for (int32_t b = 0; b < nb; ++b) {
+      bp_backend_info_t info{};
+      info.struct_size = sizeof(info);
+      if (bp_backend_info(ctx, b, &info) == BP_STATUS_OK && info.loaded) {
+        backends.push_back(b);
+        std::printf(" %-11s", info.name);
+      }
+    }
+    std::printf("\n");
+    int32_t n = 0;
+    bp_op_count(ctx, &n);
+    for (int32_t i = 0; i < n; ++i) {
+      bp_op_t* op = nullptr;
+      bp_op_info_t info{};
+      info.struct_size = sizeof(info);
+      if (bp_op_at(ctx, i, &op) != BP_STATUS_OK || bp_op_info(op, &info) != BP_STATUS_OK) continue;
+      std::printf("  %-28s", info.name);
+      for (int32_t b : backends) {
+        int32_t k = BP_DISPATCH_NONE;
+        bp_op_dispatch_kind(ctx, op, b, &k);
+        std::printf(" %-11s", KindName(k));
+      }
+      std::printf("\n");
+    }
+  }
+  bp_context_destroy(ctx);
+  return 0;
+}

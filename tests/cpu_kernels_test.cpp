@@ -1,0 +1,623 @@
+// CPU backend kernels, called through a fake host (tests/fake_host.h) with
+// DLTensors in the exact form the kernel contract describes: broadcast inputs
+// with stride 0, strided outputs, 0-dim and zero-size tensors, keepdim-sized
+// reduction outputs.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstdio>
+#include <limits>
+#include <string>
+#include <vector>
+
+#include "fake_host.h"
+
+using namespace bp_test;
+
+namespace {
+
+class CpuKernels : public ::testing::Test {
+ protected:
+  static void SetUpTestSuite() { plugin_ = new LoadedPlugin(BP_CPU_PLUGIN_PATH); }
+  static void TearDownTestSuite() {
+    delete plugin_;
+    plugin_ = nullptr;
+  }
+  static bp_status_t Call(const char* op, const std::vector<bp_kernel_arg_t>& args,
+                          const std::vector<HostTensor*>& outs) {
+    return CallKernel(*plugin_, op, args, outs);
+  }
+  static LoadedPlugin* plugin_;
+};
+LoadedPlugin* CpuKernels::plugin_ = nullptr;
+
+TEST_F(CpuKernels, LoadsAndDescribesItsDevice) {
+  ASSERT_NE(plugin_->handle, nullptr) << dlerror();
+  ASSERT_EQ(plugin_->init_status, BP_STATUS_OK) << LastError();
+  EXPECT_STREQ(plugin_->backend.name, "cpu");
+  EXPECT_EQ(plugin_->backend.device_type, kDLCPU);
+  EXPECT_EQ(plugin_->backend.allocate, nullptr);  // host memory is the core's
+  int32_t count = 0;
+  ASSERT_EQ(plugin_->backend.device_count(plugin_->backend.backend_data, &count), BP_STATUS_OK);
+  EXPECT_EQ(count, 1);
+  bp_device_properties_t props{};
+  props.struct_size = sizeof props;
+  ASSERT_EQ(plugin_->backend.device_properties(plugin_->backend.backend_data, 0, &props), BP_STATUS_OK);
+  EXPECT_GT(std::string(props.name).size(), 0u);
+  EXPECT_GT(props.total_memory_bytes, 0u);
+  EXPECT_TRUE(props.capabilities & BP_DEVICE_CAP_UNIFIED);
+  EXPECT_NE(plugin_->backend.device_properties(plugin_->backend.backend_data, 1, &props), BP_STATUS_OK);
+  for (const char* op : {"add.Tensor", "relu", "where.self", "copy_", "cat", "fill_.Scalar"})
+    EXPECT_EQ(Kernels().count(op), 1u) << op;
+}
+
+TEST_F(CpuKernels, NegotiateRejectsOtherMajor) {
+  auto entry = reinterpret_cast<bp_plugin_entry_fn>(dlsym(plugin_->handle, BP_PLUGIN_ENTRY_SYMBOL));
+  ASSERT_NE(entry, nullptr);
+  uint32_t v = BP_MAKE_ABI_VERSION(2, 0);
+  EXPECT_EQ(entry()->negotiate(&v), BP_STATUS_INCOMPATIBLE_VERSION);
+  v = BP_MAKE_ABI_VERSION(1, 7);
+  EXPECT_EQ(entry()->negotiate(&v), BP_STATUS_OK);
+  EXPECT_EQ(v, BP_ABI_VERSION);
+}
+
+TEST_F(CpuKernels, AddContiguousWithAlpha) {
+  HostTensor a(F32(), {2, 3}), b(F32(), {2, 3}), out(F32(), {2, 3});
+  a.Set<float>({1, 2, 3, 4, 5, 6});
+  b.Set<float>({10, 20, 30, 40, 50, 60});
+  ASSERT_EQ(Call("add.Tensor", {TArg(a), TArg(b), DArg(0.5)}, {&out}), BP_STATUS_OK) << LastError();
+  EXPECT_EQ(out.Get<float>(6), (std::vector<float>{6, 12, 18, 24, 30, 36}));
+  ASSERT_EQ(Call("sub.Tensor", {TArg(a), TArg(b), IArg(2)}, {&out}), BP_STATUS_OK) << LastError();
+  EXPECT_EQ(out.Get<float>(6), (std::vector<float>{-19, -38, -57, -76, -95, -114}));
+}
+
+TEST_F(CpuKernels, AddBroadcastStrideZero) {
+  HostTensor a(F32(), {2, 3}), row(F32(), {3}), out(F32(), {2, 3});
+  a.Set<float>({1, 2, 3, 4, 5, 6});
+  row.Set<float>({100, 200, 300});
+  row.SetView({2, 3}, {0, 1});  // [3] broadcast to [2, 3]
+  ASSERT_EQ(Call("add.Tensor", {TArg(a), TArg(row), IArg(1)}, {&out}), BP_STATUS_OK) << LastError();
+  EXPECT_EQ(out.Get<float>(6), (std::vector<float>{101, 202, 303, 104, 205, 306}));
+  HostTensor col(F32(), {2});
+  col.Set<float>({1000, 2000});
+  col.SetView({2, 3}, {1, 0});  // a column broadcast along dim 1
+  ASSERT_EQ(Call("mul.Tensor", {TArg(col), TArg(a)}, {&out}), BP_STATUS_OK) << LastError();
+  EXPECT_EQ(out.Get<float>(6), (std::vector<float>{1000, 2000, 3000, 8000, 10000, 12000}));
+}
+
+TEST_F(CpuKernels, TransposedInputsAndStridedOutput) {
+  // a is the transpose of a contiguous [3, 2]; out is a transposed view of a
+  // [3, 2] buffer, so out[i][j] lands at storage[j * 2 + i].
+  HostTensor a(F64(), {3, 2}), b(F64(), {2, 3}), out(F64(), {3, 2});
+  a.Set<double>({1, 2, 3, 4, 5, 6});  // a^T = [[1,3,5],[2,4,6]]
+  a.SetView({2, 3}, {1, 2});
+  b.Set<double>({10, 20, 30, 40, 50, 60});
+  out.SetView({2, 3}, {1, 2});
+  ASSERT_EQ(Call("add.Tensor", {TArg(a), TArg(b), IArg(1)}, {&out}), BP_STATUS_OK) << LastError();
+  // out (logical) = [[11,23,35],[42,54,66]]; storage order: out^T row-major.
+  EXPECT_EQ(out.Get<double>(6), (std::vector<double>{11, 42, 23, 54, 35, 66}));
+}
+
+TEST_F(CpuKernels, OffsetViewAndEveryOtherElement) {
+  HostTensor a(I32(), {8}), out(I32(), {8});
+  a.Set<int32_t>({0, 1, 2, 3, 4, 5, 6, 7});
+  out.Set<int32_t>({-1, -1, -1, -1, -1, -1, -1, -1});
+  a.SetView({3}, {2}, 2 * sizeof(int32_t));  // a[2::2] -> 2, 4, 6
+  out.SetView({3}, {2}, 1 * sizeof(int32_t));
+  ASSERT_EQ(Call("mul.Tensor", {TArg(a), TArg(a)}, {&out}), BP_STATUS_OK) << LastError();
+  EXPECT_EQ(out.Get<int32_t>(8), (std::vector<int32_t>{-1, 4, -1, 16, -1, 36, -1, -1}));
+}
+
+TEST_F(CpuKernels, ZeroDimAndZeroSize) {
+  HostTensor a(F32(), {}), b(F32(), {}), out(F32(), {});
+  a.Set<float>({1.5f});
+  b.Set<float>({2.0f});
+  ASSERT_EQ(Call("mul.Tensor", {TArg(a), TArg(b)}, {&out}), BP_STATUS_OK) << LastError();
+  EXPECT_EQ(out.Get<float>(1)[0], 3.0f);
+  HostTensor e(F32(), {0, 3}), eo(F32(), {0, 3});
+  EXPECT_EQ(Call("add.Tensor", {TArg(e), TArg(e), IArg(1)}, {&eo}), BP_STATUS_OK) << LastError();
+  EXPECT_EQ(Call("exp", {TArg(e)}, {&eo}), BP_STATUS_OK) << LastError();
+}
+
+TEST_F(CpuKernels, IntegerArithmeticWraps) {
+  HostTensor a(I8(), {3}), b(I8(), {3}), out(I8(), {3});
+  a.Set<int8_t>({127, -128, 100});
+  b.Set<int8_t>({1, -1, 100});
+  ASSERT_EQ(Call("add.Tensor", {TArg(a), TArg(b), IArg(1)}, {&out}), BP_STATUS_OK) << LastError();
+  EXPECT_EQ(out.Get<int8_t>(3), (std::vector<int8_t>{-128, 127, -56}));
+  HostTensor u(U8(), {2}), uo(U8(), {2});
+  u.Set<uint8_t>({0, 3});
+  ASSERT_EQ(Call("neg", {TArg(u)}, {&uo}), BP_STATUS_OK) << LastError();
+  EXPECT_EQ(uo.Get<uint8_t>(2), (std::vector<uint8_t>{0, 253}));
+}
+
+TEST_F(CpuKernels, Float16RoundsToNearestEven) {
+  // 1 + 2^-11 is halfway between 1 and the next half (1 + 2^-10): ties go to
+  // the even mantissa (1.0). 1 + 3 * 2^-11 goes up to 1 + 2^-9.
+  HostTensor a(F32(), {6}), h(F16(), {6});
+  a.Set<float>({1.0f + 0x1p-11f, 1.0f + 3 * 0x1p-11f, 65504.0f, 65520.0f, 0x1p-24f, 0x1p-26f});
+  ASSERT_EQ(Call("copy_", {TArg(h), TArg(a), BArg(false)}, {&h}), BP_STATUS_OK) << LastError();
+  EXPECT_EQ(h.Get<uint16_t>(6), (std::vector<uint16_t>{0x3c00, 0x3c02, 0x7bff, 0x7c00, 0x0001, 0x0000}));
+  // Half arithmetic: 0.1 + 0.2 computed in float, rounded once.
+  HostTensor x(F16(), {2}), y(F16(), {2}), z(F16(), {2});
+  x.Set<uint16_t>({0x2e66 /*0.1*/, 0x7c00 /*inf*/});
+  y.Set<uint16_t>({0x3266 /*0.2*/, 0xfc00 /*-inf*/});
+  ASSERT_EQ(Call("add.Tensor", {TArg(x), TArg(y), IArg(1)}, {&z}), BP_STATUS_OK) << LastError();
+  const std::vector<uint16_t> zr = z.Get<uint16_t>(2);
+  EXPECT_EQ(zr[0], 0x34cc);  // 4914/16384 is a tie: even mantissa, 0.2998046875
+  EXPECT_EQ(zr[1] & 0x7c00, 0x7c00);
+  EXPECT_NE(zr[1] & 0x3ff, 0);  // inf - inf = NaN
+  // Back to float32 exactly, subnormals included.
+  HostTensor back(F32(), {2});
+  HostTensor hs(F16(), {2});
+  hs.Set<uint16_t>({0x0001, 0xc000});
+  ASSERT_EQ(Call("copy_", {TArg(back), TArg(hs), BArg(false)}, {&back}), BP_STATUS_OK) << LastError();
+  EXPECT_EQ(back.Get<float>(2), (std::vector<float>{0x1p-24f, -2.0f}));
+}
+
+TEST_F(CpuKernels, BFloat16RoundsToNearestEven) {
+  HostTensor a(F32(), {3}), h(BF16(), {3});
+  a.Set<float>({1.0f + 0x1p-8f, 1.0f + 3 * 0x1p-8f, std::numeric_limits<float>::quiet_NaN()});
+  ASSERT_EQ(Call("copy_", {TArg(h), TArg(a), BArg(false)}, {&h}), BP_STATUS_OK) << LastError();
+  const std::vector<uint16_t> r = h.Get<uint16_t>(3);
+  EXPECT_EQ(r[0], 0x3f80);
+  EXPECT_EQ(r[1], 0x3f82);
+  EXPECT_EQ(r[2] & 0x7f80, 0x7f80);
+  EXPECT_NE(r[2] & 0x7f, 0);
+}
+
+TEST_F(CpuKernels, IntegerDivisionByZeroFailsWithoutWriting) {
+  HostTensor a(I32(), {3}), b(I32(), {3}), out(I32(), {3});
+  a.Set<int32_t>({-7, 7, 1});
+  b.Set<int32_t>({2, 0, 1});
+  out.Set<int32_t>({99, 99, 99});
+  EXPECT_EQ(Call("div.Tensor_mode", {TArg(a), TArg(b), SArg("floor")}, {&out}), BP_STATUS_INVALID_ARGUMENT);
+  EXPECT_NE(LastError().find("ZeroDivisionError"), std::string::npos) << LastError();
+  EXPECT_NE(LastError().find("div.Tensor_mode"), std::string::npos) << LastError();
+  EXPECT_EQ(out.Get<int32_t>(3), (std::vector<int32_t>{99, 99, 99}));
+  b.Set<int32_t>({2, -2, 1});
+  ASSERT_EQ(Call("div.Tensor_mode", {TArg(a), TArg(b), SArg("floor")}, {&out}), BP_STATUS_OK) << LastError();
+  EXPECT_EQ(out.Get<int32_t>(3), (std::vector<int32_t>{-4, -4, 1}));
+  ASSERT_EQ(Call("div.Tensor_mode", {TArg(a), TArg(b), SArg("trunc")}, {&out}), BP_STATUS_OK) << LastError();
+  EXPECT_EQ(out.Get<int32_t>(3), (std::vector<int32_t>{-3, -3, 1}));
+  EXPECT_EQ(Call("div.Tensor_mode", {TArg(a), TArg(b), SArg("round")}, {&out}), BP_STATUS_INVALID_ARGUMENT);
+}
+
+TEST_F(CpuKernels, FloatFloorDivisionMatchesTorch) {
+  HostTensor a(F32(), {4}), b(F32(), {4}), out(F32(), {4});
+  a.Set<float>({-7.f, 7.f, 5.f, -0.f});
+  b.Set<float>({2.f, -2.f, 0.f, 3.f});
+  ASSERT_EQ(Call("div.Tensor_mode", {TArg(a), TArg(b), SArg("floor")}, {&out}), BP_STATUS_OK) << LastError();
+  const std::vector<float> r = out.Get<float>(4);
+  EXPECT_EQ(r[0], -4.f);
+  EXPECT_EQ(r[1], -4.f);
+  EXPECT_TRUE(std::isinf(r[2]) && r[2] > 0);
+  EXPECT_TRUE(r[3] == 0.f && std::signbit(r[3]));
+}
+
+TEST_F(CpuKernels, IntegerPowNegativeExponentFails) {
+  HostTensor a(I64(), {3}), b(I64(), {3}), out(I64(), {3});
+  a.Set<int64_t>({2, 3, -2});
+  b.Set<int64_t>({10, -1, 3});
+  out.Set<int64_t>({5, 5, 5});
+  EXPECT_EQ(Call("pow.Tensor_Tensor", {TArg(a), TArg(b)}, {&out}), BP_STATUS_INVALID_ARGUMENT);
+  EXPECT_EQ(out.Get<int64_t>(3), (std::vector<int64_t>{5, 5, 5}));
+  b.Set<int64_t>({10, 0, 3});
+  ASSERT_EQ(Call("pow.Tensor_Tensor", {TArg(a), TArg(b)}, {&out}), BP_STATUS_OK) << LastError();
+  EXPECT_EQ(out.Get<int64_t>(3), (std::vector<int64_t>{1024, 1, -8}));
+}
+
+TEST_F(CpuKernels, MaximumMinimumPropagateNaN) {
+  const float nan = std::numeric_limits<float>::quiet_NaN();
+  HostTensor a(F32(), {3}), b(F32(), {3}), out(F32(), {3});
+  a.Set<float>({1, nan, 5});
+  b.Set<float>({2, 0, nan});
+  ASSERT_EQ(Call("maximum", {TArg(a), TArg(b)}, {&out}), BP_STATUS_OK) << LastError();
+  std::vector<float> r = out.Get<float>(3);
+  EXPECT_EQ(r[0], 2.f);
+  EXPECT_TRUE(std::isnan(r[1]) && std::isnan(r[2]));
+  ASSERT_EQ(Call("minimum", {TArg(a), TArg(b)}, {&out}), BP_STATUS_OK) << LastError();
+  r = out.Get<float>(3);
+  EXPECT_EQ(r[0], 1.f);
+  EXPECT_TRUE(std::isnan(r[1]) && std::isnan(r[2]));
+}
+
+TEST_F(CpuKernels, ComparisonsAndWhere) {
+  HostTensor a(F32(), {4}), b(F32(), {4}), c(Bool(), {4});
+  a.Set<float>({1, 2, 3, std::numeric_limits<float>::quiet_NaN()});
+  b.Set<float>({2, 2, 2, 2});
+  ASSERT_EQ(Call("lt.Tensor", {TArg(a), TArg(b)}, {&c}), BP_STATUS_OK) << LastError();
+  EXPECT_EQ(c.Get<uint8_t>(4), (std::vector<uint8_t>{1, 0, 0, 0}));
+  ASSERT_EQ(Call("ne.Tensor", {TArg(a), TArg(b)}, {&c}), BP_STATUS_OK) << LastError();
+  EXPECT_EQ(c.Get<uint8_t>(4), (std::vector<uint8_t>{1, 0, 1, 1}));
+  ASSERT_EQ(Call("ge.Tensor", {TArg(a), TArg(b)}, {&c}), BP_STATUS_OK) << LastError();
+  EXPECT_EQ(c.Get<uint8_t>(4), (std::vector<uint8_t>{0, 1, 1, 0}));
+  HostTensor out(F32(), {4});
+  ASSERT_EQ(Call("where.self", {TArg(c), TArg(a), TArg(b)}, {&out}), BP_STATUS_OK) << LastError();
+  EXPECT_EQ(out.Get<float>(3), (std::vector<float>{2, 2, 3}));
+}
+
+TEST_F(CpuKernels, UnaryMath) {
+  HostTensor a(F64(), {4}), out(F64(), {4});
+  a.Set<double>({0.0, 1.0, -1.0, 2.0});
+  ASSERT_EQ(Call("exp", {TArg(a)}, {&out}), BP_STATUS_OK) << LastError();
+  EXPECT_DOUBLE_EQ(out.Get<double>(4)[1], std::exp(1.0));
+  ASSERT_EQ(Call("sigmoid", {TArg(a)}, {&out}), BP_STATUS_OK) << LastError();
+  EXPECT_DOUBLE_EQ(out.Get<double>(4)[0], 0.5);
+  ASSERT_EQ(Call("gelu", {TArg(a), SArg("none")}, {&out}), BP_STATUS_OK) << LastError();
+  EXPECT_NEAR(out.Get<double>(4)[1], 0.8413447460685429, 1e-15);
+  ASSERT_EQ(Call("gelu", {TArg(a), SArg("tanh")}, {&out}), BP_STATUS_OK) << LastError();
+  EXPECT_NEAR(out.Get<double>(4)[1], 0.8411919906082768, 1e-15);
+  ASSERT_EQ(Call("relu", {TArg(a)}, {&out}), BP_STATUS_OK) << LastError();
+  EXPECT_EQ(out.Get<double>(4), (std::vector<double>{0, 1, 0, 2}));
+  ASSERT_EQ(Call("rsqrt", {TArg(a)}, {&out}), BP_STATUS_OK) << LastError();
+  EXPECT_DOUBLE_EQ(out.Get<double>(4)[3], 1.0 / std::sqrt(2.0));
+  HostTensor i(I32(), {2}), io(I32(), {2});
+  i.Set<int32_t>({-5, 5});
+  ASSERT_EQ(Call("abs", {TArg(i)}, {&io}), BP_STATUS_OK) << LastError();
+  EXPECT_EQ(io.Get<int32_t>(2), (std::vector<int32_t>{5, 5}));
+  // Floating math on an integer tensor is the core's promotion job.
+  EXPECT_EQ(Call("exp", {TArg(i)}, {&io}), BP_STATUS_UNIMPLEMENTED);
+}
+
+TEST_F(CpuKernels, LargeBroadcastAddRunsInParallelChunks) {
+  const int64_t rows = 300, cols = 1001;  // > 64K elements, odd row length
+  HostTensor a(F32(), {rows, cols}), b(F32(), {cols}), out(F32(), {rows, cols});
+  float* pa = a.data<float>();
+  for (int64_t i = 0; i < rows * cols; ++i) pa[i] = static_cast<float>(i % 977);
+  float* pb = b.data<float>();
+  for (int64_t j = 0; j < cols; ++j) pb[j] = static_cast<float>(j);
+  b.SetView({rows, cols}, {0, 1});
+  ASSERT_EQ(Call("add.Tensor", {TArg(a), TArg(b), IArg(1)}, {&out}), BP_STATUS_OK) << LastError();
+  const float* po = out.data<float>();
+  int64_t bad = 0;
+  for (int64_t i = 0; i < rows * cols; ++i)
+    bad += po[i] != static_cast<float>(i % 977) + static_cast<float>(i % cols);
+  EXPECT_EQ(bad, 0);
+}
+
+TEST_F(CpuKernels, FillCopyCat) {
+  HostTensor t(BF16(), {2, 2});
+  ASSERT_EQ(Call("fill_.Scalar", {TArg(t), DArg(1.5)}, {&t}), BP_STATUS_OK) << LastError();
+  EXPECT_EQ(t.Get<uint16_t>(4), (std::vector<uint16_t>{0x3fc0, 0x3fc0, 0x3fc0, 0x3fc0}));
+  // copy_ with conversion from a transposed int64 source into float32.
+  HostTensor src(I64(), {2, 3}), dst(F32(), {3, 2});
+  src.Set<int64_t>({1, 2, 3, 4, 5, 6});
+  src.SetView({3, 2}, {1, 3});
+  ASSERT_EQ(Call("copy_", {TArg(dst), TArg(src), BArg(false)}, {&dst}), BP_STATUS_OK) << LastError();
+  EXPECT_EQ(dst.Get<float>(6), (std::vector<float>{1, 4, 2, 5, 3, 6}));
+  // float -> bool and -> uint8 follow torch (nonzero; truncation).
+  HostTensor f(F32(), {3}), bo(Bool(), {3});
+  f.Set<float>({0.f, -0.5f, std::numeric_limits<float>::quiet_NaN()});
+  ASSERT_EQ(Call("copy_", {TArg(bo), TArg(f), BArg(false)}, {&bo}), BP_STATUS_OK) << LastError();
+  EXPECT_EQ(bo.Get<uint8_t>(3), (std::vector<uint8_t>{0, 1, 1}));
+  // cat along dim 1 of [2,1] and [2,2].
+  HostTensor x(I32(), {2, 1}), y(I32(), {2, 2}), c(I32(), {2, 3});
+  x.Set<int32_t>({1, 2});
+  y.Set<int32_t>({3, 4, 5, 6});
+  const DLTensor* list[2] = {&x.dl, &y.dl};
+  bp_kernel_arg_t l{};
+  l.kind = BP_VALUE_TENSOR_LIST;
+  l.u.tensor_list.data = list;
+  l.u.tensor_list.size = 2;
+  ASSERT_EQ(Call("cat", {l, IArg(1)}, {&c}), BP_STATUS_OK) << LastError();
+  EXPECT_EQ(c.Get<int32_t>(6), (std::vector<int32_t>{1, 3, 4, 2, 5, 6}));
+}
+
+TEST_F(CpuKernels, ReductionsWithKeepdimSizes) {
+  // x: [2, 3, 2] = 0..11; reduce dims {0, 2} -> out [1, 3, 1].
+  HostTensor x(F32(), {2, 3, 2}), out(F32(), {1, 3, 1});
+  std::vector<float> v(12);
+  for (int i = 0; i < 12; ++i) v[i] = static_cast<float>(i);
+  x.Set(v);
+  const std::vector<int64_t> dims = {0, 2};
+  ASSERT_EQ(Call("sum.dim_IntList", {TArg(x), LArg(dims), BArg(false), NoneArg()}, {&out}), BP_STATUS_OK)
+      << LastError();
+  EXPECT_EQ(out.Get<float>(3), (std::vector<float>{0 + 1 + 6 + 7, 2 + 3 + 8 + 9, 4 + 5 + 10 + 11}));
+  ASSERT_EQ(Call("mean.dim", {TArg(x), LArg(dims), BArg(true), NoneArg()}, {&out}), BP_STATUS_OK) << LastError();
+  EXPECT_EQ(out.Get<float>(3), (std::vector<float>{3.5f, 5.5f, 7.5f}));
+  ASSERT_EQ(Call("amax", {TArg(x), LArg(dims), BArg(false)}, {&out}), BP_STATUS_OK) << LastError();
+  EXPECT_EQ(out.Get<float>(3), (std::vector<float>{7, 9, 11}));
+  ASSERT_EQ(Call("amin", {TArg(x), LArg(dims), BArg(false)}, {&out}), BP_STATUS_OK) << LastError();
+  EXPECT_EQ(out.Get<float>(3), (std::vector<float>{0, 2, 4}));
+  // All dims of a transposed view, into a [1, 1, 1] output.
+  HostTensor all(F32(), {1, 1, 1});
+  x.SetView({2, 2, 3}, {6, 1, 2});
+  const std::vector<int64_t> every = {0, 1, 2};
+  ASSERT_EQ(Call("sum.dim_IntList", {TArg(x), LArg(every), BArg(false), NoneArg()}, {&all}), BP_STATUS_OK)
+      << LastError();
+  EXPECT_EQ(all.Get<float>(1)[0], 66.f);
+}
+
+TEST_F(CpuKernels, ArgmaxRowMajorIndexFirstOccurrenceAndNaN) {
+  // x [2, 3] transposed view of [3, 2]; argmax over dim 1 -> [2, 1].
+  HostTensor x(F32(), {3, 2}), out(I64(), {2, 1});
+  x.Set<float>({1, 5, 7, 5, 7, 0});  // x^T = [[1,7,7],[5,5,0]]
+  x.SetView({2, 3}, {1, 2});
+  const std::vector<int64_t> d1 = {1};
+  ASSERT_EQ(Call("argmax", {TArg(x), LArg(d1), BArg(false)}, {&out}), BP_STATUS_OK) << LastError();
+  EXPECT_EQ(out.Get<int64_t>(2), (std::vector<int64_t>{1, 0}));
+  // Flattened over all dims of x^T: row-major index of the first 7 is 1.
+  HostTensor flat(I64(), {1, 1});
+  const std::vector<int64_t> all = {0, 1};
+  ASSERT_EQ(Call("argmax", {TArg(x), LArg(all), BArg(false)}, {&flat}), BP_STATUS_OK) << LastError();
+  EXPECT_EQ(flat.Get<int64_t>(1)[0], 1);
+  HostTensor n(F64(), {4}), one(I64(), {1});
+  n.Set<double>({1, std::nan(""), 9, std::nan("")});
+  const std::vector<int64_t> d0 = {0};
+  ASSERT_EQ(Call("argmax", {TArg(n), LArg(d0), BArg(false)}, {&one}), BP_STATUS_OK) << LastError();
+  EXPECT_EQ(one.Get<int64_t>(1)[0], 1);
+  HostTensor m(F64(), {1});
+  ASSERT_EQ(Call("amax", {TArg(n), LArg(d0), BArg(false)}, {&m}), BP_STATUS_OK) << LastError();
+  EXPECT_TRUE(std::isnan(m.Get<double>(1)[0]));
+}
+
+TEST_F(CpuKernels, LargeReductionsSplitAcrossThreads) {
+  const int64_t n = 1 << 20;
+  HostTensor x(F32(), {n}), s(F32(), {1}), am(I64(), {1});
+  float* p = x.data<float>();
+  for (int64_t i = 0; i < n; ++i) p[i] = static_cast<float>(i % 7);
+  p[777777] = 100.f;
+  p[900000] = 100.f;
+  const std::vector<int64_t> d0 = {0};
+  ASSERT_EQ(Call("sum.dim_IntList", {TArg(x), LArg(d0), BArg(false), NoneArg()}, {&s}), BP_STATUS_OK) << LastError();
+  double expect = 0;
+  for (int64_t i = 0; i < n; ++i) expect += p[i];
+  EXPECT_EQ(s.Get<float>(1)[0], static_cast<float>(expect));
+  ASSERT_EQ(Call("argmax", {TArg(x), LArg(d0), BArg(false)}, {&am}), BP_STATUS_OK) << LastError();
+  EXPECT_EQ(am.Get<int64_t>(1)[0], 777777);
+  // Empty reduction: sum is 0, amax has no identity.
+  HostTensor e(F32(), {0, 3}), es(F32(), {1, 3});
+  ASSERT_EQ(Call("sum.dim_IntList", {TArg(e), LArg(d0), BArg(true), NoneArg()}, {&es}), BP_STATUS_OK) << LastError();
+  EXPECT_EQ(es.Get<float>(3), (std::vector<float>{0, 0, 0}));
+  EXPECT_EQ(Call("amax", {TArg(e), LArg(d0), BArg(true)}, {&es}), BP_STATUS_INVALID_ARGUMENT);
+}
+
+// Reference product for small dense row-major matrices.
+std::vector<double> RefMm(const std::vector<double>& a, const std::vector<double>& b, int M, int K, int N) {
+  std::vector<double> c(static_cast<size_t>(M * N), 0.0);
+  for (int m = 0; m < M; ++m)
+    for (int n = 0; n < N; ++n)
+      for (int k = 0; k < K; ++k) c[m * N + n] += a[m * K + k] * b[k * N + n];
+  return c;
+}
+
+TEST_F(CpuKernels, MatmulBatchBroadcastAndTransposes) {
+  for (DLDataType dt : {F32(), F64(), BF16(), F16()}) {
+    SCOPED_TRACE(static_cast<int>(dt.code) * 100 + dt.bits);
+    // A: [2, 2, 3] (two batches), B: one [3, 2] matrix broadcast over the batch
+    // (stride 0), stored transposed ([2, 3] buffer); out: [2, 2, 2].
+    std::vector<double> av = {1, 2, 3, 4, 5, 6, -1, 0, 2, 3, -2, 1};
+    std::vector<double> bt = {1, 0, 2, -1, 3, 1};  // B^T rows: B = [[1,-1],[0,3],[2,1]]
+    HostTensor a(F64(), {2, 2, 3}), b(F64(), {2, 3}), a_t(dt, {2, 2, 3}), b_t(dt, {2, 3}), out(dt, {2, 2, 2});
+    a.Set(av);
+    b.Set(bt);
+    ASSERT_EQ(Call("copy_", {TArg(a_t), TArg(a), BArg(false)}, {&a_t}), BP_STATUS_OK) << LastError();
+    ASSERT_EQ(Call("copy_", {TArg(b_t), TArg(b), BArg(false)}, {&b_t}), BP_STATUS_OK) << LastError();
+    b_t.SetView({2, 3, 2}, {0, 1, 3});
+    ASSERT_EQ(Call("matmul", {TArg(a_t), TArg(b_t)}, {&out}), BP_STATUS_OK) << LastError();
+    HostTensor o64(F64(), {2, 2, 2});
+    ASSERT_EQ(Call("copy_", {TArg(o64), TArg(out), BArg(false)}, {&o64}), BP_STATUS_OK) << LastError();
+    const std::vector<double> bm = {1, -1, 0, 3, 2, 1};
+    std::vector<double> expect = RefMm({av.begin(), av.begin() + 6}, bm, 2, 3, 2);
+    std::vector<double> e2 = RefMm({av.begin() + 6, av.end()}, bm, 2, 3, 2);
+    expect.insert(expect.end(), e2.begin(), e2.end());
+    EXPECT_EQ(o64.Get<double>(8), expect);
+  }
+}
+
+TEST_F(CpuKernels, MatmulLargeMatchesReferenceAndStridedOutput) {
+  const int M = 70, K = 65, N = 33;
+  std::vector<double> av(M * K), bv(K * N);
+  for (int i = 0; i < M * K; ++i) av[i] = ((i * 37) % 17) / 8.0 - 1.0;
+  for (int i = 0; i < K * N; ++i) bv[i] = ((i * 11) % 13) / 4.0 - 1.5;
+  const std::vector<double> ref = RefMm(av, bv, M, K, N);
+  for (DLDataType dt : {F32(), F64()}) {
+    HostTensor a(F64(), {M, K}), b(F64(), {K, N}), at(dt, {M, K}), bt(dt, {K, N}), out(dt, {N, M});
+    a.Set(av);
+    b.Set(bv);
+    ASSERT_EQ(Call("copy_", {TArg(at), TArg(a), BArg(false)}, {&at}), BP_STATUS_OK);
+    ASSERT_EQ(Call("copy_", {TArg(bt), TArg(b), BArg(false)}, {&bt}), BP_STATUS_OK);
+    out.SetView({M, N}, {1, M});  // write through a transposed view
+    ASSERT_EQ(Call("matmul", {TArg(at), TArg(bt)}, {&out}), BP_STATUS_OK) << LastError();
+    HostTensor o64(F64(), {M, N});
+    ASSERT_EQ(Call("copy_", {TArg(o64), TArg(out), BArg(false)}, {&o64}), BP_STATUS_OK);
+    const std::vector<double> got = o64.Get<double>(M * N);
+    for (int i = 0; i < M * N; ++i) ASSERT_NEAR(got[i], ref[i], 1e-4 * (1 + std::fabs(ref[i]))) << i;
+  }
+}
+
+TEST_F(CpuKernels, AddmmAndLinear) {
+  HostTensor self(F32(), {2}), m1(F32(), {2, 2}), m2(F32(), {2, 2}), out(F32(), {2, 2});
+  self.Set<float>({10, 20});
+  self.SetView({2, 2}, {0, 1});  // row vector broadcast to [M, N]
+  m1.Set<float>({1, 2, 3, 4});
+  m2.Set<float>({1, 0, 0, 1});
+  ASSERT_EQ(Call("addmm", {TArg(self), TArg(m1), TArg(m2), DArg(0.5), IArg(2)}, {&out}), BP_STATUS_OK)
+      << LastError();
+  EXPECT_EQ(out.Get<float>(4), (std::vector<float>{7, 14, 11, 18}));
+  // beta = 0 ignores self, even NaN.
+  self.Set<float>({std::nanf(""), 1});
+  ASSERT_EQ(Call("addmm", {TArg(self), TArg(m1), TArg(m2), IArg(0), IArg(1)}, {&out}), BP_STATUS_OK) << LastError();
+  EXPECT_EQ(out.Get<float>(4), (std::vector<float>{1, 2, 3, 4}));
+  // linear: input [2, 2, 3] @ weight[2, 3]^T + bias[2].
+  HostTensor in(F64(), {2, 2, 3}), w(F64(), {2, 3}), bias(F64(), {2}), lo(F64(), {2, 2, 2});
+  in.Set<double>({1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12});
+  w.Set<double>({1, 0, 0, 0, 1, 1});
+  bias.Set<double>({100, 200});
+  ASSERT_EQ(Call("linear", {TArg(in), TArg(w), TArg(bias)}, {&lo}), BP_STATUS_OK) << LastError();
+  EXPECT_EQ(lo.Get<double>(8), (std::vector<double>{101, 205, 104, 211, 107, 217, 110, 223}));
+  HostTensor in1(F32(), {3}), w1(F32(), {2, 3}), o1(F32(), {2});
+  in1.Set<float>({1, 2, 3});
+  w1.Set<float>({1, 1, 1, 0, 0, 2});
+  ASSERT_EQ(Call("linear", {TArg(in1), TArg(w1), NoneArg()}, {&o1}), BP_STATUS_OK) << LastError();
+  EXPECT_EQ(o1.Get<float>(2), (std::vector<float>{6, 6}));
+}
+
+// Direct double-precision conv2d reference over dense NCHW / OIHW data.
+std::vector<double> RefConv(const std::vector<double>& x, const std::vector<double>& w, const std::vector<double>& b,
+                            int N, int C, int H, int W, int OC, int KH, int KW, int s, int p, int d, int g, int OH,
+                            int OW) {
+  std::vector<double> y(static_cast<size_t>(N * OC * OH * OW));
+  const int icg = C / g, ocg = OC / g;
+  for (int n = 0; n < N; ++n)
+    for (int oc = 0; oc < OC; ++oc)
+      for (int oh = 0; oh < OH; ++oh)
+        for (int ow = 0; ow < OW; ++ow) {
+          double acc = b.empty() ? 0 : b[oc];
+          for (int ic = 0; ic < icg; ++ic)
+            for (int kh = 0; kh < KH; ++kh)
+              for (int kw = 0; kw < KW; ++kw) {
+                const int ih = oh * s - p + kh * d, iw = ow * s - p + kw * d;
+                if (ih < 0 || ih >= H || iw < 0 || iw >= W) continue;
+                acc += x[((n * C + (oc / ocg) * icg + ic) * H + ih) * W + iw] * w[((oc * icg + ic) * KH + kh) * KW + kw];
+              }
+          y[((n * OC + oc) * OH + oh) * OW + ow] = acc;
+        }
+  return y;
+}
+
+TEST_F(CpuKernels, Conv2dGroupsDilationPaddingBias) {
+  const int N = 2, C = 4, H = 7, W = 6, OC = 6, G = 2, KH = 3, KW = 2, S = 2, P = 1, D = 2;
+  const int OH = (H + 2 * P - D * (KH - 1) - 1) / S + 1, OW = (W + 2 * P - D * (KW - 1) - 1) / S + 1;
+  std::vector<double> xv(N * C * H * W), wv(OC * (C / G) * KH * KW), bv(OC);
+  for (size_t i = 0; i < xv.size(); ++i) xv[i] = static_cast<double>((i * 7) % 11) - 5;
+  for (size_t i = 0; i < wv.size(); ++i) wv[i] = static_cast<double>((i * 5) % 7) - 3;
+  for (size_t i = 0; i < bv.size(); ++i) bv[i] = static_cast<double>(i);
+  const std::vector<double> ref = RefConv(xv, wv, bv, N, C, H, W, OC, KH, KW, S, P, D, G, OH, OW);
+  const std::vector<int64_t> stride = {S, S}, pad = {P, P}, dil = {D, D};
+  for (DLDataType dt : {F32(), F64(), BF16()}) {
+    SCOPED_TRACE(dt.bits);
+    HostTensor x64(F64(), {N, C, H, W}), w64(F64(), {OC, C / G, KH, KW}), b64(F64(), {OC});
+    x64.Set(xv);
+    w64.Set(wv);
+    b64.Set(bv);
+    HostTensor x(dt, {N, C, H, W}), w(dt, {OC, C / G, KH, KW}), b(dt, {OC}), y(dt, {N, OC, OH, OW});
+    ASSERT_EQ(Call("copy_", {TArg(x), TArg(x64), BArg(false)}, {&x}), BP_STATUS_OK);
+    ASSERT_EQ(Call("copy_", {TArg(w), TArg(w64), BArg(false)}, {&w}), BP_STATUS_OK);
+    ASSERT_EQ(Call("copy_", {TArg(b), TArg(b64), BArg(false)}, {&b}), BP_STATUS_OK);
+    ASSERT_EQ(Call("conv2d", {TArg(x), TArg(w), TArg(b), LArg(stride), LArg(pad), LArg(dil), IArg(G)}, {&y}),
+              BP_STATUS_OK)
+        << LastError();
+    HostTensor y64(F64(), {N, OC, OH, OW});
+    ASSERT_EQ(Call("copy_", {TArg(y64), TArg(y), BArg(false)}, {&y64}), BP_STATUS_OK);
+    const std::vector<double> got = y64.Get<double>(ref.size());
+    // Small integers: exact in float32/float64; bfloat16 rounds sums above 256.
+    const double tol = dt.code == kDLBfloat ? 1.6e-2 : 0.0;
+    for (size_t i = 0; i < ref.size(); ++i) ASSERT_NEAR(got[i], ref[i], tol * std::fabs(ref[i])) << i;
+  }
+}
+
+TEST_F(CpuKernels, Pools) {
+  // x: [1, 1, 4, 5] = 0..19.
+  HostTensor x(F32(), {1, 1, 4, 5});
+  std::vector<float> xv(20);
+  for (int i = 0; i < 20; ++i) xv[i] = static_cast<float>(i);
+  x.Set(xv);
+  const std::vector<int64_t> k2 = {2, 2}, s2 = {2, 2}, p0 = {0, 0}, p1 = {1, 1}, d1 = {1, 1};
+  HostTensor m(F32(), {1, 1, 2, 2});
+  ASSERT_EQ(Call("max_pool2d", {TArg(x), LArg(k2), LArg(s2), LArg(p0), LArg(d1), BArg(false)}, {&m}), BP_STATUS_OK)
+      << LastError();
+  EXPECT_EQ(m.Get<float>(4), (std::vector<float>{6, 8, 16, 18}));
+  // ceil_mode: [1, 1, 2, 3], the last column window is partial.
+  HostTensor mc(F32(), {1, 1, 2, 3});
+  ASSERT_EQ(Call("max_pool2d", {TArg(x), LArg(k2), LArg(s2), LArg(p0), LArg(d1), BArg(true)}, {&mc}), BP_STATUS_OK)
+      << LastError();
+  EXPECT_EQ(mc.Get<float>(6), (std::vector<float>{6, 8, 9, 16, 18, 19}));
+  // avg with padding 1: output [1, 1, 3, 3]; corner window holds x[0][0] only.
+  HostTensor a(F32(), {1, 1, 3, 3});
+  ASSERT_EQ(Call("avg_pool2d", {TArg(x), LArg(k2), LArg(s2), LArg(p1), BArg(false), BArg(true), NoneArg()}, {&a}),
+            BP_STATUS_OK)
+      << LastError();
+  std::vector<float> av = a.Get<float>(9);
+  EXPECT_FLOAT_EQ(av[0], 0.0f / 4);
+  EXPECT_FLOAT_EQ(av[1], (1 + 2) / 4.0f);
+  ASSERT_EQ(Call("avg_pool2d", {TArg(x), LArg(k2), LArg(s2), LArg(p1), BArg(false), BArg(false), NoneArg()}, {&a}),
+            BP_STATUS_OK)
+      << LastError();
+  av = a.Get<float>(9);
+  EXPECT_FLOAT_EQ(av[1], (1 + 2) / 2.0f);
+  EXPECT_FLOAT_EQ(av[4], (6 + 7 + 11 + 12) / 4.0f);
+  ASSERT_EQ(Call("avg_pool2d", {TArg(x), LArg(k2), LArg(s2), LArg(p1), BArg(false), BArg(true), IArg(3)}, {&a}),
+            BP_STATUS_OK)
+      << LastError();
+  EXPECT_FLOAT_EQ(a.Get<float>(9)[4], (6 + 7 + 11 + 12) / 3.0f);
+  // NaN propagates through max pooling.
+  xv[6] = std::nanf("");
+  x.Set(xv);
+  ASSERT_EQ(Call("max_pool2d", {TArg(x), LArg(k2), LArg(s2), LArg(p0), LArg(d1), BArg(false)}, {&m}), BP_STATUS_OK);
+  EXPECT_TRUE(std::isnan(m.Get<float>(4)[0]));
+}
+
+TEST_F(CpuKernels, SoftmaxLogSoftmaxStable) {
+  // Rows along dim 0 of a [3, 2] tensor (strided rows); huge values stay finite.
+  HostTensor x(F32(), {3, 2}), y(F32(), {3, 2});
+  x.Set<float>({1000, 0, 1001, 1, 1002, 2});
+  ASSERT_EQ(Call("softmax.int", {TArg(x), IArg(0), NoneArg()}, {&y}), BP_STATUS_OK) << LastError();
+  const double e = std::exp(1.0), z = 1 + e + e * e;
+  std::vector<float> r = y.Get<float>(6);
+  EXPECT_NEAR(r[0], 1 / z, 1e-7);
+  EXPECT_NEAR(r[4], e * e / z, 1e-7);
+  EXPECT_NEAR(r[1], 1 / z, 1e-7);
+  ASSERT_EQ(Call("log_softmax.int", {TArg(x), IArg(0), NoneArg()}, {&y}), BP_STATUS_OK) << LastError();
+  r = y.Get<float>(6);
+  EXPECT_NEAR(r[2], 1 - std::log(z), 1e-6);
+}
+
+TEST_F(CpuKernels, LayerNormAndBatchNorm) {
+  HostTensor x(F64(), {2, 4}), w(F64(), {4}), b(F64(), {4}), y(F64(), {2, 4});
+  x.Set<double>({1, 2, 3, 4, 0, 0, 4, 4});
+  w.Set<double>({1, 1, 2, 2});
+  b.Set<double>({0, 0, 0, 1});
+  const std::vector<int64_t> ns = {4};
+  ASSERT_EQ(Call("layer_norm", {TArg(x), LArg(ns), TArg(w), TArg(b), DArg(0.0), BArg(true)}, {&y}), BP_STATUS_OK)
+      << LastError();
+  std::vector<double> r = y.Get<double>(8);
+  const double sd = std::sqrt(1.25);
+  EXPECT_NEAR(r[0], -1.5 / sd, 1e-12);
+  EXPECT_NEAR(r[3], 2 * 1.5 / sd + 1, 1e-12);
+  EXPECT_NEAR(r[4], -1, 1e-12);
+  EXPECT_NEAR(r[7], 3, 1e-12);
+  // batch_norm inference: x [2, 2, 2], per-channel stats.
+  HostTensor bx(F32(), {2, 2, 2}), rm(F32(), {2}), rv(F32(), {2}), by(F32(), {2, 2, 2});
+  bx.Set<float>({1, 2, 3, 4, 5, 6, 7, 8});
+  rm.Set<float>({1, 2});
+  rv.Set<float>({4, 16});
+  ASSERT_EQ(Call("batch_norm", {TArg(bx), NoneArg(), NoneArg(), TArg(rm), TArg(rv), BArg(false), DArg(0.1), DArg(0.0),
+                                BArg(false)},
+                 {&by}),
+            BP_STATUS_OK)
+      << LastError();
+  EXPECT_EQ(by.Get<float>(8), (std::vector<float>{0, 0.5f, 0.25f, 0.5f, 2, 2.5f, 1.25f, 1.5f}));
+}
+
+// Every operator in ops.yaml that is not a view or composite has a CPU kernel.
+TEST_F(CpuKernels, RegistersEveryKernelOpOfOpsYaml) {
+  std::FILE* f = std::fopen(BP_OPS_YAML, "r");
+  ASSERT_NE(f, nullptr) << BP_OPS_YAML;
+  char line[1024];
+  std::string name;
+  int checked = 0;
+  while (std::fgets(line, sizeof line, f) != nullptr) {
+    const std::string l(line);
+    const size_t at = l.find("- schema: \"");
+    if (at != std::string::npos) {
+      const size_t b = at + 11;
+      name = l.substr(b, l.find('(', b) - b);
+      continue;
+    }
+    const size_t k = l.find("kind: ");
+    if (k != std::string::npos && !name.empty()) {
+      const std::string kind = l.substr(k + 6, l.find_first_of(" \n", k + 6) - (k + 6));
+      if (kind != "view" && kind != "composite") {
+        EXPECT_EQ(Kernels().count(name), 1u) << name << " (" << kind << ")";
+        ++checked;
+      }
+      name.clear();
+    }
+  }
+  std::fclose(f);
+  EXPECT_GE(checked, 40);
+}
+
+}  // namespace

@@ -1,0 +1,198 @@
+// "testdev": a tiny backend whose memory the host cannot address (a private
+// arena handing out opaque handles), like a vendor chip. It implements one
+// kernel (add.Tensor, float32) so everything else goes through the CPU
+// fallback. Knobs, read at init: TESTDEV_CAPACITY (bytes, default 64 MiB),
+// TESTDEV_FALLBACK=1 registers a backend fallback that fails with
+// UNIMPLEMENTED, TESTDEV_DEVICES (default 1).
+#include <cstdlib>
+#include <cstring>
+#include <map>
+#include <mutex>
+#include <new>
+#include <string>
+#include <vector>
+
+#include "backplane/backend.h"
+
+namespace {
+
+struct Arena {
+  const bp_host_api_t* host = nullptr;
+  std::mutex mu;
+  std::map<uintptr_t, std::vector<char>> blocks;
+  uintptr_t next = 0x1000;  // handles, not addresses: the host must never dereference them
+  size_t used = 0;
+  size_t capacity = size_t(64) << 20;
+  int32_t devices = 1;
+};
+
+bp_status_t Err(Arena* a, bp_status_t code, const char* msg) { return a->host->set_error(code, msg); }
+
+char* Lookup(Arena* a, const void* handle, size_t offset, size_t n) {
+  auto it = a->blocks.find(reinterpret_cast<uintptr_t>(handle));
+  if (it == a->blocks.end() || offset + n > it->second.size()) return nullptr;
+  return it->second.data() + offset;
+}
+
+bp_status_t DeviceCount(void* bd, int32_t* out) {
+  *out = static_cast<Arena*>(bd)->devices;
+  return BP_STATUS_OK;
+}
+
+bp_status_t Properties(void* bd, int32_t device, bp_device_properties_t* p) {
+  auto* a = static_cast<Arena*>(bd);
+  if (device < 0 || device >= a->devices) return Err(a, BP_STATUS_OUT_OF_RANGE, "testdev: no such device");
+  std::strcpy(p->name, "testdev private arena");
+  std::strcpy(p->vendor, "backplane tests");
+  std::strcpy(p->driver_version, "1");
+  p->total_memory_bytes = a->capacity;
+  p->capabilities = BP_DEVICE_CAP_FP64;
+  p->alignment_bytes = 64;
+  p->compute_units = 1;
+  p->extensions[0] = '\0';
+  return BP_STATUS_OK;
+}
+
+bp_status_t Allocate(void* bd, int32_t, size_t n, void** out) {
+  auto* a = static_cast<Arena*>(bd);
+  std::lock_guard<std::mutex> lock(a->mu);
+  if (n == 0) {
+    *out = nullptr;
+    return BP_STATUS_OK;
+  }
+  if (a->used + n > a->capacity) return Err(a, BP_STATUS_OUT_OF_MEMORY, "testdev: arena is full");
+  uintptr_t h = a->next;
+  a->next += 0x1000;
+  a->blocks[h].resize(n);
+  a->used += n;
+  *out = reinterpret_cast<void*>(h);
+  return BP_STATUS_OK;
+}
+
+bp_status_t Deallocate(void* bd, int32_t, void* ptr) {
+  auto* a = static_cast<Arena*>(bd);
+  std::lock_guard<std::mutex> lock(a->mu);
+  auto it = a->blocks.find(reinterpret_cast<uintptr_t>(ptr));
+  if (it == a->blocks.end()) return Err(a, BP_STATUS_INVALID_ARGUMENT, "testdev: deallocate of unknown handle");
+  a->used -= it->second.size();
+  a->blocks.erase(it);
+  return BP_STATUS_OK;
+}
+
+bp_status_t H2D(void* bd, int32_t, const void* src, void* dst, size_t off, size_t n, bp_stream_t) {
+  auto* a = static_cast<Arena*>(bd);
+  std::lock_guard<std::mutex> lock(a->mu);
+  char* p = Lookup(a, dst, off, n);
+  if (p == nullptr) return Err(a, BP_STATUS_OUT_OF_RANGE, "testdev: host-to-device copy out of bounds");
+  std::memcpy(p, src, n);
+  return BP_STATUS_OK;
+}
+
+bp_status_t D2H(void* bd, int32_t, const void* src, size_t off, void* dst, size_t n, bp_stream_t) {
+  auto* a = static_cast<Arena*>(bd);
+  std::lock_guard<std::mutex> lock(a->mu);
+  char* p = Lookup(a, src, off, n);
+  if (p == nullptr) return Err(a, BP_STATUS_OUT_OF_RANGE, "testdev: device-to-host copy out of bounds");
+  std::memcpy(dst, p, n);
+  return BP_STATUS_OK;
+}
+
+bp_status_t D2D(void* bd, int32_t, const void* src, size_t soff, void* dst, size_t doff, size_t n, bp_stream_t) {
+  auto* a = static_cast<Arena*>(bd);
+  std::lock_guard<std::mutex> lock(a->mu);
+  char* s = Lookup(a, src, soff, n);
+  char* d = Lookup(a, dst, doff, n);
+  if (s == nullptr || d == nullptr) return Err(a, BP_STATUS_OUT_OF_RANGE, "testdev: device copy out of bounds");
+  std::memmove(d, s, n);
+  return BP_STATUS_OK;
+}
+
+bp_status_t StreamDefault(void*, int32_t, bp_stream_t* out) {
+  *out = nullptr;
+  return BP_STATUS_OK;
+}
+bp_status_t StreamSync(void*, int32_t, bp_stream_t) { return BP_STATUS_OK; }
+
+void Shutdown(void* bd) { delete static_cast<Arena*>(bd); }
+
+// Address of element `index` (row-major over t's sizes) in the arena.
+float* Elem(Arena* a, const DLTensor* t, int64_t index) {
+  int64_t off = 0;
+  for (int32_t d = t->ndim - 1; d >= 0; --d) {
+    int64_t i = index % t->shape[d];
+    index /= t->shape[d];
+    off += i * t->strides[d];
+  }
+  auto it = a->blocks.find(reinterpret_cast<uintptr_t>(t->data));
+  return reinterpret_cast<float*>(it->second.data() + t->byte_offset) + off;
+}
+
+// add.Tensor for float32: out = self + alpha * other (views already broadcast).
+bp_status_t AddKernel(const bp_kernel_call_t* call) {
+  auto* a = static_cast<Arena*>(call->backend_data);
+  const DLTensor* x = call->args[0].u.tensor;
+  const DLTensor* y = call->args[1].u.tensor;
+  const DLTensor* out = call->outputs[0];
+  if (out->dtype.code != kDLFloat || out->dtype.bits != 32) {
+    return Err(a, BP_STATUS_UNIMPLEMENTED, "testdev: add.Tensor supports float32 only");
+  }
+  double alpha = call->args[2].kind == BP_VALUE_DOUBLE ? call->args[2].u.d : static_cast<double>(call->args[2].u.i);
+  int64_t n = 1;
+  for (int32_t d = 0; d < out->ndim; ++d) n *= out->shape[d];
+  std::lock_guard<std::mutex> lock(a->mu);
+  for (int64_t i = 0; i < n; ++i) {
+    *Elem(a, out, i) = static_cast<float>(*Elem(a, x, i) + alpha * *Elem(a, y, i));
+  }
+  return BP_STATUS_OK;
+}
+
+bp_status_t FailingFallback(const bp_kernel_call_t* call) {
+  auto* a = static_cast<Arena*>(call->backend_data);
+  std::string msg = std::string("testdev fallback: ") + call->op_name + " is not supported";
+  return Err(a, BP_STATUS_UNIMPLEMENTED, msg.c_str());
+}
+
+bp_status_t Negotiate(uint32_t* v) {
+  if (BP_ABI_VERSION_GET_MAJOR(*v) != BP_ABI_VERSION_MAJOR) return BP_STATUS_INCOMPATIBLE_VERSION;
+  if (*v > BP_ABI_VERSION) *v = BP_ABI_VERSION;
+  return BP_STATUS_OK;
+}
+
+bp_status_t Init(const bp_plugin_init_args_t* args) {
+  Arena* a = new (std::nothrow) Arena();
+  if (a == nullptr) return BP_STATUS_OUT_OF_MEMORY;
+  a->host = args->host;
+  if (const char* c = std::getenv("TESTDEV_CAPACITY")) a->capacity = std::strtoull(c, nullptr, 10);
+  if (const char* d = std::getenv("TESTDEV_DEVICES")) a->devices = std::atoi(d);
+  bp_backend_t* b = args->backend;
+  b->name = "testdev";
+  b->version = "0.1.0";
+  b->device_type = kDLExtDev;
+  b->backend_data = a;
+  b->no_device_reason = a->devices == 0 ? "testdev: TESTDEV_DEVICES=0" : nullptr;
+  b->device_count = DeviceCount;
+  b->device_properties = Properties;
+  b->allocate = Allocate;
+  b->deallocate = Deallocate;
+  b->copy_host_to_device = H2D;
+  b->copy_device_to_host = D2H;
+  b->copy_device_to_device = D2D;
+  b->stream_get_default = StreamDefault;
+  b->stream_synchronize = StreamSync;
+  b->shutdown = Shutdown;
+  bp_status_t rc = args->host->register_kernel(args->registrar, "add.Tensor", AddKernel, nullptr, 0);
+  if (rc == BP_STATUS_OK) {
+    const char* fb = std::getenv("TESTDEV_FALLBACK");
+    if (fb != nullptr && std::strcmp(fb, "1") == 0) {
+      rc = args->host->register_fallback(args->registrar, FailingFallback, nullptr, 0);
+    }
+  }
+  if (rc != BP_STATUS_OK) delete a;
+  return rc;
+}
+
+const bp_plugin_entry_t kEntry = {sizeof(bp_plugin_entry_t), BP_ABI_VERSION, 0, Negotiate, Init};
+
+}  // namespace
+
+extern "C" BP_PLUGIN_EXPORT const bp_plugin_entry_t* bp_plugin_entry(void) { return &kEntry; }

@@ -1,0 +1,128 @@
+// The vendor_sim sample plugin through a fake host: its device memory is a
+// private arena reachable only by handles and copies, and its two native
+// kernels (add.Tensor, relu) compute on arena memory.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstdint>
+#include <vector>
+
+#include "fake_host.h"
+
+using namespace bp_test;
+
+namespace {
+
+class VendorSim : public ::testing::Test {
+ protected:
+  static void SetUpTestSuite() { plugin_ = new LoadedPlugin(BP_VENDOR_SIM_PLUGIN_PATH); }
+  static void TearDownTestSuite() {
+    delete plugin_;
+    plugin_ = nullptr;
+  }
+  static const bp_backend_t& B() { return plugin_->backend; }
+  static void* BD() { return plugin_->backend.backend_data; }
+  static void* Alloc(size_t n) {
+    void* h = nullptr;
+    EXPECT_EQ(B().allocate(BD(), 0, n, &h), BP_STATUS_OK) << LastError();
+    return h;
+  }
+  static void Upload(void* h, const std::vector<float>& v) {
+    ASSERT_EQ(B().copy_host_to_device(BD(), 0, v.data(), h, 0, v.size() * sizeof(float), nullptr), BP_STATUS_OK);
+  }
+  static std::vector<float> Download(void* h, size_t n) {
+    std::vector<float> v(n);
+    EXPECT_EQ(B().copy_device_to_host(BD(), 0, h, 0, v.data(), n * sizeof(float), nullptr), BP_STATUS_OK);
+    return v;
+  }
+  // A DLTensor view over device handle `h` (HostTensor only keeps the sizes).
+  static void OnDevice(HostTensor& t, void* h) {
+    t.dl.data = h;
+    t.dl.device = DLDevice{kDLExtDev, 0};
+  }
+  static LoadedPlugin* plugin_;
+};
+LoadedPlugin* VendorSim::plugin_ = nullptr;
+
+TEST_F(VendorSim, LoadsAsAnExtDevWithItsOwnMemory) {
+  ASSERT_NE(plugin_->handle, nullptr) << dlerror();
+  ASSERT_EQ(plugin_->init_status, BP_STATUS_OK) << LastError();
+  EXPECT_STREQ(B().name, "vendor_sim");
+  EXPECT_EQ(B().device_type, kDLExtDev);
+  int32_t n = 0;
+  ASSERT_EQ(B().device_count(BD(), &n), BP_STATUS_OK);
+  EXPECT_EQ(n, 1);
+  bp_device_properties_t p{};
+  p.struct_size = sizeof p;
+  ASSERT_EQ(B().device_properties(BD(), 0, &p), BP_STATUS_OK);
+  EXPECT_FALSE(p.capabilities & BP_DEVICE_CAP_UNIFIED);
+  EXPECT_GT(p.total_memory_bytes, 0u);
+  EXPECT_NE(B().allocate, nullptr);
+  // Exactly the two native kernels; everything else is the CPU fallback's.
+  EXPECT_EQ(Kernels().size(), 2u);
+  EXPECT_EQ(Kernels().count("add.Tensor"), 1u);
+  EXPECT_EQ(Kernels().count("relu"), 1u);
+}
+
+TEST_F(VendorSim, ArenaHandlesAreOpaqueAndBoundsChecked) {
+  void* a = Alloc(100);
+  void* b = Alloc(100);
+  ASSERT_NE(a, nullptr);
+  ASSERT_NE(a, b);
+  // Handles carry the tag that makes them non-canonical addresses.
+  EXPECT_GE(reinterpret_cast<uintptr_t>(a), uintptr_t{0x7e57000000000000ull});
+  // Round trip with offsets, and a device-to-device copy.
+  const std::vector<float> v = {1, 2, 3, 4};
+  ASSERT_EQ(B().copy_host_to_device(BD(), 0, v.data(), a, 8, sizeof v[0] * 4, nullptr), BP_STATUS_OK);
+  ASSERT_EQ(B().copy_device_to_device(BD(), 0, a, 8, b, 0, sizeof v[0] * 4, nullptr), BP_STATUS_OK);
+  std::vector<float> back(4);
+  ASSERT_EQ(B().copy_device_to_host(BD(), 0, b, 0, back.data(), sizeof v[0] * 4, nullptr), BP_STATUS_OK);
+  EXPECT_EQ(back, v);
+  // A copy past the end of its allocation (256-byte block) is refused.
+  std::vector<char> big(512);
+  EXPECT_EQ(B().copy_host_to_device(BD(), 0, big.data(), a, 0, big.size(), nullptr), BP_STATUS_INVALID_ARGUMENT);
+  EXPECT_NE(LastError().find("vendor_sim"), std::string::npos);
+  // A host pointer is not a handle.
+  EXPECT_EQ(B().copy_device_to_host(BD(), 0, big.data(), 0, back.data(), 4, nullptr), BP_STATUS_INVALID_ARGUMENT);
+  // Zero bytes: NULL with OK. Too much: OUT_OF_MEMORY, not a crash.
+  void* z = reinterpret_cast<void*>(1);
+  EXPECT_EQ(B().allocate(BD(), 0, 0, &z), BP_STATUS_OK);
+  EXPECT_EQ(z, nullptr);
+  void* huge = nullptr;
+  EXPECT_EQ(B().allocate(BD(), 0, size_t{1} << 40, &huge), BP_STATUS_OUT_OF_MEMORY);
+  // Free, double free, reuse.
+  EXPECT_EQ(B().deallocate(BD(), 0, a), BP_STATUS_OK);
+  EXPECT_EQ(B().deallocate(BD(), 0, a), BP_STATUS_INVALID_ARGUMENT);
+  EXPECT_EQ(B().copy_device_to_host(BD(), 0, a, 0, back.data(), 4, nullptr), BP_STATUS_INVALID_ARGUMENT);
+  void* c = Alloc(100);
+  EXPECT_EQ(c, a);  // first fit reuses the freed block
+  EXPECT_EQ(B().deallocate(BD(), 0, b), BP_STATUS_OK);
+  EXPECT_EQ(B().deallocate(BD(), 0, c), BP_STATUS_OK);
+  EXPECT_EQ(B().deallocate(BD(), 0, nullptr), BP_STATUS_OK);
+}
+
+TEST_F(VendorSim, AddBroadcastAndReluOnDeviceMemory) {
+  void* ha = Alloc(6 * sizeof(float));
+  void* hb = Alloc(3 * sizeof(float));
+  void* ho = Alloc(6 * sizeof(float));
+  Upload(ha, {1, -2, 3, -4, 5, -6});
+  Upload(hb, {10, 20, 30});
+  HostTensor a(F32(), {2, 3}), b(F32(), {3}), out(F32(), {2, 3});
+  OnDevice(a, ha);
+  OnDevice(b, hb);
+  OnDevice(out, ho);
+  b.SetView({2, 3}, {0, 1});  // broadcast row
+  ASSERT_EQ(CallKernel(*plugin_, "add.Tensor", {TArg(a), TArg(b), DArg(0.5)}, {&out}), BP_STATUS_OK) << LastError();
+  EXPECT_EQ(Download(ho, 6), (std::vector<float>{6, 8, 18, 1, 15, 9}));
+  ASSERT_EQ(CallKernel(*plugin_, "relu", {TArg(a)}, {&out}), BP_STATUS_OK) << LastError();
+  EXPECT_EQ(Download(ho, 6), (std::vector<float>{1, 0, 3, 0, 5, 0}));
+  // Other dtypes are left to the CPU fallback: UNIMPLEMENTED, nothing written.
+  HostTensor d(F64(), {3}), dout(F64(), {3});
+  OnDevice(d, ha);
+  OnDevice(dout, ho);
+  EXPECT_EQ(CallKernel(*plugin_, "add.Tensor", {TArg(d), TArg(d), IArg(1)}, {&dout}), BP_STATUS_UNIMPLEMENTED);
+  EXPECT_EQ(Download(ho, 6), (std::vector<float>{1, 0, 3, 0, 5, 0}));
+  for (void* h : {ha, hb, ho}) EXPECT_EQ(B().deallocate(BD(), 0, h), BP_STATUS_OK);
+}
+
+}  // namespace
