@@ -274,5 +274,24 @@ TEST_F(OpenclOps, EmptyTensorsAreNoOps) {
   EXPECT_EQ(host_.Call("exp", {TensorArg(a)}, {&o}), BP_STATUS_OK);
 }
 
+TEST_F(OpenclOps, ZeroDimTensors) {
+  DevTensor& s = Make<float>({}, F32(), {3});
+  DevTensor& o = Empty({}, F32());
+  ASSERT_EQ(host_.Call("add.Tensor", {TensorArg(s), TensorArg(s), IntArg(1)}, {&o}), BP_STATUS_OK)
+      << FakeHost::last_error();
+  EXPECT_EQ(host_.ToHost<float>(o), (std::vector<float>{6}));
+  const std::vector<int64_t> none;
+  ASSERT_EQ(host_.Call("sum.dim_IntList", {TensorArg(s), IntListArg(none), BoolArg(false), NoneArg()}, {&o}),
+            BP_STATUS_OK)
+      << FakeHost::last_error();
+  EXPECT_EQ(host_.ToHost<float>(o), (std::vector<float>{3}));
+  DevTensor& i = Empty({}, I64());
+  ASSERT_EQ(host_.Call("copy_", {TensorArg(i), TensorArg(s), BoolArg(false)}, {&i}), BP_STATUS_OK);
+  EXPECT_EQ(host_.ToHost<int64_t>(i), (std::vector<int64_t>{3}));
+  ASSERT_EQ(host_.Call("softmax.int", {TensorArg(s), IntArg(0), NoneArg()}, {&o}), BP_STATUS_OK)
+      << FakeHost::last_error();
+  EXPECT_EQ(host_.ToHost<float>(o), (std::vector<float>{1}));
+}
+
 }  // namespace
 }  // namespace bpcl_test

@@ -136,6 +136,7 @@ TEST_F(OpenclDevice, Events) {
   DevTensor& x = Make<float>({4}, F32(), {1, 2, 3, 4});
   ASSERT_EQ(host_.Call("neg", {TensorArg(x)}, {&x}), BP_STATUS_OK) << FakeHost::last_error();
   ASSERT_EQ(b.event_record(b.backend_data, e, s), BP_STATUS_OK);
+  ASSERT_EQ(b.event_record(b.backend_data, e, nullptr), BP_STATUS_OK);  // NULL: the default stream
   ASSERT_EQ(b.event_wait(b.backend_data, e, s), BP_STATUS_OK);
   ASSERT_EQ(b.event_synchronize(b.backend_data, e), BP_STATUS_OK);
   EXPECT_EQ(b.event_destroy(b.backend_data, e), BP_STATUS_OK);

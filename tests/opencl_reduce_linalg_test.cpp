@@ -45,29 +45,42 @@ TEST_F(OpenclReduce, SumMeanOverDims) {
   EXPECT_EQ(host_.ToHost<float>(ot), (std::vector<float>{12, 20, 28, 14, 22, 30, 16, 24, 32, 18, 26, 34}));
 }
 
-TEST_F(OpenclReduce, LongReductionUsesGroups) {
+// Long reductions: split over all compute units on CPU drivers, one
+// work-group tree per output otherwise (forced by flipping the device flag).
+TEST_F(OpenclReduce, LongReductionsSplitOrUseGroups) {
   const int n = 100000;
   std::vector<int64_t> v(n);
   std::iota(v.begin(), v.end(), int64_t{1});
   DevTensor& x = Make<int64_t>({n}, I64(), v);
   DevTensor& o = Empty({1}, I64());
-  const std::vector<int64_t> d0 = {0};
-  ASSERT_EQ(host_.Call("sum.dim_IntList", {TensorArg(x), IntListArg(d0), BoolArg(false), NoneArg()}, {&o}),
-            BP_STATUS_OK)
-      << FakeHost::last_error();
-  EXPECT_EQ(host_.ToHost<int64_t>(o)[0], int64_t{n} * (n + 1) / 2);
-  ASSERT_EQ(host_.Call("amax", {TensorArg(x), IntListArg(d0), BoolArg(false)}, {&o}), BP_STATUS_OK);
-  EXPECT_EQ(host_.ToHost<int64_t>(o)[0], n);
-  ASSERT_EQ(host_.Call("amin", {TensorArg(x), IntListArg(d0), BoolArg(false)}, {&o}), BP_STATUS_OK);
-  EXPECT_EQ(host_.ToHost<int64_t>(o)[0], 1);
-  ASSERT_EQ(host_.Call("argmax", {TensorArg(x), IntListArg(d0), BoolArg(false)}, {&o}), BP_STATUS_OK);
-  EXPECT_EQ(host_.ToHost<int64_t>(o)[0], n - 1);
-  // Float mean over many elements: accurate (double accumulator when possible).
   std::vector<float> f(n, 0.1f);
+  f[777] = 5.0f;
   DevTensor& xf = Make<float>({n}, F32(), f);
   DevTensor& of = Empty({1}, F32());
-  ASSERT_EQ(host_.Call("mean.dim", {TensorArg(xf), IntListArg(d0), BoolArg(false), NoneArg()}, {&of}), BP_STATUS_OK);
-  EXPECT_NEAR(host_.ToHost<float>(of)[0], 0.1f, 1e-6);
+  const std::vector<int64_t> d0 = {0};
+  auto* dev = static_cast<bpcl::Backend*>(host_.backend().backend_data)->devices[0].get();
+  const bool native = dev->local_mem_is_global;
+  for (bool cpu_path : {true, false}) {
+    dev->local_mem_is_global = cpu_path;
+    SCOPED_TRACE(cpu_path ? "split" : "group");
+    ASSERT_EQ(host_.Call("sum.dim_IntList", {TensorArg(x), IntListArg(d0), BoolArg(false), NoneArg()}, {&o}),
+              BP_STATUS_OK)
+        << FakeHost::last_error();
+    EXPECT_EQ(host_.ToHost<int64_t>(o)[0], int64_t{n} * (n + 1) / 2);
+    ASSERT_EQ(host_.Call("amax", {TensorArg(x), IntListArg(d0), BoolArg(false)}, {&o}), BP_STATUS_OK);
+    EXPECT_EQ(host_.ToHost<int64_t>(o)[0], n);
+    ASSERT_EQ(host_.Call("amin", {TensorArg(x), IntListArg(d0), BoolArg(false)}, {&o}), BP_STATUS_OK);
+    EXPECT_EQ(host_.ToHost<int64_t>(o)[0], 1);
+    ASSERT_EQ(host_.Call("argmax", {TensorArg(x), IntListArg(d0), BoolArg(false)}, {&o}), BP_STATUS_OK);
+    EXPECT_EQ(host_.ToHost<int64_t>(o)[0], n - 1);
+    ASSERT_EQ(host_.Call("argmax", {TensorArg(xf), IntListArg(d0), BoolArg(false)}, {&o}), BP_STATUS_OK);
+    EXPECT_EQ(host_.ToHost<int64_t>(o)[0], 777);
+    // Float mean over many elements: accurate (double accumulator when possible).
+    ASSERT_EQ(host_.Call("mean.dim", {TensorArg(xf), IntListArg(d0), BoolArg(false), NoneArg()}, {&of}),
+              BP_STATUS_OK);
+    EXPECT_NEAR(host_.ToHost<float>(of)[0], (0.1 * (n - 1) + 5.0) / n, 1e-6);
+  }
+  dev->local_mem_is_global = native;
 }
 
 TEST_F(OpenclReduce, MinMaxNaNAndArgmaxTies) {

@@ -4,7 +4,6 @@
 //   T_KIND  storage kind of the main dtype (K_* below); T_ST its storage
 //           type, T_CT the type arithmetic uses (float for half/bfloat16),
 //           T_UT the unsigned type of the same width, T_SIGNED 0/1.
-//   S_*     the same for a second (source) dtype, used by copy.cl.
 //   HAS_FP64 when the device has cl_khr_fp64 (double accumulators).
 // half and bfloat16 are storage formats only: values are loaded to float,
 // computed in float and rounded to nearest-even on store, so they need no
@@ -74,15 +73,6 @@ inline ushort bp_float_to_bf16(float f) {
 #define T_FLOATING (T_KIND >= K_FLOAT)
 #endif
 
-#ifdef S_KIND
-#if S_KIND == K_HALF
-#define LDS(p, i) vload_half((size_t)(i), (p))
-#elif S_KIND == K_BF16
-#define LDS(p, i) bp_bf16_to_float((p)[i])
-#else
-#define LDS(p, i) ((p)[i])
-#endif
-#endif
 
 // Every pointwise kernel comes in two forms with one argument layout per
 // form, so the host launches all of them the same way:

@@ -115,15 +115,49 @@ inline long bp_rin(const bp_rgeo* g, long ri) {
     if (lid == 0) STO(o, ob, FINAL(scratch[0]));                                                     \
   }
 
+// Split reductions (few outputs, long reductions, CPU drivers): pass 1 has
+// P work-items per output, each reducing one contiguous chunk of the reduced
+// index range into part[oi * P + p]; pass 2 combines the P partials.
+#define REDUCE_SPLIT(NAME, ACC_T, INIT, STEP, FINAL)                                                 \
+  __kernel void k_##NAME##_part(bp_rgeo g, __global ACC_T* part, __global const T_ST* a, long chunk, \
+                                int P) {                                                           \
+    const long w = get_global_id(0);                                                               \
+    if (w >= g.out_numel * P) return;                                                              \
+    const long oi = w / P;                                                                         \
+    const long lo = (w - oi * P) * chunk;                                                          \
+    const long hi = min(lo + chunk, g.red_numel);                                                  \
+    long ib, ob;                                                                                   \
+    bp_rout(&g, oi, &ib, &ob);                                                                     \
+    ACC_T acc = INIT;                                                                              \
+    for (long ri = lo; ri < hi; ++ri) {                                                            \
+      const T_CT v = LD(a, ib + bp_rin(&g, ri));                                                   \
+      acc = STEP(acc, v);                                                                          \
+    }                                                                                              \
+    part[w] = acc;                                                                                 \
+  }                                                                                                \
+  __kernel void k_##NAME##_fin(bp_rgeo g, __global T_ST* o, __global const ACC_T* part, int P) {    \
+    const long oi = get_global_id(0);                                                              \
+    if (oi >= g.out_numel) return;                                                                 \
+    long ib, ob;                                                                                   \
+    bp_rout(&g, oi, &ib, &ob);                                                                     \
+    ACC_T acc = INIT;                                                                              \
+    for (int p = 0; p < P; ++p) acc = STEP(acc, part[oi * P + p]);                                 \
+    STO(o, ob, FINAL(acc));                                                                        \
+  }
+
 #define FINAL_ID(acc) (acc)
 #define FINAL_MEAN(acc) ((acc) / (ACC)g.red_numel)
 
-REDUCE(sum, ACC, (ACC)0, SUM_STEP, FINAL_ID)
+#define REDUCE_ALL(NAME, ACC_T, INIT, STEP, FINAL) \
+  REDUCE(NAME, ACC_T, INIT, STEP, FINAL)            \
+  REDUCE_SPLIT(NAME, ACC_T, INIT, STEP, FINAL)
+
+REDUCE_ALL(sum, ACC, (ACC)0, SUM_STEP, FINAL_ID)
 #if T_FLOATING
-REDUCE(mean, ACC, (ACC)0, SUM_STEP, FINAL_MEAN)
+REDUCE_ALL(mean, ACC, (ACC)0, SUM_STEP, FINAL_MEAN)
 #endif
-REDUCE(amax, T_CT, (T_CT)T_LOWEST, MAX_STEP, FINAL_ID)
-REDUCE(amin, T_CT, (T_CT)T_HIGHEST, MIN_STEP, FINAL_ID)
+REDUCE_ALL(amax, T_CT, (T_CT)T_LOWEST, MAX_STEP, FINAL_ID)
+REDUCE_ALL(amin, T_CT, (T_CT)T_HIGHEST, MIN_STEP, FINAL_ID)
 
 // argmax: (value, index) pairs; index -1 means "nothing seen yet". The
 // first occurrence wins ties; the first NaN beats everything.

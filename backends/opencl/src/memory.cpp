@@ -38,7 +38,8 @@ Status Prefixed(const char* fn, Status st) {
 }
 
 struct Event {
-  cl_event ev = nullptr;  // last recorded marker; nullptr before the first record
+  cl_event ev = nullptr;   // last recorded marker; nullptr before the first record
+  Device* dev = nullptr;   // its device: a NULL stream means this device's default queue
 };
 
 }  // namespace
@@ -161,7 +162,9 @@ bp_status_t EventCreate(void* data, int32_t device, bp_event_t* out_event) {
     Device* d = nullptr;
     BPCL_RETURN_IF_ERROR(GetDevice(B(data), device, &d));
     if (out_event == nullptr) return Status(BP_STATUS_INVALID_ARGUMENT, "opencl event_create: NULL out_event");
-    *out_event = new Event();
+    auto* e = new Event();
+    e->dev = d;
+    *out_event = e;
     return Ok();
   });
 }
@@ -169,11 +172,9 @@ bp_status_t EventCreate(void* data, int32_t device, bp_event_t* out_event) {
 bp_status_t EventRecord(void* data, bp_event_t event, bp_stream_t stream) {
   return Guard(data, [&]() -> Status {
     auto* e = static_cast<Event*>(event);
-    if (e == nullptr || stream == nullptr)
-      return Status(BP_STATUS_INVALID_ARGUMENT, "opencl event_record: NULL event or stream");
+    if (e == nullptr) return Status(BP_STATUS_INVALID_ARGUMENT, "opencl event_record: NULL event");
     cl_event ev = nullptr;
-    BPCL_RETURN_IF_ERROR(Prefixed("event_record", ClCheck(clEnqueueMarkerWithWaitList(static_cast<cl_command_queue>(stream),
-                                                                                       0, nullptr, &ev),
+    BPCL_RETURN_IF_ERROR(Prefixed("event_record", ClCheck(clEnqueueMarkerWithWaitList(Queue(e->dev, stream), 0, nullptr, &ev),
                                                           "clEnqueueMarkerWithWaitList")));
     if (e->ev != nullptr) clReleaseEvent(e->ev);
     e->ev = ev;
@@ -184,11 +185,9 @@ bp_status_t EventRecord(void* data, bp_event_t event, bp_stream_t stream) {
 bp_status_t EventWait(void* data, bp_event_t event, bp_stream_t stream) {
   return Guard(data, [&]() -> Status {
     auto* e = static_cast<Event*>(event);
-    if (e == nullptr || stream == nullptr)
-      return Status(BP_STATUS_INVALID_ARGUMENT, "opencl event_wait: NULL event or stream");
+    if (e == nullptr) return Status(BP_STATUS_INVALID_ARGUMENT, "opencl event_wait: NULL event");
     if (e->ev == nullptr) return Ok();  // never recorded: nothing to wait for
-    return Prefixed("event_wait", ClCheck(clEnqueueBarrierWithWaitList(static_cast<cl_command_queue>(stream), 1, &e->ev,
-                                                                       nullptr),
+    return Prefixed("event_wait", ClCheck(clEnqueueBarrierWithWaitList(Queue(e->dev, stream), 1, &e->ev, nullptr),
                                           "clEnqueueBarrierWithWaitList"));
   });
 }

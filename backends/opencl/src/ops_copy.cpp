@@ -1,6 +1,6 @@
 // copy_ (with dtype conversion and broadcasting), fill_ and cat. Same-dtype
 // contiguous copies use clEnqueueCopyBuffer; the rest run kernels/copy.cl,
-// one program per (destination, source) dtype pair.
+// one program per destination dtype with one kernel per source dtype.
 #include <cstring>
 #include <string>
 
@@ -20,9 +20,7 @@ bool IsContiguous(const DLTensor* t) {
   return true;
 }
 
-std::string CopyOptions(const Device* d, const DtypeInfo& dst, const DtypeInfo& src) {
-  return DtypeDefines(dst, "T") + DtypeDefines(src, "S") + DeviceDefines(d);
-}
+std::string CopyOptions(const Device* d, const DtypeInfo& dst) { return DtypeDefines(dst, "T") + DeviceDefines(d); }
 
 // Elementwise dst[...] = convert(src[...]) over `sizes`.
 Status LaunchCopy(const CallCtx& ctx, const DtypeInfo& dst_t, const DtypeInfo& src_t, int32_t ndim,
@@ -31,7 +29,8 @@ Status LaunchCopy(const CallCtx& ctx, const DtypeInfo& dst_t, const DtypeInfo& s
   TensorRef refs[4] = {dst, src, {}, {}};
   const int64_t* strides[4] = {dst_strides, src_strides, nullptr, nullptr};
   const ScalarArg none = MakeScalar(dst_t, 0, 0, true);
-  return LaunchPointwiseGeo(ctx, "copy", src::k_copy, CopyOptions(ctx.device, dst_t, src_t), "copy", ndim, sizes,
+  const std::string kernel = std::string("copy_") + src_t.name;
+  return LaunchPointwiseGeo(ctx, "copy", src::k_copy, CopyOptions(ctx.device, dst_t), kernel.c_str(), ndim, sizes,
                             refs, strides, none, none);
 }
 
@@ -55,7 +54,7 @@ Status RunCopy(const bp_kernel_call_t* call) {
   BPCL_RETURN_IF_ERROR(GetTensorRef(src, "src", &s));
   const bool same_dtype = std::strcmp(dt.name, st.name) == 0;
   if (d.mem == s.mem && d.offset == s.offset && same_dtype &&
-      std::memcmp(self->strides, src->strides, sizeof(int64_t) * self->ndim) == 0)
+      (self->ndim == 0 || std::memcmp(self->strides, src->strides, sizeof(int64_t) * self->ndim) == 0))
     return Ok();  // copying a tensor onto itself
   if (same_dtype && IsContiguous(self) && IsContiguous(src)) {
     const size_t bytes = static_cast<size_t>(n) * dt.item_size;

@@ -2,6 +2,7 @@
 // Contract: args[0] has the output dtype (argmax: its own); `dim` is a
 // sorted, unique, non-negative INT_LIST (all dims when the caller gave none);
 // outputs[0] has keepdim=True sizes.
+#include <algorithm>
 #include <cstring>
 #include <string>
 
@@ -45,7 +46,9 @@ Status RunReduce(const bp_kernel_call_t* call) {
   // Which dims are reduced.
   bool reduced[kMaxDims] = {};
   const bp_kernel_arg_t* dim = call->num_args > 1 ? &call->args[1] : nullptr;
-  if (dim == nullptr || dim->kind == BP_VALUE_NONE || (dim->kind == BP_VALUE_INT_LIST && dim->u.int_list.size == 0)) {
+  if (in->ndim == 0 || dim == nullptr || dim->kind == BP_VALUE_NONE ||
+      (dim->kind == BP_VALUE_INT_LIST && dim->u.int_list.size == 0)) {
+    // All dims (a 0-dim input reduces its one element whatever dim says).
     for (int32_t k = 0; k < in->ndim; ++k) reduced[k] = true;
   } else if (dim->kind == BP_VALUE_INT_LIST || dim->kind == BP_VALUE_INT) {
     const int64_t n = dim->kind == BP_VALUE_INT ? 1 : dim->u.int_list.size;
@@ -104,16 +107,34 @@ Status RunReduce(const bp_kernel_call_t* call) {
   const bool serial = g.red_numel < 64 || (g.out_numel >= 1024 && g.rdim > 0 && g.r_in_strides[g.rdim - 1] != 1);
   const size_t L = serial ? 1 : GroupSize(ctx.device, 256);
   const std::string kname = std::string("k_") + op->base + (serial || L == 1 ? "_serial" : "_group");
+  const bool f32_in_double = t.kind == kKindFloat && t.item_size == 4 && ctx.device->fp64;
+  const bool is_sum = std::strcmp(op->base, "sum") == 0 || std::strcmp(op->base, "mean") == 0;
+  const size_t acc_size =
+      op->is_argmax ? t.ct_size : is_sum ? (t.kind >= kKindFloat ? (f32_in_double ? 8 : t.ct_size) : 8) : t.ct_size;
+  // CPU drivers run a work-group on one thread: a few long reductions are
+  // split in chunks over all compute units, then combined.
+  const int64_t parts = std::max<int64_t>(4 * static_cast<int64_t>(ctx.device->compute_units), 1);
+  if (!op->is_argmax && ctx.device->local_mem_is_global && g.out_numel < parts && g.red_numel >= 65536) {
+    const int32_t P = static_cast<int32_t>(parts);
+    const int64_t chunk = (g.red_numel + P - 1) / P;
+    cl_int err = CL_SUCCESS;
+    cl_mem part = clCreateBuffer(ctx.device->context, CL_MEM_READ_WRITE,
+                                 static_cast<size_t>(g.out_numel * P) * acc_size, nullptr, &err);
+    BPCL_CL(err, "clCreateBuffer");
+    const size_t g1 = static_cast<size_t>(g.out_numel * P), g2 = static_cast<size_t>(g.out_numel);
+    Status st = Launch(ctx, "reduce", src::k_reduce, options, (std::string("k_") + op->base + "_part").c_str(),
+                       {Arg(g), Arg(part), Arg(ri.mem), Arg(chunk), Arg(P)}, 1, &g1, nullptr);
+    if (st.ok())
+      st = Launch(ctx, "reduce", src::k_reduce, options, (std::string("k_") + op->base + "_fin").c_str(),
+                  {Arg(g), Arg(ro.mem), Arg(part), Arg(P)}, 1, &g2, nullptr);
+    clReleaseMemObject(part);  // freed by OpenCL once the queued kernels ran
+    return st;
+  }
   std::vector<KArg> args = {Arg(g), Arg(ro.mem), Arg(ri.mem)};
   if (serial || L == 1) {
     const size_t global = static_cast<size_t>(g.out_numel);
     return Launch(ctx, "reduce", src::k_reduce, options, kname.c_str(), args, 1, &global, nullptr);
   }
-  const bool f32_in_double = t.kind == kKindFloat && t.item_size == 4 && ctx.device->fp64;
-  const size_t acc_size = op->is_argmax ? t.ct_size
-                          : (std::strcmp(op->base, "sum") == 0 || std::strcmp(op->base, "mean") == 0)
-                              ? (t.kind >= kKindFloat ? (f32_in_double ? 8 : t.ct_size) : 8)
-                              : t.ct_size;
   args.push_back(LocalArg(L * acc_size));
   if (op->is_argmax) args.push_back(LocalArg(L * sizeof(int64_t)));
   const size_t global = static_cast<size_t>(g.out_numel) * L;
