@@ -51,7 +51,7 @@ inline void bp_mbatch(const bp_mgeo* g, long bi, long* bo, long* ba, long* bb, l
 #define VT float8
 #endif
 #ifndef NB
-#define NB 32
+#define NB 64
 #endif
 // One work-item: a RB x NB block of out (rows m0.., columns n0..). CPU
 // drivers run a work-item's loops as ordinary code, so the inner loop over

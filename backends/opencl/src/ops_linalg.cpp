@@ -25,7 +25,7 @@ Status LaunchMatmul(const CallCtx& ctx, const DtypeInfo& t, MatmulGeo& g, const 
   if (g.M == 0 || g.N == 0 || g.batch == 0) return Ok();
   for (int k = 0; k < 4; ++k) g.offs[k] = refs[k].offset;
   if (ctx.device->local_mem_is_global) {
-    constexpr size_t kRb = 4, kNb = 32;
+    constexpr size_t kRb = 4, kNb = 64;  // measured on PoCL (AVX-512): 2x better than 4 x 32
     const std::string options = DtypeDefines(t, "T") + DeviceDefines(ctx.device) + " -DRB=" + std::to_string(kRb) +
                                 " -DNB=" + std::to_string(kNb);
     cl_mem c = refs[3].mem != nullptr ? refs[3].mem : refs[0].mem;
