@@ -3,11 +3,14 @@
 // with stride 0, strided outputs, 0-dim and zero-size tensors, keepdim-sized
 // reduction outputs.
 #include <gtest/gtest.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include <cmath>
 #include <cstdio>
 #include <limits>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "fake_host.h"
@@ -618,6 +621,72 @@ TEST_F(CpuKernels, RegistersEveryKernelOpOfOpsYaml) {
   }
   std::fclose(f);
   EXPECT_GE(checked, 40);
+}
+
+// A host that forks (bp-conformance isolates crashes in child processes)
+// can still run parallel kernels in the child after running them in the
+// parent: GNU OpenMP's pool would otherwise hang there.
+TEST_F(CpuKernels, ParallelKernelsWorkInAForkedChild) {
+  const int64_t n = 1 << 20;
+  HostTensor a(F32(), {n}), out(F32(), {n});
+  for (int64_t i = 0; i < n; ++i) a.data<float>()[i] = 1.0f;
+  ASSERT_EQ(Call("add.Tensor", {TArg(a), TArg(a), IArg(1)}, {&out}), BP_STATUS_OK);
+  HostTensor m(F32(), {128, 128}), mo(F32(), {128, 128});
+  ASSERT_EQ(Call("matmul", {TArg(m), TArg(m)}, {&mo}), BP_STATUS_OK);
+  const pid_t pid = fork();
+  ASSERT_GE(pid, 0);
+  if (pid == 0) {
+    alarm(60);  // a hang fails the test instead of blocking it
+    int rc = Call("add.Tensor", {TArg(a), TArg(a), IArg(2)}, {&out}) == BP_STATUS_OK ? 0 : 1;
+    rc |= out.data<float>()[n - 1] == 3.0f ? 0 : 2;
+    rc |= Call("matmul", {TArg(m), TArg(m)}, {&mo}) == BP_STATUS_OK ? 0 : 4;
+    _exit(rc);
+  }
+  int status = 0;
+  ASSERT_EQ(waitpid(pid, &status, 0), pid);
+  ASSERT_TRUE(WIFEXITED(status)) << "child killed by signal " << (WIFSIGNALED(status) ? WTERMSIG(status) : 0);
+  EXPECT_EQ(WEXITSTATUS(status), 0);
+}
+
+TEST_F(CpuKernels, MatmulWithExpandedMatrixOperand) {
+  // A = a row [1, 2] expanded to [3, 2] (stride 0 along M); B = [[1, 0], [1, 1]].
+  for (DLDataType dt : {F32(), F64()}) {
+    HostTensor a(dt, {2}), b(dt, {2, 2}), out(dt, {3, 2});
+    HostTensor a64(F64(), {2}), b64(F64(), {2, 2});
+    a64.Set<double>({1, 2});
+    b64.Set<double>({1, 0, 1, 1});
+    ASSERT_EQ(Call("copy_", {TArg(a), TArg(a64), BArg(false)}, {&a}), BP_STATUS_OK);
+    ASSERT_EQ(Call("copy_", {TArg(b), TArg(b64), BArg(false)}, {&b}), BP_STATUS_OK);
+    a.SetView({3, 2}, {0, 1});
+    ASSERT_EQ(Call("matmul", {TArg(a), TArg(b)}, {&out}), BP_STATUS_OK) << LastError();
+    HostTensor o64(F64(), {3, 2});
+    ASSERT_EQ(Call("copy_", {TArg(o64), TArg(out), BArg(false)}, {&o64}), BP_STATUS_OK);
+    EXPECT_EQ(o64.Get<double>(6), (std::vector<double>{3, 2, 3, 2, 3, 2}));
+  }
+}
+
+// Kernels are free-threaded: cached oneDNN primitives run on several host
+// threads at once (user scratchpads), results stay exact.
+TEST_F(CpuKernels, ConcurrentMatmulsFromHostThreads) {
+  auto worker = [](int64_t m, int* bad) {
+    HostTensor a(F32(), {m, 48}), b(F32(), {48, 40}), c(F32(), {m, 40});
+    for (int64_t i = 0; i < m * 48; ++i) a.data<float>()[i] = static_cast<float>(i % 5);
+    for (int64_t i = 0; i < 48 * 40; ++i) b.data<float>()[i] = static_cast<float>(i % 3);
+    for (int rep = 0; rep < 40; ++rep) {
+      if (Call("matmul", {TArg(a), TArg(b)}, {&c}) != BP_STATUS_OK) ++*bad;
+      for (int64_t i = 0; i < m; i += 7) {
+        float e = 0;
+        for (int64_t k = 0; k < 48; ++k) e += static_cast<float>(((i * 48 + k) % 5) * ((k * 40 + 3) % 3));
+        if (c.data<float>()[i * 40 + 3] != e) ++*bad;
+      }
+    }
+  };
+  int bad[3] = {0, 0, 0};
+  std::thread t1(worker, 33, &bad[0]), t2(worker, 64, &bad[1]);
+  worker(17, &bad[2]);
+  t1.join();
+  t2.join();
+  EXPECT_EQ(bad[0] + bad[1] + bad[2], 0);
 }
 
 }  // namespace

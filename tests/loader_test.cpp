@@ -179,3 +179,45 @@ TEST_F(LoaderTest, DiscoveryFromForcedList) {
 }
 
 }  // namespace
+
+namespace {
+
+TEST_F(LoaderTest, PluginDefinedOperatorLivesWithThePlugin) {
+  bp_plugin_t* p = nullptr;
+  bp_device_t dev = LoadTestdev(&p);
+  bp_op_t* twice = Op("testdev::twice");
+  ASSERT_NE(twice, nullptr);
+  bp_tensor_t* a = F32(kCpu, {2}, {1.5f, -2});
+  EXPECT_EQ(Read(Call("testdev::twice", {T(a)})), (std::vector<float>{3, -4}));
+  // On the device it runs through the CPU fallback.
+  bp_tensor_t* d = F32(dev, {2}, {4, 5});
+  EXPECT_EQ(Read(Call("testdev::twice", {T(d)})), (std::vector<float>{8, 10}));
+  ASSERT_EQ(bp_plugin_unload(ctx_, p), BP_STATUS_OK);
+  bp_op_t* gone = nullptr;
+  EXPECT_EQ(bp_op_find(ctx_, "testdev::twice", &gone), BP_STATUS_NOT_FOUND);
+  bp_value_t args[] = {T(a)};
+  bp_tensor_t* r = nullptr;
+  EXPECT_EQ(bp_op_call(ctx_, twice, args, 1, &r, 1), BP_STATUS_FAILED_PRECONDITION);
+  EXPECT_THAT(LastError(), HasSubstr("testdev::twice"));
+  // Reloading defines it again.
+  LoadTestdev();
+  EXPECT_NE(Op("testdev::twice"), nullptr);
+}
+
+#ifndef NDEBUG
+TEST(TensorDeathTest, DoubleReleaseAbortsWithAMessage) {
+  bp_context_t* ctx = nullptr;
+  ASSERT_EQ(bp_context_create(nullptr, &ctx), BP_STATUS_OK);
+  int64_t n = 1;
+  bp_tensor_t* t = nullptr;
+  ASSERT_EQ(bp_tensor_empty(ctx, kCpu, 1, &n, kF32, &t), BP_STATUS_OK);
+  bp_tensor_release(t);
+  EXPECT_DEATH(bp_tensor_release(t), "already freed");
+}
+#else
+TEST(TensorDeathTest, DoubleReleaseAbortsWithAMessage) {
+  GTEST_SKIP() << "double release is only caught in debug builds (NDEBUG is defined in this build)";
+}
+#endif
+
+}  // namespace

@@ -1,7 +1,11 @@
 // Entry point of the CPU backend plugin: version negotiation, init (fills the
 // backend table and registers every kernel family), shutdown.
+#include <omp.h>
+#include <pthread.h>
+
 #include <cstdio>
 #include <cstring>
+#include <mutex>
 #include <new>
 
 #include "backplane/backend.h"
@@ -27,6 +31,13 @@ void Shutdown(void* backend_data) {
   delete state;
 }
 
+// GNU OpenMP's thread pool does not survive fork(): a parallel region in the
+// child waits forever for threads that only exist in the parent. Hosts fork
+// (bp-conformance isolates crashes in child processes), so a child runs our
+// kernels and oneDNN's single-threaded. glibc drops this handler when the
+// plugin is unloaded.
+void SingleThreadAfterFork() { omp_set_num_threads(1); }
+
 using FamilyFn = const KernelDef* (*)(size_t*);
 const FamilyFn kFamilies[] = {BinaryKernels, UnaryKernels,  CompareWhereKernels, ReduceKernels,
                               MatmulKernels, ConvPoolKernels, SoftmaxNormKernels,  CopyFillCatKernels};
@@ -38,6 +49,8 @@ bp_status_t Init(const bp_plugin_init_args_t* args) {
   if (state == nullptr) return host->set_error(BP_STATUS_OUT_OF_MEMORY, "cpu: init: out of memory");
   state->host = host;
   state->registrar = args->registrar;
+  static std::once_flag atfork_once;
+  std::call_once(atfork_once, [] { pthread_atfork(nullptr, nullptr, SingleThreadAfterFork); });
 
   bp_backend_t b;
   std::memset(&b, 0, sizeof b);

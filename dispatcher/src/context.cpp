@@ -170,10 +170,13 @@ BP_API void bp_context_destroy(bp_context_t* context) {
   try {
     UnloadAllPlugins(context);
     int64_t live = context->live_tensors.load();
-    if (live != 0) {
+    int64_t storages = context->live_storages.load();
+    if (live != 0 || storages != 0) {
 #ifndef NDEBUG
-      std::fprintf(stderr, "backplane: bp_context_destroy: %lld tensor(s) still alive (leaked by the caller)\n",
-                   static_cast<long long>(live));
+      std::fprintf(stderr,
+                   "backplane: bp_context_destroy: %lld tensor(s) and %lld storage(s) still alive (leaked by the "
+                   "caller, or DLPack exports not yet deleted)\n",
+                   static_cast<long long>(live), static_cast<long long>(storages));
 #endif
       // Tensors still reference the context: leak it rather than free memory in use.
       return;

@@ -93,6 +93,7 @@ struct bp_context_t {
 
   bp_host_api_t host_api{};
   std::atomic<int64_t> live_tensors{0};
+  std::atomic<int64_t> live_storages{0};  // includes storages held only by DLPack exports
 
   ~bp_context_t();
 };

@@ -86,10 +86,25 @@ struct ListArg {
   std::vector<const DLTensor*> dl_ptrs;
 };
 
-// Everything a call binds, on the stack.
+// Storage for T that is not value-initialized: the call path fills only the
+// entries it uses (zeroing every Geometry of a call would cost more than the
+// rest of the dispatch). T must be trivially copyable and destructible.
+template <typename T>
+union Uninit {
+  Uninit() {}
+  T value;
+};
+
+// Everything a call binds, on the stack. Only entries of tensor arguments are
+// written into geos.
 struct Bound {
-  MetaArg margs[kMaxArgs];
-  Geometry geos[kMaxArgs];
+  Bound() {}
+  union {
+    MetaArg margs[kMaxArgs];  // BindArgs writes the op's num_args entries
+  };
+  union {
+    Geometry geos[kMaxArgs];
+  };
   bp_tensor_t* tensors[kMaxArgs] = {};
   int64_t ints[kMaxArgs][BP_MAX_NDIM];
   std::vector<ListArg>* lists = nullptr;  // only when the op takes Tensor[]
@@ -295,7 +310,7 @@ Status RunView(bp_context_t* ctx, const bp_op_t* op, Bound& b, bp_tensor_t** res
   Temps temps;
   if (!st.ok()) {
     // reshape: when no view exists, a contiguous copy is reshaped instead.
-    if (op->meta_name != "reshape" || base->geo.is_contiguous()) return st;
+    if (st.code() != kViewNeedsCopy || op->meta_name != "reshape") return st;
     bp_tensor_t* c = nullptr;
     BP_RETURN_IF_ERROR(Clone(ctx, base, &c));
     temps.add(c);
@@ -452,7 +467,15 @@ Status RunMeta(bp_context_t* ctx, const bp_op_t* op, Bound& b, std::vector<ListA
   const bp_op_t* f = op->functional;
   const int32_t nmeta = op->num_meta_args;
   MetaCallInfo info{op->name.c_str(), f->arg_names, nmeta};
-  MetaPlan plan;
+  // The plan's defaults, without zeroing its large arrays.
+  Uninit<MetaPlan> plan_storage;
+  MetaPlan& plan = plan_storage.value;
+  plan.num_outputs = 1;
+  plan.no_output_alias = false;
+  for (int32_t i = 0; i < kMaxArgs; ++i) {
+    plan.cast_to[i] = DLDataType{};
+    plan.rewritten[i].kind = BP_VALUE_NONE;
+  }
   BP_RETURN_IF_ERROR(op->meta->infer(info, b.margs, &plan));
   bp_device_t device{dev->slot->id, dev->index};
   const int32_t nout = plan.num_outputs;
@@ -557,9 +580,11 @@ Status RunMeta(bp_context_t* ctx, const bp_op_t* op, Bound& b, std::vector<ListA
     if (plan.rewritten[i].kind != BP_VALUE_NONE) b.margs[i] = plan.rewritten[i];
   }
 
-  Geometry out_geos[kMaxOutputs];
+  Uninit<Geometry[kMaxOutputs]> out_storage;
+  Geometry* out_geos = out_storage.value;
   for (int32_t k = 0; k < nout; ++k) out_geos[k] = outs[k]->geo;
-  KernelViews views;
+  Uninit<KernelViews> views_storage;
+  KernelViews& views = views_storage.value;
   Status st = op->meta->prepare(info, b.margs, plan, out_geos, &views);
   if (!st.ok()) {
     release_fresh();
@@ -570,12 +595,15 @@ Status RunMeta(bp_context_t* ctx, const bp_op_t* op, Bound& b, std::vector<ListA
   for (int32_t i = 0; i < nmeta; ++i) {
     if (b.margs[i].kind == BP_VALUE_TENSOR) FillDLTensor(b.tensors[i]->storage, views.args[i], &dl[i]);
   }
+  const bool is_cat = !lists.empty() && op->meta_name == "cat";
   for (ListArg& l : lists) {
     l.dl.resize(l.tensors.size());
-    l.dl_ptrs.resize(l.tensors.size());
+    l.dl_ptrs.clear();
     for (size_t j = 0; j < l.tensors.size(); ++j) {
       FillDLTensor(l.tensors[j]->storage, l.geos[j], &l.dl[j]);
-      l.dl_ptrs[j] = &l.dl[j];
+      // cat drops legacy empty 1-D inputs before the kernel (kernel contract).
+      if (is_cat && CatSkipsInput(l.geos[j])) continue;
+      l.dl_ptrs.push_back(&l.dl[j]);
     }
   }
   DLTensor dl_out[kMaxOutputs];

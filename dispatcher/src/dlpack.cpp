@@ -92,6 +92,7 @@ BP_API bp_status_t bp_tensor_from_dlpack(bp_context_t* context, DLManagedTensor*
       stride *= dl.shape[i] > 0 ? dl.shape[i] : 1;
     }
     auto* s = new Storage();
+    context->live_storages.fetch_add(1, std::memory_order_relaxed);
     s->ctx = context;
     s->device = device;
     s->dev = dev;

@@ -4,6 +4,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <mutex>
 #include <string>
 
 #include "api.h"
@@ -21,6 +22,7 @@ void StorageRelease(Storage* s) {
   if (s->block != nullptr) s->dev->allocator->Free(s->block);
   if (s->managed != nullptr && s->managed->deleter != nullptr) s->managed->deleter(s->managed);
   bp_plugin_t* plugin = s->plugin;
+  s->ctx->live_storages.fetch_sub(1, std::memory_order_relaxed);
   delete s;
   if (plugin != nullptr) PluginRelease(plugin);
 }
@@ -51,6 +53,7 @@ Status NewStorage(bp_context_t* ctx, bp_device_t device, size_t nbytes, const ch
   Status st = dev->allocator->Allocate(nbytes, &block);
   if (!st.ok()) return Error(st.code(), std::string(fn) + ": " + st.message());
   auto* s = new Storage();
+  ctx->live_storages.fetch_add(1, std::memory_order_relaxed);
   s->ctx = ctx;
   s->device = device;
   s->dev = dev;
@@ -151,9 +154,17 @@ void TensorRelease(bp_tensor_t* t) {
   StorageRelease(t->storage);
   ctx->live_tensors.fetch_sub(1, std::memory_order_relaxed);
 #ifndef NDEBUG
-  // Debug builds keep the header (poisoned) so a second release is caught.
+  // Debug builds keep recently freed headers (poisoned) in a quarantine so a
+  // second release is caught with a message instead of corrupting memory.
   t->magic = kTensorDead;
   t->storage = nullptr;
+  static std::mutex quarantine_mu;
+  static bp_tensor_t* quarantine[4096] = {};
+  static size_t next = 0;
+  std::lock_guard<std::mutex> lock(quarantine_mu);
+  delete quarantine[next];
+  quarantine[next] = t;
+  next = (next + 1) % 4096;
 #else
   delete t;
 #endif

@@ -152,6 +152,36 @@ bp_status_t FailingFallback(const bp_kernel_call_t* call) {
   return Err(a, BP_STATUS_UNIMPLEMENTED, msg.c_str());
 }
 
+// testdev::twice(Tensor self) -> Tensor: a custom operator the plugin defines
+// with a CPU kernel (float32) and a meta function.
+bp_status_t TwiceMeta(const bp_meta_call_t* call) {
+  const DLTensor* x = call->args[0].u.tensor;
+  call->out_specs[0].dtype = x->dtype;
+  call->out_specs[0].ndim = x->ndim;
+  for (int32_t i = 0; i < x->ndim; ++i) call->out_specs[0].sizes[i] = x->shape[i];
+  return BP_STATUS_OK;
+}
+
+bp_status_t TwiceCpu(const bp_kernel_call_t* call) {
+  const DLTensor* x = call->args[0].u.tensor;
+  const DLTensor* o = call->outputs[0];
+  int64_t n = 1;
+  for (int32_t d = 0; d < o->ndim; ++d) n *= o->shape[d];
+  for (int64_t i = 0; i < n; ++i) {
+    int64_t xi = 0, oi = 0, rest = i;
+    for (int32_t d = o->ndim - 1; d >= 0; --d) {
+      int64_t k = rest % o->shape[d];
+      rest /= o->shape[d];
+      xi += k * x->strides[d];
+      oi += k * o->strides[d];
+    }
+    const float* xp = reinterpret_cast<const float*>(static_cast<const char*>(x->data) + x->byte_offset);
+    float* op = reinterpret_cast<float*>(static_cast<char*>(o->data) + o->byte_offset);
+    op[oi] = 2.0f * xp[xi];
+  }
+  return BP_STATUS_OK;
+}
+
 bp_status_t Negotiate(uint32_t* v) {
   if (BP_ABI_VERSION_GET_MAJOR(*v) != BP_ABI_VERSION_MAJOR) return BP_STATUS_INCOMPATIBLE_VERSION;
   if (*v > BP_ABI_VERSION) *v = BP_ABI_VERSION;
@@ -181,6 +211,10 @@ bp_status_t Init(const bp_plugin_init_args_t* args) {
   b->stream_synchronize = StreamSync;
   b->shutdown = Shutdown;
   bp_status_t rc = args->host->register_kernel(args->registrar, "add.Tensor", AddKernel, nullptr, 0);
+  if (rc == BP_STATUS_OK) {
+    rc = args->host->define_op(args->registrar, "testdev::twice(Tensor self) -> Tensor", TwiceCpu, nullptr,
+                               TwiceMeta, nullptr);
+  }
   if (rc == BP_STATUS_OK) {
     const char* fb = std::getenv("TESTDEV_FALLBACK");
     if (fb != nullptr && std::strcmp(fb, "1") == 0) {

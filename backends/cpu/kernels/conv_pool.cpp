@@ -4,6 +4,8 @@
 #include <cmath>
 #include <limits>
 #include <new>
+#include <unordered_map>
+#include <vector>
 
 #include "common.h"
 #include "oneapi/dnnl/dnnl.hpp"
@@ -104,6 +106,10 @@ void DnnlConv(const Conv& c, dnnl::memory::data_type dt) {
   const dnnl::memory::dims strides = {c.stride[0], c.stride[1]};
   const dnnl::memory::dims dilates = {c.dil[0] - 1, c.dil[1] - 1};
   const dnnl::memory::dims pad = {c.pad[0], c.pad[1]};
+  // A user scratchpad: oneDNN's primitive cache may hand the same primitive
+  // to several host threads, which its shared library scratchpad forbids.
+  dnnl::primitive_attr attr;
+  attr.set_scratchpad_mode(dnnl::scratchpad_mode::user);
   dnnl::convolution_forward::primitive_desc pd;
   md b_md;
   if (c.bias != nullptr) {
@@ -111,12 +117,12 @@ void DnnlConv(const Conv& c, dnnl::memory::data_type dt) {
     pd = dnnl::convolution_forward::primitive_desc(
         dnnl::convolution_forward::desc(dnnl::prop_kind::forward_inference, dnnl::algorithm::convolution_direct,
                                         x_any, w_any, b_md, y_any, strides, dilates, pad, pad),
-        Engine());
+        attr, Engine());
   } else {
     pd = dnnl::convolution_forward::primitive_desc(
         dnnl::convolution_forward::desc(dnnl::prop_kind::forward_inference, dnnl::algorithm::convolution_direct,
                                         x_any, w_any, y_any, strides, dilates, pad, pad),
-        Engine());
+        attr, Engine());
   }
   dnnl::stream s(Engine());
   auto prepare = [&](const md& user, const md& want, void* ptr) {
@@ -132,6 +138,8 @@ void DnnlConv(const Conv& c, dnnl::memory::data_type dt) {
   dnnl::memory ym = pd.dst_desc() == y_user ? y_mem : dnnl::memory(pd.dst_desc(), Engine());
   std::unordered_map<int, dnnl::memory> args = {{DNNL_ARG_SRC, xm}, {DNNL_ARG_WEIGHTS, wm}, {DNNL_ARG_DST, ym}};
   if (c.bias != nullptr) args[DNNL_ARG_BIAS] = dnnl::memory(b_md, Engine(), DataPtr(*c.bias));
+  std::vector<char> scratch(pd.scratchpad_desc().get_size());
+  args[DNNL_ARG_SCRATCHPAD] = dnnl::memory(pd.scratchpad_desc(), Engine(), scratch.empty() ? nullptr : scratch.data());
   dnnl::convolution_forward(pd).execute(s, args);
   if (ym != y_mem) dnnl::reorder(ym, y_mem).execute(s, ym, y_mem);
   s.wait();
@@ -161,7 +169,13 @@ bp_status_t Conv2d(const bp_kernel_call_t* call) {
     return Fail(call, BP_STATUS_INVALID_ARGUMENT, "expected 4-D input, weight and output and groups dividing channels");
   const Dt dt = DtOf(c.y->dtype);
   if (Numel(*c.y) == 0) return BP_STATUS_OK;
-  if (dt == Dt::kFloat32 || dt == Dt::kBFloat16) {
+  // oneDNN takes neither broadcast (stride 0) nor overlapping layouts.
+  auto broadcast = [](const DLTensor* t) {
+    for (int d = 0; t != nullptr && d < t->ndim; ++d)
+      if (t->strides[d] == 0 && t->shape[d] > 1) return true;
+    return false;
+  };
+  if ((dt == Dt::kFloat32 || dt == Dt::kBFloat16) && !broadcast(c.x) && !broadcast(c.w) && !broadcast(c.bias)) {
     try {
       DnnlConv(c, dt == Dt::kFloat32 ? dnnl::memory::data_type::f32 : dnnl::memory::data_type::bf16);
       return BP_STATUS_OK;

@@ -47,6 +47,10 @@ Mat MakeMat(const DLTensor& t) {
   m.strides.resize(static_cast<size_t>(t.ndim));
   for (int d = 0; d < t.ndim; ++d) {
     const bool broadcast = d < t.ndim - 2 && t.strides[d] == 0;
+    // oneDNN cannot express a broadcast row or column (stride 0 in a matrix
+    // dim): the caller stages a dense copy instead.
+    if (d >= t.ndim - 2 && t.strides[d] == 0 && t.shape[d] > 1)
+      throw dnnl::error(dnnl_unimplemented, "broadcast matrix dim");
     m.dims[static_cast<size_t>(d)] = broadcast ? 1 : t.shape[d];
     m.strides[static_cast<size_t>(d)] = t.strides[d] == 0 ? 1 : t.strides[d];
   }
@@ -56,9 +60,16 @@ Mat MakeMat(const DLTensor& t) {
 
 // Primitive cache: oneDNN's own cache still pays for the primitive
 // descriptor; this one makes a repeated shape a map lookup.
+// Primitives run with a user scratchpad, so one cached primitive may execute
+// on several host threads at once (oneDNN's shared library scratchpad would
+// tie each primitive to the thread that created it).
+struct CachedMatmul {
+  dnnl::matmul prim;
+  dnnl::memory::desc scratchpad;
+};
 struct Cache {
   std::mutex mu;
-  std::unordered_map<std::string, std::shared_ptr<dnnl::matmul>> map;
+  std::unordered_map<std::string, std::shared_ptr<CachedMatmul>> map;
 };
 Cache& GetCache() {
   static Cache* cache = new Cache;  // leaked on purpose: no destructor order issues at exit
@@ -71,7 +82,7 @@ void AppendKey(std::string* key, const Mat& m) {
   key->push_back('|');
 }
 
-std::shared_ptr<dnnl::matmul> GetPrimitive(dnnl::memory::data_type dt, const Mat& a, const Mat& b, const Mat& c,
+std::shared_ptr<CachedMatmul> GetPrimitive(dnnl::memory::data_type dt, const Mat& a, const Mat& b, const Mat& c,
                                            float alpha, float beta, dnnl::memory::desc* amd,
                                            dnnl::memory::desc* bmd, dnnl::memory::desc* cmd) {
   *amd = dnnl::memory::desc(a.dims, dt, a.strides);
@@ -92,6 +103,7 @@ std::shared_ptr<dnnl::matmul> GetPrimitive(dnnl::memory::data_type dt, const Mat
     if (it != cache.map.end()) return it->second;
   }
   dnnl::primitive_attr attr;
+  attr.set_scratchpad_mode(dnnl::scratchpad_mode::user);
   if (alpha != 1.0f) attr.set_output_scales(0, {alpha});
   if (beta != 0.0f) {
     dnnl::post_ops po;
@@ -102,19 +114,28 @@ std::shared_ptr<dnnl::matmul> GetPrimitive(dnnl::memory::data_type dt, const Mat
   dnnl::matmul::primitive_desc pd(desc, attr, Engine());  // throws if unimplemented
   // oneDNN's reference kernel is far slower than staging dense copies.
   if (std::strncmp(pd.impl_info_str(), "ref", 3) == 0) throw dnnl::error(dnnl_unimplemented, "reference matmul");
-  auto prim = std::make_shared<dnnl::matmul>(pd);
+  auto prim = std::make_shared<CachedMatmul>(CachedMatmul{dnnl::matmul(pd), pd.scratchpad_desc()});
   std::lock_guard<std::mutex> lock(cache.mu);
   if (cache.map.size() > 512) cache.map.clear();
   cache.map.emplace(std::move(key), prim);
   return prim;
 }
 
+// This thread's scratchpad, grown on demand and reused (one primitive runs
+// at a time per host thread).
+void* ScratchpadBuffer(size_t bytes) {
+  thread_local std::vector<char> buf;
+  if (buf.size() < bytes) buf.resize(bytes);
+  return buf.empty() ? nullptr : buf.data();
+}
+
 void RunDnnl(dnnl::memory::data_type dt, const Mat& a, const Mat& b, const Mat& c, float alpha, float beta) {
   dnnl::memory::desc amd, bmd, cmd;
-  std::shared_ptr<dnnl::matmul> prim = GetPrimitive(dt, a, b, c, alpha, beta, &amd, &bmd, &cmd);
+  std::shared_ptr<CachedMatmul> prim = GetPrimitive(dt, a, b, c, alpha, beta, &amd, &bmd, &cmd);
   dnnl::memory am(amd, Engine(), a.data), bm(bmd, Engine(), b.data), cm(cmd, Engine(), c.data);
+  dnnl::memory sm(prim->scratchpad, Engine(), ScratchpadBuffer(prim->scratchpad.get_size()));
   dnnl::stream stream(Engine());
-  prim->execute(stream, {{DNNL_ARG_SRC, am}, {DNNL_ARG_WEIGHTS, bm}, {DNNL_ARG_DST, cm}});
+  prim->prim.execute(stream, {{DNNL_ARG_SRC, am}, {DNNL_ARG_WEIGHTS, bm}, {DNNL_ARG_DST, cm}, {DNNL_ARG_SCRATCHPAD, sm}});
   stream.wait();
 }
 

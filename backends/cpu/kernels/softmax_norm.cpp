@@ -24,6 +24,28 @@ void ParallelFor(int64_t n, int64_t work, F f) {
   }
 }
 
+// Scratch for one row: on the stack for rows up to 512 elements, so small
+// calls do not allocate.
+class RowBuffer {
+ public:
+  explicit RowBuffer(int64_t n) : n_(static_cast<size_t>(n)) {
+    if (n_ > kInline) heap_.resize(n_);
+    p_ = n_ > kInline ? heap_.data() : inline_;
+  }
+  double* data() { return p_; }
+  double* begin() { return p_; }
+  double* end() { return p_ + n_; }
+  size_t size() const { return n_; }
+  double& operator[](size_t i) { return p_[i]; }
+
+ private:
+  static constexpr size_t kInline = 512;
+  size_t n_;
+  double inline_[kInline];
+  std::vector<double> heap_;
+  double* p_;
+};
+
 // Splits the dims of x/out (same sizes) into an outer loop over the dims
 // where `inner[d]` is false and a row-major inner loop over the others.
 struct RowSplit {
@@ -103,7 +125,7 @@ bp_status_t Softmax(const bp_kernel_call_t* call) {
     return FloatDispatch(call, *out, [&](auto tag) {
       using T = typename decltype(tag)::type;
       ParallelFor(split.rows, split.rows * split.row_len, [&](int64_t lo, int64_t hi) {
-        std::vector<double> buf(static_cast<size_t>(split.row_len));
+        RowBuffer buf(split.row_len);
         split.ForRows(lo, hi, [&](char* ob, char* xb) {
           split.Gather<T>(ob, xb, buf.data());
           double m = -INFINITY;
@@ -167,7 +189,7 @@ bp_status_t LayerNorm(const bp_kernel_call_t* call) {
       const std::vector<double> bv = ReadParam<T>(b, split.row_len, 0.0);
       const double n = static_cast<double>(split.row_len);
       ParallelFor(split.rows, split.rows * split.row_len, [&](int64_t lo, int64_t hi) {
-        std::vector<double> buf(static_cast<size_t>(split.row_len));
+        RowBuffer buf(split.row_len);
         split.ForRows(lo, hi, [&](char* ob, char* xb) {
           split.Gather<T>(ob, xb, buf.data());
           double mean = 0;
@@ -216,7 +238,7 @@ bp_status_t BatchNorm(const bp_kernel_call_t* call) {
       };
       if (training || rm == nullptr || rv == nullptr) {
         // No running statistics: normalize with the batch's (biased) ones.
-        std::vector<double> buf(static_cast<size_t>(split.row_len));
+        RowBuffer buf(split.row_len);
         std::vector<double> s1(static_cast<size_t>(C), 0.0), s2(static_cast<size_t>(C), 0.0);
         char *ob, *xb;
         for (int64_t r = 0; r < split.rows; ++r) {
@@ -240,7 +262,7 @@ bp_status_t BatchNorm(const bp_kernel_call_t* call) {
         shift[c] = bv[c] - mean[c] * scale[c];
       }
       ParallelFor(split.rows, split.rows * split.row_len, [&](int64_t lo, int64_t hi) {
-        std::vector<double> local(static_cast<size_t>(split.row_len));
+        RowBuffer local(split.row_len);
         char *ob, *xb;
         for (int64_t r = lo; r < hi; ++r) {
           const int64_t c = r % C;

@@ -1,0 +1,168 @@
+// Reductions (sum, mean, amax, amin, argmax): samples and reference.
+// Float results get a tolerance that grows with the reduced length:
+// reduce_len * eps(float32 or float64) * sum|x| on top of rtol/atol.
+#include <algorithm>
+#include <cmath>
+
+#include "family.h"
+
+namespace bpc {
+namespace {
+
+Arg dims_arg(const std::string& op, std::vector<int64_t> dims, bool none) {
+  if (op == "argmax") return none ? Arg::none() : Arg::int_of(dims.at(0));
+  if (none) return op == "amax" || op == "amin" ? Arg::ints_of({}) : Arg::none();
+  return Arg::ints_of(std::move(dims));
+}
+
+Sample reduction_sample(const std::string& op, const std::string& desc, TensorInput in,
+                        std::vector<int64_t> dims, bool none, bool keepdim, bool quick = true) {
+  Sample s;
+  s.desc = desc + (keepdim ? ", keepdim" : "");
+  s.quick = quick;
+  s.args.push_back(Arg::tensor_of(std::move(in)));
+  s.args.push_back(dims_arg(op, std::move(dims), none));
+  s.args.push_back(Arg::bool_of(keepdim));
+  if (op == "sum.dim_IntList" || op == "mean.dim") s.args.push_back(Arg::none());
+  return s;
+}
+
+std::vector<Sample> reduction_samples(const std::string& op, DType d, uint64_t seed, bool) {
+  Rng rng(seed);
+  Domain dom;
+  dom.ilo = op == "argmax" || op == "amax" || op == "amin" ? -5.0 : -1000.0;  // ties for argmax
+  dom.ihi = -dom.ilo;
+  const bool argmax = op == "argmax";
+  std::vector<Sample> out;
+  out.push_back(reduction_sample(op, "all dims [7]", make_input(rng, d, {7}, dom), {}, true, false));
+  out.push_back(reduction_sample(op, "[3,5] dim 1", make_input(rng, d, {3, 5}, dom), {1}, false, false));
+  out.push_back(reduction_sample(op, "[3,5] dim 0", make_input(rng, d, {3, 5}, dom), {0}, false, true));
+  out.push_back(reduction_sample(op, "[2,3,4] dim -1", make_input(rng, d, {2, 3, 4}, dom), {-1}, false, false));
+  if (!argmax) {
+    out.push_back(reduction_sample(op, "[2,3,4] dims [0,2]", make_input(rng, d, {2, 3, 4}, dom), {0, 2}, false, true));
+    out.push_back(reduction_sample(op, "[2,3,4] all dims", make_input(rng, d, {2, 3, 4}, dom), {}, true, false));
+  }
+  out.push_back(reduction_sample(op, "transposed view [5,7] dim 1",
+                                 make_input(rng, d, {5, 7}, dom, Layout::kTransposed), {1}, false, false));
+  out.push_back(reduction_sample(op, "strided view [4,9] dim 1",
+                                 make_input(rng, d, {4, 9}, dom, Layout::kStrided), {1}, false, false));
+  out.push_back(reduction_sample(op, "long [1023] all dims", make_input(rng, d, {1023}, dom), {0}, argmax, false, false));
+  out.push_back(reduction_sample(op, "[33,17] dim 0", make_input(rng, d, {33, 17}, dom), {0}, false, false, false));
+  out.push_back(reduction_sample(op, "0-dim", make_input(rng, d, {}, dom), {}, true, false));
+  if (op == "sum.dim_IntList" || op == "mean.dim") {
+    out.push_back(reduction_sample(op, "zero-size (0,) all dims", make_input(rng, d, {0}, dom), {}, true, false));
+    out.push_back(reduction_sample(op, "zero-size (1,0,3) dim 1", make_input(rng, d, {1, 0, 3}, dom), {1}, false, false));
+  } else {
+    out.push_back(reduction_sample(op, "zero-size (1,0,3) dim 2 (non-empty reduction)",
+                                   make_input(rng, d, {1, 0, 3}, dom), {2}, false, false));
+    Sample e = reduction_sample(op, "error: reduction over an empty dim (0,)", make_input(rng, d, {0}, dom), {0},
+                                argmax, false);
+    e.expect_error = true;
+    out.push_back(e);
+  }
+  out.push_back(reduction_sample(op, "special values", tensor_of_values(d, special_values(d)), {0}, argmax, false));
+  {
+    Sample e = reduction_sample(op, "error: dim 2 out of range for [3,5]", make_input(rng, d, {3, 5}, dom), {2},
+                                false, false);
+    e.expect_error = true;
+    out.push_back(e);
+  }
+  if (op == "mean.dim" && d == DType::kFloat32) {
+    Sample e = reduction_sample(op, "error: int32 input (floating dtypes only)",
+                                make_input(rng, DType::kInt32, {3, 5}, dom), {1}, false, false);
+    e.expect_error = true;
+    out.push_back(e);
+  }
+  return out;
+}
+
+Expected reduction_reference(const std::string& op, const Sample& s) {
+  const HostTensor& in = tensor_arg(s, 0);
+  const int32_t nd = in.ndim();
+  std::vector<bool> reduced(static_cast<size_t>(std::max(nd, 0)), false);
+  const Arg& da = s.args.at(1);
+  const bool all = da.kind == Arg::kNone || (da.kind == Arg::kIntList && da.ints.empty());
+  std::vector<int64_t> dims = da.kind == Arg::kInt ? std::vector<int64_t>{da.i} : da.ints;
+  for (int64_t dim : dims) {
+    const int64_t w = dim < 0 ? dim + std::max(nd, 1) : dim;
+    if (nd > 0) reduced[static_cast<size_t>(w)] = true;
+  }
+  if (all) std::fill(reduced.begin(), reduced.end(), true);
+  const bool keepdim = s.args.at(2).b;
+  const bool argmax = op == "argmax";
+  DType out_dtype = in.dtype;
+  if (op == "sum.dim_IntList" && !dtype_is_float(in.dtype)) out_dtype = DType::kInt64;
+  if (argmax) out_dtype = DType::kInt64;
+
+  std::vector<int64_t> kept_sizes, out_sizes;  // kept_sizes: keepdim shape
+  for (int32_t i = 0; i < nd; ++i) {
+    kept_sizes.push_back(reduced[static_cast<size_t>(i)] ? 1 : in.sizes[static_cast<size_t>(i)]);
+    if (!reduced[static_cast<size_t>(i)]) out_sizes.push_back(in.sizes[static_cast<size_t>(i)]);
+    else if (keepdim && !(argmax && all)) out_sizes.push_back(1);
+  }
+  if (argmax && all && keepdim) out_sizes = kept_sizes;
+  const int64_t n_out = numel_of(kept_sizes);
+  const int64_t n_in = in.numel();
+  const int64_t len = n_out == 0 ? 0 : n_in / n_out;
+  std::vector<std::vector<double>> groups(static_cast<size_t>(n_out));
+  std::vector<int64_t> idx;
+  const std::vector<int64_t> ks = contiguous_strides(kept_sizes);
+  for (int64_t k = 0; k < n_in; ++k) {
+    unravel(k, in.sizes, &idx);
+    int64_t o = 0;
+    for (int32_t i = 0; i < nd; ++i) {
+      if (!reduced[static_cast<size_t>(i)]) o += idx[static_cast<size_t>(i)] * ks[static_cast<size_t>(i)];
+    }
+    groups[static_cast<size_t>(o)].push_back(in.values[static_cast<size_t>(k)]);  // row-major within the group
+  }
+  HostTensor r;
+  r.dtype = out_dtype;
+  r.sizes = out_sizes;
+  std::vector<double> mag;
+  for (const std::vector<double>& g : groups) {
+    double v = 0.0, m = 0.0;
+    if (op == "sum.dim_IntList" || op == "mean.dim") {
+      if (dtype_is_float(in.dtype)) {
+        for (double x : g) { v += x; m += std::fabs(x); }
+        if (op == "mean.dim") { v = g.empty() ? NAN : v / static_cast<double>(g.size()); m /= std::max<size_t>(g.size(), 1); }
+      } else {
+        uint64_t acc = 0;
+        for (double x : g) acc += as_u64(x);
+        v = wrap_to(DType::kInt64, acc);
+      }
+    } else if (op == "amax" || op == "amin") {
+      if (g.empty()) return reference_error("empty reduction");
+      v = g[0];
+      for (double x : g) {
+        if (std::isnan(x) || std::isnan(v)) { v = NAN; continue; }
+        v = op == "amax" ? std::max(v, x) : std::min(v, x);
+      }
+    } else {  // argmax: first occurrence, NaN is the maximum
+      if (g.empty()) return reference_error("empty reduction");
+      size_t best = 0;
+      for (size_t i = 1; i < g.size(); ++i) {
+        if (std::isnan(g[best])) break;
+        if (std::isnan(g[i]) || g[i] > g[best]) best = i;
+      }
+      v = static_cast<double>(best);
+    }
+    r.values.push_back(v);
+    mag.push_back(m);
+  }
+  Expected e = single_output(std::move(r));
+  if (dtype_is_float(out_dtype)) {
+    e.mag.push_back(std::move(mag));
+    e.reduce_len = len;
+  }
+  return e;
+}
+
+}  // namespace
+
+void register_reduction_ops(std::vector<OpDef>* defs) {
+  for (const char* op : {"sum.dim_IntList", "mean.dim", "amax", "amin", "argmax"}) {
+    defs->push_back({op, reduction_samples, reduction_reference, 0.0});
+  }
+}
+
+}  // namespace bpc

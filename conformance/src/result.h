@@ -1,0 +1,69 @@
+// What a run produced: one CaseResult per case, one CellResult per
+// (operator, dtype) of a backend device, folded from its cases.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "dtype.h"
+
+namespace bpc {
+
+enum class Outcome {
+  kNotClaimed,    // '-': ops.yaml does not claim the dtype
+  kNativePass,    // 'N': passed, every kernel that ran was the backend's own
+  kFallbackPass,  // 'F': passed, some work went through a fallback
+  kFail,          // 'x'
+  kUnsupported,   // 'u': not run, with a reason (no device, no fp64 ...)
+  kUntested,      // '?': claimed, but bp-conformance has no samples for it
+  kCrashed,       // 'C': the isolated child died (signal)
+  kTimeout,       // 'T': the isolated child ran past its time limit
+  kExpectedFail,  // 'X': failed, and the backend's expectation file says xfail
+  kUnexpectedPass,// 'P': passed, but listed as xfail (a stale entry: fails the run)
+};
+const char* outcome_name(Outcome o);  // "native_pass", ...
+char outcome_char(Outcome o);
+bool outcome_from_name(const std::string& name, Outcome* out);
+
+struct CaseResult {
+  std::string backend;
+  std::string device;     // "cpu:0"
+  std::string op;
+  std::string dtype;
+  int sample = 0;
+  std::string desc;
+  uint64_t seed = 0;
+  std::vector<std::vector<int64_t>> input_shapes;
+  std::vector<int64_t> output_shape;
+  Outcome outcome = Outcome::kFail;
+  std::string path;       // "native", "cpu_fallback", "backend_fallback", "core", "none"
+  std::string message;    // why it failed / was skipped; "" on a pass
+  bool has_numbers = false;
+  int64_t worst_index = -1;
+  double expected = 0.0, actual = 0.0, max_abs = 0.0, max_rel = 0.0, max_ulp = 0.0;
+  std::string repro;      // the one-line command that reruns just this case
+};
+
+struct CellResult {
+  Outcome outcome = Outcome::kNotClaimed;
+  std::string reason;     // for unsupported / untested / failures (first failure)
+  int cases = 0;
+  int failed = 0;
+};
+
+struct DeviceReport {
+  std::string backend;
+  std::string device;       // "cpu:0", or "opencl" when it has no device
+  std::string device_name;
+  std::vector<std::string> ops;                          // row order
+  std::map<std::string, std::array<CellResult, kNumDTypes>> cells;
+  std::vector<CaseResult> cases;
+};
+
+// Folds a case outcome into its cell (fail beats fallback beats native).
+void fold_case(CellResult* cell, const CaseResult& c);
+
+}  // namespace bpc

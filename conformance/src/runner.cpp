@@ -1,0 +1,425 @@
+#include "runner.h"
+
+#include <cmath>
+#include <fnmatch.h>
+#include <sstream>
+
+#include "device_tensor.h"
+#include "gen.h"
+
+namespace bpc {
+
+bool glob_match(const std::string& pattern, const std::string& text) {
+  return fnmatch(pattern.c_str(), text.c_str(), 0) == 0;
+}
+
+std::string backend_name(bp_context_t* ctx, int32_t backend) {
+  bp_backend_info_t info{};
+  info.struct_size = sizeof info;
+  if (bp_backend_info(ctx, backend, &info) != BP_STATUS_OK || info.name == nullptr) {
+    return "backend" + std::to_string(backend);
+  }
+  return info.name;
+}
+
+Runner::Runner(bp_context_t* ctx) : ctx_(ctx) {
+  int32_t n = 0;
+  if (bp_op_count(ctx, &n) != BP_STATUS_OK) n = 0;
+  for (int32_t i = 0; i < n; ++i) {
+    OpEntry e;
+    if (bp_op_at(ctx, i, &e.op) != BP_STATUS_OK) continue;
+    bp_op_info_t info{};
+    info.struct_size = sizeof info;
+    if (bp_op_info(e.op, &info) != BP_STATUS_OK || info.name == nullptr) continue;
+    e.name = info.name;
+    e.kind = info.kind ? info.kind : "";
+    e.claim = find_claim(e.name);
+    op_cache_[e.name] = e.op;
+    ops_.push_back(e);
+  }
+  // Operators ops.yaml declares but the library lacks still get a row (they fail).
+  for (const OpClaim& c : op_claims()) {
+    if (op_cache_.count(c.name) == 0) {
+      OpEntry e;
+      e.name = c.name;
+      e.kind = c.kind;
+      e.claim = &c;
+      ops_.push_back(e);
+    }
+  }
+}
+
+bp_op_t* Runner::find_op(const std::string& name) {
+  auto it = op_cache_.find(name);
+  if (it != op_cache_.end()) return it->second;
+  bp_op_t* op = nullptr;
+  if (bp_op_find(ctx_, name.c_str(), &op) != BP_STATUS_OK) op = nullptr;
+  op_cache_[name] = op;
+  return op;
+}
+
+namespace {
+
+struct Counters {
+  uint64_t native = 0, fallback = 0;
+};
+
+// Kernel counters of every operator on the backend: a case is native only
+// if no fallback counter moved while it ran (composites run other operators).
+Counters snapshot(bp_context_t* ctx, const std::vector<OpEntry>& ops, int32_t backend) {
+  Counters c;
+  for (const OpEntry& e : ops) {
+    if (e.op == nullptr) continue;
+    uint64_t n = 0, f = 0;
+    if (bp_native_count(ctx, e.op, backend, &n) == BP_STATUS_OK) c.native += n;
+    if (bp_fallback_count(ctx, e.op, backend, &f) == BP_STATUS_OK) c.fallback += f;
+  }
+  return c;
+}
+
+std::string device_label(bp_context_t* ctx, int32_t backend, int32_t index) {
+  return backend_name(ctx, backend) + ":" + std::to_string(index);
+}
+
+std::string fmt_double(double v) {
+  std::ostringstream os;
+  os.precision(9);
+  os << v;
+  return os.str();
+}
+
+bool base_name_in(const std::string& op, const std::string& message) {
+  std::string base = op.substr(0, op.find('.'));
+  while (!base.empty() && base.back() == '_') base.pop_back();
+  const size_t ns = base.find("::");
+  if (ns != std::string::npos) base = base.substr(ns + 2);
+  return message.find(base) != std::string::npos;
+}
+
+bool same_values(const std::vector<double>& a, const std::vector<double>& b) {
+  if (a.size() != b.size()) return false;
+  for (size_t i = 0; i < a.size(); ++i) {
+    if (!(a[i] == b[i] || (std::isnan(a[i]) && std::isnan(b[i])))) return false;
+  }
+  return true;
+}
+
+// Which dtypes a device can run at all (float64 needs BP_DEVICE_CAP_FP64 ...).
+const char* capability_gap(DType d, uint64_t caps) {
+  if (d == DType::kFloat64 && !(caps & BP_DEVICE_CAP_FP64)) return "device lacks BP_DEVICE_CAP_FP64";
+  if (d == DType::kFloat16 && !(caps & BP_DEVICE_CAP_FP16)) return "device lacks BP_DEVICE_CAP_FP16";
+  if (d == DType::kBFloat16 && !(caps & BP_DEVICE_CAP_BF16)) return "device lacks BP_DEVICE_CAP_BF16";
+  return nullptr;
+}
+
+}  // namespace
+
+CaseResult Runner::run_case(const OpEntry& op, DType d, const Case& c, int32_t backend,
+                            bp_device_t dev, const RunOptions& opt, const std::string& label) {
+  CaseResult r;
+  r.backend = backend_name(ctx_, backend);
+  r.device = label;
+  r.op = op.name;
+  r.dtype = dtype_name(d);
+  r.sample = c.index;
+  r.desc = c.sample.desc;
+  r.seed = opt.seed;
+  {
+    std::ostringstream os;
+    os << "bp-conformance --backend " << (opt.backend_arg.empty() ? r.backend : opt.backend_arg)
+       << " --op " << op.name << " --dtype " << r.dtype << " --sample " << c.index << " --seed " << opt.seed;
+    r.repro = os.str();
+  }
+  for (const Arg& a : c.sample.args) {
+    if (a.kind == Arg::kTensor || a.kind == Arg::kOut) r.input_shapes.push_back(a.tensor.t.sizes);
+    for (const TensorInput& t : a.list) r.input_shapes.push_back(t.t.sizes);
+  }
+  if (!c.expected.error.empty()) {
+    r.outcome = Outcome::kFail;
+    r.message = "bp-conformance reference failed (suite bug): " + c.expected.error;
+    return r;
+  }
+  if (op.op == nullptr) {
+    r.outcome = Outcome::kFail;
+    r.message = "operator not found in libbackplane";
+    return r;
+  }
+  TensorPool pool;
+  const OpLookup lookup = [this](const std::string& n) { return find_op(n); };
+  std::vector<bp_value_t> values(c.sample.args.size());
+  std::vector<std::vector<bp_tensor_t*>> lists(c.sample.args.size());
+  std::vector<bp_tensor_t*> arg_tensors(c.sample.args.size(), nullptr);
+  std::string err;
+  for (size_t i = 0; i < c.sample.args.size(); ++i) {
+    const Arg& a = c.sample.args[i];
+    bp_value_t& v = values[i];
+    v = bp_value_t{};
+    switch (a.kind) {
+      case Arg::kNone: v.kind = BP_VALUE_NONE; break;
+      case Arg::kTensor:
+      case Arg::kOut:
+        v.kind = BP_VALUE_TENSOR;
+        if (!make_device_tensor(ctx_, lookup, a.tensor, dev, &pool, &v.u.tensor, &err)) {
+          r.outcome = Outcome::kFail;
+          r.message = err;
+          return r;
+        }
+        arg_tensors[i] = v.u.tensor;
+        break;
+      case Arg::kTensorList:
+        for (const TensorInput& t : a.list) {
+          bp_tensor_t* dt = nullptr;
+          if (!make_device_tensor(ctx_, lookup, t, dev, &pool, &dt, &err)) {
+            r.outcome = Outcome::kFail;
+            r.message = err;
+            return r;
+          }
+          lists[i].push_back(dt);
+        }
+        v.kind = BP_VALUE_TENSOR_LIST;
+        v.u.tensor_list.data = lists[i].data();
+        v.u.tensor_list.size = static_cast<int64_t>(lists[i].size());
+        break;
+      case Arg::kInt: v.kind = BP_VALUE_INT; v.u.i = a.i; break;
+      case Arg::kDouble: v.kind = BP_VALUE_DOUBLE; v.u.d = a.d; break;
+      case Arg::kBool: v.kind = BP_VALUE_BOOL; v.u.b = a.b ? 1 : 0; break;
+      case Arg::kIntList:
+        v.kind = BP_VALUE_INT_LIST;
+        v.u.int_list.data = a.ints.data();
+        v.u.int_list.size = static_cast<int64_t>(a.ints.size());
+        break;
+      case Arg::kString: v.kind = BP_VALUE_STRING; v.u.str = a.s.c_str(); break;
+      case Arg::kDType: v.kind = BP_VALUE_DTYPE; v.u.dtype = dtype_to_dl(a.dtype); break;
+    }
+  }
+
+  const Counters before = snapshot(ctx_, ops_, backend);
+  bp_tensor_t* result = nullptr;
+  const bp_status_t st =
+      bp_op_call(ctx_, op.op, values.data(), static_cast<int32_t>(values.size()), &result, 1);
+  const std::string call_message = st == BP_STATUS_OK ? "" : bp_last_error_message();
+  const Counters after = snapshot(ctx_, ops_, backend);
+  pool.hold(result);
+
+  if (after.fallback > before.fallback) {
+    r.path = "cpu_fallback";
+  } else if (after.native > before.native) {
+    r.path = "native";
+  } else {
+    int32_t kind = BP_DISPATCH_NONE;
+    bp_op_dispatch_kind(ctx_, op.op, backend, &kind);
+    r.path = kind == BP_DISPATCH_CORE ? "core"
+             : kind == BP_DISPATCH_BACKEND_FALLBACK ? "backend_fallback"
+             : kind == BP_DISPATCH_CPU_FALLBACK ? "cpu_fallback"
+                                                : "none";
+  }
+  const bool fallback = r.path == "cpu_fallback" || r.path == "backend_fallback";
+  const Outcome pass = fallback ? Outcome::kFallbackPass : Outcome::kNativePass;
+
+  if (c.sample.expect_error) {
+    if (st == BP_STATUS_OK) {
+      r.outcome = Outcome::kFail;
+      r.message = "bad input was accepted (expected an error status)";
+      return r;
+    }
+    if (!base_name_in(op.name, call_message)) {
+      r.outcome = Outcome::kFail;
+      r.message = std::string("error message does not name the operator: ") + bp_status_name(st) +
+                  ": \"" + call_message + "\"";
+      return r;
+    }
+    if (c.sample.written_arg >= 0) {
+      const Arg& w = c.sample.args[static_cast<size_t>(c.sample.written_arg)];
+      DType wd;
+      std::vector<int64_t> ws;
+      std::vector<double> wv;
+      if (!read_tensor(arg_tensors[static_cast<size_t>(c.sample.written_arg)], &wd, &ws, &wv, &err)) {
+        r.outcome = Outcome::kFail;
+        r.message = err;
+        return r;
+      }
+      if (!same_values(wv, w.tensor.t.values)) {
+        r.outcome = Outcome::kFail;
+        r.message = "the call failed but wrote its output (partial write on error)";
+        return r;
+      }
+    }
+    r.outcome = pass;
+    r.message = std::string("rejected as expected: ") + bp_status_name(st);
+    return r;
+  }
+  if (st != BP_STATUS_OK) {
+    r.outcome = Outcome::kFail;
+    r.message = std::string("bp_op_call failed: ") + bp_status_name(st) + ": " + call_message;
+    return r;
+  }
+  if (result == nullptr) {
+    r.outcome = Outcome::kFail;
+    r.message = "bp_op_call returned no result tensor";
+    return r;
+  }
+  const HostTensor& expected = c.expected.outputs.at(0);
+  bp_tensor_t* read_from =
+      c.sample.written_arg >= 0 ? arg_tensors[static_cast<size_t>(c.sample.written_arg)] : result;
+  DType ad;
+  std::vector<double> actual;
+  if (!read_tensor(read_from, &ad, &r.output_shape, &actual, &err)) {
+    r.outcome = Outcome::kFail;
+    r.message = err;
+    return r;
+  }
+  if (ad != expected.dtype) {
+    r.outcome = Outcome::kFail;
+    r.message = std::string("result dtype ") + dtype_name(ad) + ", expected " + dtype_name(expected.dtype);
+    return r;
+  }
+  if (r.output_shape != expected.sizes) {
+    r.outcome = Outcome::kFail;
+    r.message = "result sizes " + sizes_str(r.output_shape) + ", expected " + sizes_str(expected.sizes);
+    return r;
+  }
+  if (c.sample.written_arg >= 0 && bp_tensor_ndim(result) != static_cast<int32_t>(expected.sizes.size())) {
+    r.outcome = Outcome::kFail;
+    r.message = "the returned tensor is not the written argument (rank differs)";
+    return r;
+  }
+  const std::vector<double> no_mag;
+  const CompareResult cmp = compare_values(expected, c.expected.mag.empty() ? no_mag : c.expected.mag[0],
+                                           actual, c.tol);
+  r.has_numbers = true;
+  r.worst_index = cmp.worst_index;
+  r.expected = cmp.expected;
+  r.actual = cmp.actual;
+  r.max_abs = cmp.max_abs;
+  r.max_rel = cmp.max_rel;
+  r.max_ulp = cmp.max_ulp;
+  if (!cmp.ok) {
+    r.outcome = Outcome::kFail;
+    std::ostringstream os;
+    os << cmp.message;
+    if (cmp.worst_index >= 0) {
+      std::vector<int64_t> idx;
+      unravel(cmp.worst_index, expected.sizes, &idx);
+      os << "; worst at " << sizes_str(idx) << ": expected " << fmt_double(cmp.expected) << ", got "
+         << fmt_double(cmp.actual);
+    }
+    os << " (max abs " << fmt_double(cmp.max_abs) << ", max rel " << fmt_double(cmp.max_rel);
+    if (c.tol.ulp > 0.0) os << ", max ulp " << fmt_double(cmp.max_ulp) << " > " << c.tol.ulp;
+    os << ")";
+    r.message = os.str();
+    return r;
+  }
+  r.outcome = pass;
+  return r;
+}
+
+void Runner::run_cell(const OpEntry& op, DType d, int32_t backend, bp_device_t dev, uint64_t caps,
+                      const RunOptions& opt, DeviceReport* report) {
+  CellResult& cell = report->cells[op.name][static_cast<size_t>(d)];
+  if (op.claim == nullptr || !op.claim->claims(d)) return;
+  auto skip = [&](Outcome o, const std::string& why) {
+    CaseResult r;
+    r.backend = report->backend;
+    r.device = report->device;
+    r.op = op.name;
+    r.dtype = dtype_name(d);
+    r.sample = -1;
+    r.seed = opt.seed;
+    r.outcome = o;
+    r.message = why;
+    if (on_case_done) on_case_done(r);
+    fold_case(&cell, r);
+    report->cases.push_back(r);
+  };
+  if (expectations != nullptr) {
+    if (const Expectation* e = expectations->find_unsupported(op.name, d)) {
+      skip(Outcome::kUnsupported, "unsupported per " + expectations->source + ": " + e->reason);
+      return;
+    }
+  }
+  if (const char* gap = capability_gap(d, caps)) {
+    skip(Outcome::kUnsupported, gap);
+    return;
+  }
+  std::string why;
+  const std::vector<Case> cases = make_cases(*op.claim, d, opt.seed, opt.full || opt.sample >= 0, &why);
+  if (cases.empty()) {
+    skip(Outcome::kUntested, why);
+    return;
+  }
+  for (const Case& c : cases) {
+    if (opt.sample >= 0 && c.index != opt.sample) continue;
+    if (on_case_start) on_case_start(dtype_name(d), c.index);
+    CaseResult r = run_case(op, d, c, backend, dev, opt, report->device);
+    if (on_case_done) on_case_done(r);
+    fold_case(&cell, r);
+    report->cases.push_back(std::move(r));
+  }
+}
+
+DeviceReport Runner::empty_report(int32_t backend, int32_t device_index, uint64_t* caps) {
+  DeviceReport report;
+  report.backend = backend_name(ctx_, backend);
+  report.device = device_label(ctx_, backend, device_index);
+  bp_device_properties_t props{};
+  props.struct_size = sizeof props;
+  *caps = 0;
+  if (bp_device_properties(ctx_, bp_device_t{backend, device_index}, &props) == BP_STATUS_OK) {
+    report.device_name = props.name;
+    *caps = props.capabilities;
+  }
+  return report;
+}
+
+DeviceReport Runner::run_device(int32_t backend, int32_t device_index, const RunOptions& opt) {
+  uint64_t caps = 0;
+  DeviceReport report = empty_report(backend, device_index, &caps);
+  const bp_device_t dev{backend, device_index};
+  for (const OpEntry& op : ops_) {
+    if (!glob_match(opt.op_glob, op.name)) continue;
+    report.ops.push_back(op.name);
+    report.cells[op.name];
+    for (int k = 0; k < kNumDTypes; ++k) {
+      const DType d = dtype_at(k);
+      if (opt.has_dtype && d != opt.dtype) continue;
+      run_cell(op, d, backend, dev, caps, opt, &report);
+    }
+  }
+  return report;
+}
+
+DeviceReport Runner::no_device_report(int32_t backend, const RunOptions& opt) {
+  DeviceReport report;
+  report.backend = backend_name(ctx_, backend);
+  report.device = report.backend;
+  bp_backend_info_t info{};
+  info.struct_size = sizeof info;
+  std::string reason = "no device";
+  if (bp_backend_info(ctx_, backend, &info) == BP_STATUS_OK && info.no_device_reason) {
+    reason += std::string(": ") + info.no_device_reason;
+  }
+  for (const OpEntry& op : ops_) {
+    if (!glob_match(opt.op_glob, op.name)) continue;
+    report.ops.push_back(op.name);
+    auto& cells = report.cells[op.name];
+    if (op.claim == nullptr) continue;
+    for (int k = 0; k < kNumDTypes; ++k) {
+      const DType d = dtype_at(k);
+      if ((opt.has_dtype && d != opt.dtype) || !op.claim->claims(d)) continue;
+      CaseResult r;
+      r.backend = report.backend;
+      r.device = report.device;
+      r.op = op.name;
+      r.dtype = dtype_name(d);
+      r.sample = -1;
+      r.seed = opt.seed;
+      r.outcome = Outcome::kUnsupported;
+      r.message = reason;
+      fold_case(&cells[static_cast<size_t>(k)], r);
+      report.cases.push_back(r);
+    }
+  }
+  return report;
+}
+
+}  // namespace bpc

@@ -1,0 +1,72 @@
+// Runs cases on a backend device through the public C API (backplane.h)
+// only: inputs made on the CPU (bp_tensor_from_host), moved to the device
+// (bp_tensor_to_device), views made with the core's view operators, the
+// operator called with bp_op_find + bp_op_call, results read back with
+// bp_tensor_to_host. Native vs fallback comes from the kernel counters.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "backplane/backplane.h"
+#include "expectations.h"
+#include "opdb.h"
+#include "result.h"
+
+namespace bpc {
+
+struct RunOptions {
+  std::string op_glob = "*";
+  bool has_dtype = false;
+  DType dtype = DType::kFloat32;
+  int sample = -1;         // -1: every sample
+  uint64_t seed = 1;
+  bool full = true;
+  std::string backend_arg; // how the user named the backend, for repro lines
+};
+
+// One operator of the library as the runner sees it.
+struct OpEntry {
+  std::string name;
+  bp_op_t* op = nullptr;
+  const OpClaim* claim = nullptr;  // nullptr: not in ops.yaml (a plugin's own operator)
+  std::string kind;
+};
+
+class Runner {
+ public:
+  explicit Runner(bp_context_t* ctx);
+  // The library's operators (bp_op_count / bp_op_at / bp_op_info), in table order.
+  const std::vector<OpEntry>& ops() const { return ops_; }
+  // Runs every selected (op, dtype, sample) on one device of a backend.
+  DeviceReport run_device(int32_t backend, int32_t device_index, const RunOptions& opt);
+  // A report for a backend with no device: every claimed cell unsupported.
+  DeviceReport no_device_report(int32_t backend, const RunOptions& opt);
+  // An empty report for a device (names filled); *caps gets its BP_DEVICE_CAP_* bits.
+  DeviceReport empty_report(int32_t backend, int32_t device_index, uint64_t* caps);
+  // Called before each case runs and after it finished (worker mode streams them).
+  std::function<void(const std::string& dtype, int sample)> on_case_start;
+  std::function<void(const CaseResult&)> on_case_done;
+  // The backend's expectation file: its unsupported cells are not run.
+  const Expectations* expectations = nullptr;
+  // Runs the cases of one (op, dtype) cell on a device, appending to `report`.
+  void run_cell(const OpEntry& op, DType d, int32_t backend, bp_device_t dev, uint64_t caps,
+                const RunOptions& opt, DeviceReport* report);
+
+ private:
+  bp_op_t* find_op(const std::string& name);
+  CaseResult run_case(const OpEntry& op, DType d, const Case& c, int32_t backend, bp_device_t dev,
+                      const RunOptions& opt, const std::string& device_label);
+
+  bp_context_t* ctx_;
+  std::vector<OpEntry> ops_;
+  std::map<std::string, bp_op_t*> op_cache_;
+};
+
+bool glob_match(const std::string& pattern, const std::string& text);
+std::string backend_name(bp_context_t* ctx, int32_t backend);
+
+}  // namespace bpc

@@ -1,0 +1,124 @@
+/* "crashdev": a test backend for bp-conformance's crash isolation. Host
+ * memory, one device; its `neg` kernel raises SIGSEGV and its `abs` kernel
+ * never returns, every other operator falls back to the CPU. Built into a
+ * test-only directory, never installed or discovered. */
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "backplane/backend.h"
+
+static const bp_host_api_t* g_host;
+
+static bp_status_t device_count(void* bd, int32_t* out) {
+  (void)bd;
+  *out = 1;
+  return BP_STATUS_OK;
+}
+
+static bp_status_t device_properties(void* bd, int32_t device, bp_device_properties_t* p) {
+  (void)bd;
+  (void)device;
+  strcpy(p->name, "crashdev");
+  strcpy(p->vendor, "bp-conformance tests");
+  p->capabilities = BP_DEVICE_CAP_FP64 | BP_DEVICE_CAP_FP16 | BP_DEVICE_CAP_BF16 | BP_DEVICE_CAP_UNIFIED;
+  p->alignment_bytes = 64;
+  return BP_STATUS_OK;
+}
+
+static bp_status_t allocate(void* bd, int32_t device, size_t n, void** out) {
+  (void)bd;
+  (void)device;
+  *out = n ? malloc(n) : NULL;
+  return (n && !*out) ? g_host->set_error(BP_STATUS_OUT_OF_MEMORY, "crashdev: out of memory") : BP_STATUS_OK;
+}
+
+static bp_status_t deallocate(void* bd, int32_t device, void* p) {
+  (void)bd;
+  (void)device;
+  free(p);
+  return BP_STATUS_OK;
+}
+
+static bp_status_t h2d(void* bd, int32_t device, const void* src, void* dst, size_t off, size_t n, bp_stream_t s) {
+  (void)bd;
+  (void)device;
+  (void)s;
+  if (n) memcpy((char*)dst + off, src, n);
+  return BP_STATUS_OK;
+}
+
+static bp_status_t d2h(void* bd, int32_t device, const void* src, size_t off, void* dst, size_t n, bp_stream_t s) {
+  (void)bd;
+  (void)device;
+  (void)s;
+  if (n) memcpy(dst, (const char*)src + off, n);
+  return BP_STATUS_OK;
+}
+
+static bp_status_t d2d(void* bd, int32_t device, const void* src, size_t so, void* dst, size_t dof, size_t n,
+                       bp_stream_t s) {
+  (void)bd;
+  (void)device;
+  (void)s;
+  if (n) memmove((char*)dst + dof, (const char*)src + so, n);
+  return BP_STATUS_OK;
+}
+
+static bp_status_t stream_default(void* bd, int32_t device, bp_stream_t* out) {
+  (void)bd;
+  (void)device;
+  *out = NULL;
+  return BP_STATUS_OK;
+}
+
+static bp_status_t stream_sync(void* bd, int32_t device, bp_stream_t s) {
+  (void)bd;
+  (void)device;
+  (void)s;
+  return BP_STATUS_OK;
+}
+
+static bp_status_t crash_kernel(const bp_kernel_call_t* call) {
+  (void)call;
+  raise(SIGSEGV);
+  return BP_STATUS_INTERNAL;
+}
+
+static bp_status_t hang_kernel(const bp_kernel_call_t* call) {
+  (void)call;
+  for (;;) sleep(1);
+  return BP_STATUS_INTERNAL;
+}
+
+static bp_status_t negotiate(uint32_t* v) {
+  if (BP_ABI_VERSION_GET_MAJOR(*v) != BP_ABI_VERSION_MAJOR) return BP_STATUS_INCOMPATIBLE_VERSION;
+  *v = BP_ABI_VERSION;
+  return BP_STATUS_OK;
+}
+
+static bp_status_t init(const bp_plugin_init_args_t* args) {
+  bp_backend_t* b = args->backend;
+  g_host = args->host;
+  b->name = "crashdev";
+  b->version = "1.0.0";
+  b->device_type = kDLExtDev;
+  b->device_count = device_count;
+  b->device_properties = device_properties;
+  b->allocate = allocate;
+  b->deallocate = deallocate;
+  b->copy_host_to_device = h2d;
+  b->copy_device_to_host = d2h;
+  b->copy_device_to_device = d2d;
+  b->stream_get_default = stream_default;
+  b->stream_synchronize = stream_sync;
+  bp_status_t st = args->host->register_kernel(args->registrar, "neg", crash_kernel, NULL, 0);
+  if (st != BP_STATUS_OK) return st;
+  return args->host->register_kernel(args->registrar, "abs", hang_kernel, NULL, 0);
+}
+
+BP_PLUGIN_EXPORT const bp_plugin_entry_t* bp_plugin_entry(void) {
+  static const bp_plugin_entry_t entry = {sizeof(bp_plugin_entry_t), BP_ABI_VERSION, 0, negotiate, init};
+  return &entry;
+}
