@@ -43,6 +43,12 @@ inline T_CT bp_div_floor(T_CT x, T_CT y) {
 inline T_CT bp_max(T_CT x, T_CT y) { return isnan(x) ? x : (isnan(y) ? y : fmax(x, y)); }
 inline T_CT bp_min(T_CT x, T_CT y) { return isnan(x) ? x : (isnan(y) ? y : fmin(x, y)); }
 inline T_CT bp_sigmoid(T_CT x) { return (T_CT)1 / ((T_CT)1 + exp(-x)); }
+// tanh saturating to exactly +-1 where the rounded result is 1 (PoCL's tanh
+// stops at 1 - 2^-24, which gelu's (1 + tanh) turns into large errors).
+inline T_CT bp_tanh(T_CT y) {
+  const T_CT big = sizeof(T_CT) == 8 ? (T_CT)19.1 : (T_CT)9.1;
+  return fabs(y) >= big ? copysign((T_CT)1, y) : tanh(y);
+}
 
 BINARY(div, x / y)
 BINARY(div_trunc, trunc(x / y))
@@ -59,12 +65,12 @@ UNARY(sqrt, sqrt(x))
 UNARY(rsqrt, rsqrt(x))
 UNARY(sin, sin(x))
 UNARY(cos, cos(x))
-UNARY(tanh, tanh(x))
+UNARY(tanh, bp_tanh(x))
 UNARY(sigmoid, bp_sigmoid(x))
 UNARY(erf, erf(x))
 UNARY(gelu, (T_CT)0.5 * x * ((T_CT)1 + erf(x * (T_CT)0.70710678118654752440)))
 UNARY(gelu_tanh, (T_CT)0.5 * x *
-                     ((T_CT)1 + tanh((T_CT)0.79788456080286535588 * (x + (T_CT)0.044715 * x * x * x))))
+                     ((T_CT)1 + bp_tanh((T_CT)0.79788456080286535588 * (x + (T_CT)0.044715 * x * x * x))))
 UNARY(silu, x * bp_sigmoid(x))
 #else
 // Integer and bool kernels. Division and pow operands were checked (no zero
