@@ -1,0 +1,40 @@
+# The OpenCL plugin's unit tests: one executable driving the plugin through a
+# fake host (tests/opencl_fake_host.*). It links the plugin's implementation
+# library to reach internal hooks (program build counter, broken sources),
+# and dlopens the built plugin once. Included from tests/CMakeLists.txt.
+if(NOT TARGET backplane_opencl_impl)
+  return()  # OpenCL backend not built (BACKPLANE_OPENCL=OFF or no OpenCL found)
+endif()
+add_executable(opencl_plugin_test
+  ${CMAKE_CURRENT_LIST_DIR}/opencl_plugin_test.cpp
+  ${CMAKE_CURRENT_LIST_DIR}/opencl_ops_test.cpp
+  ${CMAKE_CURRENT_LIST_DIR}/opencl_reduce_linalg_test.cpp
+  ${CMAKE_CURRENT_LIST_DIR}/opencl_fake_host.cpp)
+target_link_libraries(opencl_plugin_test PRIVATE backplane_opencl_impl GTest::gtest_main ${CMAKE_DL_LIBS})
+target_include_directories(opencl_plugin_test PRIVATE ${CMAKE_CURRENT_LIST_DIR})
+target_compile_definitions(opencl_plugin_test PRIVATE BPCL_PLUGIN_PATH="$<TARGET_FILE:backplane_opencl>")
+add_dependencies(opencl_plugin_test backplane_opencl)
+backplane_warnings(opencl_plugin_test)
+# A private program cache, so tests never depend on the user's cache.
+gtest_discover_tests(opencl_plugin_test DISCOVERY_MODE PRE_TEST
+  PROPERTIES ENVIRONMENT "BACKPLANE_OPENCL_CACHE_DIR=${CMAKE_CURRENT_BINARY_DIR}/opencl_test_cache"
+             TIMEOUT 300)
+# The same binary with no ICD visible: the plugin loads with zero devices.
+file(MAKE_DIRECTORY ${CMAKE_CURRENT_BINARY_DIR}/opencl_no_icd)
+add_test(NAME OpenclNoPlatform.ZeroDevicesWithReason.no_icd
+         COMMAND opencl_plugin_test --gtest_filter=OpenclNoPlatform.*)
+set_tests_properties(OpenclNoPlatform.ZeroDevicesWithReason.no_icd PROPERTIES
+  ENVIRONMENT "OCL_ICD_VENDORS=${CMAKE_CURRENT_BINARY_DIR}/opencl_no_icd;BPCL_TEST_EXPECT_NO_PLATFORM=1")
+
+# End to end through libbackplane's public API (CPU + OpenCL plugins).
+if(TARGET backplane_cpu)
+  add_executable(opencl_e2e_test ${CMAKE_CURRENT_LIST_DIR}/opencl_e2e_test.cpp)
+  target_link_libraries(opencl_e2e_test PRIVATE Backplane::backplane GTest::gtest_main GTest::gmock Threads::Threads)
+  target_include_directories(opencl_e2e_test PRIVATE ${CMAKE_CURRENT_LIST_DIR})
+  target_compile_definitions(opencl_e2e_test PRIVATE BP_TEST_PLUGIN_DIR="${BP_TEST_PLUGIN_DIR}"
+    BPCL_PLUGIN_PATH="$<TARGET_FILE:backplane_opencl>" BPCL_CPU_PLUGIN_PATH="$<TARGET_FILE:backplane_cpu>")
+  add_dependencies(opencl_e2e_test backplane_opencl backplane_cpu)
+  backplane_warnings(opencl_e2e_test)
+  gtest_discover_tests(opencl_e2e_test DISCOVERY_MODE PRE_TEST
+    PROPERTIES ENVIRONMENT "BACKPLANE_OPENCL_CACHE_DIR=${CMAKE_CURRENT_BINARY_DIR}/opencl_test_cache" TIMEOUT 300)
+endif()
