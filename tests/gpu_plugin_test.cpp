@@ -17,7 +17,9 @@
 
 namespace {
 
+using bp_test::DArg;
 using bp_test::FakeHost;
+using bp_test::TArg;
 
 std::vector<std::string> PluginNames() {
   std::vector<std::string> names;
@@ -165,32 +167,13 @@ TEST_P(GpuPluginTest, AddKernelRunsOnDevice) {
   DLTensor ta = Tensor1D(da, shape, strides, f32, backend_.device_type);
   DLTensor tb = Tensor1D(db, shape, bstrides, f32, backend_.device_type);
   DLTensor tc = Tensor1D(dc, shape, strides, f32, backend_.device_type);
-  bp_kernel_arg_t args[3];
-  std::memset(args, 0, sizeof args);
-  args[0].kind = BP_VALUE_TENSOR;
-  args[0].u.tensor = &ta;
-  args[1].kind = BP_VALUE_TENSOR;
-  args[1].u.tensor = &tb;
-  args[2].kind = BP_VALUE_DOUBLE;
-  args[2].u.d = 0.5;
-  DLTensor* outs[1] = {&tc};
-  bp_kernel_call_t call;
-  std::memset(&call, 0, sizeof call);
-  call.struct_size = sizeof call;
-  call.op_name = "add.Tensor";
-  call.args = args;
-  call.num_args = 3;
-  call.num_outputs = 1;
-  call.outputs = outs;
-  call.stream = stream;
-  call.kernel_data = host_.kernels().at("add.Tensor").data;
-  call.backend_data = data;
-  ASSERT_EQ(host_.kernels().at("add.Tensor").fn(&call), BP_STATUS_OK) << host_.last_error();
+  const std::vector<bp_kernel_arg_t> args = {TArg(&ta), TArg(&tb), DArg(0.5)};
+  ASSERT_EQ(host_.Call("add.Tensor", args, {&tc}, stream), BP_STATUS_OK) << host_.last_error();
   ASSERT_EQ(backend_.copy_device_to_host(data, 0, dc, 0, out.data(), n * 4, stream), BP_STATUS_OK);
   for (int64_t i = 0; i < n; ++i) ASSERT_FLOAT_EQ(out[i], a[i] + 0.5f * b[i]) << i;
   // Broadcast: b as a stride-0 scalar.
   bstrides[0] = 0;
-  ASSERT_EQ(host_.kernels().at("add.Tensor").fn(&call), BP_STATUS_OK) << host_.last_error();
+  ASSERT_EQ(host_.Call("add.Tensor", args, {&tc}, stream), BP_STATUS_OK) << host_.last_error();
   ASSERT_EQ(backend_.copy_device_to_host(data, 0, dc, 0, out.data(), n * 4, stream), BP_STATUS_OK);
   for (int64_t i = 0; i < n; ++i) ASSERT_FLOAT_EQ(out[i], a[i] + 0.5f * b[0]) << i;
   EXPECT_EQ(backend_.deallocate(data, 0, da), BP_STATUS_OK);
@@ -223,24 +206,7 @@ TEST_P(GpuPluginTest, MatmulKernelRunsOnDevice) {
   DLTensor tb = Tensor1D(db, sb, tb_, f32, backend_.device_type);
   DLTensor tc = Tensor1D(dc, sc, tc_, f32, backend_.device_type);
   ta.ndim = tb.ndim = tc.ndim = 2;
-  bp_kernel_arg_t args[2];
-  std::memset(args, 0, sizeof args);
-  args[0].kind = BP_VALUE_TENSOR;
-  args[0].u.tensor = &ta;
-  args[1].kind = BP_VALUE_TENSOR;
-  args[1].u.tensor = &tb;
-  DLTensor* outs[1] = {&tc};
-  bp_kernel_call_t call;
-  std::memset(&call, 0, sizeof call);
-  call.struct_size = sizeof call;
-  call.op_name = "matmul";
-  call.args = args;
-  call.num_args = 2;
-  call.num_outputs = 1;
-  call.outputs = outs;
-  call.stream = stream;
-  call.backend_data = data;
-  ASSERT_EQ(host_.kernels().at("matmul").fn(&call), BP_STATUS_OK) << host_.last_error();
+  ASSERT_EQ(host_.Call("matmul", {TArg(&ta), TArg(&tb)}, {&tc}, stream), BP_STATUS_OK) << host_.last_error();
   ASSERT_EQ(backend_.copy_device_to_host(data, 0, dc, 0, c.data(), c.size() * 4, stream),
             BP_STATUS_OK);
   for (int64_t i = 0; i < m; ++i) {
