@@ -70,84 +70,43 @@ struct Tensor {
   double GetAt(int64_t off) const {
     const unsigned char* p = storage.data() + off * item();
     switch (bp_gpu::FromDL(dtype)) {
-      case bp_gpu::ScalarType::kFloat32: {
-        float f;
-        std::memcpy(&f, p, 4);
-        return f;
-      }
-      case bp_gpu::ScalarType::kFloat64: {
-        double f;
-        std::memcpy(&f, p, 8);
-        return f;
-      }
-      case bp_gpu::ScalarType::kFloat16: {
-        uint16_t h;
-        std::memcpy(&h, p, 2);
-        return bp_gpu::HalfBitsToFloat(h);
-      }
-      case bp_gpu::ScalarType::kBFloat16: {
-        uint16_t h;
-        std::memcpy(&h, p, 2);
-        return bp_gpu::BFloat16BitsToFloat(h);
-      }
-      case bp_gpu::ScalarType::kInt32: {
-        int32_t v;
-        std::memcpy(&v, p, 4);
-        return v;
-      }
-      case bp_gpu::ScalarType::kInt64: {
-        int64_t v;
-        std::memcpy(&v, p, 8);
-        return static_cast<double>(v);
-      }
-      case bp_gpu::ScalarType::kUInt8:
-        return *p;
-      case bp_gpu::ScalarType::kBool:
-        return *p ? 1.0 : 0.0;
-      default:
-        return NAN;
+      case bp_gpu::ScalarType::kFloat32: return Load<float>(p);
+      case bp_gpu::ScalarType::kFloat64: return Load<double>(p);
+      case bp_gpu::ScalarType::kFloat16: return bp_gpu::HalfBitsToFloat(Load<uint16_t>(p));
+      case bp_gpu::ScalarType::kBFloat16: return bp_gpu::BFloat16BitsToFloat(Load<uint16_t>(p));
+      case bp_gpu::ScalarType::kInt32: return Load<int32_t>(p);
+      case bp_gpu::ScalarType::kInt64: return static_cast<double>(Load<int64_t>(p));
+      case bp_gpu::ScalarType::kUInt8: return *p;
+      case bp_gpu::ScalarType::kBool: return *p ? 1.0 : 0.0;
+      default: return NAN;
     }
   }
   void SetAt(int64_t off, double v) {
     unsigned char* p = storage.data() + off * item();
     switch (bp_gpu::FromDL(dtype)) {
-      case bp_gpu::ScalarType::kFloat32: {
-        float f = static_cast<float>(v);
-        std::memcpy(p, &f, 4);
-        break;
-      }
-      case bp_gpu::ScalarType::kFloat64:
-        std::memcpy(p, &v, 8);
-        break;
-      case bp_gpu::ScalarType::kFloat16: {
-        uint16_t h = bp_gpu::FloatToHalfBits(static_cast<float>(v));
-        std::memcpy(p, &h, 2);
-        break;
-      }
-      case bp_gpu::ScalarType::kBFloat16: {
-        uint16_t h = bp_gpu::FloatToBFloat16Bits(static_cast<float>(v));
-        std::memcpy(p, &h, 2);
-        break;
-      }
-      case bp_gpu::ScalarType::kInt32: {
-        int32_t x = static_cast<int32_t>(v);
-        std::memcpy(p, &x, 4);
-        break;
-      }
-      case bp_gpu::ScalarType::kInt64: {
-        int64_t x = static_cast<int64_t>(v);
-        std::memcpy(p, &x, 8);
-        break;
-      }
-      case bp_gpu::ScalarType::kUInt8:
-        *p = static_cast<uint8_t>(v);
-        break;
-      case bp_gpu::ScalarType::kBool:
-        *p = v != 0.0;
-        break;
-      default:
-        break;
+      case bp_gpu::ScalarType::kFloat32: return Store(p, static_cast<float>(v));
+      case bp_gpu::ScalarType::kFloat64: return Store(p, v);
+      case bp_gpu::ScalarType::kFloat16: return Store(p, bp_gpu::FloatToHalfBits(static_cast<float>(v)));
+      case bp_gpu::ScalarType::kBFloat16: return Store(p, bp_gpu::FloatToBFloat16Bits(static_cast<float>(v)));
+      case bp_gpu::ScalarType::kInt32: return Store(p, static_cast<int32_t>(v));
+      case bp_gpu::ScalarType::kInt64: return Store(p, static_cast<int64_t>(v));
+      case bp_gpu::ScalarType::kUInt8: *p = static_cast<uint8_t>(v); return;
+      case bp_gpu::ScalarType::kBool: *p = v != 0.0; return;
+      default: return;
     }
+  }
+
+ private:
+  // Unaligned-safe element access (storage is bytes).
+  template <typename E>
+  static E Load(const unsigned char* p) {
+    E e;
+    std::memcpy(&e, p, sizeof e);
+    return e;
+  }
+  template <typename E>
+  static void Store(unsigned char* p, E e) {
+    std::memcpy(p, &e, sizeof e);
   }
 };
 
