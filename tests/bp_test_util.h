@@ -11,6 +11,8 @@
 
 #include <backplane/backplane.h>
 
+#include "boxed_values.h"
+
 namespace bptest {
 
 constexpr DLDataType kF32{kDLFloat, 32, 1};
@@ -24,49 +26,14 @@ constexpr bp_device_t kCpu{0, 0};
 
 inline std::string PluginPath(const char* name) { return std::string(BP_TEST_PLUGIN_DIR) + "/lib" + name + ".so"; }
 
-inline bp_value_t T(bp_tensor_t* t) {
-  bp_value_t v{};
-  v.kind = BP_VALUE_TENSOR;
-  v.u.tensor = t;
-  return v;
-}
-inline bp_value_t I(int64_t i) {
-  bp_value_t v{};
-  v.kind = BP_VALUE_INT;
-  v.u.i = i;
-  return v;
-}
-inline bp_value_t D(double d) {
-  bp_value_t v{};
-  v.kind = BP_VALUE_DOUBLE;
-  v.u.d = d;
-  return v;
-}
-inline bp_value_t B(bool b) {
-  bp_value_t v{};
-  v.kind = BP_VALUE_BOOL;
-  v.u.b = b ? 1 : 0;
-  return v;
-}
-inline bp_value_t S(const char* s) {
-  bp_value_t v{};
-  v.kind = BP_VALUE_STRING;
-  v.u.str = s;
-  return v;
-}
-inline bp_value_t L(const std::vector<int64_t>& ints) {
-  bp_value_t v{};
-  v.kind = BP_VALUE_INT_LIST;
-  v.u.int_list.data = ints.data();
-  v.u.int_list.size = static_cast<int64_t>(ints.size());
-  return v;
-}
-inline bp_value_t Dt(DLDataType d) {
-  bp_value_t v{};
-  v.kind = BP_VALUE_DTYPE;
-  v.u.dtype = d;
-  return v;
-}
+// Boxed operator arguments (bp_value_t); lists must outlive the call.
+inline bp_value_t T(bp_tensor_t* t) { return bp_box::Tensor<bp_value_t>(t); }
+inline bp_value_t I(int64_t i) { return bp_box::Int<bp_value_t>(i); }
+inline bp_value_t D(double d) { return bp_box::Double<bp_value_t>(d); }
+inline bp_value_t B(bool b) { return bp_box::Bool<bp_value_t>(b); }
+inline bp_value_t S(const char* s) { return bp_box::String<bp_value_t>(s); }
+inline bp_value_t L(const std::vector<int64_t>& ints) { return bp_box::IntList<bp_value_t>(ints); }
+inline bp_value_t Dt(DLDataType d) { return bp_box::Dtype<bp_value_t>(d); }
 
 inline std::string LastError() { return bp_last_error_message(); }
 

@@ -1,92 +1,89 @@
-// A minimal host for plugin tests: dlopens a plugin, negotiates, runs init
+// The one fake host every plugin test uses (CPU, vendor sample, OpenCL, GPU):
+// a stand-in for libbackplane that negotiates with a plugin, runs its init
 // with a bp_host_api_t whose register_kernel records kernels in a map, and
-// calls kernels directly with hand-built DLTensors in the form the kernel
-// contract (dispatcher/ops.yaml) describes. No libbackplane needed.
+// calls those kernels directly with DLTensors in the form the kernel contract
+// (dispatcher/ops.yaml) describes. No libbackplane needed.
 #pragma once
 
-#include <dlfcn.h>
-#include <gtest/gtest.h>
-
+#include <cstdint>
 #include <cstring>
 #include <map>
 #include <string>
 #include <vector>
 
 #include "backplane/backend.h"
+#include "boxed_values.h"
 
 namespace bp_test {
 
-inline std::string& LastError() {
-  static thread_local std::string msg;
-  return msg;
-}
+// The message and status of the last host.set_error on this thread.
+std::string& LastError();
+bp_status_t LastErrorCode();
 
 struct Registered {
   bp_kernel_fn fn = nullptr;
   void* data = nullptr;
 };
 
-inline std::map<std::string, Registered>& Kernels() {
-  static std::map<std::string, Registered> k;
-  return k;
-}
+// A host table bound to one plugin entry. Not copyable: the plugin keeps
+// pointers to the host table and registrar (this object).
+class FakeHost {
+ public:
+  FakeHost() = default;
+  FakeHost(const FakeHost&) = delete;
+  FakeHost& operator=(const FakeHost&) = delete;
+  ~FakeHost() { Shutdown(); }
 
-inline bp_status_t FakeSetError(bp_status_t code, const char* message) {
-  LastError() = message != nullptr ? message : "";
-  return code;
-}
-inline void FakeLog(bp_registrar_t*, int32_t, const char*) {}
-inline bp_status_t FakeRegister(bp_registrar_t*, const char* op, bp_kernel_fn fn, void* data, uint32_t) {
-  if (op == nullptr || fn == nullptr) return BP_STATUS_INVALID_ARGUMENT;
-  if (Kernels().count(op) != 0) return BP_STATUS_ALREADY_EXISTS;
-  Kernels()[op] = Registered{fn, data};
-  return BP_STATUS_OK;
-}
-inline bp_status_t FakeRegisterFallback(bp_registrar_t*, bp_kernel_fn, void*, uint32_t) {
-  return BP_STATUS_OK;
-}
-inline bp_status_t FakeDefineOp(bp_registrar_t*, const char*, bp_kernel_fn, void*, bp_meta_fn, void*) {
-  return BP_STATUS_OK;
-}
+  // Negotiates BP_ABI_VERSION and runs init on `entry` with a bp_backend_t of
+  // `backend_struct_size` bytes (a shorter one models an older host). Returns
+  // negotiate's status when it fails, else init's.
+  bp_status_t Init(const bp_plugin_entry_t* entry, size_t backend_struct_size = sizeof(bp_backend_t));
+  // Calls backend.shutdown once if init succeeded and the plugin set it; forgets the kernels.
+  void Shutdown();
 
-// One loaded plugin. Kernels() holds its registrations.
+  bp_backend_t& backend() { return backend_; }
+  const bp_backend_t& backend() const { return backend_; }
+  uint32_t abi_version() const { return api_.abi_version; }
+  const std::map<std::string, Registered>& kernels() const { return kernels_; }
+  bool has_kernel(const std::string& op) const { return kernels_.count(op) != 0; }
+  size_t num_kernels() const { return kernels_.size(); }
+  // Messages the plugin logged through host.log, oldest first.
+  const std::vector<std::string>& logs() const { return logs_; }
+  static const std::string& last_error() { return LastError(); }
+  static bp_status_t last_code() { return LastErrorCode(); }
+
+  // Calls the kernel registered for `op`; NOT_FOUND (with a message) when none is.
+  bp_status_t Call(const std::string& op, const std::vector<bp_kernel_arg_t>& args,
+                   const std::vector<DLTensor*>& outs, bp_stream_t stream = nullptr, int32_t device = 0) const;
+
+ private:
+  static bp_status_t SetError(bp_status_t code, const char* message);
+  static void Log(bp_registrar_t* r, int32_t level, const char* message);
+  static bp_status_t RegisterKernel(bp_registrar_t* r, const char* op, bp_kernel_fn fn, void* data, uint32_t flags);
+  static bp_status_t RegisterFallback(bp_registrar_t*, bp_kernel_fn, void*, uint32_t) { return BP_STATUS_OK; }
+  static bp_status_t DefineOp(bp_registrar_t*, const char*, bp_kernel_fn, void*, bp_meta_fn, void*) {
+    return BP_STATUS_OK;
+  }
+
+  bp_host_api_t api_{};
+  bp_backend_t backend_{};
+  bool inited_ = false;
+  std::map<std::string, Registered> kernels_;
+  std::vector<std::string> logs_;
+};
+
+// A plugin dlopened from `path` and initialized through a FakeHost. The
+// library stays mapped: OpenMP/oneDNN threads and vendor runtimes' atexit
+// handlers may still reference it.
 struct LoadedPlugin {
+  FakeHost host;
+  bp_backend_t& backend = host.backend();
   void* handle = nullptr;
-  bp_host_api_t host{};
-  bp_backend_t backend{};
+  const bp_plugin_entry_t* entry = nullptr;
   bp_status_t init_status = BP_STATUS_UNKNOWN;
-  uint32_t version = 0;
 
-  explicit LoadedPlugin(const char* path) {
-    Kernels().clear();
-    handle = dlopen(path, RTLD_NOW | RTLD_LOCAL);
-    if (handle == nullptr) return;
-    auto entry = reinterpret_cast<bp_plugin_entry_fn>(dlsym(handle, BP_PLUGIN_ENTRY_SYMBOL));
-    if (entry == nullptr) return;
-    const bp_plugin_entry_t* e = entry();
-    version = BP_ABI_VERSION;
-    if (e->negotiate(&version) != BP_STATUS_OK) return;
-    host.struct_size = sizeof host;
-    host.abi_version = version;
-    host.set_error = FakeSetError;
-    host.log = FakeLog;
-    host.register_kernel = FakeRegister;
-    host.register_fallback = FakeRegisterFallback;
-    host.define_op = FakeDefineOp;
-    backend.struct_size = sizeof backend;
-    bp_plugin_init_args_t args{};
-    args.struct_size = sizeof args;
-    args.abi_version = version;
-    args.host = &host;
-    args.registrar = nullptr;
-    args.backend = &backend;
-    init_status = e->init(&args);
-  }
-  ~LoadedPlugin() {
-    if (init_status == BP_STATUS_OK && backend.shutdown != nullptr) backend.shutdown(backend.backend_data);
-    Kernels().clear();
-    // Kept mapped: OpenMP/oneDNN threads may still reference the library.
-  }
+  explicit LoadedPlugin(const char* path);
+  const std::map<std::string, Registered>& kernels() const { return host.kernels(); }
 };
 
 // A host tensor with its own storage; `dl` views it (sizes/strides editable).
@@ -148,72 +145,25 @@ inline DLDataType I32() { return DLDataType{kDLInt, 32, 1}; }
 inline DLDataType I64() { return DLDataType{kDLInt, 64, 1}; }
 inline DLDataType Bool() { return DLDataType{BP_DTYPE_CODE_BOOL, 8, 1}; }
 
-inline bp_kernel_arg_t TArg(const HostTensor& t) {
-  bp_kernel_arg_t a{};
-  a.kind = BP_VALUE_TENSOR;
-  a.u.tensor = &t.dl;
-  return a;
+// Boxed kernel arguments (bp_kernel_arg_t); lists must outlive the call.
+inline bp_kernel_arg_t TArg(const DLTensor* t) { return bp_box::Tensor<bp_kernel_arg_t>(t); }
+inline bp_kernel_arg_t TArg(const HostTensor& t) { return TArg(&t.dl); }
+inline bp_kernel_arg_t TListArg(const std::vector<const DLTensor*>& v) {
+  return bp_box::TensorList<bp_kernel_arg_t>(v);
 }
-inline bp_kernel_arg_t IArg(int64_t v) {
-  bp_kernel_arg_t a{};
-  a.kind = BP_VALUE_INT;
-  a.u.i = v;
-  return a;
-}
-inline bp_kernel_arg_t DArg(double v) {
-  bp_kernel_arg_t a{};
-  a.kind = BP_VALUE_DOUBLE;
-  a.u.d = v;
-  return a;
-}
-inline bp_kernel_arg_t BArg(bool v) {
-  bp_kernel_arg_t a{};
-  a.kind = BP_VALUE_BOOL;
-  a.u.b = v ? 1 : 0;
-  return a;
-}
-inline bp_kernel_arg_t SArg(const char* s) {
-  bp_kernel_arg_t a{};
-  a.kind = BP_VALUE_STRING;
-  a.u.str = s;
-  return a;
-}
-inline bp_kernel_arg_t NoneArg() {
-  bp_kernel_arg_t a{};
-  a.kind = BP_VALUE_NONE;
-  return a;
-}
-inline bp_kernel_arg_t LArg(const std::vector<int64_t>& v) {
-  bp_kernel_arg_t a{};
-  a.kind = BP_VALUE_INT_LIST;
-  a.u.int_list.data = v.data();
-  a.u.int_list.size = static_cast<int64_t>(v.size());
-  return a;
-}
+inline bp_kernel_arg_t IArg(int64_t v) { return bp_box::Int<bp_kernel_arg_t>(v); }
+inline bp_kernel_arg_t DArg(double v) { return bp_box::Double<bp_kernel_arg_t>(v); }
+inline bp_kernel_arg_t BArg(bool v) { return bp_box::Bool<bp_kernel_arg_t>(v); }
+inline bp_kernel_arg_t SArg(const char* s) { return bp_box::String<bp_kernel_arg_t>(s); }
+inline bp_kernel_arg_t NoneArg() { return bp_box::None<bp_kernel_arg_t>(); }
+inline bp_kernel_arg_t LArg(const std::vector<int64_t>& v) { return bp_box::IntList<bp_kernel_arg_t>(v); }
 
-// Calls the kernel registered for `op` with `args` and outputs.
+// Calls the kernel registered for `op` with `args` and host-tensor outputs.
 inline bp_status_t CallKernel(const LoadedPlugin& p, const char* op, const std::vector<bp_kernel_arg_t>& args,
                               const std::vector<HostTensor*>& outs) {
-  auto it = Kernels().find(op);
-  if (it == Kernels().end()) {
-    LastError() = std::string("test: no kernel registered for ") + op;
-    return BP_STATUS_NOT_FOUND;
-  }
   std::vector<DLTensor*> out_ptrs;
   for (HostTensor* t : outs) out_ptrs.push_back(&t->dl);
-  bp_kernel_call_t call{};
-  call.struct_size = sizeof call;
-  call.op_name = op;
-  call.args = args.data();
-  call.num_args = static_cast<int32_t>(args.size());
-  call.num_outputs = static_cast<int32_t>(outs.size());
-  call.outputs = out_ptrs.data();
-  call.stream = nullptr;
-  call.device_index = 0;
-  call.kernel_data = it->second.data;
-  call.backend_data = p.backend.backend_data;
-  LastError().clear();
-  return it->second.fn(&call);
+  return p.host.Call(op, args, out_ptrs);
 }
 
 }  // namespace bp_test

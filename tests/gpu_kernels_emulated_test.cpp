@@ -23,6 +23,8 @@
 #include "kernels_pointwise.cu"
 #include "kernels_reduce.cu"
 
+#include "fake_host.h"  // the shared kernel-argument builders
+
 namespace bp_gpu {
 namespace platform {
 // No vendor GEMM here: matmul runs the shared tiled kernel.
@@ -68,84 +70,43 @@ struct Tensor {
   double GetAt(int64_t off) const {
     const unsigned char* p = storage.data() + off * item();
     switch (bp_gpu::FromDL(dtype)) {
-      case bp_gpu::ScalarType::kFloat32: {
-        float f;
-        std::memcpy(&f, p, 4);
-        return f;
-      }
-      case bp_gpu::ScalarType::kFloat64: {
-        double f;
-        std::memcpy(&f, p, 8);
-        return f;
-      }
-      case bp_gpu::ScalarType::kFloat16: {
-        uint16_t h;
-        std::memcpy(&h, p, 2);
-        return bp_gpu::HalfBitsToFloat(h);
-      }
-      case bp_gpu::ScalarType::kBFloat16: {
-        uint16_t h;
-        std::memcpy(&h, p, 2);
-        return bp_gpu::BFloat16BitsToFloat(h);
-      }
-      case bp_gpu::ScalarType::kInt32: {
-        int32_t v;
-        std::memcpy(&v, p, 4);
-        return v;
-      }
-      case bp_gpu::ScalarType::kInt64: {
-        int64_t v;
-        std::memcpy(&v, p, 8);
-        return static_cast<double>(v);
-      }
-      case bp_gpu::ScalarType::kUInt8:
-        return *p;
-      case bp_gpu::ScalarType::kBool:
-        return *p ? 1.0 : 0.0;
-      default:
-        return NAN;
+      case bp_gpu::ScalarType::kFloat32: return Load<float>(p);
+      case bp_gpu::ScalarType::kFloat64: return Load<double>(p);
+      case bp_gpu::ScalarType::kFloat16: return bp_gpu::HalfBitsToFloat(Load<uint16_t>(p));
+      case bp_gpu::ScalarType::kBFloat16: return bp_gpu::BFloat16BitsToFloat(Load<uint16_t>(p));
+      case bp_gpu::ScalarType::kInt32: return Load<int32_t>(p);
+      case bp_gpu::ScalarType::kInt64: return static_cast<double>(Load<int64_t>(p));
+      case bp_gpu::ScalarType::kUInt8: return *p;
+      case bp_gpu::ScalarType::kBool: return *p ? 1.0 : 0.0;
+      default: return NAN;
     }
   }
   void SetAt(int64_t off, double v) {
     unsigned char* p = storage.data() + off * item();
     switch (bp_gpu::FromDL(dtype)) {
-      case bp_gpu::ScalarType::kFloat32: {
-        float f = static_cast<float>(v);
-        std::memcpy(p, &f, 4);
-        break;
-      }
-      case bp_gpu::ScalarType::kFloat64:
-        std::memcpy(p, &v, 8);
-        break;
-      case bp_gpu::ScalarType::kFloat16: {
-        uint16_t h = bp_gpu::FloatToHalfBits(static_cast<float>(v));
-        std::memcpy(p, &h, 2);
-        break;
-      }
-      case bp_gpu::ScalarType::kBFloat16: {
-        uint16_t h = bp_gpu::FloatToBFloat16Bits(static_cast<float>(v));
-        std::memcpy(p, &h, 2);
-        break;
-      }
-      case bp_gpu::ScalarType::kInt32: {
-        int32_t x = static_cast<int32_t>(v);
-        std::memcpy(p, &x, 4);
-        break;
-      }
-      case bp_gpu::ScalarType::kInt64: {
-        int64_t x = static_cast<int64_t>(v);
-        std::memcpy(p, &x, 8);
-        break;
-      }
-      case bp_gpu::ScalarType::kUInt8:
-        *p = static_cast<uint8_t>(v);
-        break;
-      case bp_gpu::ScalarType::kBool:
-        *p = v != 0.0;
-        break;
-      default:
-        break;
+      case bp_gpu::ScalarType::kFloat32: return Store(p, static_cast<float>(v));
+      case bp_gpu::ScalarType::kFloat64: return Store(p, v);
+      case bp_gpu::ScalarType::kFloat16: return Store(p, bp_gpu::FloatToHalfBits(static_cast<float>(v)));
+      case bp_gpu::ScalarType::kBFloat16: return Store(p, bp_gpu::FloatToBFloat16Bits(static_cast<float>(v)));
+      case bp_gpu::ScalarType::kInt32: return Store(p, static_cast<int32_t>(v));
+      case bp_gpu::ScalarType::kInt64: return Store(p, static_cast<int64_t>(v));
+      case bp_gpu::ScalarType::kUInt8: *p = static_cast<uint8_t>(v); return;
+      case bp_gpu::ScalarType::kBool: *p = v != 0.0; return;
+      default: return;
     }
+  }
+
+ private:
+  // Unaligned-safe element access (storage is bytes).
+  template <typename E>
+  static E Load(const unsigned char* p) {
+    E e;
+    std::memcpy(&e, p, sizeof e);
+    return e;
+  }
+  template <typename E>
+  static void Store(unsigned char* p, E e) {
+    std::memcpy(p, &e, sizeof e);
   }
 };
 
@@ -203,36 +164,12 @@ void FillPattern(Tensor& t, int seed, bool integral = false) {
 
 bp_kernel_arg_t TArg(Tensor& t) {
   Fix(t);
-  bp_kernel_arg_t a{};
-  a.kind = BP_VALUE_TENSOR;
-  a.u.tensor = &t.dl;
-  return a;
+  return bp_test::TArg(&t.dl);
 }
-bp_kernel_arg_t IArg(int64_t v) {
-  bp_kernel_arg_t a{};
-  a.kind = BP_VALUE_INT;
-  a.u.i = v;
-  return a;
-}
-bp_kernel_arg_t DArg(double v) {
-  bp_kernel_arg_t a{};
-  a.kind = BP_VALUE_DOUBLE;
-  a.u.d = v;
-  return a;
-}
-bp_kernel_arg_t SArg(const char* s) {
-  bp_kernel_arg_t a{};
-  a.kind = BP_VALUE_STRING;
-  a.u.str = s;
-  return a;
-}
-bp_kernel_arg_t ListArg(const std::vector<int64_t>& v) {
-  bp_kernel_arg_t a{};
-  a.kind = BP_VALUE_INT_LIST;
-  a.u.int_list.data = v.data();
-  a.u.int_list.size = static_cast<int64_t>(v.size());
-  return a;
-}
+using bp_test::DArg;
+using bp_test::IArg;
+using bp_test::LArg;
+using bp_test::SArg;
 
 class EmulatedKernels : public ::testing::Test {
  protected:
@@ -426,14 +363,14 @@ TEST_F(EmulatedKernels, ReductionsOverSeveralDimsOfAPermutedInput) {
     const std::vector<int64_t> dims = {0, 2};
     for (int32_t op : {bp_gpu::kSum, bp_gpu::kMean, bp_gpu::kAmax, bp_gpu::kAmin}) {
       Tensor out = Make(kF32, {1, 3, 1});
-      ASSERT_EQ(Call(bp_gpu::ReduceEntry, "reduce", op, {TArg(in), ListArg(dims), IArg(0)}, out),
+      ASSERT_EQ(Call(bp_gpu::ReduceEntry, "reduce", op, {TArg(in), LArg(dims), IArg(0)}, out),
                 BP_STATUS_OK)
           << g_error;
       CheckReduce(in, out, dims, op, 1e-5);
     }
     Tensor idx = Make(kI64, {1, 3, 1});
     ASSERT_EQ(Call(bp_gpu::ReduceEntry, "argmax", bp_gpu::kArgmax,
-                   {TArg(in), ListArg(dims), IArg(0)}, idx),
+                   {TArg(in), LArg(dims), IArg(0)}, idx),
               BP_STATUS_OK)
         << g_error;
     CheckReduce(in, idx, dims, bp_gpu::kArgmax, 0);
@@ -451,12 +388,12 @@ TEST_F(EmulatedKernels, ArgmaxTakesTheFirstMaximumAndNanWins) {
   Tensor idx = Make(kI64, {2, 1});
   const std::vector<int64_t> dims = {1};
   ASSERT_EQ(
-      Call(bp_gpu::ReduceEntry, "argmax", bp_gpu::kArgmax, {TArg(in), ListArg(dims), IArg(0)}, idx),
+      Call(bp_gpu::ReduceEntry, "argmax", bp_gpu::kArgmax, {TArg(in), LArg(dims), IArg(0)}, idx),
       BP_STATUS_OK);
   EXPECT_EQ(idx.Get({0, 0}), 3);
   EXPECT_EQ(idx.Get({1, 0}), 250);
   Tensor mx = Make(kF32, {2, 1});
-  ASSERT_EQ(Call(bp_gpu::ReduceEntry, "amax", bp_gpu::kAmax, {TArg(in), ListArg(dims)}, mx),
+  ASSERT_EQ(Call(bp_gpu::ReduceEntry, "amax", bp_gpu::kAmax, {TArg(in), LArg(dims)}, mx),
             BP_STATUS_OK);
   EXPECT_EQ(mx.Get({0, 0}), 5.0);
   EXPECT_TRUE(std::isnan(mx.Get({1, 0})));
@@ -466,7 +403,7 @@ TEST_F(EmulatedKernels, SumOfIntegersAccumulatesExactly) {
   Tensor in = Make(kI64, {5, 100}), out = Make(kI64, {1, 100});
   FillPattern(in, 9, true);
   const std::vector<int64_t> dims = {0};
-  ASSERT_EQ(Call(bp_gpu::ReduceEntry, "sum", bp_gpu::kSum, {TArg(in), ListArg(dims)}, out),
+  ASSERT_EQ(Call(bp_gpu::ReduceEntry, "sum", bp_gpu::kSum, {TArg(in), LArg(dims)}, out),
             BP_STATUS_OK);
   CheckReduce(in, out, dims, bp_gpu::kSum, 0);
 }
@@ -505,7 +442,7 @@ TEST_F(EmulatedKernels, LayerNormWithWeightAndBias) {
     Tensor out = Make(kF64, {4, 2, len});
     const std::vector<int64_t> ns = {2, len};
     ASSERT_EQ(Call(bp_gpu::LayerNormEntry, "layer_norm", 0,
-                   {TArg(in), ListArg(ns), TArg(w), TArg(b), DArg(1e-5)}, out),
+                   {TArg(in), LArg(ns), TArg(w), TArg(b), DArg(1e-5)}, out),
               BP_STATUS_OK)
         << g_error;
     for (int64_t r = 0; r < 4; ++r) {

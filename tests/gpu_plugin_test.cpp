@@ -1,6 +1,6 @@
-// Loads each GPU plugin this build produced (BP_GPU_PLUGINS) through a tiny
-// fake host: entry symbol, version negotiation, init with a bp_host_api_t
-// whose register_kernel records the kernels. Without a device (our CI) it
+// Loads each GPU plugin this build produced (BP_GPU_PLUGINS) through the
+// shared fake host (tests/fake_host.h): entry symbol, version negotiation,
+// init with a bp_host_api_t whose register_kernel records the kernels. Without a device (our CI) it
 // proves the plugin loads, reports zero devices with the runtime's reason,
 // registers its kernels, refuses device calls cleanly, and unloads; the
 // cases that need a device are skipped with the reason.
@@ -9,42 +9,17 @@
 
 #include <cmath>
 #include <cstring>
-#include <map>
 #include <sstream>
 #include <string>
 #include <vector>
 
-#include "backplane/backend.h"
+#include "fake_host.h"
 
 namespace {
 
-// ---- the fake host ----------------------------------------------------------
-struct FakeHost {
-  std::map<std::string, std::pair<bp_kernel_fn, void*>> kernels;
-  std::string last_error;
-  bp_status_t last_code = BP_STATUS_OK;
-  std::vector<std::string> logs;
-};
-FakeHost* g_host = nullptr;
-
-bp_status_t SetError(bp_status_t code, const char* message) {
-  g_host->last_code = code;
-  g_host->last_error = message ? message : "";
-  return code;
-}
-void Log(bp_registrar_t*, int32_t, const char* message) { g_host->logs.push_back(message); }
-bp_status_t RegisterKernel(bp_registrar_t*, const char* op, bp_kernel_fn fn, void* data, uint32_t) {
-  if (!op || !fn) return BP_STATUS_INVALID_ARGUMENT;
-  if (!g_host->kernels.emplace(op, std::make_pair(fn, data)).second)
-    return BP_STATUS_ALREADY_EXISTS;
-  return BP_STATUS_OK;
-}
-bp_status_t RegisterFallback(bp_registrar_t*, bp_kernel_fn, void*, uint32_t) {
-  return BP_STATUS_UNIMPLEMENTED;
-}
-bp_status_t DefineOp(bp_registrar_t*, const char*, bp_kernel_fn, void*, bp_meta_fn, void*) {
-  return BP_STATUS_UNIMPLEMENTED;
-}
+using bp_test::DArg;
+using bp_test::FakeHost;
+using bp_test::TArg;
 
 std::vector<std::string> PluginNames() {
   std::vector<std::string> names;
@@ -59,8 +34,6 @@ std::vector<std::string> PluginNames() {
 class GpuPluginTest : public ::testing::TestWithParam<std::string> {
  protected:
   void SetUp() override {
-    host_ = FakeHost();
-    g_host = &host_;
     path_ = std::string(BP_GPU_PLUGIN_DIR) + "/libbackplane_" + GetParam() + ".so";
     handle_ = dlopen(path_.c_str(), RTLD_NOW | RTLD_LOCAL);
     ASSERT_NE(handle_, nullptr) << "dlopen(" << path_ << "): " << dlerror();
@@ -69,35 +42,11 @@ class GpuPluginTest : public ::testing::TestWithParam<std::string> {
     entry_ = entry_fn();
     ASSERT_NE(entry_, nullptr);
   }
-  void TearDown() override {
-    if (initialized_ && backend_.shutdown) backend_.shutdown(backend_.backend_data);
-    // Vendor runtimes register atexit handlers; keep the library mapped so
-    // they run at process exit, not after dlclose.
-    g_host = nullptr;
-  }
+  // host_ shuts the plugin down. Vendor runtimes register atexit handlers;
+  // the library stays mapped so they run at process exit, not after dlclose.
 
   bp_status_t Init(size_t backend_struct_size = sizeof(bp_backend_t)) {
-    uint32_t version = BP_ABI_VERSION;
-    EXPECT_EQ(entry_->negotiate(&version), BP_STATUS_OK);
-    api_.struct_size = sizeof api_;
-    api_.abi_version = version;
-    api_.set_error = SetError;
-    api_.log = Log;
-    api_.register_kernel = RegisterKernel;
-    api_.register_fallback = RegisterFallback;
-    api_.define_op = DefineOp;
-    std::memset(&backend_, 0, sizeof backend_);
-    backend_.struct_size = backend_struct_size;
-    bp_plugin_init_args_t args;
-    std::memset(&args, 0, sizeof args);
-    args.struct_size = sizeof args;
-    args.abi_version = version;
-    args.host = &api_;
-    args.registrar = nullptr;
-    args.backend = &backend_;
-    const bp_status_t s = entry_->init(&args);
-    initialized_ = s == BP_STATUS_OK;
-    return s;
+    return host_.Init(entry_, backend_struct_size);
   }
 
   int32_t DeviceCount() {
@@ -112,12 +61,10 @@ class GpuPluginTest : public ::testing::TestWithParam<std::string> {
   }
 
   FakeHost host_;
+  bp_backend_t& backend_ = host_.backend();
   std::string path_;
   void* handle_ = nullptr;
   const bp_plugin_entry_t* entry_ = nullptr;
-  bp_host_api_t api_{};
-  bp_backend_t backend_{};
-  bool initialized_ = false;
 };
 
 TEST_P(GpuPluginTest, NegotiatesTheAbiVersion) {
@@ -130,7 +77,7 @@ TEST_P(GpuPluginTest, NegotiatesTheAbiVersion) {
 }
 
 TEST_P(GpuPluginTest, InitFillsTheBackendAndRegistersKernels) {
-  ASSERT_EQ(Init(), BP_STATUS_OK) << host_.last_error;
+  ASSERT_EQ(Init(), BP_STATUS_OK) << host_.last_error();
   EXPECT_STREQ(backend_.name, GetParam().c_str());
   EXPECT_EQ(backend_.device_type, GetParam() == "cuda" ? kDLCUDA : kDLROCM);
   EXPECT_NE(backend_.version, nullptr);
@@ -140,13 +87,13 @@ TEST_P(GpuPluginTest, InitFillsTheBackendAndRegistersKernels) {
   for (const char* op : {"add.Tensor", "mul.Tensor", "where.self", "exp", "gelu", "sum.dim_IntList",
                          "argmax", "matmul", "addmm", "linear", "softmax.int", "log_softmax.int",
                          "layer_norm", "batch_norm", "copy_", "fill_.Scalar", "cat", "eq.Tensor"}) {
-    EXPECT_EQ(host_.kernels.count(op), 1u) << op;
+    EXPECT_EQ(host_.kernels().count(op), 1u) << op;
   }
-  EXPECT_EQ(host_.kernels.count("conv2d"), 0u) << "conv2d is left to the CPU fallback";
+  EXPECT_EQ(host_.kernels().count("conv2d"), 0u) << "conv2d is left to the CPU fallback";
 }
 
 TEST_P(GpuPluginTest, ReportsZeroDevicesWithTheRuntimeReason) {
-  ASSERT_EQ(Init(), BP_STATUS_OK) << host_.last_error;
+  ASSERT_EQ(Init(), BP_STATUS_OK) << host_.last_error();
   const int32_t n = DeviceCount();
   if (n > 0) GTEST_SKIP() << "this machine has " << n << " " << GetParam() << " device(s)";
   EXPECT_EQ(n, 0);
@@ -158,11 +105,11 @@ TEST_P(GpuPluginTest, ReportsZeroDevicesWithTheRuntimeReason) {
 }
 
 TEST_P(GpuPluginTest, DeviceCallsWithoutADeviceFailCleanly) {
-  ASSERT_EQ(Init(), BP_STATUS_OK) << host_.last_error;
+  ASSERT_EQ(Init(), BP_STATUS_OK) << host_.last_error();
   if (DeviceCount() > 0) GTEST_SKIP() << "checks the zero-device path; this machine has devices";
   void* p = reinterpret_cast<void*>(0x1);
   EXPECT_EQ(backend_.allocate(backend_.backend_data, 0, 64, &p), BP_STATUS_OUT_OF_RANGE);
-  EXPECT_NE(host_.last_error.find("no devices"), std::string::npos) << host_.last_error;
+  EXPECT_NE(host_.last_error().find("no devices"), std::string::npos) << host_.last_error();
   bp_stream_t stream = nullptr;
   EXPECT_EQ(backend_.stream_get_default(backend_.backend_data, 0, &stream), BP_STATUS_OUT_OF_RANGE);
   bp_device_properties_t props;
@@ -175,13 +122,12 @@ TEST_P(GpuPluginTest, ShorterBackendStructIsFilledOnlyAsFarAsItReaches) {
   // A host whose bp_backend_t ends before the event slots: the plugin must
   // not write past struct_size (fields are only appended, ABI rule 3).
   const size_t short_size = offsetof(bp_backend_t, event_create);
-  ASSERT_EQ(Init(short_size), BP_STATUS_OK) << host_.last_error;
+  ASSERT_EQ(Init(short_size), BP_STATUS_OK) << host_.last_error();
   EXPECT_EQ(backend_.struct_size, short_size);
   EXPECT_NE(backend_.stream_synchronize, nullptr);
   EXPECT_EQ(backend_.event_create, nullptr);
   EXPECT_EQ(backend_.shutdown, nullptr);
   // Such a host has no shutdown slot to call, so this test's plugin state stays.
-  initialized_ = false;
 }
 
 // ---- device-needing cases ----------------------------------------------------
@@ -199,7 +145,7 @@ DLTensor Tensor1D(void* data, int64_t* shape, int64_t* strides, DLDataType dtype
 }
 
 TEST_P(GpuPluginTest, AddKernelRunsOnDevice) {
-  ASSERT_EQ(Init(), BP_STATUS_OK) << host_.last_error;
+  ASSERT_EQ(Init(), BP_STATUS_OK) << host_.last_error();
   if (DeviceCount() == 0) GTEST_SKIP() << SkipReason();
   const int64_t n = 1000;
   std::vector<float> a(n), b(n), out(n, -1.0f);
@@ -209,11 +155,11 @@ TEST_P(GpuPluginTest, AddKernelRunsOnDevice) {
   }
   void* data = backend_.backend_data;
   bp_stream_t stream = nullptr;
-  ASSERT_EQ(backend_.stream_get_default(data, 0, &stream), BP_STATUS_OK) << host_.last_error;
+  ASSERT_EQ(backend_.stream_get_default(data, 0, &stream), BP_STATUS_OK) << host_.last_error();
   void *da = nullptr, *db = nullptr, *dc = nullptr;
-  ASSERT_EQ(backend_.allocate(data, 0, n * 4, &da), BP_STATUS_OK) << host_.last_error;
-  ASSERT_EQ(backend_.allocate(data, 0, n * 4, &db), BP_STATUS_OK) << host_.last_error;
-  ASSERT_EQ(backend_.allocate(data, 0, n * 4, &dc), BP_STATUS_OK) << host_.last_error;
+  ASSERT_EQ(backend_.allocate(data, 0, n * 4, &da), BP_STATUS_OK) << host_.last_error();
+  ASSERT_EQ(backend_.allocate(data, 0, n * 4, &db), BP_STATUS_OK) << host_.last_error();
+  ASSERT_EQ(backend_.allocate(data, 0, n * 4, &dc), BP_STATUS_OK) << host_.last_error();
   ASSERT_EQ(backend_.copy_host_to_device(data, 0, a.data(), da, 0, n * 4, stream), BP_STATUS_OK);
   ASSERT_EQ(backend_.copy_host_to_device(data, 0, b.data(), db, 0, n * 4, stream), BP_STATUS_OK);
   int64_t shape[1] = {n}, strides[1] = {1}, bstrides[1] = {1};
@@ -221,32 +167,13 @@ TEST_P(GpuPluginTest, AddKernelRunsOnDevice) {
   DLTensor ta = Tensor1D(da, shape, strides, f32, backend_.device_type);
   DLTensor tb = Tensor1D(db, shape, bstrides, f32, backend_.device_type);
   DLTensor tc = Tensor1D(dc, shape, strides, f32, backend_.device_type);
-  bp_kernel_arg_t args[3];
-  std::memset(args, 0, sizeof args);
-  args[0].kind = BP_VALUE_TENSOR;
-  args[0].u.tensor = &ta;
-  args[1].kind = BP_VALUE_TENSOR;
-  args[1].u.tensor = &tb;
-  args[2].kind = BP_VALUE_DOUBLE;
-  args[2].u.d = 0.5;
-  DLTensor* outs[1] = {&tc};
-  bp_kernel_call_t call;
-  std::memset(&call, 0, sizeof call);
-  call.struct_size = sizeof call;
-  call.op_name = "add.Tensor";
-  call.args = args;
-  call.num_args = 3;
-  call.num_outputs = 1;
-  call.outputs = outs;
-  call.stream = stream;
-  call.kernel_data = host_.kernels["add.Tensor"].second;
-  call.backend_data = data;
-  ASSERT_EQ(host_.kernels["add.Tensor"].first(&call), BP_STATUS_OK) << host_.last_error;
+  const std::vector<bp_kernel_arg_t> args = {TArg(&ta), TArg(&tb), DArg(0.5)};
+  ASSERT_EQ(host_.Call("add.Tensor", args, {&tc}, stream), BP_STATUS_OK) << host_.last_error();
   ASSERT_EQ(backend_.copy_device_to_host(data, 0, dc, 0, out.data(), n * 4, stream), BP_STATUS_OK);
   for (int64_t i = 0; i < n; ++i) ASSERT_FLOAT_EQ(out[i], a[i] + 0.5f * b[i]) << i;
   // Broadcast: b as a stride-0 scalar.
   bstrides[0] = 0;
-  ASSERT_EQ(host_.kernels["add.Tensor"].first(&call), BP_STATUS_OK) << host_.last_error;
+  ASSERT_EQ(host_.Call("add.Tensor", args, {&tc}, stream), BP_STATUS_OK) << host_.last_error();
   ASSERT_EQ(backend_.copy_device_to_host(data, 0, dc, 0, out.data(), n * 4, stream), BP_STATUS_OK);
   for (int64_t i = 0; i < n; ++i) ASSERT_FLOAT_EQ(out[i], a[i] + 0.5f * b[0]) << i;
   EXPECT_EQ(backend_.deallocate(data, 0, da), BP_STATUS_OK);
@@ -255,7 +182,7 @@ TEST_P(GpuPluginTest, AddKernelRunsOnDevice) {
 }
 
 TEST_P(GpuPluginTest, MatmulKernelRunsOnDevice) {
-  ASSERT_EQ(Init(), BP_STATUS_OK) << host_.last_error;
+  ASSERT_EQ(Init(), BP_STATUS_OK) << host_.last_error();
   if (DeviceCount() == 0) GTEST_SKIP() << SkipReason();
   const int64_t m = 37, k = 19, n = 23;
   std::vector<float> a(m * k), b(k * n), c(m * n, 0.0f);
@@ -279,24 +206,7 @@ TEST_P(GpuPluginTest, MatmulKernelRunsOnDevice) {
   DLTensor tb = Tensor1D(db, sb, tb_, f32, backend_.device_type);
   DLTensor tc = Tensor1D(dc, sc, tc_, f32, backend_.device_type);
   ta.ndim = tb.ndim = tc.ndim = 2;
-  bp_kernel_arg_t args[2];
-  std::memset(args, 0, sizeof args);
-  args[0].kind = BP_VALUE_TENSOR;
-  args[0].u.tensor = &ta;
-  args[1].kind = BP_VALUE_TENSOR;
-  args[1].u.tensor = &tb;
-  DLTensor* outs[1] = {&tc};
-  bp_kernel_call_t call;
-  std::memset(&call, 0, sizeof call);
-  call.struct_size = sizeof call;
-  call.op_name = "matmul";
-  call.args = args;
-  call.num_args = 2;
-  call.num_outputs = 1;
-  call.outputs = outs;
-  call.stream = stream;
-  call.backend_data = data;
-  ASSERT_EQ(host_.kernels["matmul"].first(&call), BP_STATUS_OK) << host_.last_error;
+  ASSERT_EQ(host_.Call("matmul", {TArg(&ta), TArg(&tb)}, {&tc}, stream), BP_STATUS_OK) << host_.last_error();
   ASSERT_EQ(backend_.copy_device_to_host(data, 0, dc, 0, c.data(), c.size() * 4, stream),
             BP_STATUS_OK);
   for (int64_t i = 0; i < m; ++i) {

@@ -23,7 +23,7 @@ if(TARGET backplane_hip)
 endif()
 if(_bp_gpu_plugins)
   add_executable(gpu_plugin_test ${_bp_gpu_tests_dir}/gpu_plugin_test.cpp)
-  target_link_libraries(gpu_plugin_test PRIVATE Backplane::abi GTest::gtest_main ${CMAKE_DL_LIBS})
+  target_link_libraries(gpu_plugin_test PRIVATE bp_fake_host GTest::gtest_main)
   string(REPLACE ";" "," _bp_gpu_plugin_list "${_bp_gpu_plugins}")
   target_compile_definitions(gpu_plugin_test PRIVATE
     BP_GPU_PLUGIN_DIR="${BACKPLANE_PLUGIN_OUTPUT_DIR}"
@@ -44,6 +44,6 @@ target_compile_definitions(gpu_kernels_emulated_test PRIVATE BP_GPU_EMULATE=1)
 # g++ does not know the kernels' #pragma unroll.
 target_compile_options(gpu_kernels_emulated_test PRIVATE -Wno-unknown-pragmas)
 target_link_libraries(gpu_kernels_emulated_test PRIVATE
-  Backplane::abi GTest::gtest_main Threads::Threads)
+  bp_fake_host GTest::gtest_main Threads::Threads)
 backplane_warnings(gpu_kernels_emulated_test)
 gtest_discover_tests(gpu_kernels_emulated_test DISCOVERY_MODE PRE_TEST)

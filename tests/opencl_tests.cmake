@@ -1,5 +1,5 @@
 # The OpenCL plugin's unit tests: one executable driving the plugin through a
-# fake host (tests/opencl_fake_host.*). It links the plugin's implementation
+# fake host (tests/opencl_fake_host.*, over the shared tests/fake_host.*). It links the plugin's implementation
 # library to reach internal hooks (program build counter, broken sources),
 # and dlopens the built plugin once. Included from tests/CMakeLists.txt.
 if(NOT TARGET backplane_opencl_impl)
@@ -10,7 +10,7 @@ add_executable(opencl_plugin_test
   ${CMAKE_CURRENT_LIST_DIR}/opencl_ops_test.cpp
   ${CMAKE_CURRENT_LIST_DIR}/opencl_reduce_linalg_test.cpp
   ${CMAKE_CURRENT_LIST_DIR}/opencl_fake_host.cpp)
-target_link_libraries(opencl_plugin_test PRIVATE backplane_opencl_impl GTest::gtest_main ${CMAKE_DL_LIBS})
+target_link_libraries(opencl_plugin_test PRIVATE backplane_opencl_impl bp_fake_host GTest::gtest_main)
 target_include_directories(opencl_plugin_test PRIVATE ${CMAKE_CURRENT_LIST_DIR})
 target_compile_definitions(opencl_plugin_test PRIVATE BPCL_PLUGIN_PATH="$<TARGET_FILE:backplane_opencl>")
 add_dependencies(opencl_plugin_test backplane_opencl)

@@ -1,6 +1,7 @@
 // The vendor_sim sample plugin through a fake host: its device memory is a
 // private arena reachable only by handles and copies, and its two native
 // kernels (add.Tensor, relu) compute on arena memory.
+#include <dlfcn.h>
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -59,9 +60,9 @@ TEST_F(VendorSim, LoadsAsAnExtDevWithItsOwnMemory) {
   EXPECT_GT(p.total_memory_bytes, 0u);
   EXPECT_NE(B().allocate, nullptr);
   // Exactly the two native kernels; everything else is the CPU fallback's.
-  EXPECT_EQ(Kernels().size(), 2u);
-  EXPECT_EQ(Kernels().count("add.Tensor"), 1u);
-  EXPECT_EQ(Kernels().count("relu"), 1u);
+  EXPECT_EQ(plugin_->kernels().size(), 2u);
+  EXPECT_EQ(plugin_->kernels().count("add.Tensor"), 1u);
+  EXPECT_EQ(plugin_->kernels().count("relu"), 1u);
 }
 
 TEST_F(VendorSim, ArenaHandlesAreOpaqueAndBoundsChecked) {

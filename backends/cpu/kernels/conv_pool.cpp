@@ -21,20 +21,6 @@ struct Conv {
   int64_t stride[2], pad[2], dil[2], groups;
 };
 
-// Runs f(lo, hi) over [0, n), split across threads when `work` is large.
-template <typename F>
-void ParallelFor(int64_t n, int64_t work, F f) {
-  if (work < kParallelGrain || n < 2 || omp_get_max_threads() == 1) {
-    f(int64_t{0}, n);
-    return;
-  }
-#pragma omp parallel
-  {
-    const int64_t nt = omp_get_num_threads(), t = omp_get_thread_num();
-    f(n * t / nt, n * (t + 1) / nt);
-  }
-}
-
 template <typename T>
 inline const T& At4(const DLTensor& t, int64_t a, int64_t b, int64_t c, int64_t d) {
   return *reinterpret_cast<const T*>(DataPtr(t) + (a * t.strides[0] + b * t.strides[1] + c * t.strides[2] +

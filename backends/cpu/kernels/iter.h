@@ -17,6 +17,21 @@ namespace bp_cpu {
 // Work below this many elements stays on the calling thread.
 constexpr int64_t kParallelGrain = 65536;
 
+// Runs f(lo, hi) over [0, n) (n units such as rows or channels), split
+// across threads in equal slices when `work` (total elements) is large.
+template <typename F>
+inline void ParallelFor(int64_t n, int64_t work, F f) {
+  if (work < kParallelGrain || n < 2 || omp_get_max_threads() == 1) {
+    f(int64_t{0}, n);
+    return;
+  }
+#pragma omp parallel
+  {
+    const int64_t nt = omp_get_num_threads(), t = omp_get_thread_num();
+    f(n * t / nt, n * (t + 1) / nt);
+  }
+}
+
 inline int64_t Numel(const DLTensor& t) {
   int64_t n = 1;
   for (int i = 0; i < t.ndim; ++i) n *= t.shape[i];

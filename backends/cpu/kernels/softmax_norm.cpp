@@ -10,20 +10,6 @@
 namespace bp_cpu {
 namespace {
 
-// Runs f(lo, hi) over [0, n), split across threads when `work` is large.
-template <typename F>
-void ParallelFor(int64_t n, int64_t work, F f) {
-  if (work < kParallelGrain || n < 2 || omp_get_max_threads() == 1) {
-    f(int64_t{0}, n);
-    return;
-  }
-#pragma omp parallel
-  {
-    const int64_t nt = omp_get_num_threads(), t = omp_get_thread_num();
-    f(n * t / nt, n * (t + 1) / nt);
-  }
-}
-
 // Scratch for one row: on the stack for rows up to 512 elements, so small
 // calls do not allocate.
 class RowBuffer {
