@@ -3,9 +3,10 @@
 # makes its cells 'C' (crashed) and one that never returns makes them 'T'
 # (timeout); the run goes on and exits 1. Usage: isolation_test.sh BP_CONFORMANCE CRASH_PLUGIN
 set -u
-# Under AddressSanitizer the SIGSEGV must reach the child as a signal, not be
-# turned into ASan's report and exit code 1.
+# Under AddressSanitizer or ThreadSanitizer the SIGSEGV must reach the child
+# as a signal, not be turned into the sanitizer's report and an exit code.
 export ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}handle_segv=0"
+export TSAN_OPTIONS="${TSAN_OPTIONS:+$TSAN_OPTIONS:}handle_segv=0"
 bin=$1
 plugin=$2
 out=$(mktemp)
