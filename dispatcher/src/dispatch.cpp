@@ -209,26 +209,17 @@ Status RunMeta(bp_context_t* ctx, const bp_op_t* op, Bound& b, std::vector<ListA
 
 }  // namespace
 
-Status RunKernel(bp_context_t* ctx, const bp_op_t* op, DeviceState* dev, bp_kernel_call_t* call) {
+namespace {
+
+// What RunKernel does once the backend's kernel is missing or declined the
+// call: the backend fallback, the CPU fallback, or an error. Kept apart so the
+// common case (the kernel runs) builds no string.
+Status RunKernelWithoutNative(bp_context_t* ctx, const bp_op_t* op, DeviceState* dev, bp_kernel_call_t* call,
+                              bool kernel_declined, const char* kernel_msg) {
   const int32_t backend = dev->slot->id;
   bp_op_t* counted = const_cast<bp_op_t*>(op);
-  const KernelEntry& k = KernelFor(op, backend);
-  call->backend_data = dev->slot->props_table.backend_data;
-  // A kernel (or backend fallback) that cannot run this call returns
-  // UNIMPLEMENTED before writing anything; the next level then runs it.
-  bp_status_t declined = BP_STATUS_OK;
-  std::string declined_msg;
-  if (k.fn != nullptr) {
-    call->kernel_data = k.data;
-    bp_status_t rc = k.fn(call);
-    if (rc == BP_STATUS_OK) {
-      counted->native_count[backend].fetch_add(1, std::memory_order_relaxed);
-      return Status::Ok();
-    }
-    if (rc != BP_STATUS_UNIMPLEMENTED) return KernelError(op, dev, rc);
-    declined = rc;
-    declined_msg = bp_last_error_message();
-  }
+  bp_status_t declined = kernel_declined ? BP_STATUS_UNIMPLEMENTED : BP_STATUS_OK;
+  std::string declined_msg = kernel_declined ? kernel_msg : "";
   const KernelEntry* fb = dev->slot->fallback.load(std::memory_order_acquire);
   if (fb != nullptr) {
     call->kernel_data = fb->data;
@@ -260,6 +251,25 @@ Status RunKernel(bp_context_t* ctx, const bp_op_t* op, DeviceState* dev, bp_kern
                                                                 : " (no kernel registered; is the cpu plugin loaded?)"));
 }
 
+}  // namespace
+
+Status RunKernel(bp_context_t* ctx, const bp_op_t* op, DeviceState* dev, bp_kernel_call_t* call) {
+  const int32_t backend = dev->slot->id;
+  const KernelEntry& k = KernelFor(op, backend);
+  call->backend_data = dev->slot->props_table.backend_data;
+  // A kernel (or backend fallback) that cannot run this call returns
+  // UNIMPLEMENTED before writing anything; the next level then runs it.
+  if (k.fn == nullptr) return RunKernelWithoutNative(ctx, op, dev, call, false, nullptr);
+  call->kernel_data = k.data;
+  bp_status_t rc = k.fn(call);
+  if (rc == BP_STATUS_OK) {
+    const_cast<bp_op_t*>(op)->native_count[backend].fetch_add(1, std::memory_order_relaxed);
+    return Status::Ok();
+  }
+  if (rc != BP_STATUS_UNIMPLEMENTED) return KernelError(op, dev, rc);
+  return RunKernelWithoutNative(ctx, op, dev, call, true, bp_last_error_message());
+}
+
 Status CallOp(bp_context_t* ctx, const bp_op_t* op, const bp_value_t* args, int32_t num_args,
               bp_tensor_t** out_results, int32_t num_results) {
   if (op->ctx != ctx) return Error(BP_STATUS_INVALID_ARGUMENT, "bp_op_call: operator belongs to another context");
@@ -271,6 +281,10 @@ Status CallOp(bp_context_t* ctx, const bp_op_t* op, const bp_value_t* args, int3
                                                  " results; the operator returns " + std::to_string(op->num_returns));
   }
   if (num_args > 0 && args == nullptr) return Error(BP_STATUS_INVALID_ARGUMENT, op->name + ": args is NULL");
+  {
+    Status fast;
+    if (TryFastPointwise(ctx, op, args, num_args, out_results, num_results, &fast)) return fast;
+  }
   Bound b;
   std::vector<ListArg> lists;
   BP_RETURN_IF_ERROR(BindArgs(op, args, num_args, b, lists));
