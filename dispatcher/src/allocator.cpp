@@ -30,15 +30,21 @@ Status CachingAllocator::Allocate(size_t nbytes, Block** out_block) {
   }
   // Best fit: the smallest cached block that is big enough, but never one
   // more than twice the request (that would waste more than it saves).
-  auto& pool = large ? large_free_ : small_free_;
-  auto it = pool.lower_bound(size);
-  if (it != pool.end() && it->first <= 2 * size) {
-    Block* b = it->second;
-    pool.erase(it);
-    allocated_ += b->size;
+  Block* hit = nullptr;
+  if (!large) {
+    hit = TakeSmallLocked(size);
+  } else {
+    auto it = large_free_.lower_bound(size);
+    if (it != large_free_.end() && it->first <= 2 * size) {
+      hit = it->second;
+      large_free_.erase(it);
+    }
+  }
+  if (hit != nullptr) {
+    allocated_ += hit->size;
     if (allocated_ > peak_) peak_ = allocated_;
     ++cache_hits_;
-    *out_block = b;
+    *out_block = hit;
     return Status::Ok();
   }
   void* ptr = nullptr;
@@ -73,18 +79,52 @@ void CachingAllocator::Free(Block* block) {
   }
   std::lock_guard<std::mutex> lock(mu_);
   allocated_ -= block->size;
-  (block->large ? large_free_ : small_free_).emplace(block->size, block);
+  if (block->large) {
+    large_free_.emplace(block->size, block);
+    return;
+  }
+  const size_t c = block->size / kSmallRound;
+  block->next = small_free_[c];
+  small_free_[c] = block;
+  small_nonempty_[c / 64] |= uint64_t(1) << (c % 64);
+}
+
+Block* CachingAllocator::TakeSmallLocked(size_t size) {
+  // The first non-empty class from size's own up to twice the size.
+  const size_t first = size / kSmallRound;
+  size_t last = 2 * size / kSmallRound;
+  if (last >= kSmallClasses) last = kSmallClasses - 1;
+  for (size_t w = first / 64; w <= last / 64; ++w) {
+    uint64_t bits = small_nonempty_[w];
+    if (w == first / 64) bits &= ~uint64_t(0) << (first % 64);
+    if (bits == 0) continue;
+    const size_t c = w * 64 + static_cast<size_t>(__builtin_ctzll(bits));
+    if (c > last) return nullptr;
+    Block* b = small_free_[c];
+    small_free_[c] = b->next;
+    if (b->next == nullptr) small_nonempty_[w] &= ~(uint64_t(1) << (c % 64));
+    b->next = nullptr;
+    return b;
+  }
+  return nullptr;
 }
 
 void CachingAllocator::ReleaseCachedLocked() {
-  for (auto* pool : {&small_free_, &large_free_}) {
-    for (auto& [size, b] : *pool) {
+  for (size_t c = 0; c < kSmallClasses; ++c) {
+    while (Block* b = small_free_[c]) {
+      small_free_[c] = b->next;
       raw_.deallocate(raw_.backend_data, raw_.device, b->ptr);
       reserved_ -= b->size;
       delete b;
     }
-    pool->clear();
   }
+  for (uint64_t& w : small_nonempty_) w = 0;
+  for (auto& [size, b] : large_free_) {
+    raw_.deallocate(raw_.backend_data, raw_.device, b->ptr);
+    reserved_ -= b->size;
+    delete b;
+  }
+  large_free_.clear();
 }
 
 void CachingAllocator::EmptyCache() {

@@ -29,6 +29,7 @@ struct Block {
   void* ptr = nullptr;
   size_t size = 0;  // rounded
   bool large = false;
+  Block* next = nullptr;  // next cached block of the same small size class
 };
 
 class CachingAllocator {
@@ -51,10 +52,17 @@ class CachingAllocator {
   bp_allocator_stats_t Stats();
 
  private:
+  static constexpr size_t kSmallClasses = kSmallLimit / kSmallRound;  // class = size / kSmallRound
   void ReleaseCachedLocked();
+  Block* TakeSmallLocked(size_t size);
   RawMemory raw_;
   std::mutex mu_;
-  std::multimap<size_t, Block*> small_free_;
+  // Small pool: one list of cached blocks per size class and a bitmap of the
+  // non-empty classes. Why: the small path runs on every operator call that
+  // allocates its output, and a per-class list takes and returns blocks in
+  // O(1) with no heap allocation (a multimap allocates a node per Free).
+  Block* small_free_[kSmallClasses] = {};
+  uint64_t small_nonempty_[kSmallClasses / 64] = {};
   std::multimap<size_t, Block*> large_free_;
   uint64_t allocated_ = 0, reserved_ = 0, peak_ = 0, device_allocations_ = 0, cache_hits_ = 0;
 };

@@ -40,6 +40,19 @@ inline bool SizesFit(const Geometry& g, int64_t item) {
   return true;
 }
 
+// FillDLTensor, inline, for a tensor of a dtype Backplane knows (itemsize bits / 8).
+inline void FastDL(const bp_tensor_t* t, DLTensor* out) {
+  const Geometry& g = t->geo;
+  out->data = t->storage->data;
+  out->device.device_type = static_cast<DLDeviceType>(t->storage->dev->slot->device_type);
+  out->device.device_id = g.device.index;
+  out->ndim = g.ndim;
+  out->dtype = g.dtype;
+  out->shape = const_cast<int64_t*>(g.sizes);
+  out->strides = const_cast<int64_t*>(g.strides);
+  out->byte_offset = static_cast<uint64_t>(g.offset) * (g.dtype.bits / 8);
+}
+
 FastFamily FamilyOf(const MetaFunctions* m) {
   using namespace meta;  // NOLINT: the family tables
   if (m == &kBinaryMeta) return FastFamily::kBinary;
@@ -209,7 +222,7 @@ bool TryFastPointwise(bp_context_t* ctx, const bp_op_t* op, const bp_value_t* ar
   if (!ResolveDevice(ctx, device, op->name.c_str(), &dev).ok()) return false;
   const bool fresh = mut < 0;
   if (fresh) {
-    Status st = EmptyTensor(ctx, device, ref->ndim, ref->sizes, want, op->name.c_str(), &out);
+    Status st = EmptyTensorLike(ctx, dev, *ref, want, op->name.c_str(), &out);
     if (!st.ok()) {
       *status = std::move(st);
       return true;
@@ -220,7 +233,7 @@ bool TryFastPointwise(bp_context_t* ctx, const bp_op_t* op, const bp_value_t* ar
   for (int32_t i = 0; i < nmeta; ++i) {
     if (op->fast_arg[i] != FastArg::kTensor) continue;
     const bp_tensor_t* t = tensors[i];
-    FillDLTensor(t->storage, t->geo, &dl[i]);
+    FastDL(t, &dl[i]);
     if (t->geo.ndim == 0 && ref->ndim > 0) {  // broadcast by stride 0
       dl[i].ndim = ref->ndim;
       dl[i].shape = const_cast<int64_t*>(ref->sizes);
@@ -229,7 +242,7 @@ bool TryFastPointwise(bp_context_t* ctx, const bp_op_t* op, const bp_value_t* ar
     kargs[i].u.tensor = &dl[i];
   }
   DLTensor dl_out;
-  FillDLTensor(out->storage, out->geo, &dl_out);
+  FastDL(out, &dl_out);
   DLTensor* out_ptrs[1] = {&dl_out};
   bp_kernel_call_t call{};
   call.struct_size = sizeof(call);

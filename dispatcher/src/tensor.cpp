@@ -1,6 +1,7 @@
 // Storage and tensor lifetime, and the C API for creating and reading tensors.
 #include "tensor.h"
 
+#include <cstddef>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -23,7 +24,11 @@ void StorageRelease(Storage* s) {
   if (s->managed != nullptr && s->managed->deleter != nullptr) s->managed->deleter(s->managed);
   bp_plugin_t* plugin = s->plugin;
   s->ctx->live_storages.fetch_sub(1, std::memory_order_relaxed);
-  delete s;
+  if (s->embedded) {
+    delete reinterpret_cast<TensorBlock*>(reinterpret_cast<char*>(s) - offsetof(TensorBlock, storage));
+  } else {
+    delete s;
+  }
   if (plugin != nullptr) PluginRelease(plugin);
 }
 
@@ -46,13 +51,13 @@ Status ResolveDevice(bp_context_t* ctx, bp_device_t device, const char* fn, Devi
   return Status::Ok();
 }
 
-Status NewStorage(bp_context_t* ctx, bp_device_t device, size_t nbytes, const char* fn, Storage** out) {
-  DeviceState* dev = nullptr;
-  BP_RETURN_IF_ERROR(ResolveDevice(ctx, device, fn, &dev));
+namespace {
+// Fills a storage of nbytes from dev's caching allocator (s->refs is 1).
+Status InitStorage(bp_context_t* ctx, bp_device_t device, DeviceState* dev, size_t nbytes, const char* fn,
+                   Storage* s) {
   Block* block = nullptr;
   Status st = dev->allocator->Allocate(nbytes, &block);
   if (!st.ok()) return Error(st.code(), std::string(fn) + ": " + st.message());
-  auto* s = new Storage();
   ctx->live_storages.fetch_add(1, std::memory_order_relaxed);
   s->ctx = ctx;
   s->device = device;
@@ -63,6 +68,19 @@ Status NewStorage(bp_context_t* ctx, bp_device_t device, size_t nbytes, const ch
   if (!dev->slot->host_memory) {
     s->plugin = dev->slot->plugin;
     PluginRetain(s->plugin);
+  }
+  return Status::Ok();
+}
+}  // namespace
+
+Status NewStorage(bp_context_t* ctx, bp_device_t device, size_t nbytes, const char* fn, Storage** out) {
+  DeviceState* dev = nullptr;
+  BP_RETURN_IF_ERROR(ResolveDevice(ctx, device, fn, &dev));
+  auto* s = new Storage();
+  Status st = InitStorage(ctx, device, dev, nbytes, fn, s);
+  if (!st.ok()) {
+    delete s;
+    return st;
   }
   *out = s;
   return Status::Ok();
@@ -126,11 +144,70 @@ Status EmptyTensor(bp_context_t* ctx, bp_device_t device, int32_t ndim, const in
   Geometry g;
   size_t nbytes = 0;
   BP_RETURN_IF_ERROR(MakeContiguousGeometry(fn, ndim, sizes, dtype, device, &g, &nbytes));
+#ifdef NDEBUG
+  DeviceState* dev = nullptr;
+  BP_RETURN_IF_ERROR(ResolveDevice(ctx, device, fn, &dev));
+  auto* tb = new TensorBlock();
+  Status st = InitStorage(ctx, device, dev, nbytes, fn, &tb->storage);
+  if (!st.ok()) {
+    delete tb;
+    return st;
+  }
+  tb->storage.embedded = true;
+  bp_tensor_t* t = &tb->tensor;
+  t->embedded = true;
+  Storage* s = &tb->storage;
+#else
+  // Debug builds keep headers apart: TensorRelease quarantines freed headers.
   Storage* s = nullptr;
   BP_RETURN_IF_ERROR(NewStorage(ctx, device, nbytes, fn, &s));
-  *out = WrapStorage(ctx, s, g);
-  StorageRelease(s);  // the tensor holds the only reference
+  auto* t = new bp_tensor_t();
+#endif
+  // The tensor takes over the new storage's only reference (no retain/release pair).
+  t->magic = kTensorMagic;
+  t->storage = s;
+  t->geo = g;
+  ctx->live_tensors.fetch_add(1, std::memory_order_relaxed);
+  *out = t;
   return Status::Ok();
+}
+
+Status EmptyTensorLike(bp_context_t* ctx, DeviceState* dev, const Geometry& like, DLDataType dtype,
+                       const char* fn, bp_tensor_t** out) {
+#ifdef NDEBUG
+  const int32_t ndim = like.ndim;
+  int64_t numel = 1;
+  for (int32_t i = 0; i < ndim; ++i) numel *= like.sizes[i];
+  const size_t nbytes = static_cast<size_t>(numel) * (dtype.bits / 8);
+  auto* tb = new TensorBlock();
+  Status st = InitStorage(ctx, like.device, dev, nbytes, fn, &tb->storage);
+  if (!st.ok()) {
+    delete tb;
+    return st;
+  }
+  tb->storage.embedded = true;
+  bp_tensor_t* t = &tb->tensor;
+  t->embedded = true;
+  t->magic = kTensorMagic;
+  t->storage = &tb->storage;
+  // The geometry MakeContiguousGeometry gives, written in place.
+  Geometry& g = t->geo;
+  g.dtype = dtype;
+  g.ndim = ndim;
+  g.device = like.device;
+  int64_t stride = 1;
+  for (int32_t i = ndim - 1; i >= 0; --i) {
+    g.sizes[i] = like.sizes[i];
+    g.strides[i] = stride;
+    stride *= like.sizes[i] > 0 ? like.sizes[i] : 1;
+  }
+  ctx->live_tensors.fetch_add(1, std::memory_order_relaxed);
+  *out = t;
+  return Status::Ok();
+#else
+  (void)dev;
+  return EmptyTensor(ctx, like.device, like.ndim, like.sizes, dtype, fn, out);
+#endif
 }
 
 void TensorRelease(bp_tensor_t* t) {
@@ -151,6 +228,12 @@ void TensorRelease(bp_tensor_t* t) {
 #endif
   if (prev != 1) return;
   bp_context_t* ctx = t->storage->ctx;
+  if (t->embedded) {
+    // The header's memory goes with its storage's; nothing may touch t after this.
+    ctx->live_tensors.fetch_sub(1, std::memory_order_relaxed);
+    StorageRelease(t->storage);
+    return;
+  }
   StorageRelease(t->storage);
   ctx->live_tensors.fetch_sub(1, std::memory_order_relaxed);
 #ifndef NDEBUG
