@@ -281,10 +281,6 @@ Status CallOp(bp_context_t* ctx, const bp_op_t* op, const bp_value_t* args, int3
                                                  " results; the operator returns " + std::to_string(op->num_returns));
   }
   if (num_args > 0 && args == nullptr) return Error(BP_STATUS_INVALID_ARGUMENT, op->name + ": args is NULL");
-  {
-    Status fast;
-    if (TryFastPointwise(ctx, op, args, num_args, out_results, num_results, &fast)) return fast;
-  }
   Bound b;
   std::vector<ListArg> lists;
   BP_RETURN_IF_ERROR(BindArgs(op, args, num_args, b, lists));
@@ -388,6 +384,15 @@ extern "C" BP_API bp_status_t bp_op_call(bp_context_t* context, const bp_op_t* o
   }
   return ApiCall("bp_op_call", [&]() -> Status {
     ReadSection rs;
+    // The pointwise fast path runs before CallOp, whose frame (the bound
+    // arguments of the generic path) costs more to set up than the fast call
+    // itself; CallOp's own checks come first for calls it would reject.
+    if (op->fast != FastFamily::kNone && op->ctx == context && !op->removed.load(std::memory_order_acquire) &&
+        num_results >= 0 && num_results <= op->num_returns && (num_results == 0 || out_results != nullptr) &&
+        (num_args <= 0 || args != nullptr)) {
+      Status fast;
+      if (TryFastPointwise(context, op, args, num_args, out_results, num_results, &fast)) return fast;
+    }
     return CallOp(context, op, args, num_args, out_results, num_results);
   });
 }

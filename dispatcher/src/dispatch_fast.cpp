@@ -218,8 +218,14 @@ bool TryFastPointwise(bp_context_t* ctx, const bp_op_t* op, const bp_value_t* ar
     const Geometry& og = out->geo;
     if (!DtypeEqual(og.dtype, want) || !SameSizes(og, *ref) || !SameDevice(og.device, device)) return false;
   }
-  DeviceState* dev = nullptr;
-  if (!ResolveDevice(ctx, device, op->name.c_str(), &dev).ok()) return false;
+  // ResolveDevice's success conditions, inline; its errors come from the generic path.
+  if (device.backend < 0 || device.backend >= ctx->num_backends.load(std::memory_order_acquire)) return false;
+  const BackendSlot& slot = ctx->slots[device.backend];
+  if (!slot.loaded.load(std::memory_order_acquire) || device.index < 0 ||
+      device.index >= static_cast<int32_t>(slot.devices.size())) {
+    return false;
+  }
+  DeviceState* dev = slot.devices[device.index];
   const bool fresh = mut < 0;
   if (fresh) {
     Status st = EmptyTensorLike(ctx, dev, *ref, want, op->name.c_str(), &out);
