@@ -133,6 +133,10 @@ void SetupFastPath(bp_op_t* op) {
   } else if (mut > 0 || (mut < 0 && family == FastFamily::kFill)) {
     return;
   }
+  op->fast_num_inputs = 0;
+  for (int32_t i = 0; i < nmeta; ++i) {
+    if (op->fast_arg[i] == FastArg::kTensor) op->fast_inputs[op->fast_num_inputs++] = static_cast<int8_t>(i);
+  }
   const bp_op_t* f = op->functional;
   MetaCallInfo info{op->name.c_str(), f->arg_names, nmeta};
   op->fast_rejects_bool = family == FastFamily::kBinary && meta::BaseName(info) == "sub";
@@ -193,9 +197,9 @@ bool TryFastPointwise(bp_context_t* ctx, const bp_op_t* op, const bp_value_t* ar
   const DLDataType dtype = g0.dtype;
   const bp_device_t device = g0.device;
   const Geometry* ref = &g0;  // an input with the output's sizes
-  for (int32_t i = 1; i < nmeta; ++i) {
-    if (op->fast_arg[i] != FastArg::kTensor) continue;
-    const Geometry& g = tensors[i]->geo;
+  const int32_t nin = op->fast_num_inputs;
+  for (int32_t k = 1; k < nin; ++k) {
+    const Geometry& g = tensors[op->fast_inputs[k]]->geo;
     if (!DtypeEqual(g.dtype, dtype) || !SameDevice(g.device, device)) return false;
     if (g.ndim == 0) continue;
     if (ref->ndim == 0) {
@@ -236,8 +240,8 @@ bool TryFastPointwise(bp_context_t* ctx, const bp_op_t* op, const bp_value_t* ar
   }
 
   DLTensor dl[kMaxArgs];
-  for (int32_t i = 0; i < nmeta; ++i) {
-    if (op->fast_arg[i] != FastArg::kTensor) continue;
+  for (int32_t k = 0; k < nin; ++k) {
+    const int32_t i = op->fast_inputs[k];
     const bp_tensor_t* t = tensors[i];
     FastDL(t, &dl[i]);
     if (t->geo.ndim == 0 && ref->ndim > 0) {  // broadcast by stride 0

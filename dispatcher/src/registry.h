@@ -56,6 +56,8 @@ struct bp_op_t {
   bool fast_rejects_bool = false;  // sub: bool tensors are an error
   int8_t fast_approx_arg = -1;     // gelu's 'approximate' argument
   bp::core::FastArg fast_arg[bp::core::kMaxArgs] = {};
+  int32_t fast_num_inputs = 0;               // tensor arguments the kernel reads
+  int8_t fast_inputs[bp::core::kMaxArgs] = {};  // their indices, self first
 
   std::atomic<const bp::core::KernelTable*> table{nullptr};
   std::atomic<bool> removed{false};
