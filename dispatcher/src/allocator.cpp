@@ -7,6 +7,10 @@ namespace bp::core {
 CachingAllocator::~CachingAllocator() {
   std::lock_guard<std::mutex> lock(mu_);
   ReleaseCachedLocked();
+  while (void* h = headers_) {
+    headers_ = *static_cast<void**>(h);
+    ::operator delete(h);
+  }
 }
 
 size_t CachingAllocator::RoundSize(size_t nbytes) {
@@ -15,7 +19,7 @@ size_t CachingAllocator::RoundSize(size_t nbytes) {
   return (nbytes + kLargeRound - 1) / kLargeRound * kLargeRound;
 }
 
-Status CachingAllocator::Allocate(size_t nbytes, Block** out_block) {
+Status CachingAllocator::Allocate(size_t nbytes, Block** out_block, void** out_header) {
   size_t size = RoundSize(nbytes);
   if (size < nbytes) {
     return Error(BP_STATUS_OUT_OF_MEMORY, std::string("allocator(") + raw_.name + "): request of " +
@@ -23,7 +27,17 @@ Status CachingAllocator::Allocate(size_t nbytes, Block** out_block) {
   }
   bool large = size >= kSmallLimit;
   std::unique_lock<std::mutex> lock(mu_);
+  // Called under the lock once the call is known to succeed.
+  auto take_header = [&]() {
+    if (out_header == nullptr) return;
+    *out_header = headers_;
+    if (headers_ != nullptr) {
+      headers_ = *static_cast<void**>(headers_);
+      --num_headers_;
+    }
+  };
   if (size == 0) {
+    take_header();
     lock.unlock();
     *out_block = new Block{nullptr, 0, false};
     return Status::Ok();
@@ -45,6 +59,7 @@ Status CachingAllocator::Allocate(size_t nbytes, Block** out_block) {
     if (allocated_ > peak_) peak_ = allocated_;
     ++cache_hits_;
     *out_block = hit;
+    take_header();
     return Status::Ok();
   }
   void* ptr = nullptr;
@@ -68,16 +83,30 @@ Status CachingAllocator::Allocate(size_t nbytes, Block** out_block) {
   allocated_ += size;
   if (allocated_ > peak_) peak_ = allocated_;
   *out_block = new Block{ptr, size, large};
+  take_header();
   return Status::Ok();
 }
 
-void CachingAllocator::Free(Block* block) {
+void CachingAllocator::Free(Block* block, void* header) {
+  if (block == nullptr && header == nullptr) return;
+  std::unique_lock<std::mutex> lock(mu_);
+  if (header != nullptr) {
+    if (num_headers_ < kMaxHeaders) {
+      *static_cast<void**>(header) = headers_;
+      headers_ = header;
+      ++num_headers_;
+    } else {
+      lock.unlock();
+      ::operator delete(header);
+      lock.lock();
+    }
+  }
   if (block == nullptr) return;
   if (block->size == 0) {
+    lock.unlock();
     delete block;
     return;
   }
-  std::lock_guard<std::mutex> lock(mu_);
   allocated_ -= block->size;
   if (block->large) {
     large_free_.emplace(block->size, block);

@@ -6,6 +6,8 @@
 #include <cstdlib>
 #include <cstring>
 #include <mutex>
+#include <new>
+#include <type_traits>
 #include <string>
 
 #include "api.h"
@@ -20,15 +22,25 @@ void StorageRetain(Storage* s) { s->refs.fetch_add(1, std::memory_order_relaxed)
 
 void StorageRelease(Storage* s) {
   if (s->refs.fetch_sub(1, std::memory_order_acq_rel) != 1) return;
+  if (s->embedded) {
+    // EmptyTensor's storage (allocator memory, never imported): the block and
+    // the TensorBlock's memory go back to the allocator in one call.
+    bp_context_t* ctx = s->ctx;
+    bp_plugin_t* plugin = s->plugin;
+    CachingAllocator* allocator = s->dev->allocator.get();
+    Block* block = s->block;
+    auto* tb = reinterpret_cast<TensorBlock*>(reinterpret_cast<char*>(s) - offsetof(TensorBlock, storage));
+    tb->~TensorBlock();
+    allocator->Free(block, tb);
+    ctx->live_storages.fetch_sub(1, std::memory_order_relaxed);
+    if (plugin != nullptr) PluginRelease(plugin);
+    return;
+  }
   if (s->block != nullptr) s->dev->allocator->Free(s->block);
   if (s->managed != nullptr && s->managed->deleter != nullptr) s->managed->deleter(s->managed);
   bp_plugin_t* plugin = s->plugin;
   s->ctx->live_storages.fetch_sub(1, std::memory_order_relaxed);
-  if (s->embedded) {
-    delete reinterpret_cast<TensorBlock*>(reinterpret_cast<char*>(s) - offsetof(TensorBlock, storage));
-  } else {
-    delete s;
-  }
+  delete s;
   if (plugin != nullptr) PluginRelease(plugin);
 }
 
@@ -53,11 +65,7 @@ Status ResolveDevice(bp_context_t* ctx, bp_device_t device, const char* fn, Devi
 
 namespace {
 // Fills a storage of nbytes from dev's caching allocator (s->refs is 1).
-Status InitStorage(bp_context_t* ctx, bp_device_t device, DeviceState* dev, size_t nbytes, const char* fn,
-                   Storage* s) {
-  Block* block = nullptr;
-  Status st = dev->allocator->Allocate(nbytes, &block);
-  if (!st.ok()) return Error(st.code(), std::string(fn) + ": " + st.message());
+void FillStorage(bp_context_t* ctx, bp_device_t device, DeviceState* dev, size_t nbytes, Block* block, Storage* s) {
   ctx->live_storages.fetch_add(1, std::memory_order_relaxed);
   s->ctx = ctx;
   s->device = device;
@@ -69,8 +77,49 @@ Status InitStorage(bp_context_t* ctx, bp_device_t device, DeviceState* dev, size
     s->plugin = dev->slot->plugin;
     PluginRetain(s->plugin);
   }
+}
+
+Status InitStorage(bp_context_t* ctx, bp_device_t device, DeviceState* dev, size_t nbytes, const char* fn,
+                   Storage* s) {
+  Block* block = nullptr;
+  Status st = dev->allocator->Allocate(nbytes, &block);
+  if (!st.ok()) return Error(st.code(), std::string(fn) + ": " + st.message());
+  FillStorage(ctx, device, dev, nbytes, block, s);
   return Status::Ok();
 }
+
+#ifdef NDEBUG
+static_assert(sizeof(TensorBlock) <= CachingAllocator::kHeaderBytes, "tensor headers must fit the allocator's cache");
+static_assert(std::is_trivially_destructible<TensorBlock>::value, "TensorBlock memory is reused raw");
+
+// A fresh tensor header and storage of nbytes (refs 1 each) in one TensorBlock,
+// block and header memory from one allocator call. The header's geometry is
+// left for the caller; it holds the storage's only reference.
+Status NewTensorBlock(bp_context_t* ctx, bp_device_t device, DeviceState* dev, size_t nbytes, const char* fn,
+                      bp_tensor_t** out) {
+  Block* block = nullptr;
+  void* mem = nullptr;
+  Status st = dev->allocator->Allocate(nbytes, &block, &mem);
+  if (!st.ok()) return Error(st.code(), std::string(fn) + ": " + st.message());
+  if (mem == nullptr) {
+    mem = ::operator new(CachingAllocator::kHeaderBytes, std::nothrow);
+    if (mem == nullptr) {
+      dev->allocator->Free(block);
+      throw std::bad_alloc();  // ApiCall reports it as OUT_OF_MEMORY
+    }
+  }
+  auto* tb = new (mem) TensorBlock();
+  FillStorage(ctx, device, dev, nbytes, block, &tb->storage);
+  tb->storage.embedded = true;
+  bp_tensor_t* t = &tb->tensor;
+  t->embedded = true;
+  t->magic = kTensorMagic;
+  t->storage = &tb->storage;
+  ctx->live_tensors.fetch_add(1, std::memory_order_relaxed);
+  *out = t;
+  return Status::Ok();
+}
+#endif
 }  // namespace
 
 Status NewStorage(bp_context_t* ctx, bp_device_t device, size_t nbytes, const char* fn, Storage** out) {
@@ -147,22 +196,16 @@ Status EmptyTensor(bp_context_t* ctx, bp_device_t device, int32_t ndim, const in
 #ifdef NDEBUG
   DeviceState* dev = nullptr;
   BP_RETURN_IF_ERROR(ResolveDevice(ctx, device, fn, &dev));
-  auto* tb = new TensorBlock();
-  Status st = InitStorage(ctx, device, dev, nbytes, fn, &tb->storage);
-  if (!st.ok()) {
-    delete tb;
-    return st;
-  }
-  tb->storage.embedded = true;
-  bp_tensor_t* t = &tb->tensor;
-  t->embedded = true;
-  Storage* s = &tb->storage;
+  bp_tensor_t* t = nullptr;
+  BP_RETURN_IF_ERROR(NewTensorBlock(ctx, device, dev, nbytes, fn, &t));
+  t->geo = g;
+  *out = t;
+  return Status::Ok();
 #else
   // Debug builds keep headers apart: TensorRelease quarantines freed headers.
   Storage* s = nullptr;
   BP_RETURN_IF_ERROR(NewStorage(ctx, device, nbytes, fn, &s));
   auto* t = new bp_tensor_t();
-#endif
   // The tensor takes over the new storage's only reference (no retain/release pair).
   t->magic = kTensorMagic;
   t->storage = s;
@@ -170,6 +213,7 @@ Status EmptyTensor(bp_context_t* ctx, bp_device_t device, int32_t ndim, const in
   ctx->live_tensors.fetch_add(1, std::memory_order_relaxed);
   *out = t;
   return Status::Ok();
+#endif
 }
 
 Status EmptyTensorLike(bp_context_t* ctx, DeviceState* dev, const Geometry& like, DLDataType dtype,
@@ -179,17 +223,8 @@ Status EmptyTensorLike(bp_context_t* ctx, DeviceState* dev, const Geometry& like
   int64_t numel = 1;
   for (int32_t i = 0; i < ndim; ++i) numel *= like.sizes[i];
   const size_t nbytes = static_cast<size_t>(numel) * (dtype.bits / 8);
-  auto* tb = new TensorBlock();
-  Status st = InitStorage(ctx, like.device, dev, nbytes, fn, &tb->storage);
-  if (!st.ok()) {
-    delete tb;
-    return st;
-  }
-  tb->storage.embedded = true;
-  bp_tensor_t* t = &tb->tensor;
-  t->embedded = true;
-  t->magic = kTensorMagic;
-  t->storage = &tb->storage;
+  bp_tensor_t* t = nullptr;
+  BP_RETURN_IF_ERROR(NewTensorBlock(ctx, like.device, dev, nbytes, fn, &t));
   // The geometry MakeContiguousGeometry gives, written in place.
   Geometry& g = t->geo;
   g.dtype = dtype;
@@ -201,7 +236,6 @@ Status EmptyTensorLike(bp_context_t* ctx, DeviceState* dev, const Geometry& like
     g.strides[i] = stride;
     stride *= like.sizes[i] > 0 ? like.sizes[i] : 1;
   }
-  ctx->live_tensors.fetch_add(1, std::memory_order_relaxed);
   *out = t;
   return Status::Ok();
 #else
