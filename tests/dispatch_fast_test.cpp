@@ -3,6 +3,7 @@
 // results and their lifetime, and calls it leaves to the generic path (their
 // errors stay the generic messages).
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "bp_test_util.h"
@@ -132,6 +133,26 @@ TEST_F(DispatchFastTest, AViewOutlivesTheFreshResultItWasTakenFrom) {
   ASSERT_NE(v, nullptr);
   bp_tensor_release(r);  // the view keeps the storage
   EXPECT_EQ(Read(v), (std::vector<float>{2, 6, 4, 8}));
+}
+
+TEST_F(DispatchFastTest, AResultAndItsViewReleasedOnTwoThreadsFreeTheMemoryOnce) {
+  bp_tensor_t* a = F32(kCpu, {4}, {1, 2, 3, 4});
+  std::vector<bp_value_t> args = {T(a), T(a)};
+  for (int i = 0; i < 500; ++i) {
+    bp_tensor_t* r = nullptr;
+    ASSERT_EQ(bp_op_call(ctx_, Op("add.Tensor"), args.data(), 2, &r, 1), BP_STATUS_OK) << LastError();
+    bp_tensor_t* v = nullptr;
+    std::vector<bp_value_t> vargs = {T(r), I(0), I(0)};
+    ASSERT_EQ(bp_op_call(ctx_, Op("transpose.int"), vargs.data(), 3, &v, 1), BP_STATUS_OK) << LastError();
+    std::thread other([v] { bp_tensor_release(v); });
+    bp_tensor_release(r);
+    other.join();
+  }
+  bp_allocator_stats_t s{};
+  s.struct_size = sizeof(s);
+  ASSERT_EQ(bp_allocator_stats(ctx_, kCpu, &s), BP_STATUS_OK);
+  EXPECT_EQ(s.allocated_bytes, 512u);  // only `a` is left; every result's block came back
+  EXPECT_LE(s.device_allocations, 3u);  // results reuse one cached block
 }
 
 TEST_F(DispatchFastTest, CallsTheFastPathDoesNotTakeKeepTheGenericMessages) {

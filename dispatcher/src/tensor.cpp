@@ -20,20 +20,34 @@ namespace bp::core {
 
 void StorageRetain(Storage* s) { s->refs.fetch_add(1, std::memory_order_relaxed); }
 
+namespace {
+// Drops one reference; true when it was the last. A holder that sees the
+// count at 1 holds the only reference (no one else can add one), so the
+// common case needs no atomic read-modify-write.
+inline bool DropRef(std::atomic<int64_t>& refs) {
+  return refs.load(std::memory_order_acquire) == 1 || refs.fetch_sub(1, std::memory_order_acq_rel) == 1;
+}
+
+// Frees an embedded storage (EmptyTensor's: allocator memory, never imported)
+// and its TensorBlock: block and header go back to the allocator in one call.
+void FreeTensorBlock(Storage* s) {
+  bp_plugin_t* plugin = s->plugin;
+  CachingAllocator* allocator = s->dev->allocator.get();
+  Block* block = s->block;
+  auto* tb = reinterpret_cast<TensorBlock*>(reinterpret_cast<char*>(s) - offsetof(TensorBlock, storage));
+  tb->~TensorBlock();
+  allocator->Free(block, tb);
+  if (plugin != nullptr) PluginRelease(plugin);
+}
+}  // namespace
+
 void StorageRelease(Storage* s) {
-  if (s->refs.fetch_sub(1, std::memory_order_acq_rel) != 1) return;
+  if (!DropRef(s->refs)) return;
   if (s->embedded) {
-    // EmptyTensor's storage (allocator memory, never imported): the block and
-    // the TensorBlock's memory go back to the allocator in one call.
+    // Its header died earlier (TensorRelease then counted the storage alone).
     bp_context_t* ctx = s->ctx;
-    bp_plugin_t* plugin = s->plugin;
-    CachingAllocator* allocator = s->dev->allocator.get();
-    Block* block = s->block;
-    auto* tb = reinterpret_cast<TensorBlock*>(reinterpret_cast<char*>(s) - offsetof(TensorBlock, storage));
-    tb->~TensorBlock();
-    allocator->Free(block, tb);
+    FreeTensorBlock(s);
     ctx->live_storages.fetch_sub(1, std::memory_order_relaxed);
-    if (plugin != nullptr) PluginRelease(plugin);
     return;
   }
   if (s->block != nullptr) s->dev->allocator->Free(s->block);
@@ -66,7 +80,6 @@ Status ResolveDevice(bp_context_t* ctx, bp_device_t device, const char* fn, Devi
 namespace {
 // Fills a storage of nbytes from dev's caching allocator (s->refs is 1).
 void FillStorage(bp_context_t* ctx, bp_device_t device, DeviceState* dev, size_t nbytes, Block* block, Storage* s) {
-  ctx->live_storages.fetch_add(1, std::memory_order_relaxed);
   s->ctx = ctx;
   s->device = device;
   s->dev = dev;
@@ -85,6 +98,7 @@ Status InitStorage(bp_context_t* ctx, bp_device_t device, DeviceState* dev, size
   Status st = dev->allocator->Allocate(nbytes, &block);
   if (!st.ok()) return Error(st.code(), std::string(fn) + ": " + st.message());
   FillStorage(ctx, device, dev, nbytes, block, s);
+  ctx->live_storages.fetch_add(1, std::memory_order_relaxed);
   return Status::Ok();
 }
 
@@ -115,7 +129,7 @@ Status NewTensorBlock(bp_context_t* ctx, bp_device_t device, DeviceState* dev, s
   t->embedded = true;
   t->magic = kTensorMagic;
   t->storage = &tb->storage;
-  ctx->live_tensors.fetch_add(1, std::memory_order_relaxed);
+  ctx->live_pairs.fetch_add(1, std::memory_order_relaxed);
   *out = t;
   return Status::Ok();
 }
@@ -252,7 +266,13 @@ void TensorRelease(bp_tensor_t* t) {
     std::abort();
   }
 #endif
+#ifdef NDEBUG
+  // The sole holder (count 1) needs no atomic read-modify-write: no one else
+  // can add a reference. Debug builds decrement always, to catch double releases.
+  int32_t prev = t->refs.load(std::memory_order_acquire) == 1 ? 1 : t->refs.fetch_sub(1, std::memory_order_acq_rel);
+#else
   int32_t prev = t->refs.fetch_sub(1, std::memory_order_acq_rel);
+#endif
 #ifndef NDEBUG
   if (prev <= 0) {
     std::fprintf(stderr, "backplane: bp_tensor_release: reference count of tensor %p went below zero\n",
@@ -263,9 +283,15 @@ void TensorRelease(bp_tensor_t* t) {
   if (prev != 1) return;
   bp_context_t* ctx = t->storage->ctx;
   if (t->embedded) {
-    // The header's memory goes with its storage's; nothing may touch t after this.
-    ctx->live_tensors.fetch_sub(1, std::memory_order_relaxed);
-    StorageRelease(t->storage);
+    // The header's memory goes with its storage's; nothing may touch t (or
+    // the storage, unless this was its last reference) after DropRef.
+    Storage* s = t->storage;
+    ctx->live_pairs.fetch_sub(1, std::memory_order_relaxed);
+    if (DropRef(s->refs)) {
+      FreeTensorBlock(s);
+    } else {
+      ctx->live_storages.fetch_add(1, std::memory_order_relaxed);  // views keep it: counted alone now
+    }
     return;
   }
   StorageRelease(t->storage);
