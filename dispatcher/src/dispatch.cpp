@@ -209,13 +209,14 @@ Status RunMeta(bp_context_t* ctx, const bp_op_t* op, Bound& b, std::vector<ListA
 
 }  // namespace
 
-namespace {
-
 // What RunKernel does once the backend's kernel is missing or declined the
 // call: the backend fallback, the CPU fallback, or an error. Kept apart so the
 // common case (the kernel runs) builds no string.
 Status RunKernelWithoutNative(bp_context_t* ctx, const bp_op_t* op, DeviceState* dev, bp_kernel_call_t* call,
-                              bool kernel_declined, const char* kernel_msg) {
+                              bool had_kernel, bp_status_t native_rc) {
+  if (had_kernel && native_rc != BP_STATUS_UNIMPLEMENTED) return KernelError(op, dev, native_rc);
+  const bool kernel_declined = had_kernel;
+  const char* kernel_msg = kernel_declined ? bp_last_error_message() : "";
   const int32_t backend = dev->slot->id;
   bp_op_t* counted = const_cast<bp_op_t*>(op);
   bp_status_t declined = kernel_declined ? BP_STATUS_UNIMPLEMENTED : BP_STATUS_OK;
@@ -249,25 +250,6 @@ Status RunKernelWithoutNative(bp_context_t* ctx, const bp_op_t* op, DeviceState*
   return Error(BP_STATUS_UNIMPLEMENTED, op->functional->name + ": not implemented for backend '" + dev->slot->name +
                                             "'" + (backend != 0 ? " (no kernel, no backend fallback, no CPU kernel)"
                                                                 : " (no kernel registered; is the cpu plugin loaded?)"));
-}
-
-}  // namespace
-
-Status RunKernel(bp_context_t* ctx, const bp_op_t* op, DeviceState* dev, bp_kernel_call_t* call) {
-  const int32_t backend = dev->slot->id;
-  const KernelEntry& k = KernelFor(op, backend);
-  call->backend_data = dev->slot->props_table.backend_data;
-  // A kernel (or backend fallback) that cannot run this call returns
-  // UNIMPLEMENTED before writing anything; the next level then runs it.
-  if (k.fn == nullptr) return RunKernelWithoutNative(ctx, op, dev, call, false, nullptr);
-  call->kernel_data = k.data;
-  bp_status_t rc = k.fn(call);
-  if (rc == BP_STATUS_OK) {
-    const_cast<bp_op_t*>(op)->native_count[backend].fetch_add(1, std::memory_order_relaxed);
-    return Status::Ok();
-  }
-  if (rc != BP_STATUS_UNIMPLEMENTED) return KernelError(op, dev, rc);
-  return RunKernelWithoutNative(ctx, op, dev, call, true, bp_last_error_message());
 }
 
 Status CallOp(bp_context_t* ctx, const bp_op_t* op, const bp_value_t* args, int32_t num_args,
