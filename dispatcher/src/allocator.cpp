@@ -121,6 +121,12 @@ void CachingAllocator::Free(Block* block, void* header) {
 Block* CachingAllocator::TakeSmallLocked(size_t size) {
   // The first non-empty class from size's own up to twice the size.
   const size_t first = size / kSmallRound;
+  if (Block* b = small_free_[first]) {  // the common case: a block of exactly this class
+    small_free_[first] = b->next;
+    if (b->next == nullptr) small_nonempty_[first / 64] &= ~(uint64_t(1) << (first % 64));
+    b->next = nullptr;
+    return b;
+  }
   size_t last = 2 * size / kSmallRound;
   if (last >= kSmallClasses) last = kSmallClasses - 1;
   for (size_t w = first / 64; w <= last / 64; ++w) {
