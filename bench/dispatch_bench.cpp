@@ -55,6 +55,26 @@ void BM_AddOut1Element(benchmark::State& state) {
 }
 BENCHMARK(BM_AddOut1Element);
 
+// add.out whose operands broadcast ([1, 1] + [1]): the generic meta path
+// (infer, output check, prepare), which the pointwise fast path skips.
+void BM_AddOutGenericPath(benchmark::State& state) {
+  bp_op_t* add_out = Op("add.out");
+  bp_tensor_t* a = bp_bench::Filled(bp_device_t{0, 0}, {1, 1});
+  bp_tensor_t* b = bp_bench::Filled(bp_device_t{0, 0}, {1});
+  bp_tensor_t* out = bp_bench::Filled(bp_device_t{0, 0}, {1, 1});
+  bp_value_t args[4] = {TensorValue(a), TensorValue(b), {}, TensorValue(out)};
+  args[2].kind = BP_VALUE_INT;
+  args[2].u.i = 1;
+  for (auto _ : state) {
+    bp_status_t s = bp_op_call(Context(), add_out, args, 4, nullptr, 0);
+    benchmark::DoNotOptimize(s);
+  }
+  bp_tensor_release(a);
+  bp_tensor_release(b);
+  bp_tensor_release(out);
+}
+BENCHMARK(BM_AddOutGenericPath);
+
 void BM_Add1ElementAllocated(benchmark::State& state) {
   bp_op_t* add = Op("add.Tensor");
   bp_tensor_t* a = bp_bench::Filled(bp_device_t{0, 0}, {1});

@@ -7,6 +7,10 @@ namespace bp::core {
 CachingAllocator::~CachingAllocator() {
   std::lock_guard<std::mutex> lock(mu_);
   ReleaseCachedLocked();
+  while (void* h = headers_) {
+    headers_ = *static_cast<void**>(h);
+    ::operator delete(h);
+  }
 }
 
 size_t CachingAllocator::RoundSize(size_t nbytes) {
@@ -15,7 +19,7 @@ size_t CachingAllocator::RoundSize(size_t nbytes) {
   return (nbytes + kLargeRound - 1) / kLargeRound * kLargeRound;
 }
 
-Status CachingAllocator::Allocate(size_t nbytes, Block** out_block) {
+Status CachingAllocator::Allocate(size_t nbytes, Block** out_block, void** out_header) {
   size_t size = RoundSize(nbytes);
   if (size < nbytes) {
     return Error(BP_STATUS_OUT_OF_MEMORY, std::string("allocator(") + raw_.name + "): request of " +
@@ -23,22 +27,39 @@ Status CachingAllocator::Allocate(size_t nbytes, Block** out_block) {
   }
   bool large = size >= kSmallLimit;
   std::unique_lock<std::mutex> lock(mu_);
+  // Called under the lock once the call is known to succeed.
+  auto take_header = [&]() {
+    if (out_header == nullptr) return;
+    *out_header = headers_;
+    if (headers_ != nullptr) {
+      headers_ = *static_cast<void**>(headers_);
+      --num_headers_;
+    }
+  };
   if (size == 0) {
+    take_header();
     lock.unlock();
     *out_block = new Block{nullptr, 0, false};
     return Status::Ok();
   }
   // Best fit: the smallest cached block that is big enough, but never one
   // more than twice the request (that would waste more than it saves).
-  auto& pool = large ? large_free_ : small_free_;
-  auto it = pool.lower_bound(size);
-  if (it != pool.end() && it->first <= 2 * size) {
-    Block* b = it->second;
-    pool.erase(it);
-    allocated_ += b->size;
+  Block* hit = nullptr;
+  if (!large) {
+    hit = TakeSmallLocked(size);
+  } else {
+    auto it = large_free_.lower_bound(size);
+    if (it != large_free_.end() && it->first <= 2 * size) {
+      hit = it->second;
+      large_free_.erase(it);
+    }
+  }
+  if (hit != nullptr) {
+    allocated_ += hit->size;
     if (allocated_ > peak_) peak_ = allocated_;
     ++cache_hits_;
-    *out_block = b;
+    *out_block = hit;
+    take_header();
     return Status::Ok();
   }
   void* ptr = nullptr;
@@ -62,29 +83,83 @@ Status CachingAllocator::Allocate(size_t nbytes, Block** out_block) {
   allocated_ += size;
   if (allocated_ > peak_) peak_ = allocated_;
   *out_block = new Block{ptr, size, large};
+  take_header();
   return Status::Ok();
 }
 
-void CachingAllocator::Free(Block* block) {
+void CachingAllocator::Free(Block* block, void* header) {
+  if (block == nullptr && header == nullptr) return;
+  std::unique_lock<std::mutex> lock(mu_);
+  if (header != nullptr) {
+    if (num_headers_ < kMaxHeaders) {
+      *static_cast<void**>(header) = headers_;
+      headers_ = header;
+      ++num_headers_;
+    } else {
+      lock.unlock();
+      ::operator delete(header);
+      lock.lock();
+    }
+  }
   if (block == nullptr) return;
   if (block->size == 0) {
+    lock.unlock();
     delete block;
     return;
   }
-  std::lock_guard<std::mutex> lock(mu_);
   allocated_ -= block->size;
-  (block->large ? large_free_ : small_free_).emplace(block->size, block);
+  if (block->large) {
+    large_free_.emplace(block->size, block);
+    return;
+  }
+  const size_t c = block->size / kSmallRound;
+  block->next = small_free_[c];
+  small_free_[c] = block;
+  small_nonempty_[c / 64] |= uint64_t(1) << (c % 64);
+}
+
+Block* CachingAllocator::TakeSmallLocked(size_t size) {
+  // The first non-empty class from size's own up to twice the size.
+  const size_t first = size / kSmallRound;
+  if (Block* b = small_free_[first]) {  // the common case: a block of exactly this class
+    small_free_[first] = b->next;
+    if (b->next == nullptr) small_nonempty_[first / 64] &= ~(uint64_t(1) << (first % 64));
+    b->next = nullptr;
+    return b;
+  }
+  size_t last = 2 * size / kSmallRound;
+  if (last >= kSmallClasses) last = kSmallClasses - 1;
+  for (size_t w = first / 64; w <= last / 64; ++w) {
+    uint64_t bits = small_nonempty_[w];
+    if (w == first / 64) bits &= ~uint64_t(0) << (first % 64);
+    if (bits == 0) continue;
+    const size_t c = w * 64 + static_cast<size_t>(__builtin_ctzll(bits));
+    if (c > last) return nullptr;
+    Block* b = small_free_[c];
+    small_free_[c] = b->next;
+    if (b->next == nullptr) small_nonempty_[w] &= ~(uint64_t(1) << (c % 64));
+    b->next = nullptr;
+    return b;
+  }
+  return nullptr;
 }
 
 void CachingAllocator::ReleaseCachedLocked() {
-  for (auto* pool : {&small_free_, &large_free_}) {
-    for (auto& [size, b] : *pool) {
+  for (size_t c = 0; c < kSmallClasses; ++c) {
+    while (Block* b = small_free_[c]) {
+      small_free_[c] = b->next;
       raw_.deallocate(raw_.backend_data, raw_.device, b->ptr);
       reserved_ -= b->size;
       delete b;
     }
-    pool->clear();
   }
+  for (uint64_t& w : small_nonempty_) w = 0;
+  for (auto& [size, b] : large_free_) {
+    raw_.deallocate(raw_.backend_data, raw_.device, b->ptr);
+    reserved_ -= b->size;
+    delete b;
+  }
+  large_free_.clear();
 }
 
 void CachingAllocator::EmptyCache() {

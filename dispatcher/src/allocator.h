@@ -29,6 +29,7 @@ struct Block {
   void* ptr = nullptr;
   size_t size = 0;  // rounded
   bool large = false;
+  Block* next = nullptr;  // next cached block of the same small size class
 };
 
 class CachingAllocator {
@@ -43,19 +44,38 @@ class CachingAllocator {
   CachingAllocator& operator=(const CachingAllocator&) = delete;
 
   static size_t RoundSize(size_t nbytes);
-  // nbytes == 0 gives a block with ptr NULL and size 0.
-  Status Allocate(size_t nbytes, Block** out_block);
-  void Free(Block* block);
+  // nbytes == 0 gives a block with ptr NULL and size 0. With out_header, also
+  // hands out a cached tensor header (host memory of kHeaderBytes, given back
+  // by Free), or NULL when none is cached; the caller then allocates one.
+  Status Allocate(size_t nbytes, Block** out_block, void** out_header = nullptr);
+  // Returns the block to the cache; `header` (if not NULL) is kept for reuse
+  // or freed with ::operator delete.
+  void Free(Block* block, void* header = nullptr);
+  // Size of the tensor headers Allocate/Free cache (sizeof(TensorBlock)).
+  static constexpr size_t kHeaderBytes = 512;
   // Returns every cached block to the device.
   void EmptyCache();
   bp_allocator_stats_t Stats();
 
  private:
+  static constexpr size_t kSmallClasses = kSmallLimit / kSmallRound;  // class = size / kSmallRound
   void ReleaseCachedLocked();
+  Block* TakeSmallLocked(size_t size);
   RawMemory raw_;
   std::mutex mu_;
-  std::multimap<size_t, Block*> small_free_;
+  // Small pool: one list of cached blocks per size class and a bitmap of the
+  // non-empty classes. Why: the small path runs on every operator call that
+  // allocates its output, and a per-class list takes and returns blocks in
+  // O(1) with no heap allocation (a multimap allocates a node per Free).
+  Block* small_free_[kSmallClasses] = {};
+  uint64_t small_nonempty_[kSmallClasses / 64] = {};
   std::multimap<size_t, Block*> large_free_;
+  // Cached tensor headers (a freed header's first word links the next). Why:
+  // taking one under the lock Allocate holds anyway saves a malloc/free pair
+  // per operator call that allocates its output.
+  static constexpr int kMaxHeaders = 256;
+  void* headers_ = nullptr;
+  int num_headers_ = 0;
   uint64_t allocated_ = 0, reserved_ = 0, peak_ = 0, device_allocations_ = 0, cache_hits_ = 0;
 };
 

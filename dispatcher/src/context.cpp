@@ -169,8 +169,9 @@ BP_API void bp_context_destroy(bp_context_t* context) {
   if (context == nullptr) return;
   try {
     UnloadAllPlugins(context);
-    int64_t live = context->live_tensors.load();
-    int64_t storages = context->live_storages.load();
+    int64_t pairs = context->live_pairs.load();
+    int64_t live = context->live_tensors.load() + pairs;
+    int64_t storages = context->live_storages.load() + pairs;
     if (live != 0 || storages != 0) {
 #ifndef NDEBUG
       std::fprintf(stderr,

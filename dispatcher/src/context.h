@@ -94,6 +94,9 @@ struct bp_context_t {
   bp_host_api_t host_api{};
   std::atomic<int64_t> live_tensors{0};
   std::atomic<int64_t> live_storages{0};  // includes storages held only by DLPack exports
+  // TensorBlocks (tensor.h) whose header and storage are both alive, counted in
+  // neither field above: one counter update per fresh tensor instead of two.
+  std::atomic<int64_t> live_pairs{0};
 
   ~bp_context_t();
 };

@@ -209,26 +209,18 @@ Status RunMeta(bp_context_t* ctx, const bp_op_t* op, Bound& b, std::vector<ListA
 
 }  // namespace
 
-Status RunKernel(bp_context_t* ctx, const bp_op_t* op, DeviceState* dev, bp_kernel_call_t* call) {
+// What RunKernel does once the backend's kernel is missing or declined the
+// call: the backend fallback, the CPU fallback, or an error. Kept apart so the
+// common case (the kernel runs) builds no string.
+Status RunKernelWithoutNative(bp_context_t* ctx, const bp_op_t* op, DeviceState* dev, bp_kernel_call_t* call,
+                              bool had_kernel, bp_status_t native_rc) {
+  if (had_kernel && native_rc != BP_STATUS_UNIMPLEMENTED) return KernelError(op, dev, native_rc);
+  const bool kernel_declined = had_kernel;
+  const char* kernel_msg = kernel_declined ? bp_last_error_message() : "";
   const int32_t backend = dev->slot->id;
   bp_op_t* counted = const_cast<bp_op_t*>(op);
-  const KernelEntry& k = KernelFor(op, backend);
-  call->backend_data = dev->slot->props_table.backend_data;
-  // A kernel (or backend fallback) that cannot run this call returns
-  // UNIMPLEMENTED before writing anything; the next level then runs it.
-  bp_status_t declined = BP_STATUS_OK;
-  std::string declined_msg;
-  if (k.fn != nullptr) {
-    call->kernel_data = k.data;
-    bp_status_t rc = k.fn(call);
-    if (rc == BP_STATUS_OK) {
-      counted->native_count[backend].fetch_add(1, std::memory_order_relaxed);
-      return Status::Ok();
-    }
-    if (rc != BP_STATUS_UNIMPLEMENTED) return KernelError(op, dev, rc);
-    declined = rc;
-    declined_msg = bp_last_error_message();
-  }
+  bp_status_t declined = kernel_declined ? BP_STATUS_UNIMPLEMENTED : BP_STATUS_OK;
+  std::string declined_msg = kernel_declined ? kernel_msg : "";
   const KernelEntry* fb = dev->slot->fallback.load(std::memory_order_acquire);
   if (fb != nullptr) {
     call->kernel_data = fb->data;
@@ -374,6 +366,15 @@ extern "C" BP_API bp_status_t bp_op_call(bp_context_t* context, const bp_op_t* o
   }
   return ApiCall("bp_op_call", [&]() -> Status {
     ReadSection rs;
+    // The pointwise fast path runs before CallOp, whose frame (the bound
+    // arguments of the generic path) costs more to set up than the fast call
+    // itself; CallOp's own checks come first for calls it would reject.
+    if (op->fast != FastFamily::kNone && op->ctx == context && !op->removed.load(std::memory_order_acquire) &&
+        num_results >= 0 && num_results <= op->num_returns && (num_results == 0 || out_results != nullptr) &&
+        (num_args <= 0 || args != nullptr)) {
+      Status fast;
+      if (TryFastPointwise(context, op, args, num_args, out_results, num_results, &fast)) return fast;
+    }
     return CallOp(context, op, args, num_args, out_results, num_results);
   });
 }

@@ -18,32 +18,15 @@ constexpr DtypeDesc kDtypes[] = {
 static_assert(sizeof(kDtypes) / sizeof(kDtypes[0]) == static_cast<size_t>(DtypeId::kCount));
 }  // namespace
 
-namespace {
-// (code, log2(bits / 8)) -> id: DtypeFromDL is on the dispatch hot path.
-struct DtypeLookup {
-  DtypeId ids[8][4];
-  DtypeLookup() {
-    for (auto& row : ids)
-      for (auto& id : row) id = DtypeId::kInvalid;
-    for (int32_t i = 0; i < static_cast<int32_t>(DtypeId::kCount); ++i) {
-      int b = kDtypes[i].bits == 8 ? 0 : kDtypes[i].bits == 16 ? 1 : kDtypes[i].bits == 32 ? 2 : 3;
-      ids[kDtypes[i].code][b] = static_cast<DtypeId>(i);
-    }
+// DtypeFromDL's table (dtype.h) must agree with kDtypes.
+constexpr bool TableAgrees() {
+  for (int32_t i = 0; i < static_cast<int32_t>(DtypeId::kCount); ++i) {
+    int b = kDtypes[i].bits == 8 ? 0 : kDtypes[i].bits == 16 ? 1 : kDtypes[i].bits == 32 ? 2 : 3;
+    if (dtype_detail::kDtypeTable.ids[kDtypes[i].code][b] != static_cast<DtypeId>(i)) return false;
   }
-};
-const DtypeLookup kLookup;
-}  // namespace
-
-DtypeId DtypeFromDL(DLDataType dtype) {
-  if (dtype.lanes != 1 || dtype.code >= 8) return DtypeId::kInvalid;
-  switch (dtype.bits) {
-    case 8: return kLookup.ids[dtype.code][0];
-    case 16: return kLookup.ids[dtype.code][1];
-    case 32: return kLookup.ids[dtype.code][2];
-    case 64: return kLookup.ids[dtype.code][3];
-    default: return DtypeId::kInvalid;
-  }
+  return true;
 }
+static_assert(TableAgrees(), "dtype.h's lookup table disagrees with kDtypes");
 
 DLDataType DtypeToDL(DtypeId id) {
   DLDataType dt{};

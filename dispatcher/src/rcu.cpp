@@ -7,8 +7,6 @@
 
 namespace bp::core {
 
-thread_local ReaderRecord* tls_reader = nullptr;
-
 namespace {
 std::mutex& RegistryMutex() {
   static std::mutex* mu = new std::mutex();  // outlives threads exiting after main

@@ -142,6 +142,7 @@ Status BuildCoreOps(bp_context_t* ctx) {
   for (bp_op_t* op : built) {
     // An out= variant's meta function and kernel see the functional arguments.
     op->num_meta_args = op->variant == OpVariant::kOut ? op->functional->num_args : op->num_args;
+    SetupFastPath(op);
     AddToListsLocked(ctx, op);
     if (op->name == "copy_") ctx->copy_op = op;
   }

@@ -13,6 +13,22 @@
 
 namespace bp::core {
 enum class OpKind { kKernel, kView, kComposite, kCustom, kCopy };
+
+// Meta families the pointwise fast path (dispatch_fast.cpp) serves; kNone
+// sends every call through the generic meta path.
+enum class FastFamily : uint8_t {
+  kNone,
+  kBinary,        // binary (add, sub, mul, maximum, minimum, pow)
+  kTrueDivide,    // binary_true_divide
+  kDivMode,       // binary_div_mode
+  kComparison,    // comparison
+  kUnaryNoBool,   // unary_no_bool
+  kUnaryFloat,    // unary_float
+  kUnaryFloatOnly,  // unary_float_only
+  kFill,          // fill
+};
+// How the fast path binds one argument.
+enum class FastArg : uint8_t { kTensor, kScalar, kString, kOptionalString };
 }
 
 struct bp_op_t {
@@ -34,6 +50,14 @@ struct bp_op_t {
   bool has_default[bp::core::kMaxArgs] = {};
   bp_value_t defaults[bp::core::kMaxArgs] = {};
   std::vector<int64_t> default_ints[bp::core::kMaxArgs];  // storage for int-list defaults
+
+  // Precomputed by SetupFastPath (dispatch_fast.cpp) for the pointwise fast path.
+  bp::core::FastFamily fast = bp::core::FastFamily::kNone;
+  bool fast_rejects_bool = false;  // sub: bool tensors are an error
+  int8_t fast_approx_arg = -1;     // gelu's 'approximate' argument
+  bp::core::FastArg fast_arg[bp::core::kMaxArgs] = {};
+  int32_t fast_num_inputs = 0;               // tensor arguments the kernel reads
+  int8_t fast_inputs[bp::core::kMaxArgs] = {};  // their indices, self first
 
   std::atomic<const bp::core::KernelTable*> table{nullptr};
   std::atomic<bool> removed{false};
@@ -78,6 +102,9 @@ Status AddFallbackLocked(bp_context_t* ctx, int32_t backend, bp_kernel_fn fn, vo
 void RemoveRegistrationLocked(bp_context_t* ctx, bp_registration_t* reg);
 
 bp_op_t* FindOp(bp_context_t* ctx, const char* name);  // shared lock; nullptr if unknown
+
+// Fills op->fast* from the op's meta family and schema (dispatch_fast.cpp).
+void SetupFastPath(bp_op_t* op);
 
 inline const KernelEntry& KernelFor(const bp_op_t* op, int32_t backend) {
   return op->functional->table.load(std::memory_order_acquire)->kernels[backend];

@@ -2,6 +2,7 @@
 // last error for the C API, and RETURN_IF_ERROR.
 #pragma once
 
+#include <memory>
 #include <string>
 #include <utility>
 
@@ -9,18 +10,41 @@
 
 namespace bp::core {
 
+// The message lives on the heap and only errors carry one: an OK Status is a
+// code and a null pointer, so creating, moving and destroying one on the
+// success path of every call costs a few instructions (no string work).
 class Status {
  public:
   Status() = default;
-  Status(bp_status_t code, std::string message) : code_(code), message_(std::move(message)) {}
+  Status(bp_status_t code, std::string message)
+      : code_(code), message_(new std::string(std::move(message))) {}
+  Status(const Status& o) : code_(o.code_), message_(o.message_ ? new std::string(*o.message_) : nullptr) {}
+  Status(Status&& o) noexcept : code_(o.code_), message_(std::move(o.message_)) { o.code_ = BP_STATUS_OK; }
+  Status& operator=(const Status& o) {
+    if (this != &o) {
+      code_ = o.code_;
+      message_.reset(o.message_ ? new std::string(*o.message_) : nullptr);
+    }
+    return *this;
+  }
+  Status& operator=(Status&& o) noexcept {
+    code_ = o.code_;
+    message_ = std::move(o.message_);
+    o.code_ = BP_STATUS_OK;
+    return *this;
+  }
   static Status Ok() { return Status(); }
   bool ok() const { return code_ == BP_STATUS_OK; }
   bp_status_t code() const { return code_; }
-  const std::string& message() const { return message_; }
+  const std::string& message() const { return message_ ? *message_ : EmptyMessage(); }
 
  private:
+  static const std::string& EmptyMessage() {
+    static const std::string* empty = new std::string();  // never destroyed: usable at exit
+    return *empty;
+  }
   bp_status_t code_ = BP_STATUS_OK;
-  std::string message_;
+  std::unique_ptr<std::string> message_;
 };
 
 // Builds an error Status; `message` should name the operator or function, the

@@ -1,10 +1,13 @@
 // Storage and tensor lifetime, and the C API for creating and reading tensors.
 #include "tensor.h"
 
+#include <cstddef>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <mutex>
+#include <new>
+#include <type_traits>
 #include <string>
 
 #include "api.h"
@@ -17,8 +20,36 @@ namespace bp::core {
 
 void StorageRetain(Storage* s) { s->refs.fetch_add(1, std::memory_order_relaxed); }
 
+namespace {
+// Drops one reference; true when it was the last. A holder that sees the
+// count at 1 holds the only reference (no one else can add one), so the
+// common case needs no atomic read-modify-write.
+inline bool DropRef(std::atomic<int64_t>& refs) {
+  return refs.load(std::memory_order_acquire) == 1 || refs.fetch_sub(1, std::memory_order_acq_rel) == 1;
+}
+
+// Frees an embedded storage (EmptyTensor's: allocator memory, never imported)
+// and its TensorBlock: block and header go back to the allocator in one call.
+void FreeTensorBlock(Storage* s) {
+  bp_plugin_t* plugin = s->plugin;
+  CachingAllocator* allocator = s->dev->allocator.get();
+  Block* block = s->block;
+  auto* tb = reinterpret_cast<TensorBlock*>(reinterpret_cast<char*>(s) - offsetof(TensorBlock, storage));
+  tb->~TensorBlock();
+  allocator->Free(block, tb);
+  if (plugin != nullptr) PluginRelease(plugin);
+}
+}  // namespace
+
 void StorageRelease(Storage* s) {
-  if (s->refs.fetch_sub(1, std::memory_order_acq_rel) != 1) return;
+  if (!DropRef(s->refs)) return;
+  if (s->embedded) {
+    // Its header died earlier (TensorRelease then counted the storage alone).
+    bp_context_t* ctx = s->ctx;
+    FreeTensorBlock(s);
+    ctx->live_storages.fetch_sub(1, std::memory_order_relaxed);
+    return;
+  }
   if (s->block != nullptr) s->dev->allocator->Free(s->block);
   if (s->managed != nullptr && s->managed->deleter != nullptr) s->managed->deleter(s->managed);
   bp_plugin_t* plugin = s->plugin;
@@ -46,14 +77,9 @@ Status ResolveDevice(bp_context_t* ctx, bp_device_t device, const char* fn, Devi
   return Status::Ok();
 }
 
-Status NewStorage(bp_context_t* ctx, bp_device_t device, size_t nbytes, const char* fn, Storage** out) {
-  DeviceState* dev = nullptr;
-  BP_RETURN_IF_ERROR(ResolveDevice(ctx, device, fn, &dev));
-  Block* block = nullptr;
-  Status st = dev->allocator->Allocate(nbytes, &block);
-  if (!st.ok()) return Error(st.code(), std::string(fn) + ": " + st.message());
-  auto* s = new Storage();
-  ctx->live_storages.fetch_add(1, std::memory_order_relaxed);
+namespace {
+// Fills a storage of nbytes from dev's caching allocator (s->refs is 1).
+void FillStorage(bp_context_t* ctx, bp_device_t device, DeviceState* dev, size_t nbytes, Block* block, Storage* s) {
   s->ctx = ctx;
   s->device = device;
   s->dev = dev;
@@ -63,6 +89,61 @@ Status NewStorage(bp_context_t* ctx, bp_device_t device, size_t nbytes, const ch
   if (!dev->slot->host_memory) {
     s->plugin = dev->slot->plugin;
     PluginRetain(s->plugin);
+  }
+}
+
+Status InitStorage(bp_context_t* ctx, bp_device_t device, DeviceState* dev, size_t nbytes, const char* fn,
+                   Storage* s) {
+  Block* block = nullptr;
+  Status st = dev->allocator->Allocate(nbytes, &block);
+  if (!st.ok()) return Error(st.code(), std::string(fn) + ": " + st.message());
+  FillStorage(ctx, device, dev, nbytes, block, s);
+  ctx->live_storages.fetch_add(1, std::memory_order_relaxed);
+  return Status::Ok();
+}
+
+#ifdef NDEBUG
+static_assert(sizeof(TensorBlock) <= CachingAllocator::kHeaderBytes, "tensor headers must fit the allocator's cache");
+static_assert(std::is_trivially_destructible<TensorBlock>::value, "TensorBlock memory is reused raw");
+
+// A fresh tensor header and storage of nbytes (refs 1 each) in one TensorBlock,
+// block and header memory from one allocator call. The header's geometry is
+// left for the caller; it holds the storage's only reference.
+Status NewTensorBlock(bp_context_t* ctx, bp_device_t device, DeviceState* dev, size_t nbytes, const char* fn,
+                      bp_tensor_t** out) {
+  Block* block = nullptr;
+  void* mem = nullptr;
+  Status st = dev->allocator->Allocate(nbytes, &block, &mem);
+  if (!st.ok()) return Error(st.code(), std::string(fn) + ": " + st.message());
+  if (mem == nullptr) {
+    mem = ::operator new(CachingAllocator::kHeaderBytes, std::nothrow);
+    if (mem == nullptr) {
+      dev->allocator->Free(block);
+      throw std::bad_alloc();  // ApiCall reports it as OUT_OF_MEMORY
+    }
+  }
+  auto* tb = new (mem) TensorBlock();
+  FillStorage(ctx, device, dev, nbytes, block, &tb->storage);
+  tb->storage.embedded = true;
+  bp_tensor_t* t = &tb->tensor;
+  t->embedded = true;
+  t->magic = kTensorMagic;
+  t->storage = &tb->storage;
+  ctx->live_pairs.fetch_add(1, std::memory_order_relaxed);
+  *out = t;
+  return Status::Ok();
+}
+#endif
+}  // namespace
+
+Status NewStorage(bp_context_t* ctx, bp_device_t device, size_t nbytes, const char* fn, Storage** out) {
+  DeviceState* dev = nullptr;
+  BP_RETURN_IF_ERROR(ResolveDevice(ctx, device, fn, &dev));
+  auto* s = new Storage();
+  Status st = InitStorage(ctx, device, dev, nbytes, fn, s);
+  if (!st.ok()) {
+    delete s;
+    return st;
   }
   *out = s;
   return Status::Ok();
@@ -126,11 +207,55 @@ Status EmptyTensor(bp_context_t* ctx, bp_device_t device, int32_t ndim, const in
   Geometry g;
   size_t nbytes = 0;
   BP_RETURN_IF_ERROR(MakeContiguousGeometry(fn, ndim, sizes, dtype, device, &g, &nbytes));
+#ifdef NDEBUG
+  DeviceState* dev = nullptr;
+  BP_RETURN_IF_ERROR(ResolveDevice(ctx, device, fn, &dev));
+  bp_tensor_t* t = nullptr;
+  BP_RETURN_IF_ERROR(NewTensorBlock(ctx, device, dev, nbytes, fn, &t));
+  t->geo = g;
+  *out = t;
+  return Status::Ok();
+#else
+  // Debug builds keep headers apart: TensorRelease quarantines freed headers.
   Storage* s = nullptr;
   BP_RETURN_IF_ERROR(NewStorage(ctx, device, nbytes, fn, &s));
-  *out = WrapStorage(ctx, s, g);
-  StorageRelease(s);  // the tensor holds the only reference
+  auto* t = new bp_tensor_t();
+  // The tensor takes over the new storage's only reference (no retain/release pair).
+  t->magic = kTensorMagic;
+  t->storage = s;
+  t->geo = g;
+  ctx->live_tensors.fetch_add(1, std::memory_order_relaxed);
+  *out = t;
   return Status::Ok();
+#endif
+}
+
+Status EmptyTensorLike(bp_context_t* ctx, DeviceState* dev, const Geometry& like, DLDataType dtype,
+                       const char* fn, bp_tensor_t** out) {
+#ifdef NDEBUG
+  const int32_t ndim = like.ndim;
+  int64_t numel = 1;
+  for (int32_t i = 0; i < ndim; ++i) numel *= like.sizes[i];
+  const size_t nbytes = static_cast<size_t>(numel) * (dtype.bits / 8);
+  bp_tensor_t* t = nullptr;
+  BP_RETURN_IF_ERROR(NewTensorBlock(ctx, like.device, dev, nbytes, fn, &t));
+  // The geometry MakeContiguousGeometry gives, written in place.
+  Geometry& g = t->geo;
+  g.dtype = dtype;
+  g.ndim = ndim;
+  g.device = like.device;
+  int64_t stride = 1;
+  for (int32_t i = ndim - 1; i >= 0; --i) {
+    g.sizes[i] = like.sizes[i];
+    g.strides[i] = stride;
+    stride *= like.sizes[i] > 0 ? like.sizes[i] : 1;
+  }
+  *out = t;
+  return Status::Ok();
+#else
+  (void)dev;
+  return EmptyTensor(ctx, like.device, like.ndim, like.sizes, dtype, fn, out);
+#endif
 }
 
 void TensorRelease(bp_tensor_t* t) {
@@ -141,7 +266,13 @@ void TensorRelease(bp_tensor_t* t) {
     std::abort();
   }
 #endif
+#ifdef NDEBUG
+  // The sole holder (count 1) needs no atomic read-modify-write: no one else
+  // can add a reference. Debug builds decrement always, to catch double releases.
+  int32_t prev = t->refs.load(std::memory_order_acquire) == 1 ? 1 : t->refs.fetch_sub(1, std::memory_order_acq_rel);
+#else
   int32_t prev = t->refs.fetch_sub(1, std::memory_order_acq_rel);
+#endif
 #ifndef NDEBUG
   if (prev <= 0) {
     std::fprintf(stderr, "backplane: bp_tensor_release: reference count of tensor %p went below zero\n",
@@ -151,6 +282,18 @@ void TensorRelease(bp_tensor_t* t) {
 #endif
   if (prev != 1) return;
   bp_context_t* ctx = t->storage->ctx;
+  if (t->embedded) {
+    // The header's memory goes with its storage's; nothing may touch t (or
+    // the storage, unless this was its last reference) after DropRef.
+    Storage* s = t->storage;
+    ctx->live_pairs.fetch_sub(1, std::memory_order_relaxed);
+    if (DropRef(s->refs)) {
+      FreeTensorBlock(s);
+    } else {
+      ctx->live_storages.fetch_add(1, std::memory_order_relaxed);  // views keep it: counted alone now
+    }
+    return;
+  }
   StorageRelease(t->storage);
   ctx->live_tensors.fetch_sub(1, std::memory_order_relaxed);
 #ifndef NDEBUG

@@ -21,6 +21,9 @@ struct Storage {
   size_t nbytes = 0;
   DLManagedTensor* managed = nullptr;  // imported DLPack tensor; deleter called once
   bp_plugin_t* plugin = nullptr;       // holds a plugin reference; nullptr for core memory
+  // Allocated together with its first tensor header (a TensorBlock): freeing
+  // the storage frees that header too, which by then is dead.
+  bool embedded = false;
 };
 
 void StorageRetain(Storage* s);
@@ -43,7 +46,19 @@ struct bp_tensor_t {
   uint32_t magic = 0;
   bp::core::Storage* storage = nullptr;
   bp::core::Geometry geo;
+  bool embedded = false;  // lives in a TensorBlock with its storage (freed by StorageRelease)
 };
+
+namespace bp::core {
+// A fresh tensor and its storage in one heap allocation. Why: allocating the
+// output of an operator call is on the hot path, and one allocation instead of
+// two saves a malloc/free pair per call. The header's memory is released with
+// the storage (views may keep the storage alive after the header died).
+struct TensorBlock {
+  bp_tensor_t tensor;
+  Storage storage;
+};
+}  // namespace bp::core
 
 namespace bp::core {
 constexpr uint32_t kTensorMagic = 0x7e45a11cu;
@@ -52,6 +67,12 @@ constexpr uint32_t kTensorDead = 0xdeadbeefu;
 // A new contiguous tensor (uninitialized).
 Status EmptyTensor(bp_context_t* ctx, bp_device_t device, int32_t ndim, const int64_t* sizes,
                    DLDataType dtype, const char* fn, bp_tensor_t** out);
+// EmptyTensor(ctx, like.device, like.ndim, like.sizes, dtype, fn, out) for a
+// caller that resolved `dev` for like.device and knows numel * itemsize fits
+// int64 (the operator fast path): the same result and errors, without the
+// checks and Geometry copies.
+Status EmptyTensorLike(bp_context_t* ctx, DeviceState* dev, const Geometry& like, DLDataType dtype,
+                       const char* fn, bp_tensor_t** out);
 // A new tensor header over `storage` (takes a storage reference).
 bp_tensor_t* WrapStorage(bp_context_t* ctx, Storage* storage, const Geometry& geo);
 void TensorRelease(bp_tensor_t* t);

@@ -13,6 +13,9 @@ inline std::string SizesText(const Geometry& g) { return SizesText(g.sizes, g.nd
 // "add" for "add.Tensor", "add_.Tensor", "add.out", "myvendor::add": the base
 // operator name, used where semantics differ by operator (sub, neg, ...).
 std::string BaseName(const MetaCallInfo& info);
+// BaseName(info) == name, without building a string (meta functions run on
+// every generic operator call).
+bool BaseNameIs(const MetaCallInfo& info, const char* name);
 // The schema argument name of `arg`, "arg3" if the core gave none.
 std::string ArgName(const MetaCallInfo& info, int arg);
 // "op.name: argument 'x' " prefix.

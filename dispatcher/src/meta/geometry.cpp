@@ -1,6 +1,7 @@
 // Geometry methods and shape helpers: broadcasting, dim wrapping, size checks.
 #include <cstring>
 #include <limits>
+#include <string_view>
 
 #include "meta/common.h"
 
@@ -86,6 +87,15 @@ std::string BaseName(const MetaCallInfo& info) {
   n = n.substr(0, n.find('.'));
   if (!n.empty() && n.back() == '_') n.pop_back();
   return n;
+}
+
+bool BaseNameIs(const MetaCallInfo& info, const char* name) {
+  std::string_view n = info.op_name ? info.op_name : "";
+  size_t ns = n.rfind("::");
+  if (ns != std::string_view::npos) n = n.substr(ns + 2);
+  n = n.substr(0, n.find('.'));
+  if (!n.empty() && n.back() == '_') n.remove_suffix(1);
+  return n == name;
 }
 
 std::string ArgName(const MetaCallInfo& info, int arg) {

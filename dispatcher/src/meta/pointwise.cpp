@@ -93,7 +93,7 @@ Status BinaryCommon(const MetaCallInfo& info, const MetaArg* args, DtypeId* comm
 Status BinaryInfer(const MetaCallInfo& info, const MetaArg* args, MetaPlan* plan) {
   DtypeId common;
   BP_RETURN_IF_ERROR(BinaryCommon(info, args, &common));
-  if (BaseName(info) == "sub") {
+  if (BaseNameIs(info, "sub")) {
     bool a = DtypeFromDL(args[0].tensor->dtype) == DtypeId::kBool;
     bool b = DtypeFromDL(args[1].tensor->dtype) == DtypeId::kBool;
     if (a && b) {
@@ -166,7 +166,7 @@ Status UnaryNoBoolInfer(const MetaCallInfo& info, const MetaArg* args, MetaPlan*
   DtypeId d;
   BP_RETURN_IF_ERROR(RequireTensor(info, args, 0, &d));
   if (d == DtypeId::kBool) {
-    if (BaseName(info) == "neg") {
+    if (BaseNameIs(info, "neg")) {
       return Error(BP_STATUS_INVALID_ARGUMENT,
                    ArgPrefix(info, 0) + "is a bool tensor; negation is not supported on bool (to "
                                         "invert a mask, use logical_not, the ~ operator)");
@@ -195,7 +195,8 @@ Status UnaryFloatOnlyInfer(const MetaCallInfo& info, const MetaArg* args, MetaPl
                      DtypeName(d));
   }
   for (int i = 1; i < info.num_args; ++i) {
-    if (ArgName(info, i) != "approximate" || !Has(info, args, i)) continue;
+    const char* name = info.arg_names != nullptr && info.arg_names[i] != nullptr ? info.arg_names[i] : "";
+    if (std::strcmp(name, "approximate") != 0 || !Has(info, args, i)) continue;
     std::string mode = args[i].kind == BP_VALUE_STRING && args[i].str ? args[i].str : "";
     if (mode != "none" && mode != "tanh") {
       return Error(BP_STATUS_INVALID_ARGUMENT,

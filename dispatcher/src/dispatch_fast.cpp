@@ -1,0 +1,282 @@
+// The pointwise fast path of bp_op_call.
+//
+// Why it exists: the generic path (BindArgs -> meta infer -> output checks ->
+// prepare -> kernel views) spends thousands of instructions per call on
+// copying Geometry structs and building plans, while the common pointwise
+// call (one dtype, one device, equal sizes or 0-dim operands) needs none of
+// it. The fast path takes only calls the generic path would run unchanged (no
+// casts, no temporaries, no broadcasting beyond 0-dim operands), checks what
+// the meta function checks for them, and builds the kernel call straight from
+// the tensors' metadata. Everything else, every error included, returns
+// false before any side effect and goes the generic way, so messages and
+// semantics stay exactly the generic path's.
+#include <cstring>
+
+#include "dispatch_internal.h"
+#include "dtype.h"
+#include "meta/common.h"
+#include "meta/families.h"
+
+namespace bp::core {
+namespace {
+
+// Strides of a 0-dim operand broadcast to the output's sizes.
+constexpr int64_t kZeroStrides[BP_MAX_NDIM] = {};
+
+inline bool SameSizes(const Geometry& a, const Geometry& b) {
+  if (a.ndim != b.ndim) return false;
+  for (int32_t i = 0; i < a.ndim; ++i) {
+    if (a.sizes[i] != b.sizes[i]) return false;
+  }
+  return true;
+}
+
+// True when numel * itemsize of `g` fits int64; then meta::CheckSizes passes too.
+inline bool SizesFit(const Geometry& g, int64_t item) {
+  int64_t n = item;
+  for (int32_t i = 0; i < g.ndim; ++i) {
+    if (__builtin_mul_overflow(n, g.sizes[i], &n)) return false;
+  }
+  return true;
+}
+
+// FillDLTensor, inline, for a tensor of a dtype Backplane knows (itemsize bits / 8).
+inline void FastDL(const bp_tensor_t* t, DLTensor* out) {
+  const Geometry& g = t->geo;
+  out->data = t->storage->data;
+  out->device.device_type = static_cast<DLDeviceType>(t->storage->dev->slot->device_type);
+  out->device.device_id = g.device.index;
+  out->ndim = g.ndim;
+  out->dtype = g.dtype;
+  out->shape = const_cast<int64_t*>(g.sizes);
+  out->strides = const_cast<int64_t*>(g.strides);
+  out->byte_offset = static_cast<uint64_t>(g.offset) * (g.dtype.bits / 8);
+}
+
+FastFamily FamilyOf(const MetaFunctions* m) {
+  using namespace meta;  // NOLINT: the family tables
+  if (m == &kBinaryMeta) return FastFamily::kBinary;
+  if (m == &kTrueDivideMeta) return FastFamily::kTrueDivide;
+  if (m == &kDivModeMeta) return FastFamily::kDivMode;
+  if (m == &kComparisonMeta) return FastFamily::kComparison;
+  if (m == &kUnaryNoBoolMeta) return FastFamily::kUnaryNoBool;
+  if (m == &kUnaryFloatMeta) return FastFamily::kUnaryFloat;
+  if (m == &kUnaryFloatOnlyMeta) return FastFamily::kUnaryFloatOnly;
+  if (m == &kFillMeta) return FastFamily::kFill;
+  return FastFamily::kNone;
+}
+
+// The meta family's checks for a call whose tensors all have dtype `id`;
+// false where the meta function would cast, or fail. Sets the output dtype.
+bool FamilyAccepts(const bp_op_t* op, DtypeId id, const bp_kernel_arg_t* kargs, DLDataType* want) {
+  const int32_t nmeta = op->num_meta_args;
+  switch (op->fast) {
+    case FastFamily::kBinary:
+      if (id == DtypeId::kBool && op->fast_rejects_bool) return false;
+      if (nmeta > 2) {  // alpha, as torch's alpha_check
+        if (kargs[2].kind == BP_VALUE_BOOL && id != DtypeId::kBool) return false;
+        if (kargs[2].kind == BP_VALUE_DOUBLE && !DtypeIsFloating(id)) return false;
+      }
+      return true;
+    case FastFamily::kTrueDivide: return DtypeIsFloating(id);
+    case FastFamily::kDivMode:
+      if (kargs[2].kind == BP_VALUE_NONE) return DtypeIsFloating(id);
+      return std::strcmp(kargs[2].u.str, "trunc") == 0 || std::strcmp(kargs[2].u.str, "floor") == 0;
+    case FastFamily::kComparison: *want = DtypeToDL(DtypeId::kBool); return true;
+    case FastFamily::kUnaryNoBool: return id != DtypeId::kBool;
+    case FastFamily::kUnaryFloat: return DtypeIsFloating(id);
+    case FastFamily::kUnaryFloatOnly: {
+      if (!DtypeIsFloating(id)) return false;
+      const int a = op->fast_approx_arg;
+      if (a < 0 || a >= nmeta || kargs[a].kind == BP_VALUE_NONE) return true;
+      const char* mode = kargs[a].kind == BP_VALUE_STRING ? kargs[a].u.str : "";
+      return std::strcmp(mode, "none") == 0 || std::strcmp(mode, "tanh") == 0;
+    }
+    case FastFamily::kFill: return true;
+    case FastFamily::kNone: return false;
+  }
+  return false;
+}
+
+}  // namespace
+
+void SetupFastPath(bp_op_t* op) {
+  op->fast = FastFamily::kNone;
+  if (op->kind != OpKind::kKernel || op->meta == nullptr || op->num_returns != 1) return;
+  const FastFamily family = FamilyOf(op->meta);
+  if (family == FastFamily::kNone) return;
+  const Schema& s = op->schema;
+  for (int32_t i = 0; i < op->num_args; ++i) {
+    const Argument& a = s.arguments[i];
+    if (a.type == ArgType::kTensor && !a.optional) {
+      op->fast_arg[i] = FastArg::kTensor;
+    } else if (a.type == ArgType::kScalar && !a.optional) {
+      op->fast_arg[i] = FastArg::kScalar;
+    } else if (a.type == ArgType::kString) {
+      op->fast_arg[i] = a.optional ? FastArg::kOptionalString : FastArg::kString;
+    } else {
+      return;
+    }
+  }
+  const int32_t nmeta = op->num_meta_args;
+  if (nmeta < 1 || op->fast_arg[0] != FastArg::kTensor) return;
+  if (family == FastFamily::kBinary && nmeta > 2 && op->fast_arg[2] != FastArg::kScalar) return;
+  if (family == FastFamily::kDivMode && (nmeta < 3 || op->fast_arg[2] == FastArg::kTensor ||
+                                         op->fast_arg[2] == FastArg::kScalar)) {
+    return;
+  }
+  if (family == FastFamily::kFill && (nmeta < 2 || op->fast_arg[1] != FastArg::kScalar)) return;
+  // The mutated argument: the trailing out= tensor, or self.
+  const int32_t mut = op->mutated_arg;
+  if (op->variant == OpVariant::kOut) {
+    if (mut != op->num_args - 1 || mut != nmeta || op->fast_arg[mut] != FastArg::kTensor) return;
+  } else if (mut > 0 || (mut < 0 && family == FastFamily::kFill)) {
+    return;
+  }
+  op->fast_num_inputs = 0;
+  for (int32_t i = 0; i < nmeta; ++i) {
+    if (op->fast_arg[i] == FastArg::kTensor) op->fast_inputs[op->fast_num_inputs++] = static_cast<int8_t>(i);
+  }
+  const bp_op_t* f = op->functional;
+  MetaCallInfo info{op->name.c_str(), f->arg_names, nmeta};
+  op->fast_rejects_bool = family == FastFamily::kBinary && meta::BaseName(info) == "sub";
+  op->fast_approx_arg = -1;
+  for (int32_t i = 1; i < nmeta; ++i) {
+    if (meta::ArgName(info, i) == "approximate") op->fast_approx_arg = static_cast<int8_t>(i);
+  }
+  op->fast = family;
+}
+
+namespace detail {
+
+bool TryFastPointwise(bp_context_t* ctx, const bp_op_t* op, const bp_value_t* args, int32_t num_args,
+                      bp_tensor_t** out_results, int32_t num_results, Status* status) {
+  const int32_t n = op->num_args;
+  if (op->fast == FastFamily::kNone || num_args < 0 || num_args > n) return false;
+  const int32_t nmeta = op->num_meta_args;
+
+  // Binding: the kinds the generic BindArgs accepts for these schemas, kernel
+  // arguments built as BuildKernelArgs builds them.
+  bp_tensor_t* tensors[kMaxArgs];
+  bp_kernel_arg_t kargs[kMaxArgs];
+  for (int32_t i = 0; i < n; ++i) {
+    const bp_value_t* v = i < num_args ? &args[i] : op->has_default[i] ? &op->defaults[i] : nullptr;
+    if (v == nullptr) return false;
+    bp_kernel_arg_t& k = kargs[i];
+    k = bp_kernel_arg_t{};
+    k.kind = v->kind;
+    switch (op->fast_arg[i]) {
+      case FastArg::kTensor:
+        if (v->kind != BP_VALUE_TENSOR || v->u.tensor == nullptr) return false;
+        tensors[i] = v->u.tensor;
+        break;
+      case FastArg::kScalar:
+        if (v->kind == BP_VALUE_INT) {
+          k.u.i = v->u.i;
+        } else if (v->kind == BP_VALUE_DOUBLE) {
+          k.u.d = v->u.d;
+        } else if (v->kind == BP_VALUE_BOOL) {
+          k.u.b = v->u.b != 0 ? 1 : 0;
+        } else {
+          return false;
+        }
+        break;
+      case FastArg::kString:
+      case FastArg::kOptionalString:
+        if (v->kind == BP_VALUE_STRING && v->u.str != nullptr) {
+          k.u.str = v->u.str;
+        } else if (v->kind != BP_VALUE_NONE || op->fast_arg[i] != FastArg::kOptionalString) {
+          return false;
+        }
+        break;
+    }
+  }
+
+  // One dtype and one device for every input; sizes equal, or 0-dim.
+  const Geometry& g0 = tensors[0]->geo;
+  const DLDataType dtype = g0.dtype;
+  const bp_device_t device = g0.device;
+  const Geometry* ref = &g0;  // an input with the output's sizes
+  const int32_t nin = op->fast_num_inputs;
+  for (int32_t k = 1; k < nin; ++k) {
+    const Geometry& g = tensors[op->fast_inputs[k]]->geo;
+    if (!DtypeEqual(g.dtype, dtype) || !SameDevice(g.device, device)) return false;
+    if (g.ndim == 0) continue;
+    if (ref->ndim == 0) {
+      ref = &g;
+    } else if (!SameSizes(g, *ref)) {
+      return false;
+    }
+  }
+  const DtypeId id = DtypeFromDL(dtype);
+  if (id == DtypeId::kInvalid || (op->dtype_mask & DtypeBit(id)) == 0) return false;
+  DLDataType want = dtype;
+  if (!FamilyAccepts(op, id, kargs, &want)) return false;
+  if (op->fast != FastFamily::kFill && !SizesFit(*ref, want.bits / 8)) return false;
+
+  // The output: the mutated argument as it is, or a fresh contiguous tensor.
+  const int32_t mut = op->mutated_arg;
+  bp_tensor_t* out = nullptr;
+  if (mut >= 0) {
+    out = tensors[mut];
+    const Geometry& og = out->geo;
+    if (!DtypeEqual(og.dtype, want) || !SameSizes(og, *ref) || !SameDevice(og.device, device)) return false;
+  }
+  // ResolveDevice's success conditions, inline; its errors come from the generic path.
+  if (device.backend < 0 || device.backend >= ctx->num_backends.load(std::memory_order_acquire)) return false;
+  const BackendSlot& slot = ctx->slots[device.backend];
+  if (!slot.loaded.load(std::memory_order_acquire) || device.index < 0 ||
+      device.index >= static_cast<int32_t>(slot.devices.size())) {
+    return false;
+  }
+  DeviceState* dev = slot.devices[device.index];
+  const bool fresh = mut < 0;
+  if (fresh) {
+    Status st = EmptyTensorLike(ctx, dev, *ref, want, op->name.c_str(), &out);
+    if (!st.ok()) {
+      *status = std::move(st);
+      return true;
+    }
+  }
+
+  DLTensor dl[kMaxArgs];
+  for (int32_t k = 0; k < nin; ++k) {
+    const int32_t i = op->fast_inputs[k];
+    const bp_tensor_t* t = tensors[i];
+    FastDL(t, &dl[i]);
+    if (t->geo.ndim == 0 && ref->ndim > 0) {  // broadcast by stride 0
+      dl[i].ndim = ref->ndim;
+      dl[i].shape = const_cast<int64_t*>(ref->sizes);
+      dl[i].strides = const_cast<int64_t*>(kZeroStrides);
+    }
+    kargs[i].u.tensor = &dl[i];
+  }
+  DLTensor dl_out;
+  FastDL(out, &dl_out);
+  DLTensor* out_ptrs[1] = {&dl_out};
+  bp_kernel_call_t call{};
+  call.struct_size = sizeof(call);
+  call.op_name = op->functional->name.c_str();
+  call.args = kargs;
+  call.num_args = nmeta;
+  call.num_outputs = 1;
+  call.outputs = out_ptrs;
+  call.stream = dev->stream;
+  call.device_index = dev->index;
+  Status st = RunKernel(ctx, op, dev, &call);
+  if (!st.ok()) {
+    if (fresh) TensorRelease(out);
+    *status = std::move(st);
+    return true;
+  }
+  if (num_results > 0) {
+    if (!fresh) TensorRetain(out);
+    out_results[0] = out;
+  } else if (fresh) {
+    TensorRelease(out);
+  }
+  return true;
+}
+
+}  // namespace detail
+}  // namespace bp::core
