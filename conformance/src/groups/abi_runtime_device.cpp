@@ -1,0 +1,612 @@
+// The ABI and runtime group, device half: the allocator (alignment, empty
+// tensors, impossible sizes, statistics), copies of views host->device,
+// device->host and device->device in every dtype, stream order, device
+// properties against what runs, and strict mode with a masked kernel. The
+// suite is instantiated in abi_runtime_group.cpp.
+#include <cstdint>
+#include <cstring>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include <gtest/gtest.h>
+
+#include "backplane/backplane.h"
+#include "dtype.h"
+#include "groups/abi_runtime_fixture.h"
+
+namespace bpc {
+namespace {
+
+constexpr DType kAllDtypes[] = {DType::kFloat32, DType::kFloat64, DType::kFloat16, DType::kBFloat16, DType::kInt8,
+                                DType::kUInt8,   DType::kInt32,   DType::kInt64,   DType::kBool};
+constexpr bp_device_t kCpu{0, 0};
+
+bp_allocator_stats_t Stats(bp_context_t* ctx, bp_device_t d) {
+  bp_allocator_stats_t s{};
+  s.struct_size = sizeof(s);
+  EXPECT_EQ(bp_allocator_stats(ctx, d, &s), BP_STATUS_OK) << LastError();
+  return s;
+}
+
+// Restores what a test changed on the shared context, also on an early return.
+class ContextRestorer {
+ public:
+  ContextRestorer(bp_context_t* ctx, bp_op_t* op, int32_t backend) : ctx_(ctx), op_(op), backend_(backend) {}
+  ~ContextRestorer() {
+    bp_context_set_strict_fallback(ctx_, 0);
+    if (op_ != nullptr) bp_op_set_kernel_masked(ctx_, op_, backend_, 0);
+  }
+  ContextRestorer(const ContextRestorer&) = delete;
+  ContextRestorer& operator=(const ContextRestorer&) = delete;
+
+ private:
+  bp_context_t* ctx_;
+  bp_op_t* op_;
+  int32_t backend_;
+};
+
+// ---- allocator --------------------------------------------------------------------
+
+TEST_P(AbiRuntimeTest, EmptyTensorStorageIsAlignedAsTheDeviceReports) {
+  const bp_device_properties_t p = Props();
+  ASSERT_GT(p.alignment_bytes, 0u);
+  ASSERT_EQ(p.alignment_bytes & (p.alignment_bytes - 1), 0u) << "alignment_bytes " << p.alignment_bytes;
+  bp_backend_info_t info{};
+  info.struct_size = sizeof(info);
+  ASSERT_EQ(bp_backend_info(ctx(), dev().backend, &info), BP_STATUS_OK) << LastError();
+  const int32_t t = info.device_type;
+  const bool addresses = t == kDLCPU || t == kDLCUDA || t == kDLCUDAHost || t == kDLROCM || t == kDLROCMHost ||
+                         t == kDLCUDAManaged || (p.capabilities & BP_DEVICE_CAP_UNIFIED) != 0;
+  if (!addresses) {
+    GTEST_SKIP() << "device pointers of backend '" << GetParam().backend_name << "' (DLPack device type " << t
+                 << ") are opaque handles, not addresses: their alignment cannot be seen from the host";
+  }
+  for (DType d : {DType::kUInt8, DType::kFloat32, DType::kFloat64}) {
+    for (int64_t n : {int64_t{1}, int64_t{3}, int64_t{64}, int64_t{511}, int64_t{513}, int64_t{4097},
+                      int64_t{(1 << 20) + 1}}) {
+      Held x;
+      ASSERT_EQ(bp_tensor_empty(ctx(), dev(), 1, &n, dtype_to_dl(d), x.out()), BP_STATUS_OK) << LastError();
+      DLManagedTensor* m = nullptr;
+      ASSERT_EQ(bp_tensor_to_dlpack(x.get(), &m), BP_STATUS_OK) << LastError();
+      const uintptr_t addr = reinterpret_cast<uintptr_t>(m->dl_tensor.data) + m->dl_tensor.byte_offset;
+      EXPECT_EQ(addr % p.alignment_bytes, 0u) << n << " x " << dtype_name(d) << " at " << std::hex << addr;
+      m->deleter(m);
+    }
+  }
+}
+
+TEST_P(AbiRuntimeTest, ZeroElementTensorsWorkAndRoundTrip) {
+  const unsigned char dummy = 0;
+  for (const std::vector<int64_t>& sizes : {std::vector<int64_t>{0}, {3, 0}, {0, 4, 2}}) {
+    for (DType d : {DType::kFloat32, DType::kInt64, DType::kBool}) {
+      SCOPED_TRACE(std::string(dtype_name(d)) + " with " + std::to_string(sizes.size()) + " dims");
+      const int32_t nd = static_cast<int32_t>(sizes.size());
+      Held e;
+      ASSERT_EQ(bp_tensor_empty(ctx(), dev(), nd, sizes.data(), dtype_to_dl(d), e.out()), BP_STATUS_OK) << LastError();
+      EXPECT_EQ(bp_tensor_numel(e.get()), 0);
+      EXPECT_EQ(abirt::SizesOf(e.get()), sizes);
+      Held h;
+      ASSERT_EQ(bp_tensor_from_host(ctx(), dev(), nd, sizes.data(), dtype_to_dl(d), &dummy, 0, h.out()), BP_STATUS_OK)
+          << LastError();
+      unsigned char sink = 7;
+      EXPECT_EQ(bp_tensor_to_host(h.get(), &sink, 0), BP_STATUS_OK) << LastError();
+      EXPECT_EQ(sink, 7) << "bp_tensor_to_host wrote bytes for a tensor with no element";
+      Held on_cpu, back;
+      ASSERT_EQ(bp_tensor_to_device(h.get(), kCpu, on_cpu.out()), BP_STATUS_OK) << LastError();
+      ASSERT_EQ(bp_tensor_to_device(on_cpu.get(), dev(), back.out()), BP_STATUS_OK) << LastError();
+      EXPECT_EQ(abirt::SizesOf(back.get()), sizes);
+      EXPECT_EQ(bp_tensor_device(back.get()).backend, dev().backend);
+      if (d != DType::kBool) {
+        Held sum;
+        ASSERT_EQ(CallOp(ctx(), "add.Tensor", {Tv(h.get()), Tv(back.get())}, &sum), BP_STATUS_OK) << LastError();
+        EXPECT_EQ(abirt::SizesOf(sum.get()), sizes);
+      }
+    }
+  }
+  // A 0-dim tensor has one element.
+  Held s = Make({}, DType::kFloat32, {2.5});
+  ASSERT_TRUE(s);
+  EXPECT_EQ(bp_tensor_numel(s.get()), 1);
+  EXPECT_EQ(Read(s.get(), DType::kFloat32), (std::vector<double>{2.5}));
+}
+
+TEST_P(AbiRuntimeTest, ImpossibleAllocationIsRefusedWithoutACrash) {
+  const bp_allocator_stats_t before = Stats(ctx(), dev());
+  // 2^62 bytes: representable, never available.
+  const int64_t huge = int64_t{1} << 59;
+  Held t;
+  EXPECT_EQ(bp_tensor_empty(ctx(), dev(), 1, &huge, dtype_to_dl(DType::kFloat64), t.out()), BP_STATUS_OUT_OF_MEMORY)
+      << LastError();
+  EXPECT_FALSE(t);
+  EXPECT_NE(std::string(bp_last_error_message()), "");
+  // Element count times item size overflows int64: OUT_OF_RANGE (backplane.h).
+  const int64_t over[2] = {int64_t{1} << 40, int64_t{1} << 40};
+  EXPECT_EQ(bp_tensor_empty(ctx(), dev(), 2, over, dtype_to_dl(DType::kFloat32), t.out()), BP_STATUS_OUT_OF_RANGE)
+      << LastError();
+  const int64_t negative = -1;
+  EXPECT_EQ(bp_tensor_empty(ctx(), dev(), 1, &negative, dtype_to_dl(DType::kFloat32), t.out()),
+            BP_STATUS_INVALID_ARGUMENT)
+      << LastError();
+  EXPECT_FALSE(t);
+  EXPECT_EQ(Stats(ctx(), dev()).allocated_bytes, before.allocated_bytes) << "a refused allocation stayed counted";
+  // The device still allocates.
+  Held ok = Make({4}, DType::kFloat32, {1, 2, 3, 4});
+  ASSERT_TRUE(ok);
+  EXPECT_EQ(Read(ok.get(), DType::kFloat32), (std::vector<double>{1, 2, 3, 4}));
+}
+
+TEST_P(AbiRuntimeTest, HostCopyOfTheWrongByteCountIsRefusedWithoutAWrite) {
+  const std::vector<int64_t> sizes = {3};
+  const float src[4] = {1, 2, 3, 4};
+  bp_tensor_t* sentinel = reinterpret_cast<bp_tensor_t*>(uintptr_t{0x1234});
+  bp_tensor_t* out = sentinel;
+  EXPECT_EQ(bp_tensor_from_host(ctx(), dev(), 1, sizes.data(), dtype_to_dl(DType::kFloat32), src, sizeof(src), &out),
+            BP_STATUS_INVALID_ARGUMENT);
+  EXPECT_EQ(out, sentinel) << "bp_tensor_from_host wrote out_tensor on error";
+  EXPECT_NE(std::string(bp_last_error_message()).find("nbytes"), std::string::npos) << LastError();
+  Held t = Make(sizes, DType::kFloat32, {1, 2, 3});
+  ASSERT_TRUE(t);
+  float dst[4] = {-1, -1, -1, -1};
+  EXPECT_EQ(bp_tensor_to_host(t.get(), dst, sizeof(dst)), BP_STATUS_INVALID_ARGUMENT);
+  EXPECT_NE(std::string(bp_last_error_message()).find("nbytes"), std::string::npos) << LastError();
+  for (float v : dst) EXPECT_EQ(v, -1.0f) << "bp_tensor_to_host wrote on error";
+  bp_backend_info_t info{};
+  info.struct_size = sizeof(info);
+  ASSERT_EQ(bp_backend_info(ctx(), dev().backend, &info), BP_STATUS_OK) << LastError();
+  out = sentinel;
+  EXPECT_NE(bp_tensor_to_device(t.get(), bp_device_t{dev().backend, info.device_count}, &out), BP_STATUS_OK);
+  EXPECT_EQ(out, sentinel) << "bp_tensor_to_device wrote out_tensor on error";
+  EXPECT_NE(std::string(bp_last_error_message()), "");
+}
+
+TEST_P(AbiRuntimeTest, AllocatorStatsFollowAllocations) {
+  const bp_allocator_stats_t s0 = Stats(ctx(), dev());
+  EXPECT_LE(s0.allocated_bytes, s0.reserved_bytes);
+  EXPECT_LE(s0.allocated_bytes, s0.peak_allocated_bytes);
+  const int64_t n = 1000;  // 4000 bytes
+  {
+    Held t;
+    ASSERT_EQ(bp_tensor_empty(ctx(), dev(), 1, &n, dtype_to_dl(DType::kFloat32), t.out()), BP_STATUS_OK) << LastError();
+    const bp_allocator_stats_t s1 = Stats(ctx(), dev());
+    EXPECT_GE(s1.allocated_bytes, s0.allocated_bytes + 4000);
+    EXPECT_LE(s1.allocated_bytes, s1.reserved_bytes);
+    EXPECT_GE(s1.peak_allocated_bytes, s1.allocated_bytes);
+    EXPECT_EQ(s1.device_allocations + s1.cache_hits, s0.device_allocations + s0.cache_hits + 1)
+        << "one request is either a device allocation or a cache hit";
+  }
+  const bp_allocator_stats_t s2 = Stats(ctx(), dev());
+  EXPECT_EQ(s2.allocated_bytes, s0.allocated_bytes) << "the freed block is still counted as allocated";
+  EXPECT_GE(s2.reserved_bytes, s2.allocated_bytes);
+  {
+    Held again;
+    ASSERT_EQ(bp_tensor_empty(ctx(), dev(), 1, &n, dtype_to_dl(DType::kFloat32), again.out()), BP_STATUS_OK)
+        << LastError();
+    const bp_allocator_stats_t s3 = Stats(ctx(), dev());
+    EXPECT_EQ(s3.cache_hits, s2.cache_hits + 1) << "the same size just freed was not reused from the cache";
+  }
+  ASSERT_EQ(bp_allocator_empty_cache(ctx(), dev()), BP_STATUS_OK) << LastError();
+  const bp_allocator_stats_t s4 = Stats(ctx(), dev());
+  EXPECT_LE(s4.reserved_bytes, s2.reserved_bytes);
+  EXPECT_GE(s4.reserved_bytes, s4.allocated_bytes);
+  EXPECT_GE(s4.peak_allocated_bytes, s0.allocated_bytes + 4000);
+}
+
+// ---- copies of views --------------------------------------------------------------
+
+// A view of a [4, 6] contiguous base, made with the core's view operators,
+// and the geometry it must have.
+struct ViewCase {
+  const char* name;
+  std::function<bp_status_t(bp_context_t*, bp_tensor_t*, Held*)> make;
+  std::vector<int64_t> sizes, strides;
+  int64_t offset;
+};
+
+const std::vector<ViewCase>& ViewCases() {
+  static const std::vector<ViewCase> cases = {
+      {"slice(1, 1:5:2)",
+       [](bp_context_t* c, bp_tensor_t* b, Held* o) {
+         return CallOp(c, "slice.Tensor", {Tv(b), Iv(1), Iv(1), Iv(5), Iv(2)}, o);
+       },
+       {4, 2}, {6, 2}, 1},
+      {"transpose(0, 1)",
+       [](bp_context_t* c, bp_tensor_t* b, Held* o) { return CallOp(c, "transpose.int", {Tv(b), Iv(0), Iv(1)}, o); },
+       {6, 4}, {1, 6}, 0},
+      {"select(0, 2)",
+       [](bp_context_t* c, bp_tensor_t* b, Held* o) { return CallOp(c, "select.int", {Tv(b), Iv(0), Iv(2)}, o); },
+       {6}, {1}, 12},
+      {"narrow(0, 1, 2).transpose(0, 1)",
+       [](bp_context_t* c, bp_tensor_t* b, Held* o) {
+         Held n;
+         const bp_status_t st = CallOp(c, "narrow", {Tv(b), Iv(0), Iv(1), Iv(2)}, &n);
+         return st != BP_STATUS_OK ? st : CallOp(c, "transpose.int", {Tv(n.get()), Iv(0), Iv(1)}, o);
+       },
+       {6, 2}, {1, 6}, 6},
+  };
+  return cases;
+}
+
+// `base` (contiguous, row-major) with the view's elements replaced by `values`.
+std::vector<double> Scatter(std::vector<double> base, const ViewCase& v, const std::vector<double>& values) {
+  for (size_t i = 0; i < values.size(); ++i) {
+    int64_t rest = static_cast<int64_t>(i), at = v.offset;
+    for (int d = static_cast<int>(v.sizes.size()) - 1; d >= 0; --d) {
+      at += (rest % v.sizes[d]) * v.strides[d];
+      rest /= v.sizes[d];
+    }
+    base[static_cast<size_t>(at)] = values[i];
+  }
+  return base;
+}
+
+int64_t Numel(const std::vector<int64_t>& sizes) {
+  int64_t n = 1;
+  for (int64_t s : sizes) n *= s;
+  return n;
+}
+
+// Makes the view of `base`, checking its geometry; empty on failure.
+Held MakeView(bp_context_t* ctx, bp_tensor_t* base, const ViewCase& v) {
+  Held view;
+  EXPECT_EQ(v.make(ctx, base, &view), BP_STATUS_OK) << v.name << ": " << LastError();
+  if (!view) return view;
+  EXPECT_EQ(abirt::SizesOf(view.get()), v.sizes) << v.name;
+  EXPECT_EQ(abirt::StridesOf(view.get()), v.strides) << v.name;
+  EXPECT_EQ(bp_tensor_storage_offset(view.get()), v.offset) << v.name;
+  return view;
+}
+
+TEST_P(AbiRuntimeTest, DeviceViewsCopyToTheHostExactly) {
+  for (DType d : kAllDtypes) {
+    for (const ViewCase& v : ViewCases()) {
+      SCOPED_TRACE(std::string(dtype_name(d)) + " " + v.name);
+      const std::vector<double> base_vals = abirt::Values(d, 24);
+      Held base = Make({4, 6}, d, base_vals);
+      ASSERT_TRUE(base);
+      Held view = MakeView(ctx(), base.get(), v);
+      ASSERT_TRUE(view);
+      const std::vector<double> want = abirt::Gather(base_vals, v.sizes, v.strides, v.offset);
+      EXPECT_EQ(Read(view.get(), d), want) << "bp_tensor_to_host of the view";
+      Held on_cpu;
+      ASSERT_EQ(bp_tensor_to_device(view.get(), kCpu, on_cpu.out()), BP_STATUS_OK) << LastError();
+      EXPECT_EQ(Read(on_cpu.get(), d), want) << "bp_tensor_to_device(cpu) of the view";
+      // copy_ into a CPU view of the same shape: only the view changes.
+      const std::vector<double> cpu_vals = abirt::Values(d, 24, 3);
+      Held cpu_base = abirt::FromHost(ctx(), kCpu, {4, 6}, d, cpu_vals);
+      ASSERT_TRUE(cpu_base) << LastError();
+      Held cpu_view = MakeView(ctx(), cpu_base.get(), v);
+      ASSERT_TRUE(cpu_view);
+      ASSERT_EQ(CallOp(ctx(), "copy_", {Tv(cpu_view.get()), Tv(view.get())}, nullptr), BP_STATUS_OK) << LastError();
+      EXPECT_EQ(Read(cpu_base.get(), d), Scatter(cpu_vals, v, want)) << "copy_(cpu view, device view)";
+    }
+  }
+}
+
+TEST_P(AbiRuntimeTest, HostDataCopiesIntoDeviceViewsExactly) {
+  for (DType d : kAllDtypes) {
+    for (const ViewCase& v : ViewCases()) {
+      SCOPED_TRACE(std::string(dtype_name(d)) + " " + v.name);
+      const std::vector<double> base_vals = abirt::Values(d, 24);
+      Held base = Make({4, 6}, d, base_vals);
+      ASSERT_TRUE(base);
+      Held view = MakeView(ctx(), base.get(), v);
+      ASSERT_TRUE(view);
+      // From a contiguous CPU tensor.
+      const std::vector<double> src_vals = abirt::Values(d, Numel(v.sizes), 5);
+      Held src = abirt::FromHost(ctx(), kCpu, v.sizes, d, src_vals);
+      ASSERT_TRUE(src) << LastError();
+      ASSERT_EQ(CallOp(ctx(), "copy_", {Tv(view.get()), Tv(src.get())}, nullptr), BP_STATUS_OK) << LastError();
+      const std::vector<double> after = Scatter(base_vals, v, src_vals);
+      EXPECT_EQ(Read(base.get(), d), after) << "copy_(device view, cpu tensor)";
+      // From a CPU view of the same geometry.
+      const std::vector<double> cpu_vals = abirt::Values(d, 24, 7);
+      Held cpu_base = abirt::FromHost(ctx(), kCpu, {4, 6}, d, cpu_vals);
+      ASSERT_TRUE(cpu_base) << LastError();
+      Held cpu_view = MakeView(ctx(), cpu_base.get(), v);
+      ASSERT_TRUE(cpu_view);
+      ASSERT_EQ(CallOp(ctx(), "copy_", {Tv(view.get()), Tv(cpu_view.get())}, nullptr), BP_STATUS_OK) << LastError();
+      EXPECT_EQ(Read(base.get(), d), Scatter(after, v, abirt::Gather(cpu_vals, v.sizes, v.strides, v.offset)))
+          << "copy_(device view, cpu view)";
+    }
+  }
+}
+
+TEST_P(AbiRuntimeTest, DeviceViewsCopyWithinTheDeviceExactly) {
+  int32_t devices = 0;
+  bp_backend_info_t info{};
+  info.struct_size = sizeof(info);
+  ASSERT_EQ(bp_backend_info(ctx(), dev().backend, &info), BP_STATUS_OK) << LastError();
+  devices = info.device_count;
+  for (DType d : kAllDtypes) {
+    for (const ViewCase& v : ViewCases()) {
+      SCOPED_TRACE(std::string(dtype_name(d)) + " " + v.name);
+      const std::vector<double> base_vals = abirt::Values(d, 24);
+      Held base = Make({4, 6}, d, base_vals);
+      ASSERT_TRUE(base);
+      Held view = MakeView(ctx(), base.get(), v);
+      ASSERT_TRUE(view);
+      const std::vector<double> want = abirt::Gather(base_vals, v.sizes, v.strides, v.offset);
+      Held same;
+      ASSERT_EQ(bp_tensor_to_device(view.get(), dev(), same.out()), BP_STATUS_OK) << LastError();
+      EXPECT_TRUE(bp_tensor_is_contiguous(same.get()));
+      EXPECT_EQ(Read(same.get(), d), want) << "bp_tensor_to_device(same device) of the view";
+      if (devices > 1) {
+        const bp_device_t other{dev().backend, (dev().index + 1) % devices};
+        Held moved;
+        ASSERT_EQ(bp_tensor_to_device(view.get(), other, moved.out()), BP_STATUS_OK) << LastError();
+        EXPECT_EQ(Read(moved.get(), d), want) << "to device " << other.index;
+      }
+      // copy_ between two views on the device: only the destination view changes.
+      const std::vector<double> dst_vals = abirt::Values(d, 24, 9);
+      Held dst_base = Make({4, 6}, d, dst_vals);
+      ASSERT_TRUE(dst_base);
+      Held dst_view = MakeView(ctx(), dst_base.get(), v);
+      ASSERT_TRUE(dst_view);
+      ASSERT_EQ(CallOp(ctx(), "copy_", {Tv(dst_view.get()), Tv(view.get())}, nullptr), BP_STATUS_OK) << LastError();
+      EXPECT_EQ(Read(dst_base.get(), d), Scatter(dst_vals, v, want)) << "copy_(device view, device view)";
+      EXPECT_EQ(Read(base.get(), d), base_vals) << "the source changed";
+    }
+  }
+}
+
+TEST_P(AbiRuntimeTest, LargeViewsCopyExactlyBothWays) {
+  // Over 1 MiB (the allocator's large pool), a view starting past the first
+  // row and skipping columns, read back and written into.
+  const int64_t rows = 520, cols = 1030;
+  std::vector<double> vals(static_cast<size_t>(rows * cols));
+  for (size_t i = 0; i < vals.size(); ++i) vals[i] = static_cast<double>(static_cast<int64_t>(i % 8191) - 4000);
+  Held base = Make({rows, cols}, DType::kFloat32, vals);
+  ASSERT_TRUE(base);
+  Held view;
+  ASSERT_EQ(CallOp(ctx(), "slice.Tensor", {Tv(base.get()), Iv(0), Iv(3), Iv(rows - 1), Iv(1)}, &view), BP_STATUS_OK)
+      << LastError();
+  Held cols_view;
+  ASSERT_EQ(CallOp(ctx(), "slice.Tensor", {Tv(view.get()), Iv(1), Iv(5), Iv(cols - 2), Iv(3)}, &cols_view),
+            BP_STATUS_OK)
+      << LastError();
+  const std::vector<int64_t> sizes = abirt::SizesOf(cols_view.get());
+  ASSERT_EQ(sizes, (std::vector<int64_t>{rows - 4, (cols - 7 + 2) / 3}));
+  const std::vector<int64_t> strides = {cols, 3};
+  ASSERT_EQ(abirt::StridesOf(cols_view.get()), strides);
+  const int64_t offset = 3 * cols + 5;
+  ASSERT_EQ(bp_tensor_storage_offset(cols_view.get()), offset);
+  const std::vector<double> want = abirt::Gather(vals, sizes, strides, offset);
+  EXPECT_EQ(Read(cols_view.get(), DType::kFloat32), want) << "device view -> host";
+  const std::vector<double> fill(want.size(), 0.5);
+  Held src = abirt::FromHost(ctx(), kCpu, sizes, DType::kFloat32, fill);
+  ASSERT_TRUE(src) << LastError();
+  ASSERT_EQ(CallOp(ctx(), "copy_", {Tv(cols_view.get()), Tv(src.get())}, nullptr), BP_STATUS_OK) << LastError();
+  std::vector<double> after = vals;
+  for (int64_t r = 0; r < sizes[0]; ++r) {
+    for (int64_t c = 0; c < sizes[1]; ++c) after[static_cast<size_t>(offset + r * cols + c * 3)] = 0.5;
+  }
+  EXPECT_EQ(Read(base.get(), DType::kFloat32), after) << "host -> device view";
+}
+
+// ---- streams ------------------------------------------------------------------------
+
+TEST_P(AbiRuntimeTest, InPlaceOpsAndCopiesOnOneStreamRunInOrder) {
+  const int64_t n = 4096;
+  Held x = Make({n}, DType::kFloat32, std::vector<double>(n, 0.0));
+  Held one = Make({n}, DType::kFloat32, std::vector<double>(n, 1.0));
+  ASSERT_TRUE(x && one);
+  // x <- 2x + 1, twenty times: 2^20 - 1, exact in float32; any reordering shows.
+  Held snapshot;
+  for (int k = 0; k < 20; ++k) {
+    ASSERT_EQ(CallOp(ctx(), "add_.Tensor", {Tv(x.get()), Tv(x.get())}, nullptr), BP_STATUS_OK) << LastError();
+    ASSERT_EQ(CallOp(ctx(), "add_.Tensor", {Tv(x.get()), Tv(one.get())}, nullptr), BP_STATUS_OK) << LastError();
+    if (k == 9) {  // a device copy between kernels sees exactly the first ten steps
+      ASSERT_EQ(bp_tensor_to_device(x.get(), dev(), snapshot.out()), BP_STATUS_OK) << LastError();
+    }
+  }
+  ASSERT_EQ(bp_device_synchronize(ctx(), dev()), BP_STATUS_OK) << LastError();
+  EXPECT_EQ(Read(x.get(), DType::kFloat32), std::vector<double>(n, 1048575.0));
+  EXPECT_EQ(Read(snapshot.get(), DType::kFloat32), std::vector<double>(n, 1023.0));
+  // A host->device copy_ lands between the kernels around it.
+  Held host_vals = abirt::FromHost(ctx(), kCpu, {n}, DType::kFloat32, std::vector<double>(n, 5.0));
+  ASSERT_TRUE(host_vals) << LastError();
+  ASSERT_EQ(CallOp(ctx(), "add_.Tensor", {Tv(x.get()), Tv(one.get())}, nullptr), BP_STATUS_OK) << LastError();
+  ASSERT_EQ(CallOp(ctx(), "copy_", {Tv(x.get()), Tv(host_vals.get())}, nullptr), BP_STATUS_OK) << LastError();
+  ASSERT_EQ(CallOp(ctx(), "add_.Tensor", {Tv(x.get()), Tv(x.get())}, nullptr), BP_STATUS_OK) << LastError();
+  EXPECT_EQ(Read(x.get(), DType::kFloat32), std::vector<double>(n, 10.0));
+}
+
+// A fallback call reads and writes device memory with copies on the same
+// stream as the native kernels around it; masking the kernel of add in the
+// middle of a chain checks that nothing overtakes.
+TEST_P(AbiRuntimeTest, NativeAndFallbackCallsInterleaveInOrder) {
+  if (IsCpuBackend()) GTEST_SKIP() << "the CPU backend has no fallback path (its kernels are the fallback)";
+  if (Kind("add_.Tensor") != BP_DISPATCH_NATIVE) {
+    GTEST_SKIP() << "add_.Tensor has no native kernel on backend '" << GetParam().backend_name << "'";
+  }
+  bp_op_t* add = abirt::FindOp(ctx(), "add.Tensor");
+  ContextRestorer restore(ctx(), add, dev().backend);
+  const int64_t n = 1 << 16;
+  Held x = Make({n}, DType::kFloat32, std::vector<double>(n, 0.0));
+  Held one = Make({n}, DType::kFloat32, std::vector<double>(n, 1.0));
+  ASSERT_TRUE(x && one);
+  const uint64_t fallbacks = Count("add_.Tensor", false);
+  for (int k = 0; k < 12; ++k) {
+    const bool masked = k % 2 == 1;  // every other step through the fallback
+    ASSERT_EQ(bp_op_set_kernel_masked(ctx(), add, dev().backend, masked ? 1 : 0), BP_STATUS_OK) << LastError();
+    ASSERT_EQ(CallOp(ctx(), "add_.Tensor", {Tv(x.get()), Tv(x.get())}, nullptr), BP_STATUS_OK) << LastError();
+    ASSERT_EQ(CallOp(ctx(), "add_.Tensor", {Tv(x.get()), Tv(one.get())}, nullptr), BP_STATUS_OK) << LastError();
+  }
+  EXPECT_EQ(Count("add_.Tensor", false), fallbacks + 12);
+  EXPECT_EQ(Read(x.get(), DType::kFloat32), std::vector<double>(n, 4095.0));
+}
+
+TEST_P(AbiRuntimeTest, DeviceSynchronizeSucceedsAndRefusesAnUnknownDevice) {
+  EXPECT_EQ(bp_device_synchronize(ctx(), dev()), BP_STATUS_OK) << LastError();
+  bp_backend_info_t info{};
+  info.struct_size = sizeof(info);
+  ASSERT_EQ(bp_backend_info(ctx(), dev().backend, &info), BP_STATUS_OK) << LastError();
+  for (int32_t index : {info.device_count, int32_t{-1}}) {
+    const bp_status_t st = bp_device_synchronize(ctx(), bp_device_t{dev().backend, index});
+    EXPECT_TRUE(st == BP_STATUS_NOT_FOUND || st == BP_STATUS_OUT_OF_RANGE || st == BP_STATUS_INVALID_ARGUMENT)
+        << "device index " << index << ": " << bp_status_name(st);
+    EXPECT_NE(std::string(bp_last_error_message()), "") << "device index " << index;
+  }
+}
+
+// ---- device properties -----------------------------------------------------------------
+
+TEST_P(AbiRuntimeTest, DevicePropertiesAreSane) {
+  const bp_device_properties_t p = Props();
+  EXPECT_GT(strnlen(p.name, sizeof(p.name)), 0u) << "empty device name";
+  EXPECT_LT(strnlen(p.name, sizeof(p.name)), sizeof(p.name));
+  EXPECT_LT(strnlen(p.vendor, sizeof(p.vendor)), sizeof(p.vendor));
+  EXPECT_LT(strnlen(p.driver_version, sizeof(p.driver_version)), sizeof(p.driver_version));
+  EXPECT_LT(strnlen(p.extensions, sizeof(p.extensions)), sizeof(p.extensions));
+  EXPECT_GT(p.total_memory_bytes, 0u) << "total_memory_bytes";
+  EXPECT_GT(p.alignment_bytes, 0u);
+  EXPECT_EQ(p.alignment_bytes & (p.alignment_bytes - 1), 0u) << "alignment_bytes " << p.alignment_bytes;
+  EXPECT_GE(p.compute_units, 0);
+  const uint64_t known = BP_DEVICE_CAP_FP64 | BP_DEVICE_CAP_FP16 | BP_DEVICE_CAP_BF16 | BP_DEVICE_CAP_UNIFIED;
+  EXPECT_EQ(p.capabilities & ~known, 0u) << "capability bits ABI " << BP_ABI_VERSION_MAJOR << "."
+                                         << BP_ABI_VERSION_MINOR << " does not define: " << std::hex << p.capabilities;
+  bp_backend_info_t info{};
+  info.struct_size = sizeof(info);
+  ASSERT_EQ(bp_backend_info(ctx(), dev().backend, &info), BP_STATUS_OK) << LastError();
+  EXPECT_GT(info.device_count, dev().index);
+  EXPECT_EQ(info.loaded, 1);
+  EXPECT_EQ(info.no_device_reason, nullptr) << "a backend with devices gives no no_device_reason";
+  bp_device_properties_t q{};
+  q.struct_size = sizeof(q);
+  EXPECT_EQ(bp_device_properties(ctx(), bp_device_t{dev().backend, info.device_count}, &q), BP_STATUS_OUT_OF_RANGE);
+  const bp_allocator_stats_t s = Stats(ctx(), dev());
+  EXPECT_LE(s.allocated_bytes, s.reserved_bytes);
+}
+
+TEST_P(AbiRuntimeTest, CapabilityBitsAgreeWithWhatRuns) {
+  const bp_device_properties_t p = Props();
+  struct Case {
+    uint64_t cap;
+    DType dtype;
+  };
+  for (const Case c : {Case{BP_DEVICE_CAP_FP64, DType::kFloat64}, Case{BP_DEVICE_CAP_FP16, DType::kFloat16},
+                       Case{BP_DEVICE_CAP_BF16, DType::kBFloat16}}) {
+    SCOPED_TRACE(dtype_name(c.dtype));
+    const bool has = (p.capabilities & c.cap) != 0;
+    const std::vector<double> av = abirt::Values(c.dtype, 8), bv = abirt::Values(c.dtype, 8, 1);
+    Held a = Make({8}, c.dtype, av), b = Make({8}, c.dtype, bv);
+    ASSERT_TRUE(a && b);
+    const uint64_t native_before = Count("add.Tensor", true);
+    Held r;
+    // Every dtype runs on every device: natively, or through a fallback.
+    ASSERT_EQ(CallOp(ctx(), "add.Tensor", {Tv(a.get()), Tv(b.get())}, &r), BP_STATUS_OK) << LastError();
+    std::vector<double> want(8);
+    for (size_t i = 0; i < 8; ++i) want[i] = av[i] + bv[i];  // exact in every float dtype
+    EXPECT_EQ(Read(r.get(), c.dtype), want);
+    const bool ran_native = Count("add.Tensor", true) > native_before;
+    // float64 arithmetic needs the hardware: a device without the bit must not
+    // run a float64 kernel itself. (float16/bfloat16 may be computed in float32
+    // and stored, so they are not held to their bits.)
+    if (c.cap == BP_DEVICE_CAP_FP64 && !has) {
+      EXPECT_FALSE(ran_native) << "a float64 kernel ran natively on a device without BP_DEVICE_CAP_FP64";
+    }
+  }
+}
+
+// ---- strict mode and kernel masks --------------------------------------------------------
+
+// An operator with a native kernel on the target, its in-place variant, and
+// how many tensors it takes.
+struct Maskable {
+  const char* functional;
+  const char* inplace;
+  int arity;
+};
+constexpr Maskable kMaskables[] = {{"add.Tensor", "add_.Tensor", 2}, {"mul.Tensor", "mul_.Tensor", 2},
+                                   {"relu", "relu_", 1},              {"neg", "neg_", 1},
+                                   {"abs", "abs_", 1},                {"sub.Tensor", "sub_.Tensor", 2}};
+
+// The first of kMaskables whose kernel on the target is native, or nullptr.
+template <typename KindFn>
+const Maskable* PickNative(KindFn kind) {
+  for (const Maskable& m : kMaskables) {
+    if (kind(m.functional) == BP_DISPATCH_NATIVE) return &m;
+  }
+  return nullptr;
+}
+
+TEST_P(AbiRuntimeTest, StrictModeRefusesAMaskedKernelAndLeavesTheOutputUntouched) {
+  bp_op_t* add = abirt::FindOp(ctx(), "add.Tensor");
+  ASSERT_NE(add, nullptr);
+  if (IsCpuBackend()) {
+    // The CPU backend's kernels are the CPU fallback itself: masking them is refused.
+    EXPECT_EQ(bp_op_set_kernel_masked(ctx(), add, dev().backend, 1), BP_STATUS_INVALID_ARGUMENT);
+    EXPECT_EQ(Kind("add.Tensor"), BP_DISPATCH_NATIVE);
+    return;
+  }
+  const Maskable* m = PickNative([this](const char* name) { return Kind(name); });
+  if (m == nullptr) GTEST_SKIP() << "no native kernel to mask among add, mul, relu, neg, abs, sub on this backend";
+  bp_op_t* op = abirt::FindOp(ctx(), m->functional);
+  ContextRestorer restore(ctx(), op, dev().backend);
+  const std::vector<double> vals = {-1.5, 2, 0.25, -3, 4};
+  Held a = Make({5}, DType::kFloat32, vals), b = Make({5}, DType::kFloat32, abirt::Values(DType::kFloat32, 5, 2));
+  ASSERT_TRUE(a && b);
+  std::vector<bp_value_t> args = {Tv(a.get())};
+  if (m->arity == 2) args.push_back(Tv(b.get()));
+
+  ASSERT_EQ(bp_op_set_kernel_masked(ctx(), op, dev().backend, 1), BP_STATUS_OK) << LastError();
+  ASSERT_EQ(bp_context_set_strict_fallback(ctx(), 1), BP_STATUS_OK) << LastError();
+  const int32_t kind = Kind(m->functional);
+  if (kind == BP_DISPATCH_BACKEND_FALLBACK) {
+    // The backend's own fallback is not a CPU fallback: strict mode lets it run.
+    Held r;
+    EXPECT_EQ(CallOp(ctx(), m->functional, args, &r), BP_STATUS_OK) << LastError();
+    return;
+  }
+  EXPECT_EQ(kind, BP_DISPATCH_NONE) << "bp_op_dispatch_kind of a masked kernel in strict mode";
+  const uint64_t native = Count(m->functional, true), fallback = Count(m->functional, false);
+  Held r;
+  EXPECT_EQ(CallOp(ctx(), m->functional, args, &r), BP_STATUS_FAILED_PRECONDITION) << LastError();
+  EXPECT_FALSE(r);
+  const std::string msg = bp_last_error_message();
+  EXPECT_NE(msg.find(m->functional), std::string::npos) << msg;
+  EXPECT_NE(msg.find("'" + GetParam().backend_name + "'"), std::string::npos) << msg;
+  EXPECT_NE(msg.find("strict"), std::string::npos) << msg;
+  EXPECT_EQ(Count(m->functional, true), native);
+  EXPECT_EQ(Count(m->functional, false), fallback);
+  if (abirt::FindOp(ctx(), m->inplace) != nullptr) {
+    EXPECT_EQ(CallOp(ctx(), m->inplace, args, nullptr), BP_STATUS_FAILED_PRECONDITION) << LastError();
+    EXPECT_EQ(Read(a.get(), DType::kFloat32), vals) << m->inplace << " wrote self though it was refused";
+  }
+}
+
+TEST_P(AbiRuntimeTest, MaskedKernelFallsBackWithTheSameResult) {
+  bp_op_t* add = abirt::FindOp(ctx(), "add.Tensor");
+  ASSERT_NE(add, nullptr);
+  if (IsCpuBackend()) {
+    EXPECT_EQ(bp_op_set_kernel_masked(ctx(), add, dev().backend, 1), BP_STATUS_INVALID_ARGUMENT);
+    return;
+  }
+  const Maskable* m = PickNative([this](const char* name) { return Kind(name); });
+  if (m == nullptr) GTEST_SKIP() << "no native kernel to mask among add, mul, relu, neg, abs, sub on this backend";
+  bp_op_t* op = abirt::FindOp(ctx(), m->functional);
+  ContextRestorer restore(ctx(), op, dev().backend);
+  Held a = Make({6}, DType::kFloat32, {-1.5, 2, 0.25, -3, 4, 0}),
+       b = Make({6}, DType::kFloat32, abirt::Values(DType::kFloat32, 6, 2));
+  ASSERT_TRUE(a && b);
+  std::vector<bp_value_t> args = {Tv(a.get())};
+  if (m->arity == 2) args.push_back(Tv(b.get()));
+  Held native;
+  ASSERT_EQ(CallOp(ctx(), m->functional, args, &native), BP_STATUS_OK) << LastError();
+  ASSERT_EQ(bp_op_set_kernel_masked(ctx(), op, dev().backend, 1), BP_STATUS_OK) << LastError();
+  const int32_t kind = Kind(m->functional);
+  EXPECT_TRUE(kind == BP_DISPATCH_BACKEND_FALLBACK || kind == BP_DISPATCH_CPU_FALLBACK) << "kind " << kind;
+  const uint64_t n0 = Count(m->functional, true), f0 = Count(m->functional, false);
+  Held masked;
+  ASSERT_EQ(CallOp(ctx(), m->functional, args, &masked), BP_STATUS_OK) << LastError();
+  EXPECT_EQ(Count(m->functional, true), n0) << "the masked kernel ran";
+  EXPECT_EQ(Count(m->functional, false), f0 + 1) << "the fallback was not counted";
+  EXPECT_EQ(bp_tensor_device(masked.get()).backend, dev().backend);
+  EXPECT_EQ(Read(masked.get(), DType::kFloat32), Read(native.get(), DType::kFloat32));
+  ASSERT_EQ(bp_op_set_kernel_masked(ctx(), op, dev().backend, 0), BP_STATUS_OK) << LastError();
+  EXPECT_EQ(Kind(m->functional), BP_DISPATCH_NATIVE);
+}
+
+}  // namespace
+}  // namespace bpc
