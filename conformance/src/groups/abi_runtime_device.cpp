@@ -7,6 +7,7 @@
 #include <cstring>
 #include <functional>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include <gtest/gtest.h>
@@ -201,6 +202,7 @@ struct ViewCase {
   std::function<bp_status_t(bp_context_t*, bp_tensor_t*, Held*)> make;
   std::vector<int64_t> sizes, strides;
   int64_t offset;
+  bool writable = true;  // false: elements alias (stride 0), so it is only read
 };
 
 const std::vector<ViewCase>& ViewCases() {
@@ -223,6 +225,20 @@ const std::vector<ViewCase>& ViewCases() {
          return st != BP_STATUS_OK ? st : CallOp(c, "transpose.int", {Tv(n.get()), Iv(0), Iv(1)}, o);
        },
        {6, 2}, {1, 6}, 6},
+      {"select(0, 2).unsqueeze(0).expand(3, 6)",
+       [](bp_context_t* c, bp_tensor_t* b, Held* o) {
+         Held row, one;
+         bp_status_t st = CallOp(c, "select.int", {Tv(b), Iv(0), Iv(2)}, &row);
+         if (st == BP_STATUS_OK) st = CallOp(c, "unsqueeze", {Tv(row.get()), Iv(0)}, &one);
+         static const std::vector<int64_t> kTo = {3, 6};
+         return st != BP_STATUS_OK ? st : CallOp(c, "expand", {Tv(one.get()), abirt::Lv(kTo)}, o);
+       },
+       {3, 6}, {0, 1}, 12, false},
+      {"slice(0, 4:4) (empty, offset at the end)",
+       [](bp_context_t* c, bp_tensor_t* b, Held* o) {
+         return CallOp(c, "slice.Tensor", {Tv(b), Iv(0), Iv(4), Iv(4), Iv(1)}, o);
+       },
+       {0, 6}, {6, 1}, 24},
   };
   return cases;
 }
@@ -271,6 +287,7 @@ TEST_P(AbiRuntimeTest, DeviceViewsCopyToTheHostExactly) {
       Held on_cpu;
       ASSERT_EQ(bp_tensor_to_device(view.get(), kCpu, on_cpu.out()), BP_STATUS_OK) << LastError();
       EXPECT_EQ(Read(on_cpu.get(), d), want) << "bp_tensor_to_device(cpu) of the view";
+      if (!v.writable) continue;
       // copy_ into a CPU view of the same shape: only the view changes.
       const std::vector<double> cpu_vals = abirt::Values(d, 24, 3);
       Held cpu_base = abirt::FromHost(ctx(), kCpu, {4, 6}, d, cpu_vals);
@@ -286,6 +303,7 @@ TEST_P(AbiRuntimeTest, DeviceViewsCopyToTheHostExactly) {
 TEST_P(AbiRuntimeTest, HostDataCopiesIntoDeviceViewsExactly) {
   for (DType d : kAllDtypes) {
     for (const ViewCase& v : ViewCases()) {
+      if (!v.writable) continue;
       SCOPED_TRACE(std::string(dtype_name(d)) + " " + v.name);
       const std::vector<double> base_vals = abirt::Values(d, 24);
       Held base = Make({4, 6}, d, base_vals);
@@ -337,6 +355,7 @@ TEST_P(AbiRuntimeTest, DeviceViewsCopyWithinTheDeviceExactly) {
         ASSERT_EQ(bp_tensor_to_device(view.get(), other, moved.out()), BP_STATUS_OK) << LastError();
         EXPECT_EQ(Read(moved.get(), d), want) << "to device " << other.index;
       }
+      if (!v.writable) continue;
       // copy_ between two views on the device: only the destination view changes.
       const std::vector<double> dst_vals = abirt::Values(d, 24, 9);
       Held dst_base = Make({4, 6}, d, dst_vals);
@@ -437,6 +456,45 @@ TEST_P(AbiRuntimeTest, NativeAndFallbackCallsInterleaveInOrder) {
     EXPECT_EQ(Count("add_.Tensor", false), fallbacks + 12);
   }
   EXPECT_EQ(Read(x.get(), DType::kFloat32), std::vector<double>(n, 4095.0));
+}
+
+// backplane.h: operator calls and tensor functions may run concurrently on
+// any threads. Each thread runs its own chain on the same device; every
+// chain must end as if it ran alone.
+TEST_P(AbiRuntimeTest, ConcurrentCallsFromSeveralThreadsGiveSequentialResults) {
+  constexpr int kThreads = 4;
+  const int64_t n = 2048;
+  std::vector<std::string> failures(kThreads);
+  std::vector<std::thread> threads;
+  for (int t = 0; t < kThreads; ++t) {
+    threads.emplace_back([&, t]() {
+      std::string& fail = failures[static_cast<size_t>(t)];
+      Held x = abirt::FromHost(ctx(), dev(), {n}, DType::kFloat32, std::vector<double>(n, t));
+      Held one = abirt::FromHost(ctx(), dev(), {n}, DType::kFloat32, std::vector<double>(n, 1.0));
+      if (!x || !one) {
+        fail = "bp_tensor_from_host: " + LastError();
+        return;
+      }
+      for (int k = 0; k < 10 && fail.empty(); ++k) {  // x <- 2x + 1
+        if (CallOp(ctx(), "add_.Tensor", {Tv(x.get()), Tv(x.get())}, nullptr) != BP_STATUS_OK ||
+            CallOp(ctx(), "add_.Tensor", {Tv(x.get()), Tv(one.get())}, nullptr) != BP_STATUS_OK) {
+          fail = "add_.Tensor: " + LastError();
+        }
+      }
+      Held copy;
+      if (fail.empty() && bp_tensor_to_device(x.get(), dev(), copy.out()) != BP_STATUS_OK) {
+        fail = "bp_tensor_to_device: " + LastError();
+      }
+      std::vector<double> got;
+      if (fail.empty() && !abirt::ReadBack(copy.get(), DType::kFloat32, &got, &fail)) return;
+      const double want = 1024.0 * t + 1023.0;
+      for (size_t i = 0; i < got.size() && fail.empty(); ++i) {
+        if (got[i] != want) fail = "element " + std::to_string(i) + " is " + std::to_string(got[i]);
+      }
+    });
+  }
+  for (std::thread& th : threads) th.join();
+  for (int t = 0; t < kThreads; ++t) EXPECT_EQ(failures[static_cast<size_t>(t)], "") << "thread " << t;
 }
 
 TEST_P(AbiRuntimeTest, DeviceSynchronizeSucceedsAndRefusesAnUnknownDevice) {

@@ -74,6 +74,15 @@ inline bp_value_t Bv(bool b) {
   return v;
 }
 
+// An int list; `ints` must outlive the call.
+inline bp_value_t Lv(const std::vector<int64_t>& ints) {
+  bp_value_t v{};
+  v.kind = BP_VALUE_INT_LIST;
+  v.u.int_list.data = ints.data();
+  v.u.int_list.size = static_cast<int64_t>(ints.size());
+  return v;
+}
+
 // The operator `name`, or nullptr (the caller reports it).
 inline bp_op_t* FindOp(bp_context_t* ctx, const char* name) {
   bp_op_t* op = nullptr;
