@@ -403,6 +403,59 @@ TEST_P(AbiRuntimeTest, LargeViewsCopyExactlyBothWays) {
   EXPECT_EQ(Read(base.get(), DType::kFloat32), after) << "host -> device view";
 }
 
+// DLPack, zero-copy both ways: an exported view describes the storage base,
+// the view's byte offset, sizes and strides in elements and the device; the
+// import reads the same elements; each deleter runs exactly once.
+struct CountingManaged {
+  DLManagedTensor outer;  // handed to bp_tensor_from_dlpack
+  DLManagedTensor* inner = nullptr;
+  int deletes = 0;
+};
+void CountingDeleter(DLManagedTensor* m) {
+  auto* c = static_cast<CountingManaged*>(m->manager_ctx);
+  ++c->deletes;
+  c->inner->deleter(c->inner);
+}
+
+TEST_P(AbiRuntimeTest, DlpackExportOfAViewDescribesItAndImportsBack) {
+  bp_backend_info_t info{};
+  info.struct_size = sizeof(info);
+  ASSERT_EQ(bp_backend_info(ctx(), dev().backend, &info), BP_STATUS_OK) << LastError();
+  for (DType d : {DType::kFloat32, DType::kInt64, DType::kFloat16, DType::kBool}) {
+    for (const ViewCase& v : ViewCases()) {
+      SCOPED_TRACE(std::string(dtype_name(d)) + " " + v.name);
+      const std::vector<double> base_vals = abirt::Values(d, 24);
+      Held base = Make({4, 6}, d, base_vals);
+      ASSERT_TRUE(base);
+      Held view = MakeView(ctx(), base.get(), v);
+      ASSERT_TRUE(view);
+      CountingManaged c;
+      ASSERT_EQ(bp_tensor_to_dlpack(view.get(), &c.inner), BP_STATUS_OK) << LastError();
+      const DLTensor& t = c.inner->dl_tensor;
+      EXPECT_EQ(t.ndim, static_cast<int32_t>(v.sizes.size()));
+      EXPECT_EQ(std::vector<int64_t>(t.shape, t.shape + t.ndim), v.sizes);
+      ASSERT_NE(t.strides, nullptr) << "DLPack export without strides";
+      EXPECT_EQ(std::vector<int64_t>(t.strides, t.strides + t.ndim), v.strides);
+      EXPECT_EQ(t.byte_offset, static_cast<uint64_t>(v.offset) * dtype_itemsize(d));
+      EXPECT_EQ(t.dtype.code, dtype_to_dl(d).code);
+      EXPECT_EQ(t.dtype.bits, dtype_to_dl(d).bits);
+      EXPECT_EQ(t.dtype.lanes, 1);
+      EXPECT_EQ(static_cast<int32_t>(t.device.device_type), info.device_type);
+      EXPECT_EQ(t.device.device_id, dev().index);
+      c.outer = *c.inner;
+      c.outer.manager_ctx = &c;
+      c.outer.deleter = CountingDeleter;
+      Held imported;
+      ASSERT_EQ(bp_tensor_from_dlpack(ctx(), &c.outer, imported.out()), BP_STATUS_OK) << LastError();
+      EXPECT_EQ(bp_tensor_device(imported.get()).backend, dev().backend);
+      EXPECT_EQ(Read(imported.get(), d), abirt::Gather(base_vals, v.sizes, v.strides, v.offset));
+      EXPECT_EQ(c.deletes, 0) << "deleted while the imported tensor lives";
+      imported = Held();
+      EXPECT_EQ(c.deletes, 1) << "the deleter must run exactly once, when the tensor is released";
+    }
+  }
+}
+
 // ---- streams ------------------------------------------------------------------------
 
 TEST_P(AbiRuntimeTest, InPlaceOpsAndCopiesOnOneStreamRunInOrder) {

@@ -242,6 +242,36 @@ TEST_P(AbiRuntimeTest, DtypeTheOperatorRejectsIsReportedWithOperatorAndArgumentA
   EXPECT_EQ(Read(i.get(), DType::kInt32), guard) << "add_ wrote self on error";
 }
 
+// Errors that depend on the data (kernel contract: "Kernels validate runtime
+// values (integer division by zero) before writing any output"). The zero is
+// not first, so a kernel that writes before it checks shows.
+TEST_P(AbiRuntimeTest, DataDependentKernelErrorsLeaveNoPartialWrite) {
+  for (DType d : {DType::kInt32, DType::kInt64, DType::kInt8}) {
+    SCOPED_TRACE(dtype_name(d));
+    const std::vector<double> av = {7, -7, 9, 4, 5, 6}, guard = {100, 100, 100, 100, 100, 100};
+    Held a = Make({6}, d, av), b = Make({6}, d, {2, 3, 4, 0, 1, 2}), out = Make({6}, d, guard);
+    Held e = Make({6}, d, {2, 1, 0, 3, -1, 2});
+    ASSERT_TRUE(a && b && out && e);
+    for (const char* mode : {"trunc", "floor"}) {
+      EXPECT_EQ(CallOp(ctx(), "div.Tensor_mode_out", {Tv(a.get()), Tv(b.get()), abirt::Sv(mode), Tv(out.get())},
+                       nullptr),
+                BP_STATUS_INVALID_ARGUMENT)
+          << mode << ": " << LastError();
+      EXPECT_NE(std::string(bp_last_error_message()).find("zero"), std::string::npos) << LastError();
+      EXPECT_EQ(Read(out.get(), d), guard) << "div(rounding_mode='" << mode << "') wrote out before failing";
+      EXPECT_EQ(CallOp(ctx(), "div_.Tensor_mode", {Tv(a.get()), Tv(b.get()), abirt::Sv(mode)}, nullptr),
+                BP_STATUS_INVALID_ARGUMENT)
+          << mode << ": " << LastError();
+      EXPECT_EQ(Read(a.get(), d), av) << "div_(rounding_mode='" << mode << "') wrote self before failing";
+    }
+    EXPECT_EQ(CallOp(ctx(), "pow.Tensor_Tensor_out", {Tv(a.get()), Tv(e.get()), Tv(out.get())}, nullptr),
+              BP_STATUS_INVALID_ARGUMENT)
+        << LastError();
+    EXPECT_NE(std::string(bp_last_error_message()).find("negative"), std::string::npos) << LastError();
+    EXPECT_EQ(Read(out.get(), d), guard) << "pow wrote out before failing";
+  }
+}
+
 TEST_P(AbiRuntimeTest, NullTensorArgumentIsReportedWithOperatorAndArgument) {
   Held a = Make({2}, DType::kFloat32, {1, 2});
   ASSERT_TRUE(a);

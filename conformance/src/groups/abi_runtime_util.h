@@ -74,6 +74,13 @@ inline bp_value_t Bv(bool b) {
   return v;
 }
 
+inline bp_value_t Sv(const char* str) {
+  bp_value_t v{};
+  v.kind = BP_VALUE_STRING;
+  v.u.str = str;
+  return v;
+}
+
 // An int list; `ints` must outlive the call.
 inline bp_value_t Lv(const std::vector<int64_t>& ints) {
   bp_value_t v{};
