@@ -8,6 +8,8 @@
 
 #include <atomic>
 #include <string>
+#include <thread>
+#include <vector>
 
 #include "bp_test_util.h"
 
@@ -216,6 +218,44 @@ TEST_F(KernelMaskTest, KernelRegisteredWhileMaskedStaysMasked) {
   const uint64_t before = Natives("add.Tensor");
   Call("add.Tensor", {T(a), T(a)});
   EXPECT_EQ(Natives("add.Tensor"), before + 1);
+}
+
+// Masking publishes a new kernel table while other threads dispatch: every
+// call they make runs either the kernel or the fallback, with the right result.
+TEST_F(KernelMaskTest, TogglingWhileOtherThreadsCallIsSafe) {
+  bp_tensor_t* a = F32(dev_, {64}, std::vector<float>(64, 1.5f));
+  bp_op_t* add = Op("add.Tensor");
+  std::atomic<bool> stop{false};
+  std::atomic<int> bad{0}, calls{0};
+  std::vector<std::thread> threads;
+  for (int t = 0; t < 2; ++t) {
+    threads.emplace_back([&]() {
+      bp_value_t args[2] = {T(a), T(a)};
+      while (!stop.load()) {
+        bp_tensor_t* r = nullptr;
+        if (bp_op_call(ctx_, add, args, 2, &r, 1) != BP_STATUS_OK) {
+          ++bad;
+          continue;
+        }
+        std::vector<float> got(64);
+        if (bp_tensor_to_host(r, got.data(), got.size() * sizeof(float)) != BP_STATUS_OK ||
+            got != std::vector<float>(64, 3.0f)) {
+          ++bad;
+        }
+        bp_tensor_release(r);
+        ++calls;
+      }
+    });
+  }
+  for (int i = 0; i < 200; ++i) {
+    ASSERT_EQ(bp_op_set_kernel_masked(ctx_, add, dev_.backend, i % 2), BP_STATUS_OK) << LastError();
+  }
+  while (calls.load() < 50) std::this_thread::yield();
+  stop = true;
+  for (std::thread& t : threads) t.join();
+  EXPECT_EQ(bad.load(), 0);
+  EXPECT_EQ(Natives("add.Tensor") + Fallbacks("add.Tensor"), static_cast<uint64_t>(calls.load()));
+  Mask("add.Tensor", 0);
 }
 
 }  // namespace
