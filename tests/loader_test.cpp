@@ -41,7 +41,37 @@ TEST_F(LoaderTest, OtherAbiMajorIsIncompatible) {
   EXPECT_EQ(bp_plugin_load(ctx_, path.c_str(), nullptr), BP_STATUS_INCOMPATIBLE_VERSION);
   EXPECT_THAT(LastError(), HasSubstr(path));
   EXPECT_THAT(LastError(), HasSubstr("ABI 2.0"));
-  EXPECT_THAT(LastError(), HasSubstr("1.0"));
+  EXPECT_THAT(LastError(), HasSubstr("ABI " + std::to_string(BP_ABI_VERSION_MAJOR) + "." +
+                                     std::to_string(BP_ABI_VERSION_MINOR)));
+}
+
+// A plugin built for an older minor answers that minor; the host loads it and
+// records the version it negotiated (a minor version only adds).
+TEST_F(LoaderTest, PluginAnsweringAnOlderMinorIsAccepted) {
+  unsetenv("OLDMINOR_ANSWER");
+  bp_plugin_t* p = nullptr;
+  ASSERT_EQ(bp_plugin_load(ctx_, PluginPath("bp_old_minor").c_str(), &p), BP_STATUS_OK) << LastError();
+  int32_t id = -1;
+  ASSERT_EQ(bp_backend_find(ctx_, "oldminor", &id), BP_STATUS_OK);
+  bp_backend_info_t info{};
+  info.struct_size = sizeof(info);
+  ASSERT_EQ(bp_backend_info(ctx_, id, &info), BP_STATUS_OK);
+  EXPECT_EQ(info.abi_version, BP_MAKE_ABI_VERSION(1, 0));
+  EXPECT_EQ(info.device_count, 0);
+  EXPECT_STREQ(info.no_device_reason, "oldminor: a loader test plugin with no device");
+  EXPECT_EQ(bp_plugin_unload(ctx_, p), BP_STATUS_OK);
+}
+
+// A plugin answering a newer version than the host offered broke the
+// negotiation contract: refused, with both versions in the message.
+TEST_F(LoaderTest, PluginAnsweringANewerMinorThanOfferedIsRefused) {
+  ASSERT_EQ(setenv("OLDMINOR_ANSWER", "newer", 1), 0);
+  const bp_status_t rc = bp_plugin_load(ctx_, PluginPath("bp_old_minor").c_str(), nullptr);
+  unsetenv("OLDMINOR_ANSWER");
+  EXPECT_EQ(rc, BP_STATUS_INCOMPATIBLE_VERSION);
+  EXPECT_THAT(LastError(), HasSubstr("negotiation failed"));
+  int32_t id = -1;
+  EXPECT_EQ(bp_backend_find(ctx_, "oldminor", &id), BP_STATUS_NOT_FOUND);
 }
 
 TEST_F(LoaderTest, FailingInitIsReportedAndUndone) {

@@ -233,10 +233,14 @@ Status RunKernelWithoutNative(bp_context_t* ctx, const bp_op_t* op, DeviceState*
     declined = rc;
     declined_msg = bp_last_error_message();
   }
+  // Why the backend has no kernel, for the messages below.
+  const std::string masked_note =
+      !had_kernel && KernelMasked(op, backend) ? " (masked by bp_op_set_kernel_masked)" : "";
   if (backend != 0 && KernelFor(op, 0).fn != nullptr) {
     if (ctx->strict.load(std::memory_order_relaxed)) {
       return Error(BP_STATUS_FAILED_PRECONDITION,
                    "strict mode: " + op->functional->name + " has no kernel on backend '" + dev->slot->name + "'" +
+                       masked_note +
                        (declined != BP_STATUS_OK ? " for this call (" + declined_msg + ")" : std::string()) +
                        " and the CPU fallback is disabled");
     }
@@ -248,7 +252,7 @@ Status RunKernelWithoutNative(bp_context_t* ctx, const bp_op_t* op, DeviceState*
                                                                : declined_msg);
   }
   return Error(BP_STATUS_UNIMPLEMENTED, op->functional->name + ": not implemented for backend '" + dev->slot->name +
-                                            "'" + (backend != 0 ? " (no kernel, no backend fallback, no CPU kernel)"
+                                            "'" + masked_note + (backend != 0 ? " (no kernel, no backend fallback, no CPU kernel)"
                                                                 : " (no kernel registered; is the cpu plugin loaded?)"));
 }
 

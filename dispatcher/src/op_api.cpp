@@ -62,7 +62,7 @@ BP_API bp_status_t bp_op_info(const bp_op_t* op, bp_op_info_t* out_info) {
     BP_CHECK_ARG(op != nullptr && out_info != nullptr, "bp_op_info", "op and out_info must not be NULL");
     BP_CHECK_ARG(out_info->struct_size >= sizeof(bp_op_info_t), "bp_op_info", "out_info->struct_size is too small");
     bp_op_info_t info{};
-    info.struct_size = sizeof(info);
+    info.struct_size = out_info->struct_size;  // the caller's size stays; a longer tail is not touched
     info.name = op->name.c_str();
     info.schema = op->schema_text.c_str();
     info.kind = op->kind_name.c_str();
@@ -163,6 +163,28 @@ BP_API bp_status_t bp_registration_remove(bp_context_t* context, bp_registration
                    "bp_registration_remove: registration belongs to a plugin; unload the plugin instead");
     }
     RemoveRegistrationLocked(context, registration);
+    return Status::Ok();
+  });
+}
+
+BP_API bp_status_t bp_op_set_kernel_masked(bp_context_t* context, const bp_op_t* op, int32_t backend,
+                                           int32_t masked) {
+  return ApiCall("bp_op_set_kernel_masked", [&]() -> Status {
+    BP_CHECK_ARG(context != nullptr && op != nullptr, "bp_op_set_kernel_masked", "context and op must not be NULL");
+    BP_CHECK_ARG(op->ctx == context, "bp_op_set_kernel_masked", "op belongs to another context");
+    BP_CHECK_ARG(masked == 0 || masked == 1, "bp_op_set_kernel_masked",
+                 "argument 'masked' must be 0 or 1, got " + std::to_string(masked));
+    BP_RETURN_IF_ERROR(CheckBackendId(context, backend, "bp_op_set_kernel_masked"));
+    if (backend == 0) {
+      return Error(BP_STATUS_INVALID_ARGUMENT,
+                   "bp_op_set_kernel_masked: " + op->name +
+                       ": backend 0 ('cpu') cannot be masked: its kernels are the CPU fallback of every backend");
+    }
+    std::lock_guard<std::mutex> lock(context->mu);
+    if (op->removed.load()) {
+      return Error(BP_STATUS_FAILED_PRECONDITION, "bp_op_set_kernel_masked: operator '" + op->name + "' was removed");
+    }
+    SetKernelMaskedLocked(context, const_cast<bp_op_t*>(op), backend, masked != 0);
     return Status::Ok();
   });
 }

@@ -84,7 +84,11 @@ void Publish(bp_context_t* ctx, bp_op_t* op, int32_t backend) {
   const KernelTable* old = op->table.load(std::memory_order_relaxed);
   auto* fresh = new KernelTable(*old);
   const auto& stack = op->stacks[backend];
-  fresh->kernels[backend] = stack.empty() ? KernelEntry{} : KernelEntry{stack.back()->fn, stack.back()->data};
+  // A masked pair publishes no kernel: every reader then takes the fallback
+  // path with no extra check on the call path.
+  const bool masked = ((op->masked_backends.load(std::memory_order_relaxed) >> backend) & 1u) != 0;
+  fresh->kernels[backend] =
+      stack.empty() || masked ? KernelEntry{} : KernelEntry{stack.back()->fn, stack.back()->data};
   op->table.store(fresh, std::memory_order_release);
   ctx->retired_tables.push_back(old);
 }
@@ -243,6 +247,16 @@ void RemoveRegistrationLocked(bp_context_t* ctx, bp_registration_t* reg) {
   } else {
     PublishFallback(ctx, reg->backend);
   }
+}
+
+void SetKernelMaskedLocked(bp_context_t* ctx, bp_op_t* op, int32_t backend, bool masked) {
+  bp_op_t* f = op->functional;
+  const uint32_t bit = 1u << backend;
+  const uint32_t old = f->masked_backends.load(std::memory_order_relaxed);
+  const uint32_t now = masked ? (old | bit) : (old & ~bit);
+  if (now == old) return;
+  f->masked_backends.store(now, std::memory_order_relaxed);
+  Publish(ctx, f, backend);
 }
 
 }  // namespace bp::core

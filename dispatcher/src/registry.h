@@ -72,6 +72,10 @@ struct bp_op_t {
   std::atomic<bool> fallback_warned[bp::core::kMaxBackends] = {};
 
   std::vector<bp_registration_t*> stacks[bp::core::kMaxBackends];  // writers only
+  // Bit b: the kernel of backend b is masked (bp_op_set_kernel_masked); on the
+  // functional entry. Written under ctx->mu, folded into every published
+  // table; readers see the table, and load this only to word an error.
+  std::atomic<uint32_t> masked_backends{0};
 };
 
 struct bp_registration_t {
@@ -100,6 +104,13 @@ Status AddKernelLocked(bp_context_t* ctx, bp_op_t* op, int32_t backend, bp_kerne
 Status AddFallbackLocked(bp_context_t* ctx, int32_t backend, bp_kernel_fn fn, void* data, uint32_t flags,
                          bp_plugin_t* owner, bp_registration_t** out);
 void RemoveRegistrationLocked(bp_context_t* ctx, bp_registration_t* reg);
+// Masks or restores the kernel of (op's functional entry, backend) and
+// publishes the table; caller holds ctx->mu.
+void SetKernelMaskedLocked(bp_context_t* ctx, bp_op_t* op, int32_t backend, bool masked);
+// True while bp_op_set_kernel_masked masks the kernel of (op, backend).
+inline bool KernelMasked(const bp_op_t* op, int32_t backend) {
+  return ((op->functional->masked_backends.load(std::memory_order_relaxed) >> backend) & 1u) != 0;
+}
 
 bp_op_t* FindOp(bp_context_t* ctx, const char* name);  // shared lock; nullptr if unknown
 

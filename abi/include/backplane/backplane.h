@@ -290,6 +290,43 @@ BP_API bp_status_t bp_register_fallback(bp_context_t* context, int32_t backend,
  * while other threads dispatch. Errors: INVALID_ARGUMENT (NULL, removed twice). */
 BP_API bp_status_t bp_registration_remove(bp_context_t* context, bp_registration_t* registration);
 
+/* Masks (masked = 1) or restores (masked = 0) the kernel a backend
+ * registered for `op` (ABI 1.1). While masked, calls of `op` on that backend's
+ * devices in this context are served as if the backend had registered no
+ * kernel for it: by the backend's own fallback (bp_host_api_t.register_fallback),
+ * else the CPU fallback, else UNIMPLEMENTED; in strict mode the CPU fallback is
+ * refused with FAILED_PRECONDITION, whose message names the operator, the
+ * backend and the mask. bp_op_dispatch_kind reports the masked pair that way,
+ * and bp_fallback_count / bp_native_count count such calls as fallbacks.
+ * Purpose: testing a backend's fallback path, and comparing a kernel with the
+ * CPU result, without rebuilding the plugin.
+ *
+ * The mask applies to the kernel table `op` shares with its variants: masking
+ * "add.Tensor", "add_.Tensor" or "add.out" masks all three. It applies to
+ * whatever kernel is registered for the pair, also one registered after the
+ * call (host or plugin), and lasts until restored or the context is destroyed;
+ * the backend id keeps it across an unload and reload of the backend's plugin
+ * (a reloaded backend takes its old id). Masking an operator the backend has
+ * no kernel for, or masking twice, is allowed and changes nothing. Views and
+ * composites are done by the core and are unaffected; a masked copy_ kernel
+ * makes the core move the data itself (counted in neither counter).
+ *
+ * The CPU backend (id 0) cannot be masked: its kernels are the CPU fallback
+ * every other backend falls back to (INVALID_ARGUMENT).
+ *
+ * Thread-safety: safe while other threads call operators; operator calls
+ * stay lock-free (a new kernel table snapshot is published). A call that
+ * started before this function returned may still run the kernel it found;
+ * every call that starts after it sees the new state. Concurrent calls of
+ * this function and registrations serialize on the context.
+ *
+ * Errors: INVALID_ARGUMENT (NULL context or op, op of another context,
+ * masked not 0 or 1, backend 0), OUT_OF_RANGE (backend id not in
+ * [0, bp_backend_count)), FAILED_PRECONDITION (op was removed with the plugin
+ * that defined it). On error nothing changes. */
+BP_API bp_status_t bp_op_set_kernel_masked(bp_context_t* context, const bp_op_t* op, int32_t backend,
+                                           int32_t masked);
+
 /* How many times `op` ran on `backend` through a fallback: the backend's own
  * (bp_host_api_t.register_fallback) or the CPU fallback. */
 BP_API bp_status_t bp_fallback_count(bp_context_t* context, const bp_op_t* op, int32_t backend,

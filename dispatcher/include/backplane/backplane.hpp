@@ -466,6 +466,13 @@ class Context {
     check(bp_native_count(get(), op, backend, &n));
     return n;
   }
+  /// Masks (true) or restores (false) `backend`'s kernel for `op` and its
+  /// variants in this context, as bp_op_set_kernel_masked: calls then take
+  /// the backend fallback or the CPU fallback. Throws on error (backend 0,
+  /// unknown backend id). Thread-safe; operator calls stay lock-free.
+  void set_kernel_masked(const bp_op_t* op, int32_t backend, bool masked) const {
+    check(bp_op_set_kernel_masked(get(), op, backend, masked ? 1 : 0));
+  }
   /// Wraps a DLPack tensor zero-copy; on success the tensor owns `managed`.
   Tensor from_dlpack(DLManagedTensor* managed) const {
     bp_tensor_t* t = nullptr;
