@@ -1,11 +1,14 @@
 #!/usr/bin/env bash
 # The README's main command: install packages, build, and run bp-conformance
-# over every backend found, printing each backend's op x dtype matrix.
-# Extra arguments go to bp-conformance (e.g. --backend opencl --full).
+# over every backend found: the device inventory, each backend's op x dtype
+# matrix with its fallback, dtype-claims and ABI groups, the ONNX node-test
+# corpus score per backend, and a one-line verdict per backend. Reports land
+# in build/default/conformance.{json,xml}. Extra arguments go to
+# bp-conformance (e.g. --backend opencl --quick).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash .ci/deps.sh
 cmake --preset default
 cmake --build build/default
-build/default/bin/bp-info
-build/default/bin/bp-conformance --json build/default/conformance.json "$@"
+build/default/bin/bp-conformance --verify-expectations --json build/default/conformance.json \
+  --junit build/default/conformance.xml "$@"

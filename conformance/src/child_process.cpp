@@ -22,10 +22,16 @@ void handle_line(const std::string& line, ChildOutcome* out) {
   if (j.is_discarded() || !j.is_object()) return;  // stray output from a plugin: ignore
   if (j.contains("start")) {
     const auto& s = j["start"];
-    out->last_started = s.value("dtype", "") + " sample " + std::to_string(s.value("sample", -1));
+    out->last_test = s.value("test", "");
+    const std::string what = s.value("what", "");
+    out->last_started = out->last_test + (what.empty() ? "" : " (" + what + ")");
   } else if (j.contains("case")) {
     out->cases.push_back(case_from_json(j["case"]));
     out->last_started.clear();
+  } else if (j.contains("end")) {
+    out->ended_tests.insert(j["end"].value("test", ""));
+    out->last_started.clear();
+    out->last_test.clear();
   }
 }
 
@@ -118,20 +124,21 @@ ChildOutcome run_child(const std::vector<std::string>& argv, double timeout_s) {
   return out;
 }
 
-void emit_start(const std::string& dtype, int sample) {
-  nlohmann::json j;
-  j["start"] = {{"dtype", dtype}, {"sample", sample}};
+namespace {
+// One line per record, flushed: if the child dies next, the parent has it.
+void emit(const nlohmann::json& j) {
   const std::string s = j.dump() + "\n";
   fwrite(s.data(), 1, s.size(), stdout);
   fflush(stdout);
+}
+}  // namespace
+
+void emit_start(const std::string& test_id, const std::string& what) {
+  emit({{"start", {{"test", test_id}, {"what", what}}}});
 }
 
-void emit_case(const CaseResult& c) {
-  nlohmann::json j;
-  j["case"] = case_to_json(c);
-  const std::string s = j.dump() + "\n";
-  fwrite(s.data(), 1, s.size(), stdout);
-  fflush(stdout);
-}
+void emit_case(const CaseResult& c) { emit({{"case", case_to_json(c)}}); }
+
+void emit_test_end(const std::string& test_id) { emit({{"end", {{"test", test_id}}}}); }
 
 }  // namespace bpc

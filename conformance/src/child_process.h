@@ -1,11 +1,14 @@
 // Crash isolation: one (backend, device, operator) group runs in a child
 // process (this executable re-run in worker mode), with a time limit. The
 // child streams one JSON object per line on its stdout:
-//   {"start": {"dtype": "float32", "sample": 3}}   before each case
-//   {"case": {...case_to_json...}}                 after it
-// so the parent knows which case was running when a child crashed or hung.
+//   {"start": {"test": ID, "what": "float32 sample 3"}}   before each case or test
+//   {"case": {...case_to_json...}}                        after a case
+//   {"end": {"test": ID}}                                 after each GoogleTest test
+// so the parent knows which test was running when a child crashed or hung,
+// and which tests never reported (expected minus reported = lost to a crash).
 #pragma once
 
+#include <set>
 #include <string>
 #include <vector>
 
@@ -18,7 +21,9 @@ struct ChildOutcome {
   int exit_code = 0;
   int signal = 0;
   std::vector<CaseResult> cases;
-  std::string last_started;  // "float32 sample 3" of the last case begun, "" if none
+  std::string last_started;  // "<test id> (float32 sample 3)" of the last case begun, "" if none
+  std::string last_test;     // the test ID of it
+  std::set<std::string> ended_tests;
   std::string message;       // for kCrashed / kTimeout / kSpawnFailed
 };
 
@@ -27,7 +32,8 @@ struct ChildOutcome {
 ChildOutcome run_child(const std::vector<std::string>& argv, double timeout_s);
 
 // The worker side: write one line (flushes).
-void emit_start(const std::string& dtype, int sample);
+void emit_start(const std::string& test_id, const std::string& what);
 void emit_case(const CaseResult& c);
+void emit_test_end(const std::string& test_id);
 
 }  // namespace bpc

@@ -95,6 +95,7 @@ bool parse_expectations(const std::string& text, Expectations* out, std::string*
     if (kv.rfind("- ", 0) == 0 || kv == "-") {
       section->push_back(Expectation());
       current = &section->back();
+      current->line = line_no;
       kv = trim(kv.substr(1));
       if (kv.empty()) continue;
     }
@@ -141,6 +142,21 @@ bool load_expectations(const std::string& path, const std::string& backend, Expe
     return false;
   }
   out->source = file;
+  return true;
+}
+
+bool check_expectation_ops(const Expectations& ex, const std::vector<std::string>& op_names, std::string* err) {
+  for (const auto* list : {&ex.unsupported, &ex.xfail}) {
+    for (const Expectation& e : *list) {
+      bool any = false;
+      for (const std::string& name : op_names) any = any || fnmatch(e.op.c_str(), name.c_str(), 0) == 0;
+      if (!any) {
+        *err = ex.source + ":" + std::to_string(e.line) + ": op '" + e.op +
+               "' matches no operator of this library (see bp-conformance --list)";
+        return false;
+      }
+    }
+  }
   return true;
 }
 

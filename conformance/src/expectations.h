@@ -28,6 +28,7 @@ struct Expectation {
   std::string op;                 // glob
   std::vector<std::string> dtypes;  // empty: all
   std::string reason;
+  int line = 0;                   // where it is in its file
   bool matches(const std::string& op_name, DType d) const;
 };
 
@@ -45,6 +46,10 @@ bool parse_expectations(const std::string& text, Expectations* out, std::string*
 // Loads <dir>/<backend>.yaml, or `path` itself when it is a file. A missing
 // file is no error (no expectations).
 bool load_expectations(const std::string& path, const std::string& backend, Expectations* out, std::string* err);
+
+// An entry whose op pattern matches none of `op_names` is an error (a typo
+// would otherwise silently expect nothing): false with "<file>:<line>: ...".
+bool check_expectation_ops(const Expectations& ex, const std::vector<std::string>& op_names, std::string* err);
 
 // Turns failing xfail cells into expected failures and passing ones into
 // unexpected passes (with the entry's reason).

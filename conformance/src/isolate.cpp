@@ -1,68 +1,95 @@
 #include "isolate.h"
 
-#include <array>
-#include <cstdlib>
-
 namespace bpc {
 
-DeviceReport run_device_isolated(Runner& runner, int32_t backend, int32_t device_index, const RunOptions& opt,
-                                 const std::vector<std::string>& worker_argv, double timeout_s) {
-  uint64_t caps = 0;
-  DeviceReport report = runner.empty_report(backend, device_index, &caps);
-  for (const OpEntry& op : runner.ops()) {
-    if (!glob_match(opt.op_glob, op.name)) continue;
-    report.ops.push_back(op.name);
-    auto& cells = report.cells[op.name];
-    if (op.claim == nullptr) continue;
-    bool any = false;
-    for (int k = 0; k < kNumDTypes; ++k) {
-      any = any || (op.claim->claims(dtype_at(k)) && (!opt.has_dtype || opt.dtype == dtype_at(k)));
-    }
-    if (!any) continue;
-    std::vector<std::string> argv = worker_argv;
-    argv.insert(argv.end(), {"--worker-device", std::to_string(device_index), "--op", op.name});
-    ChildOutcome child = run_child(argv, timeout_s);
-    std::array<bool, kNumDTypes> seen{};
-    for (CaseResult& c : child.cases) {
-      DType d;
-      if (!dtype_from_name(c.dtype, &d)) continue;
-      seen[static_cast<size_t>(d)] = true;
-      fold_case(&cells[static_cast<size_t>(d)], c);
-      report.cases.push_back(std::move(c));
-    }
-    if (child.status == ChildOutcome::kExited) continue;
-    const Outcome o = child.status == ChildOutcome::kTimeout ? Outcome::kTimeout : Outcome::kCrashed;
-    // The case that was running gets the crash; claimed dtypes that never
-    // started are reported too, so no cell silently passes.
-    std::string running_dtype = child.last_started.substr(0, child.last_started.find(' '));
-    for (int k = 0; k < kNumDTypes; ++k) {
-      const DType d = dtype_at(k);
-      if (!op.claim->claims(d) || (opt.has_dtype && opt.dtype != d)) continue;
-      const bool running = running_dtype == dtype_name(d);
-      if (seen[static_cast<size_t>(k)] && !running) continue;
-      CaseResult r;
-      r.backend = report.backend;
-      r.device = report.device;
-      r.op = op.name;
-      r.dtype = dtype_name(d);
-      r.seed = opt.seed;
-      r.sample = -1;
-      if (running) {
-        const size_t sp = child.last_started.rfind(' ');
-        r.sample = std::atoi(child.last_started.c_str() + sp + 1);
+std::map<std::string, std::vector<TestGroup>> plan_groups() {
+  std::map<std::string, std::vector<TestGroup>> out;
+  std::map<std::string, std::map<std::string, size_t>> index;  // target -> group key -> position
+  const ::testing::UnitTest& ut = *::testing::UnitTest::GetInstance();
+  for (int i = 0; i < ut.total_test_suite_count(); ++i) {
+    const ::testing::TestSuite& suite = *ut.GetTestSuite(i);
+    for (int j = 0; j < suite.total_test_count(); ++j) {
+      const ::testing::TestInfo& info = *suite.GetTestInfo(j);
+      TestKey key;
+      if (!test_key(suite.name(), info.name(), &key)) continue;
+      // Operator cells and their dtype probes share a child; each other group has one.
+      const std::string label = key.group == kGroupFallback ? "fallback group"
+                                : key.group == kGroupAbi    ? "ABI group"
+                                                            : key.op;
+      auto& groups = out[key.target];
+      auto& pos = index[key.target];
+      auto it = pos.find(label);
+      if (it == pos.end()) {
+        it = pos.emplace(label, groups.size()).first;
+        groups.push_back(TestGroup{label, {}, {}});
       }
-      r.outcome = child.status == ChildOutcome::kSpawnFailed ? Outcome::kFail : o;
-      r.message = running ? child.message : child.message + " (this dtype had not run yet)";
-      if (r.sample >= 0) {
-        r.repro = "bp-conformance --backend " + (opt.backend_arg.empty() ? r.backend : opt.backend_arg) +
-                  " --op " + op.name + " --dtype " + r.dtype + " --sample " + std::to_string(r.sample) +
-                  " --seed " + std::to_string(opt.seed) + " --no-isolate";
-      }
-      fold_case(&cells[static_cast<size_t>(k)], r);
-      report.cases.push_back(r);
+      groups[it->second].test_ids.push_back(std::string(suite.name()) + "." + info.name());
+      groups[it->second].keys.push_back(key);
     }
   }
-  return report;
+  return out;
+}
+
+DeviceReport target_report(Runner& runner, const Target& t, const RunOptions& opt) {
+  uint64_t caps = 0;
+  DeviceReport r = runner.empty_report(t.backend, t.device, &caps);
+  for (const OpEntry& op : runner.ops()) {
+    if (!glob_match(opt.op_glob, op.name)) continue;
+    r.ops.push_back(op.name);
+    r.cells[op.name];
+  }
+  return r;
+}
+
+void add_case(DeviceReport* report, CaseResult c) {
+  DType d;
+  const bool cell = dtype_from_name(c.dtype, &d);
+  if (cell && c.group == kGroupOps) fold_case(&report->cells[c.op][static_cast<size_t>(d)], c);
+  if (cell && c.group == kGroupFallback) fold_case(&report->fallback_cells[c.op][static_cast<size_t>(d)], c);
+  report->cases.push_back(std::move(c));
+}
+
+void run_target_isolated(const std::vector<TestGroup>& groups, const std::vector<std::string>& worker_argv,
+                         double timeout_s, const std::function<void(size_t, size_t, const std::string&)>& progress,
+                         DeviceReport* report) {
+  for (size_t g = 0; g < groups.size(); ++g) {
+    const TestGroup& group = groups[g];
+    if (progress) progress(g, groups.size(), group.label);
+    std::string filter;
+    for (const std::string& id : group.test_ids) filter += (filter.empty() ? "" : ":") + id;
+    std::vector<std::string> argv = worker_argv;
+    argv.push_back("--gtest_filter=" + filter);
+    ChildOutcome child = run_child(argv, timeout_s);
+    report->tests_expected += static_cast<int>(group.test_ids.size());
+    report->tests_reported += static_cast<int>(child.ended_tests.size());
+    for (CaseResult& c : child.cases) add_case(report, std::move(c));
+    if (child.status == ChildOutcome::kExited && child.ended_tests.size() == group.test_ids.size()) continue;
+    // Every test that never reported gets the child's fate; the one that was
+    // running when it died carries the message.
+    const Outcome fate = child.status == ChildOutcome::kTimeout ? Outcome::kTimeout
+                         : child.status == ChildOutcome::kSpawnFailed ? Outcome::kFail
+                                                                      : Outcome::kCrashed;
+    std::string message = child.message;
+    if (child.status == ChildOutcome::kExited) message = "the worker exited before reporting this test";
+    for (size_t i = 0; i < group.test_ids.size(); ++i) {
+      const std::string& id = group.test_ids[i];
+      if (child.ended_tests.count(id) != 0) continue;
+      const TestKey& key = group.keys[i];
+      const bool running = id == child.last_test;
+      if (key.group == kGroupClaims && !running) continue;  // a probe that never ran is no finding
+      CaseResult r;
+      r.group = key.group;
+      r.test_id = id;
+      r.backend = report->backend;
+      r.device = report->device;
+      r.op = key.group == kGroupAbi ? "abi." + id.substr(id.find('.') + 1, id.rfind('/') - id.find('.') - 1) : key.op;
+      r.dtype = key.dtype;
+      r.sample = -1;
+      r.outcome = fate;
+      r.message = running ? message : message + " (this test had not run yet)";
+      add_case(report, std::move(r));
+    }
+  }
 }
 
 }  // namespace bpc

@@ -1,21 +1,43 @@
-// Crash isolation, the runner side: each (backend, device, operator) group
-// in its own child process (see child_process.h).
+// Crash isolation, the runner side. The tests GoogleTest registered are cut
+// into groups per target: one per operator (its cells and dtype probes), one
+// for the fallback group, one for the ABI group. Each group runs in its own
+// child (this executable re-run as a worker with --gtest_filter naming the
+// group's tests) under a time limit, so a segfaulting or hanging kernel costs
+// its own cells only. Tests a child never reported (expected minus reported)
+// get the child's fate: crashed or timeout.
 #pragma once
 
+#include <functional>
+#include <map>
 #include <string>
 #include <vector>
 
 #include "child_process.h"
 #include "runner.h"
+#include "suites.h"
 
 namespace bpc {
 
-// Runs every selected operator of one backend device, each (backend, device,
-// op) group in its own child: `worker_argv` is the command line that makes
-// this executable a worker for the backend (the group's --op and device are
-// appended). Cells of a group whose child crashed or timed out get those
-// outcomes; the cases it finished before are kept.
-DeviceReport run_device_isolated(Runner& runner, int32_t backend, int32_t device_index, const RunOptions& opt,
-                                 const std::vector<std::string>& worker_argv, double timeout_s);
+struct TestGroup {
+  std::string label;                  // "add.Tensor", "fallback group", "ABI group"
+  std::vector<std::string> test_ids;  // "Ops/OpCellTest.Run/cpu_0__add_Tensor__float32"
+  std::vector<TestKey> keys;          // same order
+};
+
+// The registered tests (after InitGoogleTest) grouped per target id, in registration order.
+std::map<std::string, std::vector<TestGroup>> plan_groups();
+
+// An empty report for a target: names, and one row per selected operator.
+DeviceReport target_report(Runner& runner, const Target& t, const RunOptions& opt);
+
+// Runs the groups of one target, each in a child: `worker_argv` makes this
+// executable a worker (the group's --gtest_filter is appended). `progress`
+// is called before each group with (index, count, label).
+void run_target_isolated(const std::vector<TestGroup>& groups, const std::vector<std::string>& worker_argv,
+                         double timeout_s, const std::function<void(size_t, size_t, const std::string&)>& progress,
+                         DeviceReport* report);
+
+// Files a case under its group: ops and fallback cases fold into their cells.
+void add_case(DeviceReport* report, CaseResult c);
 
 }  // namespace bpc

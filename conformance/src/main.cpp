@@ -1,9 +1,11 @@
 // bp-conformance: checks which operators x dtypes each loaded backend gets
-// right, against the suite's own double-precision reference.
+// right, against the suite's own double-precision reference; the fallback,
+// dtype-claims and ABI/runtime groups; and the ONNX node-test corpus.
 //
-//   bp-conformance                       every discovered backend
+//   bp-conformance                       every discovered backend, every group
 //   bp-conformance --backend cpu --op 'add*' --dtype float32 --json out.json
 //   bp-conformance --backend cpu --op add.Tensor --dtype float32 --sample 3 --seed 1
+//   bp-conformance --list-tests          the GoogleTest IDs of the run
 #include <cstdio>
 #include <iostream>
 #include <set>
@@ -14,10 +16,14 @@
 
 #include <unistd.h>
 
+#include "backend_select.h"
 #include "backplane/backplane.h"
+#include "baseline.h"
+#include "device_inventory.h"
 #include "isolate.h"
 #include "report.h"
 #include "runner.h"
+#include "suites.h"
 
 namespace {
 
@@ -29,20 +35,21 @@ struct Cli {
   std::string dtype;
   int sample = -1;
   uint64_t seed = 1;
-  std::string json;
+  std::vector<std::string> groups = {"ops", "fallback", "claims", "abi"};
+  std::string json, junit, baseline;
   bool quick = false;
   bool full = false;
   bool list = false;
+  bool list_tests = false;
   bool failures_only = false;
+  bool verify_expectations = false;
+  bool no_progress = false;
   int max_failures = 50;
   bool no_isolate = false;
   std::string expectations;  // file or directory; default: the installed or source-tree directory
   double timeout = 300.0;
-  // Worker mode (internal): run one (backend, device, op) group, stream JSON lines.
-  bool worker = false;
-  std::string worker_backend;
-  std::string worker_backend_arg;
-  int worker_device = 0;
+  bool worker = false;       // internal: run the tests --gtest_filter names, stream JSON lines
+  std::vector<std::string> gtest_args;
 };
 
 std::string self_exe() {
@@ -53,11 +60,18 @@ std::string self_exe() {
   return buf;
 }
 
-// The command line that makes a child a worker for one backend.
-std::vector<std::string> worker_argv(const Cli& cli, const std::string& backend, const std::string& backend_arg) {
-  std::vector<std::string> a = {self_exe(), "--worker", "--worker-backend", backend, "--worker-backend-arg",
-                                backend_arg, "--seed", std::to_string(cli.seed)};
+bool has_group(const Cli& cli, const std::string& g) {
+  for (const std::string& x : cli.groups) {
+    if (x == g) return true;
+  }
+  return false;
+}
+
+// The command line that makes a child a worker registering the same tests.
+std::vector<std::string> worker_argv(const Cli& cli) {
+  std::vector<std::string> a = {self_exe(), "--worker", "--seed", std::to_string(cli.seed), "--op", cli.op};
   for (const std::string& b : cli.backends) a.insert(a.end(), {"--backend", b});
+  for (const std::string& g : cli.groups) a.insert(a.end(), {"--group", g});
   if (!cli.dtype.empty()) a.insert(a.end(), {"--dtype", cli.dtype});
   if (cli.sample >= 0) a.insert(a.end(), {"--sample", std::to_string(cli.sample)});
   if (cli.quick) a.push_back("--quick");
@@ -79,114 +93,16 @@ std::string default_expectations_dir() {
 #endif
 }
 
-bool load_backend_expectations(const Cli& cli, const std::string& backend, Expectations* ex) {
+// Loads and checks one backend's expectation file (an unknown operator is an error).
+bool load_backend_expectations(const Cli& cli, const Runner& runner, const std::string& backend, Expectations* ex) {
   std::string err;
   const std::string path = cli.expectations.empty() ? default_expectations_dir() : cli.expectations;
-  if (!load_expectations(path, backend, ex, &err)) {
+  std::vector<std::string> names;
+  for (const OpEntry& op : runner.ops()) names.push_back(op.name);
+  if (!load_expectations(path, backend, ex, &err) || !check_expectation_ops(*ex, names, &err)) {
     std::cerr << "bp-conformance: " << err << "\n";
     return false;
   }
-  return true;
-}
-
-// Worker mode: the group's cases as JSON lines on stdout; exits 0 when done.
-int run_worker(bp_context_t* ctx, const Cli& cli, const RunOptions& opt) {
-  int32_t backend = -1;
-  if (bp_backend_find(ctx, cli.worker_backend.c_str(), &backend) != BP_STATUS_OK) {
-    std::cerr << "bp-conformance worker: no backend " << cli.worker_backend << "\n";
-    return 3;
-  }
-  Runner runner(ctx);
-  Expectations ex;
-  if (!load_backend_expectations(cli, cli.worker_backend, &ex)) return 3;
-  runner.expectations = &ex;
-  runner.on_case_start = [](const std::string& dtype, int sample) { emit_start(dtype, sample); };
-  runner.on_case_done = [](const CaseResult& c) { emit_case(c); };
-  RunOptions o = opt;
-  o.backend_arg = cli.worker_backend_arg;
-  uint64_t caps = 0;
-  DeviceReport report = runner.empty_report(backend, cli.worker_device, &caps);
-  const bp_device_t dev{backend, cli.worker_device};
-  for (const OpEntry& op : runner.ops()) {
-    if (op.name != cli.op) continue;
-    for (int k = 0; k < kNumDTypes; ++k) {
-      if (o.has_dtype && o.dtype != dtype_at(k)) continue;
-      runner.run_cell(op, dtype_at(k), backend, dev, caps, o, &report);
-    }
-  }
-  return 0;
-}
-
-bool looks_like_path(const std::string& s) {
-  return s.find('/') != std::string::npos || (s.size() > 3 && s.compare(s.size() - 3, 3, ".so") == 0);
-}
-
-int32_t backend_count(bp_context_t* ctx) {
-  int32_t n = 0;
-  return bp_backend_count(ctx, &n) == BP_STATUS_OK ? n : 0;
-}
-
-bool backend_loaded(bp_context_t* ctx, int32_t b, bp_backend_info_t* info) {
-  *info = bp_backend_info_t{};
-  info->struct_size = sizeof *info;
-  return bp_backend_info(ctx, b, info) == BP_STATUS_OK && info->loaded;
-}
-
-// Resolves --backend arguments to backend ids: a path is loaded with
-// bp_plugin_load; a name is looked up after discovery. Discovery always runs
-// (after the paths, so a given path wins over a discovered plugin of the same
-// name): the CPU fallback needs the CPU backend's kernels.
-bool select_backends(bp_context_t* ctx, const std::vector<std::string>& args,
-                     std::vector<std::pair<int32_t, std::string>>* out) {
-  bool discovered = false;
-  auto discover = [&] {
-    if (!discovered) {
-      int32_t loaded = 0;
-      bp_plugin_discover(ctx, &loaded);
-      discovered = true;
-    }
-  };
-  if (args.empty()) {
-    discover();
-    bp_backend_info_t info;
-    for (int32_t b = 0; b < backend_count(ctx); ++b) {
-      if (backend_loaded(ctx, b, &info)) out->push_back({b, ""});
-    }
-    return true;
-  }
-  for (const std::string& a : args) {
-    if (looks_like_path(a)) {
-      const int32_t before = backend_count(ctx);
-      const bp_status_t st = bp_plugin_load(ctx, a.c_str(), nullptr);
-      if (st != BP_STATUS_OK) {
-        std::cerr << "bp-conformance: cannot load plugin " << a << ": " << bp_status_name(st) << ": "
-                  << bp_last_error_message() << "\n";
-        return false;
-      }
-      const int32_t after = backend_count(ctx);
-      bp_backend_info_t info;
-      for (int32_t b = before; b < after; ++b) {
-        if (backend_loaded(ctx, b, &info)) out->push_back({b, a});
-      }
-    }
-  }
-  for (const std::string& a : args) {
-    if (looks_like_path(a)) continue;
-    discover();
-    int32_t b = -1;
-    if (bp_backend_find(ctx, a.c_str(), &b) != BP_STATUS_OK) {
-      std::cerr << "bp-conformance: no backend named '" << a << "' (" << bp_last_error_message()
-                << "); loaded:";
-      bp_backend_info_t info;
-      for (int32_t k = 0; k < backend_count(ctx); ++k) {
-        if (backend_loaded(ctx, k, &info)) std::cerr << " " << info.name;
-      }
-      std::cerr << "\n";
-      return false;
-    }
-    out->push_back({b, a});
-  }
-  discover();
   return true;
 }
 
@@ -220,6 +136,48 @@ void list_everything(bp_context_t* ctx, Runner& runner, const std::vector<std::p
   }
 }
 
+// The (backend, device) targets of the run; backends without a device get a
+// report of unsupported cells instead.
+std::vector<Target> make_targets(bp_context_t* ctx, const std::vector<std::pair<int32_t, std::string>>& backends,
+                                 std::vector<int32_t>* deviceless) {
+  std::vector<Target> targets;
+  for (const auto& b : backends) {
+    bp_backend_info_t info{};
+    info.struct_size = sizeof info;
+    if (bp_backend_info(ctx, b.first, &info) != BP_STATUS_OK) continue;
+    if (info.device_count <= 0) deviceless->push_back(b.first);
+    for (int32_t d = 0; d < info.device_count; ++d) {
+      Target t;
+      t.backend = b.first;
+      t.device = d;
+      t.backend_name = info.name;
+      t.device_label = std::string(info.name) + ":" + std::to_string(d);
+      t.plugin_path = info.plugin_path ? info.plugin_path : "";
+      targets.push_back(t);
+    }
+  }
+  return targets;
+}
+
+// "[opencl:0 37/121] add.Tensor" on one line, rewritten in place, while a
+// target runs; only when stdout is a terminal.
+class Progress {
+ public:
+  explicit Progress(bool on) : on_(on) {}
+  void show(const std::string& device, size_t i, size_t n, const std::string& label) {
+    if (!on_) return;
+    std::printf("\r\033[K[%s %zu/%zu] %s", device.c_str(), i + 1, n, label.c_str());
+    std::fflush(stdout);
+  }
+  void clear() {
+    if (on_) std::printf("\r\033[K");
+    std::fflush(stdout);
+  }
+
+ private:
+  bool on_;
+};
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -227,28 +185,44 @@ int main(int argc, char** argv) {
   CLI::App app{"bp-conformance: which operators x dtypes each Backplane backend gets right"};
   app.add_option("--backend", cli.backends, "backend name (after discovery) or plugin path; repeatable")
       ->type_name("NAME|PATH");
-  app.add_option("--op", cli.op, "operator name or glob ('add*', 'div.Tensor_mode')");
+  app.add_option("--op", cli.op, "operator names or globs, comma-separated ('add*', 'neg,div.Tensor_mode')");
   app.add_option("--dtype", cli.dtype, "one dtype: float32 float64 float16 bfloat16 int8 uint8 int32 int64 bool");
   app.add_option("--sample", cli.sample, "run only this sample number (see the failure's rerun line)");
   app.add_option("--seed", cli.seed, "seed of the sample generator (default 1)");
+  app.add_option("--group", cli.groups, "groups to run (repeatable): ops fallback claims abi (default: all)")
+      ->check(CLI::IsMember({"ops", "fallback", "claims", "abi"}))
+      ->take_all();
   app.add_option("--json", cli.json, "write a JSON report of every case to FILE")->type_name("FILE");
+  app.add_option("--junit", cli.junit, "write a JUnit XML report (one testcase per case) to FILE")->type_name("FILE");
+  app.add_option("--baseline", cli.baseline, "compare with an earlier --json report: print fixes and regressions")
+      ->type_name("FILE");
   auto* quick = app.add_flag("--quick", cli.quick, "quick tier: fewer, smaller samples");
   app.add_flag("--full", cli.full, "full tier (the default)")->excludes(quick);
   app.add_flag("--list", cli.list, "list backends, operators, claimed dtypes and sample counts");
+  app.add_flag("--list-tests", cli.list_tests, "list the GoogleTest IDs this run would execute");
   app.add_flag("--failures-only", cli.failures_only, "print only failures and totals, no matrix");
+  app.add_flag("--verify-expectations", cli.verify_expectations,
+               "fail the run when an xfail entry passes (XPASS: the entry is stale)");
+  app.add_flag("--no-progress", cli.no_progress, "no progress line, even on a terminal");
   app.add_option("--max-failures", cli.max_failures,
                  "failing cases printed per device (default 50, -1: all; the JSON report has every one)");
   app.add_flag("--no-isolate", cli.no_isolate,
-               "run every case in this process (default: each (backend, op) group in a child process)");
+               "run every test in this process (default: each (backend, op) group in a child process)");
   app.add_option("--expectations", cli.expectations,
                  "expectation file, or directory of <backend>.yaml files (default: the installed ones)")
       ->type_name("PATH");
-  app.add_option("--timeout", cli.timeout, "time limit in seconds of one (backend, op) group (default 300)");
+  app.add_option("--timeout", cli.timeout, "time limit in seconds of one isolated group (default 300)");
   app.add_flag("--worker", cli.worker)->group("");
-  app.add_option("--worker-backend", cli.worker_backend)->group("");
-  app.add_option("--worker-backend-arg", cli.worker_backend_arg)->group("");
-  app.add_option("--worker-device", cli.worker_device)->group("");
+  // --gtest_* flags (--gtest_filter with --no-isolate, ...) go to GoogleTest.
+  app.allow_extras();
   CLI11_PARSE(app, argc, argv);
+  for (const std::string& extra : app.remaining()) {
+    if (extra.rfind("--gtest_", 0) != 0) {
+      std::cerr << "bp-conformance: unknown argument '" << extra << "' (see --help)\n";
+      return 2;
+    }
+    cli.gtest_args.push_back(extra);
+  }
 
   RunOptions opt;
   opt.op_glob = cli.op;
@@ -271,76 +245,135 @@ int main(int argc, char** argv) {
     std::cerr << "bp-conformance: bp_context_create failed: " << bp_last_error_message() << "\n";
     return 2;
   }
-  std::vector<std::pair<int32_t, std::string>> backends;
+  struct ContextGuard {
+    bp_context_t* c;
+    ~ContextGuard() { bp_context_destroy(c); }
+  } guard{ctx};
   // Fallbacks must run (and be counted as F), never be refused: BACKPLANE_STRICT=1
   // in the environment would turn every F cell into a failure.
   bp_context_set_strict_fallback(ctx, 0);
-  if (!select_backends(ctx, cli.backends, &backends)) {
-    bp_context_destroy(ctx);
-    return 2;
-  }
-  if (cli.worker) {
-    const int rc = run_worker(ctx, cli, opt);
-    bp_context_destroy(ctx);
-    return rc;
-  }
+  std::vector<std::pair<int32_t, std::string>> backends;
+  if (!select_backends(ctx, cli.backends, &backends)) return 2;
   Runner runner(ctx);
   if (cli.list) {
     list_everything(ctx, runner, backends);
-    bp_context_destroy(ctx);
     return 0;
   }
   if (backends.empty()) {
     std::cerr << "bp-conformance: no backend loaded (set BACKPLANE_PLUGIN_PATH or pass --backend PATH)\n";
-    bp_context_destroy(ctx);
     return 2;
   }
 
-  std::vector<DeviceReport> reports;
+  // The suites, instantiated over what was found.
+  std::vector<int32_t> deviceless;
+  const std::vector<Target> targets = make_targets(ctx, backends, &deviceless);
+  SuiteState& state = suite_state();
+  state.runner = &runner;
+  state.options = opt;
   for (const auto& b : backends) {
-    bp_backend_info_t info{};
-    info.struct_size = sizeof info;
-    if (bp_backend_info(ctx, b.first, &info) != BP_STATUS_OK) continue;
-    RunOptions o = opt;
-    o.backend_arg = b.second.empty() ? info.name : b.second;
-    Expectations ex;
-    if (!load_backend_expectations(cli, info.name, &ex)) {
-      bp_context_destroy(ctx);
-      return 2;
-    }
-    runner.expectations = &ex;
-    if (info.device_count <= 0) {
-      reports.push_back(runner.no_device_report(b.first, o));
-      continue;
-    }
-    for (int32_t d = 0; d < info.device_count; ++d) {
-      if (cli.no_isolate) {
-        reports.push_back(runner.run_device(b.first, d, o));
-      } else {
-        reports.push_back(run_device_isolated(runner, b.first, d, o, worker_argv(cli, info.name, o.backend_arg),
-                                              cli.timeout));
+    const std::string name = backend_name(ctx, b.first);
+    state.backend_args[name] = b.second.empty() ? name : b.second;
+    if (!load_backend_expectations(cli, runner, name, &state.expectations[name])) return 2;
+  }
+  {
+    SuiteState planned;
+    plan_cells(targets, runner, opt, &planned);
+    if (has_group(cli, "ops")) state.op_cells = std::move(planned.op_cells);
+    if (has_group(cli, "fallback")) state.fallback_cells = std::move(planned.fallback_cells);
+    if (has_group(cli, "claims") && opt.sample < 0) state.claim_probes = std::move(planned.claim_probes);
+  }
+  set_suite_context(ctx);
+  set_suite_targets(targets);
+  std::vector<std::string> gargs = {argv[0]};
+  gargs.insert(gargs.end(), cli.gtest_args.begin(), cli.gtest_args.end());
+  if (!has_group(cli, "abi") && cli.gtest_args.empty()) gargs.push_back("--gtest_filter=-Abi/*");
+  std::vector<char*> gargv;
+  for (std::string& s : gargs) gargv.push_back(s.data());
+  int gargc = static_cast<int>(gargv.size());
+  ::testing::InitGoogleTest(&gargc, gargv.data());
+  if (cli.list_tests) {
+    for (const auto& t : plan_groups()) {
+      for (const TestGroup& g : t.second) {
+        for (const std::string& id : g.test_ids) std::cout << id << "\n";
       }
-      apply_xfail(ex, &reports.back());
     }
-    runner.expectations = nullptr;
+    return 0;
+  }
+  install_case_listener();
+
+  if (cli.worker) {
+    state.on_start = [](const std::string& id, const std::string& what) { emit_start(id, what); };
+    state.on_case = [](const CaseResult& c) { emit_case(c); };
+    state.on_test_end = [](const std::string& id) { emit_test_end(id); };
+    (void)RUN_ALL_TESTS();  // failures are in the stream; 0 means "every test reported"
+    return 0;
   }
 
+  std::vector<DeviceReport> reports;
+  print_device_inventory(stdout, ctx, {});
+  std::cout << std::endl;
+  Progress progress(!cli.no_progress && isatty(STDOUT_FILENO) == 1);
+  std::map<std::string, size_t> by_target;
+  for (const Target& t : targets) {
+    by_target[t.id()] = reports.size();
+    reports.push_back(target_report(runner, t, opt));
+  }
+  if (cli.no_isolate) {
+    state.on_case = [&](const CaseResult& c) {
+      for (size_t i = 0; i < targets.size(); ++i) {
+        if (targets[i].device_label == c.device) add_case(&reports[i], c);
+      }
+    };
+    state.on_test_end = [&](const std::string&) {};
+    (void)RUN_ALL_TESTS();
+    for (DeviceReport& r : reports) r.tests_expected = r.tests_reported = -1;  // one process: nothing lost
+  } else {
+    const auto plan = plan_groups();
+    for (const Target& t : targets) {
+      const auto it = plan.find(t.id());
+      if (it == plan.end()) continue;
+      DeviceReport& r = reports[by_target[t.id()]];
+      run_target_isolated(
+          it->second, worker_argv(cli), cli.timeout,
+          [&](size_t i, size_t n, const std::string& label) { progress.show(t.device_label, i, n, label); }, &r);
+      progress.clear();
+    }
+  }
+  for (size_t i = 0; i < targets.size(); ++i) apply_xfail(state.expectations[targets[i].backend_name], &reports[i]);
+  for (int32_t b : deviceless) reports.push_back(runner.no_device_report(b, opt));
+
+  ReportOptions ro;
+  ro.verify_expectations = cli.verify_expectations;
   bool failed = false;
   if (!cli.failures_only) print_legend(std::cout);
   for (const DeviceReport& r : reports) {
     if (!cli.failures_only) print_matrix(std::cout, r);
+    print_groups(std::cout, r);
     print_failures(std::cout, r, cli.max_failures);
-    if (cli.failures_only) print_totals(std::cout, r);
-    failed = failed || totals_of(r).any_failure();
+    failed = failed || !verdict_of(r, ro).conformant;
   }
-  if (!cli.json.empty()) {
+  std::cout << "\nVerdicts:\n";
+  for (const DeviceReport& r : reports) std::cout << "  " << verdict_line(r, ro) << "\n";
+
+  const nlohmann::json run = run_to_json(reports, opt.seed, opt.full);
+  if (!cli.baseline.empty()) {
     std::string err;
-    if (!write_json_file(cli.json, run_to_json(reports, opt.seed, opt.full), &err)) {
+    BaselineDiff diff;
+    if (!diff_against_baseline(cli.baseline, run, &diff, &err)) {
       std::cerr << "bp-conformance: " << err << "\n";
-      bp_context_destroy(ctx);
       return 2;
     }
+    print_baseline_diff(std::cout, cli.baseline, diff);
+    failed = failed || !diff.regressions.empty();
   }
-  bp_context_destroy(ctx);
+  std::string err;
+  if (!cli.json.empty() && !write_json_file(cli.json, run, &err)) {
+    std::cerr << "bp-conformance: " << err << "\n";
+    return 2;
+  }
+  if (!cli.junit.empty() && !write_junit_file(cli.junit, reports, &err)) {
+    std::cerr << "bp-conformance: " << err << "\n";
+    return 2;
+  }
   return failed ? 1 : 0;
 }

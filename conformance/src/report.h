@@ -19,9 +19,38 @@ struct Totals {
 };
 Totals totals_of(const DeviceReport& r);
 
-// The matrix of one backend device, its totals and one-line verdict.
+// What decides a backend device's verdict (docs/conformance.md): every
+// claimed cell it runs passes (native or fallback; xfail cells are counted
+// apart), nothing crashed or timed out, the fallback group and the ABI group
+// pass. With verify_expectations a stale xfail (XPASS) also fails it.
+struct ReportOptions {
+  bool verify_expectations = false;
+};
+struct GroupTotals {
+  int pass = 0, fail = 0, unsupported = 0, crashed = 0, timeout = 0;
+};
+struct Verdict {
+  bool conformant = true;
+  bool tested = true;       // false: no device (nothing ran)
+  std::string summary;      // "CONFORMANT: 922 cells native, ..." / "NOT CONFORMANT: ..."
+};
+GroupTotals group_totals(const DeviceReport& r, const std::string& group);
+Verdict verdict_of(const DeviceReport& r, const ReportOptions& o);
+// "cpu:0: CONFORMANT (...)", one line.
+std::string verdict_line(const DeviceReport& r, const ReportOptions& o);
+// The fallback, dtype-claims and ABI/runtime groups of one device: totals,
+// failures, skip reasons, claim mismatches in both directions, and tests lost
+// to crashes (expected minus reported).
+void print_groups(std::ostream& os, const DeviceReport& r);
+// JUnit XML: one <testsuite> per (device, group), one <testcase> per case
+// with its backend, device, op, dtype, shapes, seed, outcome, errors and
+// rerun line as <properties>.
+std::string junit_xml(const std::vector<DeviceReport>& reports);
+bool write_junit_file(const std::string& path, const std::vector<DeviceReport>& reports, std::string* err);
+
+// The matrix of one backend device and its totals.
 void print_matrix(std::ostream& os, const DeviceReport& r);
-// Just the totals, the verdict and the reasons of unsupported cells.
+// Just the totals and the reasons of unsupported cells.
 void print_totals(std::ostream& os, const DeviceReport& r);
 // Every failing case: op, dtype, sample, seed, expected vs actual at the
 // worst index, max abs/rel error, and the command that reruns it.

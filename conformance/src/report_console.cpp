@@ -64,14 +64,6 @@ void print_totals(std::ostream& os, const DeviceReport& r) {
   if (t.xfail) os << ", " << t.xfail << " expected fail";
   if (t.xpass) os << ", " << t.xpass << " unexpected pass";
   os << "\n";
-  os << "Verdict: " << r.backend << " " << r.device << ": ";
-  if (t.any_failure()) {
-    os << "FAIL (" << t.fail + t.crashed + t.timeout + t.xpass << " failing cells)\n";
-  } else if (t.native + t.fallback == 0) {
-    os << "NOTHING RAN (" << t.unsupported << " unsupported cells)\n";
-  } else {
-    os << "PASS (" << t.native << " cells native, " << t.fallback << " via fallback)\n";
-  }
   // Why cells were unsupported, once per reason.
   std::vector<std::string> reasons;
   for (const auto& row : r.cells) {
@@ -94,7 +86,7 @@ void print_failures(std::ostream& os, const DeviceReport& r, int max_cases) {
     }
     DType d;
     const auto row = r.cells.find(c.op);
-    if (dtype_from_name(c.dtype, &d) && row != r.cells.end() &&
+    if (c.group == kGroupOps && dtype_from_name(c.dtype, &d) && row != r.cells.end() &&
         row->second[static_cast<size_t>(d)].outcome == Outcome::kExpectedFail) {
       ++expected;  // an xfail cell: listed in its reason, not as a failure
       continue;
@@ -104,7 +96,7 @@ void print_failures(std::ostream& os, const DeviceReport& r, int max_cases) {
       continue;
     }
     ++printed;
-    os << "FAIL " << c.backend << " " << c.device << " " << c.op << " " << c.dtype << " sample " << c.sample
+    os << "FAIL " << (c.group == kGroupOps ? "" : "[" + c.group + " group] ") << c.backend << " " << c.device << " " << c.op << " " << c.dtype << " sample " << c.sample
        << " (" << c.desc << ") seed " << c.seed << ": " << outcome_name(c.outcome) << "\n    " << c.message
        << "\n";
     if (!c.repro.empty()) os << "    rerun: " << c.repro << "\n";

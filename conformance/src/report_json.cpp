@@ -20,10 +20,30 @@ double number_from(const nlohmann::json& j) {
   }
   return j.is_number() ? j.get<double>() : 0.0;
 }
+nlohmann::json cells_to_json(const std::vector<std::string>& ops,
+                             const std::map<std::string, std::array<CellResult, kNumDTypes>>& cells) {
+  nlohmann::json out = nlohmann::json::object();
+  for (const std::string& op : ops) {
+    const auto it = cells.find(op);
+    if (it == cells.end()) continue;
+    nlohmann::json row = nlohmann::json::object();
+    for (int k = 0; k < kNumDTypes; ++k) {
+      const CellResult& c = it->second[static_cast<size_t>(k)];
+      if (c.outcome == Outcome::kNotClaimed) continue;
+      row[dtype_name(dtype_at(k))] = {{"outcome", outcome_name(c.outcome)}, {"cases", c.cases},
+                                      {"failed", c.failed}, {"reason", c.reason}};
+    }
+    if (!row.empty()) out[op] = row;
+  }
+  return out;
+}
+
 }  // namespace
 
 nlohmann::json case_to_json(const CaseResult& c) {
   nlohmann::json j;
+  j["group"] = c.group;
+  j["test_id"] = c.test_id;
   j["backend"] = c.backend;
   j["device"] = c.device;
   j["op"] = c.op;
@@ -50,6 +70,8 @@ nlohmann::json case_to_json(const CaseResult& c) {
 
 CaseResult case_from_json(const nlohmann::json& j) {
   CaseResult c;
+  c.group = j.value("group", std::string(kGroupOps));
+  c.test_id = j.value("test_id", "");
   c.backend = j.value("backend", "");
   c.device = j.value("device", "");
   c.op = j.value("op", "");
@@ -90,20 +112,11 @@ nlohmann::json run_to_json(const std::vector<DeviceReport>& reports, uint64_t se
     d["totals"] = {{"native", t.native},           {"fallback", t.fallback}, {"fail", t.fail},
                    {"unsupported", t.unsupported}, {"untested", t.untested}, {"crashed", t.crashed},
                    {"timeout", t.timeout}, {"expected_fail", t.xfail}, {"unexpected_pass", t.xpass}};
-    nlohmann::json cells = nlohmann::json::object();
-    for (const std::string& op : r.ops) {
-      nlohmann::json row = nlohmann::json::object();
-      const auto it = r.cells.find(op);
-      if (it == r.cells.end()) continue;
-      for (int k = 0; k < kNumDTypes; ++k) {
-        const CellResult& c = it->second[static_cast<size_t>(k)];
-        if (c.outcome == Outcome::kNotClaimed) continue;
-        row[dtype_name(dtype_at(k))] = {{"outcome", outcome_name(c.outcome)}, {"cases", c.cases},
-                                        {"failed", c.failed}, {"reason", c.reason}};
-      }
-      cells[op] = row;
-    }
-    d["cells"] = cells;
+    d["cells"] = cells_to_json(r.ops, r.cells);
+    d["fallback_cells"] = cells_to_json(r.ops, r.fallback_cells);
+    d["tests_expected"] = r.tests_expected;
+    d["tests_reported"] = r.tests_reported;
+    d["verdict"] = verdict_of(r, ReportOptions{}).summary;
     d["cases"] = nlohmann::json::array();
     for (const CaseResult& c : r.cases) d["cases"].push_back(case_to_json(c));
     root["devices"].push_back(d);

@@ -28,7 +28,17 @@ const char* outcome_name(Outcome o);  // "native_pass", ...
 char outcome_char(Outcome o);
 bool outcome_from_name(const std::string& name, Outcome* out);
 
+// The groups of a run (issue 4): the operator matrix, the same operators with
+// the native kernel masked (fallback group), the ABI/runtime group, and the
+// probes of dtypes ops.yaml does not claim (dtype-claims check).
+inline constexpr const char* kGroupOps = "ops";
+inline constexpr const char* kGroupFallback = "fallback";
+inline constexpr const char* kGroupAbi = "abi";
+inline constexpr const char* kGroupClaims = "dtype_claims";
+
 struct CaseResult {
+  std::string group = kGroupOps;
+  std::string test_id;    // GoogleTest ID: "Ops/OpCellTest.Run/cpu_0__add_Tensor__float32"
   std::string backend;
   std::string device;     // "cpu:0"
   std::string op;
@@ -59,8 +69,11 @@ struct DeviceReport {
   std::string device;       // "cpu:0", or "opencl" when it has no device
   std::string device_name;
   std::vector<std::string> ops;                          // row order
-  std::map<std::string, std::array<CellResult, kNumDTypes>> cells;
-  std::vector<CaseResult> cases;
+  std::map<std::string, std::array<CellResult, kNumDTypes>> cells;           // ops group
+  std::map<std::string, std::array<CellResult, kNumDTypes>> fallback_cells;  // fallback group
+  std::vector<CaseResult> cases;  // every group's cases
+  int tests_expected = 0;         // GoogleTest tests planned for this device
+  int tests_reported = 0;         // ... and reported back by the children
 };
 
 // Folds a case outcome into its cell (fail beats fallback beats native).

@@ -1,5 +1,6 @@
 #include "runner.h"
 
+#include <algorithm>
 #include <cmath>
 #include <fnmatch.h>
 #include <sstream>
@@ -10,7 +11,13 @@
 namespace bpc {
 
 bool glob_match(const std::string& pattern, const std::string& text) {
-  return fnmatch(pattern.c_str(), text.c_str(), 0) == 0;
+  size_t start = 0;
+  while (start <= pattern.size()) {
+    const size_t comma = std::min(pattern.find(',', start), pattern.size());
+    if (fnmatch(pattern.substr(start, comma - start).c_str(), text.c_str(), 0) == 0) return true;
+    start = comma + 1;
+  }
+  return false;
 }
 
 std::string backend_name(bp_context_t* ctx, int32_t backend) {
@@ -47,6 +54,13 @@ Runner::Runner(bp_context_t* ctx) : ctx_(ctx) {
       ops_.push_back(e);
     }
   }
+}
+
+const OpEntry* Runner::find_entry(const std::string& name) const {
+  for (const OpEntry& e : ops_) {
+    if (e.name == name) return &e;
+  }
+  return nullptr;
 }
 
 bp_op_t* Runner::find_op(const std::string& name) {
@@ -327,6 +341,8 @@ void Runner::run_cell(const OpEntry& op, DType d, int32_t backend, bp_device_t d
     r.seed = opt.seed;
     r.outcome = o;
     r.message = why;
+    r.group = case_group;
+    r.test_id = case_test_id;
     if (on_case_done) on_case_done(r);
     fold_case(&cell, r);
     report->cases.push_back(r);
@@ -351,6 +367,8 @@ void Runner::run_cell(const OpEntry& op, DType d, int32_t backend, bp_device_t d
     if (opt.sample >= 0 && c.index != opt.sample) continue;
     if (on_case_start) on_case_start(dtype_name(d), c.index);
     CaseResult r = run_case(op, d, c, backend, dev, opt, report->device);
+    r.group = case_group;
+    r.test_id = case_test_id;
     if (on_case_done) on_case_done(r);
     fold_case(&cell, r);
     report->cases.push_back(std::move(r));

@@ -52,20 +52,27 @@ class Runner {
   std::function<void(const CaseResult&)> on_case_done;
   // The backend's expectation file: its unsupported cells are not run.
   const Expectations* expectations = nullptr;
+  // Stamped on every CaseResult run_cell makes (see result.h).
+  std::string case_group = kGroupOps;
+  std::string case_test_id;
   // Runs the cases of one (op, dtype) cell on a device, appending to `report`.
   void run_cell(const OpEntry& op, DType d, int32_t backend, bp_device_t dev, uint64_t caps,
                 const RunOptions& opt, DeviceReport* report);
+  // Runs one case; `device_label` is "cpu:0".
+  CaseResult run_case(const OpEntry& op, DType d, const Case& c, int32_t backend, bp_device_t dev,
+                      const RunOptions& opt, const std::string& device_label);
+  const OpEntry* find_entry(const std::string& name) const;
+  bp_context_t* context() const { return ctx_; }
 
  private:
   bp_op_t* find_op(const std::string& name);
-  CaseResult run_case(const OpEntry& op, DType d, const Case& c, int32_t backend, bp_device_t dev,
-                      const RunOptions& opt, const std::string& device_label);
 
   bp_context_t* ctx_;
   std::vector<OpEntry> ops_;
   std::map<std::string, bp_op_t*> op_cache_;
 };
 
+// fnmatch globs, comma-separated: "add*,mul.Tensor" matches either.
 bool glob_match(const std::string& pattern, const std::string& text);
 std::string backend_name(bp_context_t* ctx, int32_t backend);
 

@@ -1,7 +1,11 @@
-/* "crashdev": a test backend for bp-conformance's crash isolation. Host
- * memory, one device; its `neg` kernel raises SIGSEGV and its `abs` kernel
- * never returns, every other operator falls back to the CPU. Built into a
- * test-only directory, never installed or discovered. */
+/* "crashdev": a deliberately broken test backend for bp-conformance. Host
+ * memory, one device. Its `neg` kernel raises SIGSEGV, its `abs` kernel never
+ * returns, its `mul.Tensor` kernel writes wrong values (float32; other dtypes
+ * decline), and its float32 `exp` kernel is right unless the environment sets
+ * BPC_CRASHDEV_BREAK_EXP=1 (a regression planted for --baseline). Every other
+ * operator falls back to the CPU. Built into a test-only directory, never
+ * installed or discovered. */
+#include <math.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
@@ -92,6 +96,41 @@ static bp_status_t hang_kernel(const bp_kernel_call_t* call) {
   return BP_STATUS_INTERNAL;
 }
 
+static int is_f32(const DLTensor* t) { return t->dtype.code == kDLFloat && t->dtype.bits == 32; }
+
+/* The address of element `linear` (row-major over sizes) of a strided view. */
+static float* f32_at(const DLTensor* t, int64_t linear) {
+  int64_t offset = 0;
+  for (int32_t d = t->ndim - 1; d >= 0; --d) {
+    offset += (linear % t->shape[d]) * t->strides[d];
+    linear /= t->shape[d];
+  }
+  return (float*)((char*)t->data + t->byte_offset) + offset;
+}
+
+static int64_t numel(const DLTensor* t) {
+  int64_t n = 1;
+  for (int32_t d = 0; d < t->ndim; ++d) n *= t->shape[d];
+  return n;
+}
+
+static bp_status_t wrong_mul_kernel(const bp_kernel_call_t* call) {
+  const DLTensor* out = call->outputs[0];
+  if (!is_f32(out)) return BP_STATUS_UNIMPLEMENTED;
+  for (int64_t i = 0; i < numel(out); ++i) *f32_at(out, i) = 42.0f;
+  return BP_STATUS_OK;
+}
+
+static bp_status_t exp_kernel(const bp_kernel_call_t* call) {
+  const DLTensor* in = call->args[0].u.tensor;
+  const DLTensor* out = call->outputs[0];
+  if (!is_f32(out) || !is_f32(in)) return BP_STATUS_UNIMPLEMENTED;
+  const char* env = getenv("BPC_CRASHDEV_BREAK_EXP");
+  const int broken = env != NULL && strcmp(env, "1") == 0;
+  for (int64_t i = 0; i < numel(out); ++i) *f32_at(out, i) = broken ? 42.0f : expf(*f32_at(in, i));
+  return BP_STATUS_OK;
+}
+
 static bp_status_t negotiate(uint32_t* v) {
   if (BP_ABI_VERSION_GET_MAJOR(*v) != BP_ABI_VERSION_MAJOR) return BP_STATUS_INCOMPATIBLE_VERSION;
   *v = BP_ABI_VERSION;
@@ -115,7 +154,11 @@ static bp_status_t init(const bp_plugin_init_args_t* args) {
   b->stream_synchronize = stream_sync;
   bp_status_t st = args->host->register_kernel(args->registrar, "neg", crash_kernel, NULL, 0);
   if (st != BP_STATUS_OK) return st;
-  return args->host->register_kernel(args->registrar, "abs", hang_kernel, NULL, 0);
+  st = args->host->register_kernel(args->registrar, "abs", hang_kernel, NULL, 0);
+  if (st != BP_STATUS_OK) return st;
+  st = args->host->register_kernel(args->registrar, "mul.Tensor", wrong_mul_kernel, NULL, 0);
+  if (st != BP_STATUS_OK) return st;
+  return args->host->register_kernel(args->registrar, "exp", exp_kernel, NULL, 0);
 }
 
 BP_PLUGIN_EXPORT const bp_plugin_entry_t* bp_plugin_entry(void) {

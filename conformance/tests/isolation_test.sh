@@ -1,7 +1,11 @@
 #!/usr/bin/env bash
-# bp-conformance's crash isolation, end to end: a kernel that raises SIGSEGV
-# makes its cells 'C' (crashed) and one that never returns makes them 'T'
-# (timeout); the run goes on and exits 1. Usage: isolation_test.sh BP_CONFORMANCE CRASH_PLUGIN
+# bp-conformance against a deliberately broken plugin (crash_plugin.c), end to
+# end, in ONE run: the kernel that raises SIGSEGV makes its cells 'C'
+# (crashed), the one that never returns 'T' (timeout), the one that returns
+# wrong values 'x' (fail), while every other cell of the run completes (the
+# CPU fallback serves them, the fallback and ABI groups run). Then the JUnit
+# report validates against the JUnit schema, and --baseline names a planted
+# regression. Usage: isolation_test.sh BP_CONFORMANCE CRASH_PLUGIN JUNIT_XSD
 set -u
 # Under AddressSanitizer or ThreadSanitizer the SIGSEGV must reach the child
 # as a signal, not be turned into the sanitizer's report and an exit code.
@@ -9,24 +13,49 @@ export ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}handle_segv=0"
 export TSAN_OPTIONS="${TSAN_OPTIONS:+$TSAN_OPTIONS:}handle_segv=0"
 bin=$1
 plugin=$2
-out=$(mktemp)
-trap 'rm -f "$out" "$out.json"' EXIT
+xsd=$3
+dir=$(mktemp -d)
+trap 'rm -rf "$dir"' EXIT
+out=$dir/out.txt
 fail() { echo "FAIL: $*"; cat "$out"; exit 1; }
+cell() {  # cell OP COLUMN: the matrix character of OP's dtype column (1 = float32 ... 9 = bool)
+  awk -v op="$1" -v col="$2" '$1 == op && !seen { print $(col + 1); seen = 1 }' "$out"
+}
 
-"$bin" --backend "$plugin" --op 'neg' --dtype float32 --timeout 60 --json "$out.json" >"$out" 2>&1
+ops='neg,abs,mul.Tensor,exp,sub.Tensor,relu'
+"$bin" --backend "$plugin" --op "$ops" --dtype float32 --timeout 5 --quick --no-progress \
+  --json "$dir/run.json" --junit "$dir/run.xml" >"$out" 2>&1
 rc=$?
-[ "$rc" = 1 ] || fail "crash run exited $rc, expected 1"
-grep -Eq '^neg +C ' "$out" || fail "neg float32 is not C"
+[ "$rc" = 1 ] || fail "the broken plugin's run exited $rc, expected 1"
+[ "$(cell neg 1)" = C ] || fail "neg float32 is not C (crashed)"
 grep -q 'signal 11' "$out" || fail "the crash message does not name signal 11"
-grep -q '"outcome": "crashed"' "$out.json" || fail "the JSON report has no crashed case"
+[ "$(cell abs 1)" = T ] || fail "abs float32 is not T (timeout)"
+[ "$(cell mul.Tensor 1)" = x ] || fail "mul.Tensor float32 is not x (wrong values)"
+grep -q 'expected .*, got 42' "$out" || fail "the failure does not show expected vs actual"
+[ "$(cell exp 1)" = N ] || fail "exp float32 is not N (native pass)"
+[ "$(cell sub.Tensor 1)" = F ] || fail "sub.Tensor float32 is not F (fallback pass)"
+[ "$(cell relu 1)" = F ] || fail "relu float32 is not F (fallback pass)"
+grep -q '"outcome": "crashed"' "$dir/run.json" || fail "the JSON report has no crashed case"
+grep -q '"outcome": "timeout"' "$dir/run.json" || fail "the JSON report has no timeout case"
+grep -Eq 'Fallback group .*: [0-9]+ cells pass, 0 fail' "$out" || fail "the fallback group did not pass"
+grep -Eq 'ABI/runtime group: [1-9][0-9]* pass, 0 fail' "$out" || fail "the ABI group did not run and pass"
+grep -Eq 'crashdev \(crashdev:0\): NOT CONFORMANT' "$out" || fail "no NOT CONFORMANT verdict"
 
-"$bin" --backend "$plugin" --op 'abs' --dtype int32 --timeout 3 >"$out" 2>&1
-rc=$?
-[ "$rc" = 1 ] || fail "hang run exited $rc, expected 1"
-grep -Eq '^abs +(- +)*T ' "$out" || fail "abs int32 is not T"
+if command -v xmllint >/dev/null; then
+  xmllint --noout --schema "$xsd" "$dir/run.xml" >"$dir/xmllint.txt" 2>&1 || { cat "$dir/xmllint.txt"; fail "JUnit XML does not validate"; }
+else
+  echo "note: xmllint not installed (Debian libxml2-utils): schema check of the real run skipped"
+fi
+grep -q '<error message="child killed by signal 11' "$dir/run.xml" || fail "JUnit has no <error> for the crash"
+grep -q '<failure message=' "$dir/run.xml" || fail "JUnit has no <failure> for the wrong values"
 
-"$bin" --backend "$plugin" --op 'sub.Tensor' --dtype float32 >"$out" 2>&1
+# A planted regression: crashdev's exp turns wrong when BPC_CRASHDEV_BREAK_EXP=1.
+"$bin" --backend "$plugin" --op exp --dtype float32 --quick --group ops --no-progress \
+  --json "$dir/base.json" >"$out" 2>&1 || fail "the baseline run failed"
+BPC_CRASHDEV_BREAK_EXP=1 "$bin" --backend "$plugin" --op exp --dtype float32 --quick --group ops --no-progress \
+  --baseline "$dir/base.json" >"$out" 2>&1
 rc=$?
-[ "$rc" = 0 ] || fail "sub.Tensor through the CPU fallback exited $rc, expected 0"
-grep -Eq '^sub.Tensor +F ' "$out" || fail "sub.Tensor float32 is not F (fallback pass)"
+[ "$rc" = 1 ] || fail "the regressed run exited $rc, expected 1"
+grep -q '1 regressions, 0 fixes' "$out" || fail "--baseline does not count the regression"
+grep -Eq 'REGRESSION crashdev:0 ops exp float32: native_pass -> fail' "$out" || fail "--baseline does not name it"
 echo "isolation_test: ok"

@@ -1,0 +1,184 @@
+// bp-conformance's reports: the JUnit XML validates against the JUnit schema
+// and parses back to the cases it came from; --baseline finds a planted
+// regression and a fix; the verdict follows the documented rule.
+#include <gtest/gtest.h>
+#include <libxml/parser.h>
+#include <libxml/tree.h>
+#include <libxml/xmlschemas.h>
+
+#include <map>
+#include <string>
+
+#include "baseline.h"
+#include "report.h"
+
+namespace bpc {
+namespace {
+
+CaseResult make_case(const std::string& group, const std::string& op, const std::string& dtype, int sample,
+                     Outcome o, const std::string& message = "") {
+  CaseResult c;
+  c.group = group;
+  c.test_id = "Ops/OpCellTest.Run/cpu_0__" + op + "__" + dtype;
+  c.backend = "cpu";
+  c.device = "cpu:0";
+  c.op = op;
+  c.dtype = dtype;
+  c.sample = sample;
+  c.seed = 7;
+  c.input_shapes = {{2, 3}, {3}};
+  c.output_shape = {2, 3};
+  c.outcome = o;
+  c.message = message;
+  c.repro = "bp-conformance --backend cpu --op " + op + " --dtype " + dtype + " --sample " + std::to_string(sample);
+  if (o == Outcome::kFail) {
+    c.has_numbers = true;
+    c.worst_index = 4;
+    c.expected = 1.5;
+    c.actual = 2.5;
+    c.max_abs = 1.0;
+    c.max_rel = 0.4;
+  }
+  return c;
+}
+
+DeviceReport sample_report() {
+  DeviceReport r;
+  r.backend = "cpu";
+  r.device = "cpu:0";
+  r.ops = {"add.Tensor", "mul.Tensor", "neg", "sin"};
+  for (const std::string& op : r.ops) r.cells[op];
+  auto add = [&](CaseResult c) {
+    DType d;
+    EXPECT_TRUE(dtype_from_name(c.dtype, &d));
+    if (c.group == kGroupOps) fold_case(&r.cells[c.op][static_cast<size_t>(d)], c);
+    if (c.group == kGroupFallback) fold_case(&r.fallback_cells[c.op][static_cast<size_t>(d)], c);
+    r.cases.push_back(c);
+  };
+  add(make_case(kGroupOps, "add.Tensor", "float32", 0, Outcome::kNativePass));
+  add(make_case(kGroupOps, "add.Tensor", "float32", 1, Outcome::kNativePass));
+  add(make_case(kGroupOps, "mul.Tensor", "float32", 0, Outcome::kFail, "values differ <&> \"here\"\nsecond line"));
+  add(make_case(kGroupOps, "neg", "int32", 0, Outcome::kCrashed, "child killed by signal 11 (SIGSEGV)"));
+  add(make_case(kGroupOps, "sin", "float64", -1, Outcome::kUnsupported, "device lacks BP_DEVICE_CAP_FP64"));
+  add(make_case(kGroupFallback, "add.Tensor", "float32", 0, Outcome::kFallbackPass));
+  CaseResult abi = make_case(kGroupAbi, "abi.AllocatorAlignment", "", -1, Outcome::kNativePass);
+  abi.test_id = "Abi/AbiRuntimeTest.AllocatorAlignment/cpu_0";
+  r.cases.push_back(abi);
+  return r;
+}
+
+std::string attr(xmlNode* n, const char* name) {
+  xmlChar* v = xmlGetProp(n, reinterpret_cast<const xmlChar*>(name));
+  std::string s = v ? reinterpret_cast<const char*>(v) : "";
+  xmlFree(v);
+  return s;
+}
+
+std::vector<xmlNode*> children(xmlNode* n, const char* name) {
+  std::vector<xmlNode*> out;
+  for (xmlNode* c = n->children; c != nullptr; c = c->next) {
+    if (c->type == XML_ELEMENT_NODE && std::string(reinterpret_cast<const char*>(c->name)) == name) out.push_back(c);
+  }
+  return out;
+}
+
+TEST(ConformanceJunit, ValidatesAgainstTheJunitSchemaAndParsesBack) {
+  const std::string xml = junit_xml({sample_report()});
+  xmlDoc* doc = xmlReadMemory(xml.data(), static_cast<int>(xml.size()), "junit.xml", nullptr, XML_PARSE_NONET);
+  ASSERT_NE(doc, nullptr) << "not well-formed XML:\n" << xml;
+
+  xmlSchemaParserCtxt* pctx = xmlSchemaNewParserCtxt(BPC_JUNIT_XSD);
+  xmlSchema* schema = xmlSchemaParse(pctx);
+  ASSERT_NE(schema, nullptr) << "cannot read " << BPC_JUNIT_XSD;
+  xmlSchemaValidCtxt* vctx = xmlSchemaNewValidCtxt(schema);
+  EXPECT_EQ(xmlSchemaValidateDoc(vctx, doc), 0) << "invalid JUnit XML:\n" << xml;
+  xmlSchemaFreeValidCtxt(vctx);
+  xmlSchemaFree(schema);
+  xmlSchemaFreeParserCtxt(pctx);
+
+  xmlNode* root = xmlDocGetRootElement(doc);
+  EXPECT_EQ(std::string(reinterpret_cast<const char*>(root->name)), "testsuites");
+  EXPECT_EQ(attr(root, "tests"), "7");
+  EXPECT_EQ(attr(root, "failures"), "1");
+  EXPECT_EQ(attr(root, "errors"), "1");
+  EXPECT_EQ(attr(root, "skipped"), "1");
+  std::map<std::string, xmlNode*> suites;
+  for (xmlNode* s : children(root, "testsuite")) suites[attr(s, "name")] = s;
+  ASSERT_EQ(suites.size(), 3u);
+  ASSERT_TRUE(suites.count("cpu:0 ops"));
+  EXPECT_EQ(attr(suites["cpu:0 ops"], "tests"), "5");
+  EXPECT_EQ(children(suites["cpu:0 fallback"], "testcase").size(), 1u);
+  EXPECT_EQ(children(suites["cpu:0 abi"], "testcase").size(), 1u);
+
+  // The failing case: its failure, and its facts as properties.
+  xmlNode* failing = nullptr;
+  for (xmlNode* tc : children(suites["cpu:0 ops"], "testcase")) {
+    if (!children(tc, "failure").empty()) failing = tc;
+  }
+  ASSERT_NE(failing, nullptr);
+  EXPECT_EQ(attr(failing, "name"), "Ops/OpCellTest.Run/cpu_0__mul.Tensor__float32/sample0");
+  EXPECT_EQ(attr(failing, "classname"), "bp-conformance.cpu.ops");
+  xmlNode* failure = children(failing, "failure")[0];
+  EXPECT_EQ(attr(failure, "message"), "values differ <&> \"here\"");
+  xmlChar* text = xmlNodeGetContent(failure);
+  EXPECT_NE(std::string(reinterpret_cast<const char*>(text)).find("rerun: bp-conformance --backend cpu --op mul.Tensor"),
+            std::string::npos);
+  xmlFree(text);
+  std::map<std::string, std::string> props;
+  for (xmlNode* p : children(children(failing, "properties")[0], "property")) props[attr(p, "name")] = attr(p, "value");
+  EXPECT_EQ(props["backend"], "cpu");
+  EXPECT_EQ(props["device"], "cpu:0");
+  EXPECT_EQ(props["op"], "mul.Tensor");
+  EXPECT_EQ(props["dtype"], "float32");
+  EXPECT_EQ(props["seed"], "7");
+  EXPECT_EQ(props["input_shapes"], "[2,3] [3]");
+  EXPECT_EQ(props["outcome"], "fail");
+  EXPECT_EQ(props["max_abs_error"], "1");
+  EXPECT_EQ(props["worst_index"], "4");
+  xmlFreeDoc(doc);
+}
+
+TEST(ConformanceBaseline, FindsAPlantedRegressionAndAFix) {
+  DeviceReport before = sample_report();
+  DeviceReport now = sample_report();
+  // Planted: add.Tensor float32 passed natively before and fails now.
+  now.cells["add.Tensor"][static_cast<size_t>(DType::kFloat32)].outcome = Outcome::kFail;
+  now.cells["add.Tensor"][static_cast<size_t>(DType::kFloat32)].reason = "sample 1: wrong";
+  // Fixed: mul.Tensor float32 failed before and passes now.
+  now.cells["mul.Tensor"][static_cast<size_t>(DType::kFloat32)].outcome = Outcome::kNativePass;
+  const BaselineDiff d = diff_runs(run_to_json({before}, 1, true), run_to_json({now}, 1, true));
+  ASSERT_EQ(d.regressions.size(), 1u);
+  EXPECT_EQ(d.regressions[0].op, "add.Tensor");
+  EXPECT_EQ(d.regressions[0].dtype, "float32");
+  EXPECT_EQ(d.regressions[0].before, "native_pass");
+  EXPECT_EQ(d.regressions[0].after, "fail");
+  ASSERT_EQ(d.fixes.size(), 1u);
+  EXPECT_EQ(d.fixes[0].op, "mul.Tensor");
+  const BaselineDiff same = diff_runs(run_to_json({before}, 1, true), run_to_json({before}, 1, true));
+  EXPECT_TRUE(same.regressions.empty());
+  EXPECT_TRUE(same.fixes.empty());
+  EXPECT_GT(same.unchanged, 0);
+}
+
+TEST(ConformanceVerdict, FailsOnFailuresCrashesAndLostTests) {
+  DeviceReport r = sample_report();
+  Verdict v = verdict_of(r, ReportOptions{});
+  EXPECT_FALSE(v.conformant);
+  EXPECT_NE(v.summary.find("1 failing cells"), std::string::npos) << v.summary;
+  EXPECT_NE(v.summary.find("1 crashed cells"), std::string::npos) << v.summary;
+
+  DeviceReport ok;
+  ok.backend = "cpu";
+  ok.device = "cpu:0";
+  ok.ops = {"add.Tensor"};
+  fold_case(&ok.cells["add.Tensor"][0], make_case(kGroupOps, "add.Tensor", "float32", 0, Outcome::kNativePass));
+  EXPECT_TRUE(verdict_of(ok, ReportOptions{}).conformant) << verdict_of(ok, ReportOptions{}).summary;
+  ok.tests_expected = 3;
+  ok.tests_reported = 2;
+  v = verdict_of(ok, ReportOptions{});
+  EXPECT_FALSE(v.conformant);
+  EXPECT_NE(v.summary.find("1 tests lost to crashes"), std::string::npos) << v.summary;
+}
+
+}  // namespace
+}  // namespace bpc
