@@ -50,7 +50,7 @@ void add_case(DeviceReport* report, CaseResult c) {
 }
 
 void run_target_isolated(const std::vector<TestGroup>& groups, const std::vector<std::string>& worker_argv,
-                         double timeout_s, const std::function<void(size_t, size_t, const std::string&)>& progress,
+                         const std::string& backend_arg, double timeout_s, const std::function<void(size_t, size_t, const std::string&)>& progress,
                          DeviceReport* report) {
   for (size_t g = 0; g < groups.size(); ++g) {
     const TestGroup& group = groups[g];
@@ -87,6 +87,12 @@ void run_target_isolated(const std::vector<TestGroup>& groups, const std::vector
       r.sample = -1;
       r.outcome = fate;
       r.message = running ? message : message + " (this test had not run yet)";
+      if (key.group == kGroupAbi) {
+        r.repro = "bp-conformance --backend " + backend_arg + " --group abi --no-isolate --gtest_filter='" + id + "'";
+      } else {
+        r.repro = "bp-conformance --backend " + backend_arg + " --op " + key.op + " --dtype " + key.dtype +
+                  " --group " + (key.group == kGroupClaims ? "claims" : key.group) + " --no-isolate";
+      }
       add_case(report, std::move(r));
     }
   }

@@ -33,8 +33,9 @@ DeviceReport target_report(Runner& runner, const Target& t, const RunOptions& op
 // Runs the groups of one target, each in a child: `worker_argv` makes this
 // executable a worker (the group's --gtest_filter is appended). `progress`
 // is called before each group with (index, count, label).
+// `backend_arg` is how the user named the backend (for rerun lines).
 void run_target_isolated(const std::vector<TestGroup>& groups, const std::vector<std::string>& worker_argv,
-                         double timeout_s, const std::function<void(size_t, size_t, const std::string&)>& progress,
+                         const std::string& backend_arg, double timeout_s, const std::function<void(size_t, size_t, const std::string&)>& progress,
                          DeviceReport* report);
 
 // Files a case under its group: ops and fallback cases fold into their cells.

@@ -305,7 +305,9 @@ int main(int argc, char** argv) {
     state.on_start = [](const std::string& id, const std::string& what) { emit_start(id, what); };
     state.on_case = [](const CaseResult& c) { emit_case(c); };
     state.on_test_end = [](const std::string& id) { emit_test_end(id); };
-    (void)RUN_ALL_TESTS();  // failures are in the stream; 0 means "every test reported"
+    // Failures are in the stream; exit 0 means "every test reported".
+    const int failures = RUN_ALL_TESTS();
+    (void)failures;
     return 0;
   }
 
@@ -325,7 +327,8 @@ int main(int argc, char** argv) {
       }
     };
     state.on_test_end = [&](const std::string&) {};
-    (void)RUN_ALL_TESTS();
+    const int failures = RUN_ALL_TESTS();  // the report below counts them
+    (void)failures;
     for (DeviceReport& r : reports) r.tests_expected = r.tests_reported = -1;  // one process: nothing lost
   } else {
     const auto plan = plan_groups();
@@ -334,7 +337,7 @@ int main(int argc, char** argv) {
       if (it == plan.end()) continue;
       DeviceReport& r = reports[by_target[t.id()]];
       run_target_isolated(
-          it->second, worker_argv(cli), cli.timeout,
+          it->second, worker_argv(cli), state.backend_args[t.backend_name], cli.timeout,
           [&](size_t i, size_t n, const std::string& label) { progress.show(t.device_label, i, n, label); }, &r);
       progress.clear();
     }
@@ -347,6 +350,7 @@ int main(int argc, char** argv) {
   bool failed = false;
   if (!cli.failures_only) print_legend(std::cout);
   for (const DeviceReport& r : reports) {
+    if (cli.failures_only) std::cout << "\n== " << r.backend << " (" << r.device << ")\n";
     if (!cli.failures_only) print_matrix(std::cout, r);
     print_groups(std::cout, r);
     print_failures(std::cout, r, cli.max_failures);
