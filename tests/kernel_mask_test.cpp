@@ -220,6 +220,23 @@ TEST_F(KernelMaskTest, KernelRegisteredWhileMaskedStaysMasked) {
   EXPECT_EQ(Natives("add.Tensor"), before + 1);
 }
 
+// The mask belongs to the backend id, which a reloaded plugin of the same
+// backend gets back: it stays masked until unmasked.
+TEST_F(KernelMaskTest, MaskOutlivesAnUnloadAndReloadOfTheBackend) {
+  bp_plugin_t* p = nullptr;
+  const bp_device_t testdev = LoadTestdev(&p);
+  ASSERT_EQ(bp_op_set_kernel_masked(ctx_, Op("add.Tensor"), testdev.backend, 1), BP_STATUS_OK) << LastError();
+  int32_t kind = -1;
+  ASSERT_EQ(bp_plugin_unload(ctx_, p), BP_STATUS_OK) << LastError();
+  const bp_device_t again = LoadTestdev();
+  ASSERT_EQ(again.backend, testdev.backend);
+  ASSERT_EQ(bp_op_dispatch_kind(ctx_, Op("add.Tensor"), again.backend, &kind), BP_STATUS_OK);
+  EXPECT_EQ(kind, BP_DISPATCH_CPU_FALLBACK);
+  ASSERT_EQ(bp_op_set_kernel_masked(ctx_, Op("add.Tensor"), again.backend, 0), BP_STATUS_OK) << LastError();
+  ASSERT_EQ(bp_op_dispatch_kind(ctx_, Op("add.Tensor"), again.backend, &kind), BP_STATUS_OK);
+  EXPECT_EQ(kind, BP_DISPATCH_NATIVE);
+}
+
 // Masking publishes a new kernel table while other threads dispatch: every
 // call they make runs either the kernel or the fallback, with the right result.
 TEST_F(KernelMaskTest, TogglingWhileOtherThreadsCallIsSafe) {
