@@ -1,9 +1,10 @@
 // The ABI and runtime group of bp-conformance: what every (backend, device)
 // must get right besides operator numerics. This file: ABI version
 // negotiation (through the plugin's own bp_plugin_entry), struct_size rules
-// and error reporting; abi_runtime_device.cpp: the allocator, copies of views
-// in every direction, stream order, device properties against what runs, and
-// strict mode with a masked kernel. One suite, instantiated here.
+// and error reporting; abi_runtime_copies.cpp: copies of views in every
+// direction and DLPack; abi_runtime_device.cpp: the allocator, stream order,
+// device properties against what runs, and strict mode with a masked kernel.
+// One suite, instantiated here.
 //
 // Public C API only (backplane.h), plus dlopen of the target's plugin for
 // negotiation. Every test leaves the shared context as it found it: tensors

@@ -13,6 +13,10 @@
 
 namespace bpc::abirt {
 
+constexpr DType kAllDtypes[] = {DType::kFloat32, DType::kFloat64, DType::kFloat16, DType::kBFloat16, DType::kInt8,
+                                DType::kUInt8,   DType::kInt32,   DType::kInt64,   DType::kBool};
+constexpr bp_device_t kCpu{0, 0};
+
 // "INVALID_ARGUMENT: add.Tensor: ..." for the calling thread's last error.
 inline std::string LastError() {
   return std::string(bp_status_name(bp_last_error_status())) + ": " + bp_last_error_message();
