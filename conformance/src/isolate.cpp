@@ -76,6 +76,7 @@ void run_target_isolated(const std::vector<TestGroup>& groups, const std::vector
       if (child.ended_tests.count(id) != 0) continue;
       const TestKey& key = group.keys[i];
       const bool running = id == child.last_test;
+      ++report->tests_filed;
       if (key.group == kGroupClaims && !running) continue;  // a probe that never ran is no finding
       CaseResult r;
       r.group = key.group;

@@ -77,7 +77,6 @@ Verdict verdict_of(const DeviceReport& r, const ReportOptions& o) {
   const GroupTotals fb = group_totals(r, kGroupFallback);
   const GroupTotals abi = group_totals(r, kGroupAbi);
   const GroupTotals claims = group_totals(r, kGroupClaims);
-  const int lost = std::max(0, r.tests_expected - r.tests_reported);
   std::ostringstream bad;
   auto add = [&](int n, const char* what) {
     if (n > 0) bad << (bad.tellp() > 0 ? ", " : "") << n << " " << what;
@@ -89,11 +88,9 @@ Verdict verdict_of(const DeviceReport& r, const ReportOptions& o) {
   add(fb.fail + fb.crashed + fb.timeout, "fallback-group failures");
   add(abi.fail + abi.crashed + abi.timeout, "ABI-group failures");
   add(claims.crashed + claims.timeout, "crashed dtype probes");
-  // Tests a dead child never reported are filed as its crashed/timed-out
-  // cells; any beyond those would be lost silently, so they count too.
-  const int explained = t.crashed + t.timeout + fb.crashed + fb.timeout + abi.crashed + abi.timeout +
-                        claims.crashed + claims.timeout;
-  add(lost - explained, "tests lost without a report");
+  // Tests a dead child never reported are filed as crashed/timed-out cells;
+  // any beyond those would be lost silently, so they fail the verdict too.
+  add(r.tests_expected - r.tests_reported - r.tests_filed, "tests lost without a report");
   std::ostringstream s;
   if (bad.tellp() > 0) {
     v.conformant = false;

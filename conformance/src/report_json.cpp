@@ -116,6 +116,7 @@ nlohmann::json run_to_json(const std::vector<DeviceReport>& reports, uint64_t se
     d["fallback_cells"] = cells_to_json(r.ops, r.fallback_cells);
     d["tests_expected"] = r.tests_expected;
     d["tests_reported"] = r.tests_reported;
+    d["tests_filed_by_parent"] = r.tests_filed;
     d["verdict"] = verdict_of(r, ReportOptions{}).summary;
     d["cases"] = nlohmann::json::array();
     for (const CaseResult& c : r.cases) d["cases"].push_back(case_to_json(c));

@@ -74,6 +74,7 @@ struct DeviceReport {
   std::vector<CaseResult> cases;  // every group's cases
   int tests_expected = 0;         // GoogleTest tests planned for this device
   int tests_reported = 0;         // ... and reported back by the children
+  int tests_filed = 0;            // ... not reported, filed by the parent as crashed/timeout
 };
 
 // Folds a case outcome into its cell (fail beats fallback beats native).
