@@ -10,9 +10,13 @@
 // negotiation. Every test leaves the shared context as it found it: tensors
 // are released, strict mode and kernel masks restored.
 #include <dlfcn.h>
+#include <elf.h>
 
 #include <cmath>
 #include <cstdint>
+#include <cstring>
+#include <fstream>
+#include <iterator>
 #include <string>
 #include <vector>
 
@@ -113,6 +117,69 @@ TEST_P(AbiRuntimeTest, NegotiationWithAnotherMajorIsRefused) {
     uint32_t v = BP_MAKE_ABI_VERSION(major, BP_ABI_VERSION_MINOR);
     EXPECT_EQ(entry.get()->negotiate(&v), BP_STATUS_INCOMPATIBLE_VERSION) << "offered " << VersionText(v);
   }
+}
+
+// The names of the symbols an ELF64 shared object defines for others
+// (.dynsym: global or weak, default or protected visibility, not absolute),
+// leaving out the linker's own _init/_fini; false if the file is not ELF64.
+bool ExportedSymbols(const std::string& path, std::vector<std::string>* out, std::string* err) {
+  std::ifstream f(path, std::ios::binary);
+  std::vector<char> bytes((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
+  Elf64_Ehdr eh;
+  if (bytes.size() < sizeof(eh)) return *err = "too short for an ELF header", false;
+  std::memcpy(&eh, bytes.data(), sizeof(eh));
+  if (std::memcmp(eh.e_ident, ELFMAG, SELFMAG) != 0 || eh.e_ident[EI_CLASS] != ELFCLASS64) {
+    return *err = "not an ELF64 file", false;
+  }
+  auto section = [&](size_t i, Elf64_Shdr* sh) {
+    const size_t at = eh.e_shoff + i * sizeof(Elf64_Shdr);
+    if (i >= eh.e_shnum || at + sizeof(Elf64_Shdr) > bytes.size()) return false;
+    std::memcpy(sh, bytes.data() + at, sizeof(*sh));
+    return sh->sh_offset + sh->sh_size <= bytes.size();
+  };
+  for (size_t i = 0; i < eh.e_shnum; ++i) {
+    Elf64_Shdr sym, str;
+    if (!section(i, &sym) || sym.sh_type != SHT_DYNSYM) continue;
+    if (!section(sym.sh_link, &str)) return *err = "bad string table of .dynsym", false;
+    for (size_t k = 1; k < sym.sh_size / sizeof(Elf64_Sym); ++k) {
+      Elf64_Sym s;
+      std::memcpy(&s, bytes.data() + sym.sh_offset + k * sizeof(Elf64_Sym), sizeof(s));
+      const int bind = ELF64_ST_BIND(s.st_info), vis = ELF64_ST_VISIBILITY(s.st_other);
+      if (s.st_shndx == SHN_UNDEF || s.st_shndx == SHN_ABS || (bind != STB_GLOBAL && bind != STB_WEAK) ||
+          (vis != STV_DEFAULT && vis != STV_PROTECTED) || s.st_name >= str.sh_size) {
+        continue;
+      }
+      const std::string name(bytes.data() + str.sh_offset + s.st_name);
+      if (name != "_init" && name != "_fini") out->push_back(name);
+    }
+    return true;
+  }
+  return *err = "no .dynsym section", false;
+}
+
+// docs/abi.md: "A plugin exports exactly one symbol, bp_plugin_entry" (so two
+// plugins, or a plugin and the host, never bind to each other's code).
+TEST_P(AbiRuntimeTest, PluginExportsOnlyItsEntrySymbol) {
+  if (GetParam().plugin_path.empty()) {
+    GTEST_SKIP() << "backend '" << GetParam().backend_name << "' is the core's built-in host memory (no plugin)";
+  }
+  std::vector<std::string> names;
+  std::string err;
+  if (!ExportedSymbols(GetParam().plugin_path, &names, &err)) {
+    GTEST_SKIP() << GetParam().plugin_path << ": cannot read its dynamic symbols (" << err << ")";
+  }
+  std::string extra;
+  bool entry = false;
+  for (const std::string& n : names) {
+    if (n == BP_PLUGIN_ENTRY_SYMBOL) {
+      entry = true;
+    } else if (extra.size() < 400) {
+      extra += (extra.empty() ? "" : " ") + n;
+    }
+  }
+  EXPECT_TRUE(entry) << "no exported " BP_PLUGIN_ENTRY_SYMBOL;
+  EXPECT_EQ(extra, "") << names.size() - (entry ? 1 : 0)
+                       << " other exported symbols (link with a version script such as cmake/plugin.map)";
 }
 
 // ---- struct_size --------------------------------------------------------------
