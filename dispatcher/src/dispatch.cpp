@@ -234,8 +234,7 @@ Status RunKernelWithoutNative(bp_context_t* ctx, const bp_op_t* op, DeviceState*
     declined_msg = bp_last_error_message();
   }
   // Why the backend has no kernel, for the messages below.
-  const std::string masked_note =
-      !had_kernel && KernelMasked(op, backend) ? " (masked by bp_op_set_kernel_masked)" : "";
+  const char* masked_note = !had_kernel && KernelMasked(op, backend) ? " (masked by bp_op_set_kernel_masked)" : "";
   if (backend != 0 && KernelFor(op, 0).fn != nullptr) {
     if (ctx->strict.load(std::memory_order_relaxed)) {
       return Error(BP_STATUS_FAILED_PRECONDITION,
