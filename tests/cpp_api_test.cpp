@@ -126,3 +126,27 @@ TEST(CppApiTest, MetaErrorsReachTheCaller) {
 }
 
 }  // namespace
+
+namespace {
+
+// Context::set_kernel_masked (bp_op_set_kernel_masked): the CPU backend
+// refuses (its kernels are the fallback), an unknown backend id too; both
+// surface as bp::Error with the C status.
+TEST(CppApiTest, SetKernelMaskedReportsRefusalsAsErrors) {
+  bp::Context ctx;
+  const bp_op_t* add = ctx.op("add.Tensor");
+  try {
+    ctx.set_kernel_masked(add, 0, true);
+    FAIL() << "expected bp::Error";
+  } catch (const bp::Error& e) {
+    EXPECT_EQ(e.status(), BP_STATUS_INVALID_ARGUMENT);
+  }
+  try {
+    ctx.set_kernel_masked(add, 7, true);
+    FAIL() << "expected bp::Error";
+  } catch (const bp::Error& e) {
+    EXPECT_EQ(e.status(), BP_STATUS_OUT_OF_RANGE);
+  }
+}
+
+}  // namespace
