@@ -95,7 +95,7 @@ Verdict verdict_of(const DeviceReport& r, const ReportOptions& o) {
   if (bad.tellp() > 0) {
     v.conformant = false;
     s << "NOT CONFORMANT: " << bad.str();
-  } else if (t.native + t.fallback + t.xfail == 0) {
+  } else if (t.native + t.fallback + t.xfail + fb.pass + abi.pass + claims.pass + claims.unsupported == 0) {
     v.tested = false;
     s << "NOT TESTED: nothing ran (" << t.unsupported << " cells unsupported" << first_unsupported_reason(r) << ")";
   } else {
