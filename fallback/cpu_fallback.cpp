@@ -48,7 +48,8 @@ Status CpuFallback(bp_context_t* ctx, const bp_op_t* op, DeviceState* dev, const
   const int32_t backend = dev->slot->id;
   const bp_op_t* f = op->functional;
   bp_op_t* counted = const_cast<bp_op_t*>(op);
-  if (!counted->fallback_warned[backend].exchange(true, std::memory_order_relaxed)) {
+  // One warning per kernel (functional op): its variants share it, and the message names it.
+  if (!const_cast<bp_op_t*>(f)->fallback_warned[backend].exchange(true, std::memory_order_relaxed)) {
     LogMessage(ctx, BP_LOG_WARNING,
                "CPU fallback: " + f->name + " has no kernel on backend '" + dev->slot->name +
                    "'; running the CPU kernel with copies (reported once per operator and backend)");

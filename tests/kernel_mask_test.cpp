@@ -8,6 +8,8 @@
 
 #include <atomic>
 #include <string>
+#include <thread>
+#include <vector>
 
 #include "bp_test_util.h"
 
@@ -216,6 +218,61 @@ TEST_F(KernelMaskTest, KernelRegisteredWhileMaskedStaysMasked) {
   const uint64_t before = Natives("add.Tensor");
   Call("add.Tensor", {T(a), T(a)});
   EXPECT_EQ(Natives("add.Tensor"), before + 1);
+}
+
+// The mask belongs to the backend id, which a reloaded plugin of the same
+// backend gets back: it stays masked until unmasked.
+TEST_F(KernelMaskTest, MaskOutlivesAnUnloadAndReloadOfTheBackend) {
+  bp_plugin_t* p = nullptr;
+  const bp_device_t testdev = LoadTestdev(&p);
+  ASSERT_EQ(bp_op_set_kernel_masked(ctx_, Op("add.Tensor"), testdev.backend, 1), BP_STATUS_OK) << LastError();
+  int32_t kind = -1;
+  ASSERT_EQ(bp_plugin_unload(ctx_, p), BP_STATUS_OK) << LastError();
+  const bp_device_t again = LoadTestdev();
+  ASSERT_EQ(again.backend, testdev.backend);
+  ASSERT_EQ(bp_op_dispatch_kind(ctx_, Op("add.Tensor"), again.backend, &kind), BP_STATUS_OK);
+  EXPECT_EQ(kind, BP_DISPATCH_CPU_FALLBACK);
+  ASSERT_EQ(bp_op_set_kernel_masked(ctx_, Op("add.Tensor"), again.backend, 0), BP_STATUS_OK) << LastError();
+  ASSERT_EQ(bp_op_dispatch_kind(ctx_, Op("add.Tensor"), again.backend, &kind), BP_STATUS_OK);
+  EXPECT_EQ(kind, BP_DISPATCH_NATIVE);
+}
+
+// Masking publishes a new kernel table while other threads dispatch: every
+// call they make runs either the kernel or the fallback, with the right result.
+TEST_F(KernelMaskTest, TogglingWhileOtherThreadsCallIsSafe) {
+  bp_tensor_t* a = F32(dev_, {64}, std::vector<float>(64, 1.5f));
+  bp_op_t* add = Op("add.Tensor");
+  std::atomic<bool> stop{false};
+  std::atomic<int> bad{0}, calls{0};
+  std::vector<std::thread> threads;
+  for (int t = 0; t < 2; ++t) {
+    threads.emplace_back([&]() {
+      bp_value_t args[2] = {T(a), T(a)};
+      while (!stop.load()) {
+        bp_tensor_t* r = nullptr;
+        if (bp_op_call(ctx_, add, args, 2, &r, 1) != BP_STATUS_OK) {
+          ++bad;
+          continue;
+        }
+        std::vector<float> got(64);
+        if (bp_tensor_to_host(r, got.data(), got.size() * sizeof(float)) != BP_STATUS_OK ||
+            got != std::vector<float>(64, 3.0f)) {
+          ++bad;
+        }
+        bp_tensor_release(r);
+        ++calls;
+      }
+    });
+  }
+  for (int i = 0; i < 200; ++i) {
+    ASSERT_EQ(bp_op_set_kernel_masked(ctx_, add, dev_.backend, i % 2), BP_STATUS_OK) << LastError();
+  }
+  while (calls.load() < 50) std::this_thread::yield();
+  stop = true;
+  for (std::thread& t : threads) t.join();
+  EXPECT_EQ(bad.load(), 0);
+  EXPECT_EQ(Natives("add.Tensor") + Fallbacks("add.Tensor"), static_cast<uint64_t>(calls.load()));
+  Mask("add.Tensor", 0);
 }
 
 }  // namespace

@@ -6,6 +6,7 @@
 #pragma once
 
 #include <cstdint>
+#include <ostream>
 #include <string>
 #include <vector>
 
@@ -33,6 +34,9 @@ void set_suite_context(bp_context_t* ctx);
 // Every (backend, device) of this run; a backend with no device has none.
 const std::vector<Target>& suite_targets();
 void set_suite_targets(std::vector<Target> targets);
+
+// How GoogleTest prints a Target in messages ("where GetParam() = cpu:0").
+inline void PrintTo(const Target& t, std::ostream* os) { *os << t.device_label; }
 
 // Name generator for INSTANTIATE_TEST_SUITE_P over Target.
 struct TargetName {

@@ -28,13 +28,16 @@ static bp_status_t device_properties(void* bd, int32_t device, bp_device_propert
   strcpy(p->vendor, "bp-conformance tests");
   p->capabilities = BP_DEVICE_CAP_FP64 | BP_DEVICE_CAP_FP16 | BP_DEVICE_CAP_BF16 | BP_DEVICE_CAP_UNIFIED;
   p->alignment_bytes = 64;
+  p->total_memory_bytes = (uint64_t)1 << 30;
   return BP_STATUS_OK;
 }
 
 static bp_status_t allocate(void* bd, int32_t device, size_t n, void** out) {
   (void)bd;
   (void)device;
-  *out = n ? malloc(n) : NULL;
+  void* p = NULL;
+  if (n && posix_memalign(&p, 64, n) != 0) p = NULL; /* the alignment device_properties reports */
+  *out = p;
   return (n && !*out) ? g_host->set_error(BP_STATUS_OUT_OF_MEMORY, "crashdev: out of memory") : BP_STATUS_OK;
 }
 
@@ -133,7 +136,7 @@ static bp_status_t exp_kernel(const bp_kernel_call_t* call) {
 
 static bp_status_t negotiate(uint32_t* v) {
   if (BP_ABI_VERSION_GET_MAJOR(*v) != BP_ABI_VERSION_MAJOR) return BP_STATUS_INCOMPATIBLE_VERSION;
-  *v = BP_ABI_VERSION;
+  if (*v > BP_ABI_VERSION) *v = BP_ABI_VERSION; /* the highest both support */
   return BP_STATUS_OK;
 }
 

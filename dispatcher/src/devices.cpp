@@ -42,7 +42,6 @@ BP_API bp_status_t bp_backend_info(bp_context_t* context, int32_t backend, bp_ba
     std::lock_guard<std::mutex> lock(context->mu);
     const BackendSlot& s = context->slots[backend];
     bp_backend_info_t info{};
-    info.struct_size = sizeof(info);
     info.name = s.name.c_str();
     info.version = s.version.c_str();
     info.plugin_path = s.path.c_str();
@@ -52,6 +51,7 @@ BP_API bp_status_t bp_backend_info(bp_context_t* context, int32_t backend, bp_ba
     info.device_count = s.device_count;
     info.backend = backend;
     info.loaded = s.loaded.load() ? 1 : 0;
+    info.struct_size = out_info->struct_size;  // the caller's size stays (docs/abi.md); a longer tail is not touched
     *out_info = info;
     return Status::Ok();
   });
@@ -119,6 +119,9 @@ BP_API bp_status_t bp_device_properties(bp_context_t* context, bp_device_t devic
   return ApiCall("bp_device_properties", [&]() -> Status {
     const char* fn = "bp_device_properties";
     BP_CHECK_ARG(context != nullptr && out_properties != nullptr, fn, "context and out_properties must not be NULL");
+    BP_CHECK_ARG(out_properties->struct_size >= sizeof(bp_device_properties_t), fn,
+                 "out_properties->struct_size is " + std::to_string(out_properties->struct_size) + "; expected at least " +
+                     std::to_string(sizeof(bp_device_properties_t)));
     ReadSection rs;
     DeviceState* dev = nullptr;
     Status st = ResolveDevice(context, device, fn, &dev);
@@ -134,10 +137,8 @@ BP_API bp_status_t bp_device_properties(bp_context_t* context, bp_device_t devic
     p.vendor[sizeof(p.vendor) - 1] = '\0';
     p.driver_version[sizeof(p.driver_version) - 1] = '\0';
     p.extensions[sizeof(p.extensions) - 1] = '\0';
-    size_t n = out_properties->struct_size < sizeof(p) ? out_properties->struct_size : sizeof(p);
-    size_t keep = out_properties->struct_size;
-    std::memcpy(out_properties, &p, n);
-    out_properties->struct_size = keep;
+    p.struct_size = out_properties->struct_size;  // the caller's size stays; a longer tail is not touched
+    *out_properties = p;
     return Status::Ok();
   });
 }
@@ -167,7 +168,9 @@ BP_API bp_status_t bp_allocator_stats(bp_context_t* context, bp_device_t device,
     ReadSection rs;
     DeviceState* dev = nullptr;
     BP_RETURN_IF_ERROR(ResolveDevice(context, device, fn, &dev));
-    *out_stats = dev->allocator->Stats();
+    bp_allocator_stats_t stats = dev->allocator->Stats();
+    stats.struct_size = out_stats->struct_size;  // the caller's size stays; a longer tail is not touched
+    *out_stats = stats;
     return Status::Ok();
   });
 }
