@@ -95,7 +95,7 @@ Verdict verdict_of(const DeviceReport& r, const ReportOptions& o) {
   if (bad.tellp() > 0) {
     v.conformant = false;
     s << "NOT CONFORMANT: " << bad.str();
-  } else if (t.native + t.fallback + t.xfail == 0) {
+  } else if (t.native + t.fallback + t.xfail + fb.pass + abi.pass + claims.pass + claims.unsupported == 0) {
     v.tested = false;
     s << "NOT TESTED: nothing ran (" << t.unsupported << " cells unsupported" << first_unsupported_reason(r) << ")";
   } else {
@@ -135,10 +135,12 @@ void print_groups(std::ostream& os, const DeviceReport& r) {
     os << "Dtype claims: " << not_native.size() << " cells claimed by ops.yaml run via fallback, not natively";
     os << (not_native.empty() ? "\n" : ":\n");
     print_list(os, not_native, 12);
-    os << "              " << unclaimed_native.size() << " of " << probes
-       << " unclaimed (op, dtype) probes run natively (ops.yaml under-claims)";
-    os << (unclaimed_native.empty() ? "\n" : ":\n");
-    print_list(os, unclaimed_native, 40);
+    if (probes > 0) {
+      os << "              " << unclaimed_native.size() << " of " << probes
+         << " unclaimed (op, dtype) probes run natively (ops.yaml under-claims)";
+      os << (unclaimed_native.empty() ? "\n" : ":\n");
+      print_list(os, unclaimed_native, 40);
+    }
   }
   const GroupTotals abi = group_totals(r, kGroupAbi);
   if (abi.pass + abi.fail + abi.unsupported + abi.crashed + abi.timeout > 0) {
@@ -153,7 +155,9 @@ void print_groups(std::ostream& os, const DeviceReport& r) {
   }
   if (r.tests_expected > 0) {
     os << "GoogleTest: " << r.tests_expected << " tests expected, " << r.tests_reported << " reported";
-    if (r.tests_expected > r.tests_reported) os << " (" << r.tests_expected - r.tests_reported << " lost to crashes)";
+    if (r.tests_expected > r.tests_reported) {
+      os << " (" << r.tests_expected - r.tests_reported << " never reported: their child crashed or timed out)";
+    }
     os << "\n";
   }
 }

@@ -85,22 +85,26 @@ void run_cell_test(const CellParam& p, const char* group, bool quick_tier) {
   if (!ran) GTEST_SKIP() << skip_reason;
 }
 
-// Masks the backend's native kernel of one operator for the scope.
+// Masks the backend's native kernels of some operators for the scope.
 class KernelMask {
  public:
-  KernelMask(bp_context_t* ctx, bp_op_t* op, int32_t backend) : ctx_(ctx), op_(op), backend_(backend) {
-    status_ = bp_op_set_kernel_masked(ctx_, op_, backend_, 1);
+  KernelMask(bp_context_t* ctx, std::vector<bp_op_t*> ops, int32_t backend) : ctx_(ctx), backend_(backend) {
+    for (bp_op_t* op : ops) {
+      status_ = bp_op_set_kernel_masked(ctx_, op, backend_, 1);
+      if (status_ != BP_STATUS_OK) break;
+      masked_.push_back(op);
+    }
   }
   ~KernelMask() {
-    if (status_ == BP_STATUS_OK) bp_op_set_kernel_masked(ctx_, op_, backend_, 0);
+    for (bp_op_t* op : masked_) bp_op_set_kernel_masked(ctx_, op, backend_, 0);
   }
   bp_status_t status() const { return status_; }
 
  private:
   bp_context_t* ctx_;
-  bp_op_t* op_;
   int32_t backend_;
-  bp_status_t status_;
+  bp_status_t status_ = BP_STATUS_OK;
+  std::vector<bp_op_t*> masked_;
 };
 
 class OpCellTest : public ::testing::TestWithParam<CellParam> {};
@@ -110,14 +114,22 @@ class DtypeClaimTest : public ::testing::TestWithParam<CellParam> {};
 TEST_P(OpCellTest, Run) { run_cell_test(GetParam(), kGroupOps, false); }
 
 // The same cell with the native kernel masked: it must pass, through a
-// fallback (or the core, for operators no backend implements). Quick tier:
+// fallback (or the core, for views and composites). Quick tier:
 // this proves the fallback path on the backend's memory, not the numerics
 // of the CPU kernels (the CPU backend's own matrix does that).
 TEST_P(FallbackCellTest, Run) {
   const CellParam& p = GetParam();
   const OpEntry* op = suite_state().runner->find_entry(p.op);
   ASSERT_TRUE(op != nullptr && op->op != nullptr) << "operator " << p.op << " not in libbackplane";
-  KernelMask mask(suite_context(), op->op, p.target.backend);
+  // A composite has no kernel of its own: the core runs other operators
+  // for it, so every kernel of the backend is masked while it runs.
+  std::vector<bp_op_t*> to_mask = {op->op};
+  if (op->kind == "composite") {
+    for (const OpEntry& e : suite_state().runner->ops()) {
+      if (e.op != nullptr && e.op != op->op) to_mask.push_back(e.op);
+    }
+  }
+  KernelMask mask(suite_context(), to_mask, p.target.backend);
   ASSERT_EQ(mask.status(), BP_STATUS_OK) << "bp_op_set_kernel_masked(" << p.op << ", " << p.target.backend_name
                                          << ") failed: " << bp_last_error_message();
   // A native pass while masked is a dispatcher bug: report it as a failure.
