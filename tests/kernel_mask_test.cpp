@@ -191,12 +191,13 @@ TEST_F(KernelMaskTest, MaskedKernelGoesToTheBackendFallbackFirst) {
   ASSERT_EQ(bp_registration_remove(ctx_, reg), BP_STATUS_OK);
 }
 
-// A host kernel registered over a masked pair is masked too, until unmasked.
+// A host kernel that counts its calls and declines them (UNIMPLEMENTED).
 bp_status_t HostAddCounting(const bp_kernel_call_t* call) {
   static_cast<std::atomic<int>*>(call->kernel_data)->fetch_add(1);
   return BP_STATUS_UNIMPLEMENTED;  // decline: the generic path goes on to the fallbacks
 }
 
+// A host kernel registered over a masked pair is masked too, until unmasked.
 TEST_F(KernelMaskTest, KernelRegisteredWhileMaskedStaysMasked) {
   std::atomic<int> calls{0};
   Mask("add.Tensor", 1);
@@ -218,6 +219,34 @@ TEST_F(KernelMaskTest, KernelRegisteredWhileMaskedStaysMasked) {
   const uint64_t before = Natives("add.Tensor");
   Call("add.Tensor", {T(a), T(a)});
   EXPECT_EQ(Natives("add.Tensor"), before + 1);
+}
+
+// copy_ is the core's operator: with the backend's copy_ kernel masked the
+// core moves the data itself, counted in neither counter. (vendor_sim has no
+// copy_ kernel: a host one that counts and declines stands in.)
+TEST_F(KernelMaskTest, MaskedCopyKernelLetsTheCoreMoveTheData) {
+  std::atomic<int> calls{0};
+  bp_registration_t* reg = nullptr;
+  ASSERT_EQ(bp_op_register_kernel(ctx_, Op("copy_"), dev_.backend, HostAddCounting, &calls, 0, &reg), BP_STATUS_OK)
+      << LastError();
+  bp_tensor_t* src = F32(dev_, {4}, {1, 2, 3, 4});
+  bp_tensor_t* dst = F32(dev_, {4}, {0, 0, 0, 0});
+  const uint64_t native = Natives("copy_"), fallback = Fallbacks("copy_");
+  Mask("copy_", 1);
+  int32_t kind = -1;
+  ASSERT_EQ(bp_op_dispatch_kind(ctx_, Op("copy_"), dev_.backend, &kind), BP_STATUS_OK);
+  EXPECT_EQ(kind, BP_DISPATCH_CORE);
+  EXPECT_EQ(Call("copy_", {T(dst), T(src)}), dst);
+  EXPECT_EQ(Read(dst), (std::vector<float>{1, 2, 3, 4}));
+  EXPECT_EQ(calls.load(), 0) << "the masked copy_ kernel ran";
+  EXPECT_EQ(Natives("copy_"), native);
+  EXPECT_EQ(Fallbacks("copy_"), fallback);
+  Mask("copy_", 0);
+  ASSERT_EQ(bp_op_dispatch_kind(ctx_, Op("copy_"), dev_.backend, &kind), BP_STATUS_OK);
+  EXPECT_EQ(kind, BP_DISPATCH_NATIVE);
+  EXPECT_EQ(Call("copy_", {T(dst), T(src)}), dst);
+  EXPECT_EQ(calls.load(), 1) << "the unmasked copy_ kernel was not asked";
+  ASSERT_EQ(bp_registration_remove(ctx_, reg), BP_STATUS_OK);
 }
 
 // The mask belongs to the backend id, which a reloaded plugin of the same
