@@ -12,7 +12,8 @@ ChildOutcome sh(const std::string& script, double timeout_s = 30.0) {
   return run_child({"/bin/sh", "-c", script}, timeout_s);
 }
 
-const char* kStart = R"({"start": {"dtype": "float32", "sample": 3}})";
+const char* kStart = R"({"start": {"test": "Ops/OpCellTest.Run/cpu_0__neg__float32", "what": "float32 sample 3"}})";
+const char* kEnd = R"({"end": {"test": "Ops/OpCellTest.Run/cpu_0__neg__float32"}})";
 const char* kCase = R"({"case": {"op": "neg", "dtype": "float32", "sample": 3, "outcome": "native_pass"}})";
 
 TEST(ChildProcess, CollectsStreamedCases) {
@@ -29,9 +30,18 @@ TEST(ChildProcess, ASignalIsACrashNamingTheRunningCase) {
   EXPECT_EQ(c.status, ChildOutcome::kCrashed);
   EXPECT_EQ(c.signal, 11);
   EXPECT_EQ(c.cases.size(), 1u);
-  EXPECT_EQ(c.last_started, "float32 sample 3");
+  EXPECT_EQ(c.last_started, "Ops/OpCellTest.Run/cpu_0__neg__float32 (float32 sample 3)");
+  EXPECT_EQ(c.last_test, "Ops/OpCellTest.Run/cpu_0__neg__float32");
+  EXPECT_TRUE(c.ended_tests.empty());
   EXPECT_NE(c.message.find("signal 11"), std::string::npos) << c.message;
   EXPECT_NE(c.message.find("float32 sample 3"), std::string::npos) << c.message;
+}
+
+TEST(ChildProcess, EndedTestsAreCounted) {
+  const ChildOutcome c = sh(std::string("echo '") + kStart + "'; echo '" + kCase + "'; echo '" + kEnd + "'");
+  EXPECT_EQ(c.status, ChildOutcome::kExited);
+  EXPECT_EQ(c.ended_tests.count("Ops/OpCellTest.Run/cpu_0__neg__float32"), 1u);
+  EXPECT_TRUE(c.last_test.empty());
 }
 
 TEST(ChildProcess, AHangIsATimeout) {

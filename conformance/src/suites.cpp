@@ -121,10 +121,11 @@ TEST_P(FallbackCellTest, Run) {
   const CellParam& p = GetParam();
   const OpEntry* op = suite_state().runner->find_entry(p.op);
   ASSERT_TRUE(op != nullptr && op->op != nullptr) << "operator " << p.op << " not in libbackplane";
-  // A composite has no kernel of its own: the core runs other operators
-  // for it, so every kernel of the backend is masked while it runs.
+  // A composite (or a view that may copy, like reshape) has no kernel of its
+  // own: the core runs other operators for it, so every kernel of the
+  // backend is masked while it runs.
   std::vector<bp_op_t*> to_mask = {op->op};
-  if (op->kind == "composite") {
+  if (op->kind == "composite" || op->kind == "view") {
     for (const OpEntry& e : suite_state().runner->ops()) {
       if (e.op != nullptr && e.op != op->op) to_mask.push_back(e.op);
     }
@@ -137,6 +138,7 @@ TEST_P(FallbackCellTest, Run) {
   auto forward = s.on_case;
   s.on_case = [&](const CaseResult& c) {
     CaseResult r = c;
+    if (!r.repro.empty()) r.repro += " --group fallback";
     if (r.outcome == Outcome::kNativePass && r.path == "native") {
       r.outcome = Outcome::kFail;
       r.message = "the native kernel ran while masked";
