@@ -282,6 +282,7 @@ int main(int argc, char** argv) {
     if (has_group(cli, "fallback")) state.fallback_cells = std::move(planned.fallback_cells);
     if (has_group(cli, "claims") && opt.sample < 0) state.claim_probes = std::move(planned.claim_probes);
   }
+  state.abi_group = has_group(cli, "abi");
   set_suite_context(ctx);
   set_suite_targets(targets);
   std::vector<std::string> gargs = {argv[0]};

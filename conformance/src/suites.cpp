@@ -263,7 +263,7 @@ bool test_key(const std::string& suite_name, const std::string& test_name, TestK
   const std::string param = test_name.substr(test_name.rfind('/') + 1);
   if (suite_name.rfind("Abi/", 0) == 0) {
     *key = TestKey{kGroupAbi, param, "", ""};
-    return true;
+    return suite_state().abi_group;
   }
   // Cell IDs, indexed once (the plan asks for every registered test).
   static const std::map<std::string, TestKey> index = [] {

@@ -42,6 +42,7 @@ struct SuiteState {
   std::map<std::string, Expectations> expectations;     // by backend name
   std::map<std::string, std::string> backend_args;      // backend name -> how the user named it
   std::vector<CellParam> op_cells, fallback_cells, claim_probes;
+  bool abi_group = true;                                // run the Abi/ suites
   std::function<void(const CaseResult&)> on_case;       // every case, as it finishes
   std::function<void(const std::string& test_id, const std::string& what)> on_start;  // before each case
   std::function<void(const std::string& test_id)> on_test_end;                          // after each test
