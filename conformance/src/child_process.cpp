@@ -22,9 +22,13 @@ void handle_line(const std::string& line, ChildOutcome* out) {
   if (j.is_discarded() || !j.is_object()) return;  // stray output from a plugin: ignore
   if (j.contains("start")) {
     const auto& s = j["start"];
-    out->last_started = s.value("dtype", "") + " sample " + std::to_string(s.value("sample", -1));
+    out->last_started = s.contains("test") ? s.value("test", "")
+                                           : s.value("dtype", "") + " sample " + std::to_string(s.value("sample", -1));
   } else if (j.contains("case")) {
     out->cases.push_back(case_from_json(j["case"]));
+    out->last_started.clear();
+  } else if (j.contains("record")) {
+    out->records.push_back(j["record"]);
     out->last_started.clear();
   }
 }

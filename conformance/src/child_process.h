@@ -9,6 +9,8 @@
 #include <string>
 #include <vector>
 
+#include <nlohmann/json.hpp>
+
 #include "result.h"
 
 namespace bpc {
@@ -19,6 +21,9 @@ struct ChildOutcome {
   int signal = 0;
   std::vector<CaseResult> cases;
   std::string last_started;  // "float32 sample 3" of the last case begun, "" if none
+  // Lines {"record": {...}} of other workers (the ONNX corpus), in order;
+  // {"start": {"test": name}} sets last_started to the name.
+  std::vector<nlohmann::json> records;
   std::string message;       // for kCrashed / kTimeout / kSpawnFailed
 };
 

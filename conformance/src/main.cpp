@@ -4,6 +4,7 @@
 //   bp-conformance                       every discovered backend
 //   bp-conformance --backend cpu --op 'add*' --dtype float32 --json out.json
 //   bp-conformance --backend cpu --op add.Tensor --dtype float32 --sample 3 --seed 1
+#include <algorithm>
 #include <cstdio>
 #include <iostream>
 #include <set>
@@ -16,6 +17,7 @@
 
 #include "backplane/backplane.h"
 #include "isolate.h"
+#include "onnx/onnx_corpus.h"  // ONNX node-test corpus
 #include "report.h"
 #include "runner.h"
 
@@ -248,7 +250,12 @@ int main(int argc, char** argv) {
   app.add_option("--worker-backend", cli.worker_backend)->group("");
   app.add_option("--worker-backend-arg", cli.worker_backend_arg)->group("");
   app.add_option("--worker-device", cli.worker_device)->group("");
+  OnnxCli onnx_cli;  // ONNX node-test corpus (onnx/onnx_corpus.h)
+  add_onnx_options(app, &onnx_cli);
   CLI11_PARSE(app, argc, argv);
+  OnnxOptions onnx_opt;
+  onnx_opt.timeout_s = std::max(cli.timeout, 600.0);
+  const bool run_onnx = onnx_selected(app, &onnx_cli, app.count("--op") + app.count("--dtype") > 0, &onnx_opt);
 
   RunOptions opt;
   opt.op_glob = cli.op;
@@ -279,6 +286,13 @@ int main(int argc, char** argv) {
     bp_context_destroy(ctx);
     return 2;
   }
+  if (onnx_cli.worker) {  // ONNX corpus worker: one backend device's tests
+    int32_t b = -1;
+    bp_backend_find(ctx, cli.worker_backend.c_str(), &b);
+    const int rc = run_onnx_worker(ctx, b, cli.worker_device, onnx_opt, onnx_cli.worker_start);
+    bp_context_destroy(ctx);
+    return rc;
+  }
   if (cli.worker) {
     const int rc = run_worker(ctx, cli, opt);
     bp_context_destroy(ctx);
@@ -297,6 +311,7 @@ int main(int argc, char** argv) {
   }
 
   std::vector<DeviceReport> reports;
+  std::vector<OnnxReport> onnx_reports;  // ONNX corpus, run after each device's op matrix
   for (const auto& b : backends) {
     bp_backend_info_t info{};
     info.struct_size = sizeof info;
@@ -321,6 +336,12 @@ int main(int argc, char** argv) {
                                               cli.timeout));
       }
       apply_xfail(ex, &reports.back());
+      if (!run_onnx) continue;
+      std::vector<std::string> argv = worker_argv(cli, info.name, o.backend_arg);
+      argv.insert(argv.end(), {"--worker-device", std::to_string(d)});
+      for (const std::string& a : onnx_worker_args(onnx_cli, onnx_opt)) argv.push_back(a);
+      onnx_reports.push_back(cli.no_isolate ? run_onnx_corpus(ctx, b.first, d, onnx_opt)
+                                            : run_onnx_corpus_isolated(ctx, b.first, d, onnx_opt, argv));
     }
     runner.expectations = nullptr;
   }
@@ -333,9 +354,14 @@ int main(int argc, char** argv) {
     if (cli.failures_only) print_totals(std::cout, r);
     failed = failed || totals_of(r).any_failure();
   }
+  if (run_onnx) print_onnx_summary(std::cout, onnx_reports);
+  // ONNX failures fail the run only when the corpus was asked for by name.
+  failed = failed || (onnx_cli.explicit_request && onnx_any_failure(onnx_reports));
   if (!cli.json.empty()) {
     std::string err;
-    if (!write_json_file(cli.json, run_to_json(reports, opt.seed, opt.full), &err)) {
+    nlohmann::json j = run_to_json(reports, opt.seed, opt.full);
+    if (run_onnx) j["onnx_node_tests"] = onnx_to_json(onnx_reports);
+    if (!write_json_file(cli.json, j, &err)) {
       std::cerr << "bp-conformance: " << err << "\n";
       bp_context_destroy(ctx);
       return 2;
