@@ -217,7 +217,7 @@ bool load_onnx_test(const std::string& dir, OnnxTest* out, std::string* err) {
   for (const auto& vi : g.input()) {
     if (initializers.count(vi.name())) continue;
     if (vi.type().value_case() != onnx::TypeProto::kTensorType && out->not_mapped.empty()) {
-      out->not_mapped = std::string("input ") + vi.name() + " is a " + value_kind(vi.type());
+      out->not_mapped = std::string("input ") + vi.name() + " has type " + value_kind(vi.type());
     }
     fed.push_back(vi.name());
   }
@@ -226,7 +226,7 @@ bool load_onnx_test(const std::string& dir, OnnxTest* out, std::string* err) {
     graph_outputs.push_back(vi.name());
     if (vi.type().value_case() != onnx::TypeProto::kTensorType) {
       if (out->not_mapped.empty()) {
-        out->not_mapped = std::string("output ") + vi.name() + " is a " + value_kind(vi.type());
+        out->not_mapped = std::string("output ") + vi.name() + " has type " + value_kind(vi.type());
       }
       out->output_elem_types.push_back(0);
     } else {
