@@ -207,16 +207,19 @@ void print_onnx_summary(std::ostream& os, const std::vector<OnnxReport>& reports
       os << "not run: " << r.error << "\n";
       continue;
     }
-    int native = 0, fallback = 0;
+    int native = 0, fallback = 0, core = 0;
     for (const auto& t : r.tests) {
       native += t.outcome == "pass" && t.path == "native";
       fallback += t.outcome == "pass" && t.path == "fallback";
+      core += t.outcome == "pass" && t.path == "core";
     }
     os << r.passed() << " of " << r.mapped() << " mapped tests pass (" << r.not_mapped() << " not mapped of "
-       << r.tests.size() << "; passes: " << native << " native, " << fallback << " through a fallback)\n";
+       << r.tests.size() << "; passes: " << native << " native, " << fallback << " through a fallback, " << core
+       << " views only)\n";
     for (const auto& t : r.tests) {
       if (t.outcome == "pass" || t.outcome == "not_mapped") continue;
-      os << "  " << t.outcome << ": " << t.test << " (" << t.onnx_op << "): " << t.message << "\n";
+      os << "  " << t.outcome << ": " << t.test << (t.onnx_op.empty() ? "" : " (" + t.onnx_op + ")") << ": "
+         << t.message << "\n";
     }
     std::map<std::string, std::vector<std::string>> groups;
     for (const auto& t : r.tests) {

@@ -76,16 +76,35 @@ MapFn reduction(const char* op, int64_t axes_input_from, const char* pre, const 
   };
 }
 
-// ArgMax / ArgMin (ArgMin as the ArgMax of -x: floats only, first index on ties).
+// 0, 1, ..., n-1 along `axis` of a rank-`rank` tensor (size 1 elsewhere), int64.
+bp_tensor_t* positions(Exec& ex, int64_t n, int64_t axis, int64_t rank) {
+  HostTensor h;
+  h.dtype = DType::kInt64;
+  h.sizes.assign(static_cast<size_t>(rank), 1);
+  h.sizes[static_cast<size_t>(axis)] = n;
+  for (int64_t k = 0; k < n; ++k) h.values.push_back(static_cast<double>(k));
+  return ex.upload(h);
+}
+
+// ArgMax / ArgMin. ArgMax taking the first index is argmax itself; ArgMin
+// and select_last_index=1 mark the positions equal to the amax/amin and
+// take the smallest or largest such position.
 MapFn arg(bool is_min) {
   return [is_min](Exec& ex, const OnnxNode& n, const Ins& in) -> Outs {
     const DType d = dtype_of(in[0].t);
-    need_dtype(n.op_type, "argmax", d);
-    if (is_min && !dtype_is_float(d)) throw NotMapped{"dtype " + n.op_type + "(" + dtype_name(d) + ")"};
-    if (n.get_int("select_last_index", 0) != 0) unsupported_attr(n.op_type, "select_last_index", "1");
-    const int64_t axis = norm_axis(n, n.get_int("axis", 0), bp_tensor_ndim(in[0].t));
-    bp_tensor_t* x = is_min ? ex.call("neg", {vt(in[0].t)}) : in[0].t;
-    return {ex.call("argmax", {vt(x), vi(axis), vb(n.get_int("keepdims", 1) != 0)})};
+    need_dtype(n.op_type, is_min ? "amin" : "argmax", d);
+    const bool last = n.get_int("select_last_index", 0) != 0;
+    const int64_t rank = bp_tensor_ndim(in[0].t);
+    const int64_t axis = norm_axis(n, n.get_int("axis", 0), rank);
+    const bool keep = n.get_int("keepdims", 1) != 0;
+    if (!is_min && !last) return {ex.call("argmax", {vt(in[0].t), vi(axis), vb(keep)})};
+    const std::vector<int64_t> dims{axis};
+    bp_tensor_t* ext = ex.call(is_min ? "amin" : "amax", {vt(in[0].t), vl(dims), vb(true)});
+    bp_tensor_t* mask = ex.call("eq.Tensor", {vt(in[0].t), vt(ext)});
+    bp_tensor_t* pos = positions(ex, sizes_of(in[0].t)[static_cast<size_t>(axis)], axis, rank);
+    bp_tensor_t* other = ex.scalar(last ? -1.0 : 4611686018427387904.0, DType::kInt64);
+    bp_tensor_t* sel = ex.call("where.self", {vt(mask), vt(pos), vt(other)});
+    return {ex.call(last ? "amax" : "amin", {vt(sel), vl(dims), vb(keep)})};
   };
 }
 
@@ -112,6 +131,43 @@ void register_tensor_ops(MapTable* t) {
   m["ReduceLogSumExp"] = reduction("sum.dim_IntList", 18, "exp", "log", true);
   m["ArgMax"] = arg(false);
   m["ArgMin"] = arg(true);
+
+  // Hardmax: 1 at the first maximum along axis (before opset 13: of the 2-D view), else 0.
+  m["Hardmax"] = [](Exec& ex, const OnnxNode& n, const Ins& in) -> Outs {
+    const DType d = dtype_of(in[0].t);
+    need_dtype(n.op_type, "argmax", d);
+    const std::vector<int64_t> xs = sizes_of(in[0].t);
+    const int64_t rank = static_cast<int64_t>(xs.size());
+    int64_t axis = norm_axis(n, n.get_int("axis", n.opset < 13 ? 1 : -1), rank);
+    bp_tensor_t* x = in[0].t;
+    if (n.opset < 13) {
+      int64_t a = 1, b = 1;
+      for (int64_t k = 0; k < rank; ++k) (k < axis ? a : b) *= xs[static_cast<size_t>(k)];
+      x = ex.call("reshape", {vt(x), vl({a, b})});
+      axis = 1;
+    }
+    const std::vector<int64_t> s2 = sizes_of(x);
+    bp_tensor_t* idx = ex.call("argmax", {vt(x), vi(axis), vb(true)});
+    bp_tensor_t* pos = positions(ex, s2[static_cast<size_t>(axis)], axis, static_cast<int64_t>(s2.size()));
+    bp_tensor_t* y = ex.cast(ex.call("eq.Tensor", {vt(pos), vt(idx)}), d);
+    return {ex.call("reshape", {vt(y), vl(xs)})};
+  };
+  // Trilu: the input where the (row, column) mask made on the host keeps it, else 0.
+  m["Trilu"] = [](Exec& ex, const OnnxNode& n, const Ins& in) -> Outs {
+    const DType d = dtype_of(in[0].t);
+    need_dtype(n.op_type, "where.self", d);
+    const std::vector<int64_t> xs = sizes_of(in[0].t);
+    const int64_t k = in.size() > 1 && in[1].present() ? host_ints(*in[1].host).at(0) : 0;
+    const bool upper = n.get_int("upper", 1) != 0;
+    HostTensor mask;
+    mask.dtype = DType::kBool;
+    const int64_t rows = xs[xs.size() - 2], cols = xs.back();
+    mask.sizes = {rows, cols};
+    for (int64_t i = 0; i < rows; ++i) {
+      for (int64_t j = 0; j < cols; ++j) mask.values.push_back(upper ? j - i >= k : j - i <= k);
+    }
+    return {ex.call("where.self", {vt(ex.upload(mask)), vt(in[0].t), vt(ex.scalar(0, d))})};
+  };
 
   m["Cast"] = [](Exec& ex, const OnnxNode& n, const Ins& in) -> Outs {
     DType to;
