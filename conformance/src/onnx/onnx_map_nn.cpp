@@ -113,8 +113,16 @@ Outs pool(Exec& ex, const OnnxNode& n, const Ins& in, bool is_max) {
     // 0 counted in the divisor for average; and without ceil_mode's end rule.
     if (ceil) unsupported_attr(n.op_type, "pads", list_str(n.get_ints("pads", {})) + " with ceil_mode=1");
     if (!is_max && !include_pad) {
-      unsupported_attr(n.op_type, "pads", list_str(n.get_ints("pads", {})) + " " + n.get_string("auto_pad", "") +
-                                              " asymmetric with count_include_pad=0");
+      // The average over the real elements only: the zero-padded input's
+      // window average over the padded 0/1 mask's (both divide by the window size).
+      if (w.dilation != std::vector<int64_t>{1, 1}) unsupported_attr(n.op_type, "dilations", list_str(w.dilation));
+      Window wm = w;
+      bp_tensor_t* ones = ex.full(sizes_of(x), d, 1.0);
+      bp_tensor_t* xp = pad_explicitly(ex, x, &w, 0.0);
+      bp_tensor_t* mp = pad_explicitly(ex, ones, &wm, 0.0);
+      bp_tensor_t* sum = ex.call(op, {vt(xp), vl(w.kernel), vl(w.stride), vl(w.pad_begin), vb(false), vb(true)});
+      bp_tensor_t* cnt = ex.call(op, {vt(mp), vl(w.kernel), vl(w.stride), vl(w.pad_begin), vb(false), vb(true)});
+      return {from4d(ex, ex.call("div.Tensor", {vt(sum), vt(cnt)}), w)};
     }
     x = pad_explicitly(ex, x, &w, is_max ? -std::numeric_limits<double>::infinity() : 0.0);
   }
@@ -240,6 +248,45 @@ void register_nn(MapTable* t) {
       }
     }
     return outs;
+  };
+  // MeanVarianceNormalization: (x - mean) / sqrt(mean((x - mean)^2)) over axes (default [0, 2, 3]).
+  m["MeanVarianceNormalization"] = [](Exec& ex, const OnnxNode& n, const Ins& in) -> Outs {
+    const DType d = dtype_of(in[0].t);
+    need_dtype(n.op_type, "mean.dim", d);
+    const int64_t rank = bp_tensor_ndim(in[0].t);
+    std::vector<int64_t> axes = n.get_ints("axes", {0, 2, 3});
+    for (int64_t& a : axes) {
+      if (a < 0) a += rank;
+      if (a < 0 || a >= rank) unsupported_attr(n.op_type, "axes", list_str(n.get_ints("axes", {})));
+    }
+    bp_tensor_t* mean = ex.call("mean.dim", {vt(in[0].t), vl(axes), vb(true)});
+    bp_tensor_t* c = ex.call("sub.Tensor", {vt(in[0].t), vt(mean)});
+    bp_tensor_t* var = ex.call("mean.dim", {vt(ex.call("mul.Tensor", {vt(c), vt(c)})), vl(axes), vb(true)});
+    // ONNX's function body adds 1e-9 to the standard deviation.
+    bp_tensor_t* sd = ex.call("add.Tensor", {vt(ex.call("sqrt", {vt(var)})), vt(ex.scalar(1e-9, d))});
+    return {ex.call("div.Tensor", {vt(c), vt(sd)})};
+  };
+  // LRN: x / (bias + alpha / size * sum of x^2 over `size` neighbouring channels) ^ beta,
+  // the channel sum as an average pool (counting the zero pad) over [N, 1, C, H*W].
+  m["LRN"] = [](Exec& ex, const OnnxNode& n, const Ins& in) -> Outs {
+    const DType d = dtype_of(in[0].t);
+    need_dtype(n.op_type, "avg_pool2d", d);
+    const int64_t size = n.get_int("size", 1);
+    if (size % 2 == 0) unsupported_attr(n.op_type, "size", std::to_string(size) + " (even: asymmetric window)");
+    const std::vector<int64_t> xs = sizes_of(in[0].t);
+    int64_t rest = 1;
+    for (size_t k = 2; k < xs.size(); ++k) rest *= xs[k];
+    bp_tensor_t* sq = ex.call("mul.Tensor", {vt(in[0].t), vt(in[0].t)});
+    sq = ex.call("reshape", {vt(sq), vl({xs[0], 1, xs[1], rest})});
+    const std::vector<int64_t> kernel{size, 1}, stride{1, 1}, pad{(size - 1) / 2, 0};
+    bp_tensor_t* avg = ex.call("avg_pool2d", {vt(sq), vl(kernel), vl(stride), vl(pad), vb(false), vb(true)});
+    avg = ex.call("reshape", {vt(avg), vl(xs)});
+    const double alpha = n.get_float("alpha", 1e-4), beta = n.get_float("beta", 0.75), bias = n.get_float("bias", 1.0);
+    // avg * size * alpha / size = avg * alpha.
+    bp_tensor_t* den = ex.call("add.Tensor", {vt(ex.call("mul.Tensor", {vt(avg), vt(ex.scalar(alpha, d))})),
+                                              vt(ex.scalar(bias, d))});
+    den = ex.call("pow.Tensor_Tensor", {vt(den), vt(ex.scalar(beta, d))});
+    return {ex.call("div.Tensor", {vt(in[0].t), vt(den)})};
   };
   // InstanceNormalization: layer_norm over the spatial dims, then scale and bias per channel.
   m["InstanceNormalization"] = [](Exec& ex, const OnnxNode& n, const Ins& in) -> Outs {
