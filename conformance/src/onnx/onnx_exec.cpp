@@ -157,6 +157,7 @@ const MapTable& map_table() {
     register_elementwise(&t);
     register_tensor_ops(&t);
     register_nn(&t);
+    register_losses(&t);
     return t;
   }();
   return table;

@@ -342,10 +342,35 @@ void register_tensor_ops(MapTable* t) {
   // Pad (mode constant): a filled output, the input copied into a view of it.
   m["Pad"] = [](Exec& ex, const OnnxNode& n, const Ins& in) -> Outs {
     const std::string mode = n.get_string("mode", "constant");
-    if (mode != "constant") unsupported_attr(n.op_type, "mode", mode);
     const DType d = dtype_of(in[0].t);
     need_dtype(n.op_type, "copy_", d);
     std::vector<int64_t> pads = n.opset < 11 ? n.get_ints("pads", {}) : host_ints(*in[1].host);
+    if (mode == "edge" || mode == "reflect") {
+      // Each border built from one-wide narrows of the input (reflect
+      // mirrors without the edge element), then cat along the axis.
+      const size_t r = pads.size() / 2;
+      bp_tensor_t* y = in[0].t;
+      for (size_t k = 0; k < r; ++k) {
+        const int64_t b = pads[k], e = pads[k + r], dim = sizes_of(y)[k], ax = static_cast<int64_t>(k);
+        if (b < 0 || e < 0 || (mode == "reflect" && (b >= dim || e >= dim))) {
+          unsupported_attr(n.op_type, "pads", list_str(pads) + " with mode=" + mode);
+        }
+        if (b == 0 && e == 0) continue;
+        std::vector<bp_tensor_t*> parts;
+        for (int64_t i = b; i >= 1; --i) parts.push_back(ex.call("narrow", {vt(y), vi(ax), vi(mode == "edge" ? 0 : i), vi(1)}));
+        parts.push_back(y);
+        for (int64_t i = 1; i <= e; ++i) {
+          parts.push_back(ex.call("narrow", {vt(y), vi(ax), vi(mode == "edge" ? dim - 1 : dim - 1 - i), vi(1)}));
+        }
+        bp_value_t l{};
+        l.kind = BP_VALUE_TENSOR_LIST;
+        l.u.tensor_list.data = parts.data();
+        l.u.tensor_list.size = static_cast<int64_t>(parts.size());
+        y = ex.call("cat", {l, vi(ax)});
+      }
+      return {y == in[0].t ? ex.call("clone", {vt(y)}) : y};
+    }
+    if (mode != "constant") unsupported_attr(n.op_type, "mode", mode);
     double value = n.get_float("value", 0.0);
     if (n.opset >= 11 && in.size() > 2 && in[2].present() && !in[2].host->values.empty()) value = in[2].host->values[0];
     if (in.size() > 3 && in[3].present()) unsupported_attr(n.op_type, "axes", "input");
@@ -378,10 +403,11 @@ void register_tensor_ops(MapTable* t) {
     }
     return {ex.full(host_ints(*in[0].host), d, v)};
   };
-  // Dropout at inference is the identity; a mask output is all true.
+  // Dropout at inference (or with ratio 0) is the identity; a mask output is all true.
   m["Dropout"] = [](Exec& ex, const OnnxNode& n, const Ins& in) -> Outs {
     const bool training = n.opset >= 12 && in.size() > 2 && in[2].present() && in[2].host->values.at(0) != 0.0;
-    if (training || n.get_int("is_test", 1) == 0) unsupported_attr(n.op_type, "training_mode", "1");
+    const bool zero_ratio = n.opset >= 12 && in.size() > 1 && in[1].present() && in[1].host->values.at(0) == 0.0;
+    if ((training && !zero_ratio) || n.get_int("is_test", 1) == 0) unsupported_attr(n.op_type, "training_mode", "1");
     Outs outs{ex.call("clone", {vt(in[0].t)})};
     if (n.outputs.size() > 1 && !n.outputs[1].empty()) outs.push_back(ex.full(sizes_of(in[0].t), DType::kBool, 1.0));
     return outs;
