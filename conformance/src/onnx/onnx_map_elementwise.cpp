@@ -205,6 +205,31 @@ void register_elementwise(MapTable* t) {
     bp_tensor_t* hi = where(ex, cmp_s(ex, "gt.Tensor", x, l), add_s(ex, x, -b), ex.scalar(0, d));
     return where(ex, cmp_s(ex, "lt.Tensor", x, -l), add_s(ex, x, b), hi);
   });
+  // Hyperbolic and tangent functions from their exp/sin/cos/log/sqrt definitions.
+  m["Sinh"] = formula({"exp"}, [](Exec& ex, const OnnxNode&, bp_tensor_t* x, DType) {
+    bp_tensor_t* d = ex.call("sub.Tensor", {vt(ex.call("exp", {vt(x)})), vt(ex.call("exp", {vt(ex.call("neg", {vt(x)}))}))});
+    return mul_s(ex, d, 0.5);
+  });
+  m["Cosh"] = formula({"exp"}, [](Exec& ex, const OnnxNode&, bp_tensor_t* x, DType) {
+    bp_tensor_t* s = ex.call("add.Tensor", {vt(ex.call("exp", {vt(x)})), vt(ex.call("exp", {vt(ex.call("neg", {vt(x)}))}))});
+    return mul_s(ex, s, 0.5);
+  });
+  m["Tan"] = formula({"sin", "cos"}, [](Exec& ex, const OnnxNode&, bp_tensor_t* x, DType) {
+    return ex.call("div.Tensor", {vt(ex.call("sin", {vt(x)})), vt(ex.call("cos", {vt(x)}))});
+  });
+  m["Asinh"] = formula({"log", "sqrt"}, [](Exec& ex, const OnnxNode&, bp_tensor_t* x, DType) {
+    bp_tensor_t* r = ex.call("sqrt", {vt(add_s(ex, ex.call("mul.Tensor", {vt(x), vt(x)}), 1.0))});
+    return ex.call("log", {vt(ex.call("add.Tensor", {vt(x), vt(r)}))});
+  });
+  m["Acosh"] = formula({"log", "sqrt"}, [](Exec& ex, const OnnxNode&, bp_tensor_t* x, DType) {
+    bp_tensor_t* r = ex.call("sqrt", {vt(add_s(ex, ex.call("mul.Tensor", {vt(x), vt(x)}), -1.0))});
+    return ex.call("log", {vt(ex.call("add.Tensor", {vt(x), vt(r)}))});
+  });
+  m["Atanh"] = formula({"log"}, [](Exec& ex, const OnnxNode&, bp_tensor_t* x, DType d) {
+    bp_tensor_t* q = ex.call("div.Tensor", {vt(add_s(ex, x, 1.0)),
+                                            vt(ex.call("sub.Tensor", {vt(ex.scalar(1.0, d)), vt(x)}))});
+    return mul_s(ex, ex.call("log", {vt(q)}), 0.5);
+  });
   m["IsNaN"] = formula({"ne.Tensor"}, [](Exec& ex, const OnnxNode&, bp_tensor_t* x, DType) {
     return ex.call("ne.Tensor", {vt(x), vt(x)});
   });

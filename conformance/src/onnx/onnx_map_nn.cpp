@@ -209,18 +209,40 @@ void register_nn(MapTable* t) {
   m["GlobalAveragePool"] = global_pool("mean.dim");
   m["GlobalMaxPool"] = global_pool("amax");
 
-  // Inference batch normalization (training_mode=1 and its extra outputs are not mapped).
+  // Batch normalization with the running statistics; in training mode
+  // (opset 14+) with the batch's (biased variance), and the updated running
+  // statistics as outputs 1 and 2: running * momentum + batch * (1 - momentum).
   m["BatchNormalization"] = [](Exec& ex, const OnnxNode& n, const Ins& in) -> Outs {
     need_dtype(n.op_type, "batch_norm", dtype_of(in[0].t));
-    if (n.get_int("training_mode", 0) != 0) unsupported_attr(n.op_type, "training_mode", "1");
+    const bool training = n.get_int("training_mode", 0) != 0;
     if (n.opset < 7 && n.get_int("is_test", 0) == 0) unsupported_attr(n.op_type, "is_test", "0");
     if (n.opset < 9 && n.get_int("spatial", 1) == 0) unsupported_attr(n.op_type, "spatial", "0");
-    only_outputs(n, 1, "running statistics");
+    if (!training) only_outputs(n, 1, "running statistics");
+    if (training) only_outputs(n, 3, "saved statistics");
     const DType d = dtype_of(in[0].t);
+    const double momentum = n.get_float("momentum", 0.9), eps = n.get_float("epsilon", 1e-5);
     bp_tensor_t* args[4];
     for (int k = 0; k < 4; ++k) args[k] = ex.cast(in[static_cast<size_t>(k) + 1].t, d);
-    return {ex.call("batch_norm", {vt(in[0].t), vt(args[0]), vt(args[1]), vt(args[2]), vt(args[3]), vb(false),
-                                   vd(n.get_float("momentum", 0.9)), vd(n.get_float("epsilon", 1e-5)), vb(false)})};
+    if (!training) {
+      return {ex.call("batch_norm", {vt(in[0].t), vt(args[0]), vt(args[1]), vt(args[2]), vt(args[3]), vb(false),
+                                     vd(momentum), vd(eps), vb(false)})};
+    }
+    need_dtype(n.op_type, "mean.dim", d);
+    std::vector<int64_t> dims{0}, keep_c(static_cast<size_t>(bp_tensor_ndim(in[0].t)), 1);
+    for (int64_t k = 2; k < bp_tensor_ndim(in[0].t); ++k) dims.push_back(k);
+    keep_c[1] = sizes_of(in[0].t)[1];
+    bp_tensor_t* mean = ex.call("mean.dim", {vt(in[0].t), vl(dims), vb(false)});
+    bp_tensor_t* c = ex.call("sub.Tensor", {vt(in[0].t), vt(ex.call("reshape", {vt(mean), vl(keep_c)}))});
+    bp_tensor_t* var = ex.call("mean.dim", {vt(ex.call("mul.Tensor", {vt(c), vt(c)})), vl(dims), vb(false)});
+    Outs outs{ex.call("batch_norm", {vt(in[0].t), vt(args[0]), vt(args[1]), vt(mean), vt(var), vb(false),
+                                     vd(momentum), vd(eps), vb(false)})};
+    auto blend = [&](bp_tensor_t* running, bp_tensor_t* batch) {
+      return ex.call("add.Tensor", {vt(ex.call("mul.Tensor", {vt(running), vt(ex.scalar(momentum, d))})),
+                                    vt(ex.call("mul.Tensor", {vt(batch), vt(ex.scalar(1.0 - momentum, d))}))});
+    };
+    if (n.outputs.size() > 1) outs.push_back(blend(args[2], mean));
+    if (n.outputs.size() > 2) outs.push_back(blend(args[3], var));
+    return outs;
   };
   // LayerNormalization over dims axis..; Mean and InvStdDev outputs computed alongside.
   m["LayerNormalization"] = [](Exec& ex, const OnnxNode& n, const Ins& in) -> Outs {

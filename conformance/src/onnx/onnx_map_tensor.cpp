@@ -152,6 +152,28 @@ void register_tensor_ops(MapTable* t) {
     bp_tensor_t* y = ex.cast(ex.call("eq.Tensor", {vt(pos), vt(idx)}), d);
     return {ex.call("reshape", {vt(y), vl(xs)})};
   };
+  // CumSum (floats): a matmul along the axis with a 0/1 triangular matrix made
+  // on the host (inclusive or exclusive, forward or reverse).
+  m["CumSum"] = [](Exec& ex, const OnnxNode& n, const Ins& in) -> Outs {
+    const DType d = dtype_of(in[0].t);
+    need_dtype(n.op_type, "matmul", d);
+    const int64_t rank = bp_tensor_ndim(in[0].t);
+    const int64_t axis = norm_axis(n, host_ints(*in[1].host).at(0), rank);
+    const int64_t len = sizes_of(in[0].t)[static_cast<size_t>(axis)];
+    const bool exclusive = n.get_int("exclusive", 0) != 0, reverse = n.get_int("reverse", 0) != 0;
+    HostTensor tri;  // tri[i][j] = 1 when input i adds into output j
+    tri.dtype = d;
+    tri.sizes = {len, len};
+    for (int64_t i = 0; i < len; ++i) {
+      for (int64_t j = 0; j < len; ++j) {
+        const bool in_sum = reverse ? (exclusive ? i > j : i >= j) : (exclusive ? i < j : i <= j);
+        tri.values.push_back(in_sum ? 1.0 : 0.0);
+      }
+    }
+    bp_tensor_t* x = ex.call("transpose.int", {vt(in[0].t), vi(axis), vi(rank - 1)});
+    bp_tensor_t* y = ex.call("matmul", {vt(x), vt(ex.upload(tri))});
+    return {ex.call("contiguous", {vt(ex.call("transpose.int", {vt(y), vi(axis), vi(rank - 1)}))})};
+  };
   // Trilu: the input where the (row, column) mask made on the host keeps it, else 0.
   m["Trilu"] = [](Exec& ex, const OnnxNode& n, const Ins& in) -> Outs {
     const DType d = dtype_of(in[0].t);
