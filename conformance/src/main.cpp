@@ -4,7 +4,6 @@
 //   bp-conformance                       every discovered backend
 //   bp-conformance --backend cpu --op 'add*' --dtype float32 --json out.json
 //   bp-conformance --backend cpu --op add.Tensor --dtype float32 --sample 3 --seed 1
-#include <algorithm>
 #include <cstdio>
 #include <iostream>
 #include <set>
@@ -254,7 +253,6 @@ int main(int argc, char** argv) {
   add_onnx_options(app, &onnx_cli);
   CLI11_PARSE(app, argc, argv);
   OnnxOptions onnx_opt;
-  onnx_opt.timeout_s = std::max(cli.timeout, 600.0);
   const bool run_onnx = onnx_selected(app, &onnx_cli, app.count("--op") + app.count("--dtype") > 0, &onnx_opt);
 
   RunOptions opt;
@@ -287,9 +285,7 @@ int main(int argc, char** argv) {
     return 2;
   }
   if (onnx_cli.worker) {  // ONNX corpus worker: one backend device's tests
-    int32_t b = -1;
-    bp_backend_find(ctx, cli.worker_backend.c_str(), &b);
-    const int rc = run_onnx_worker(ctx, b, cli.worker_device, onnx_opt, onnx_cli.worker_start);
+    const int rc = run_onnx_worker(ctx, cli.worker_backend, cli.worker_device, onnx_opt, onnx_cli.worker_start);
     bp_context_destroy(ctx);
     return rc;
   }
@@ -336,12 +332,10 @@ int main(int argc, char** argv) {
                                               cli.timeout));
       }
       apply_xfail(ex, &reports.back());
-      if (!run_onnx) continue;
-      std::vector<std::string> argv = worker_argv(cli, info.name, o.backend_arg);
-      argv.insert(argv.end(), {"--worker-device", std::to_string(d)});
-      for (const std::string& a : onnx_worker_args(onnx_cli, onnx_opt)) argv.push_back(a);
-      onnx_reports.push_back(cli.no_isolate ? run_onnx_corpus(ctx, b.first, d, onnx_opt)
-                                            : run_onnx_corpus_isolated(ctx, b.first, d, onnx_opt, argv));
+      if (run_onnx) {
+        onnx_reports.push_back(run_onnx_device(ctx, b.first, d, onnx_opt, !cli.no_isolate,
+                                               worker_argv(cli, info.name, o.backend_arg)));
+      }
     }
     runner.expectations = nullptr;
   }

@@ -125,9 +125,11 @@ OnnxReport run_onnx_corpus(bp_context_t* ctx, int32_t backend, int32_t device_in
   return rep;
 }
 
-int run_onnx_worker(bp_context_t* ctx, int32_t backend, int32_t device_index, const OnnxOptions& opt, int start) {
-  if (backend < 0) {
-    std::cerr << "bp-conformance ONNX worker: backend not found\n";
+int run_onnx_worker(bp_context_t* ctx, const std::string& backend_name, int32_t device_index, const OnnxOptions& opt,
+                    int start) {
+  int32_t backend = -1;
+  if (bp_backend_find(ctx, backend_name.c_str(), &backend) != BP_STATUS_OK) {
+    std::cerr << "bp-conformance ONNX worker: no backend " << backend_name << "\n";
     return 3;
   }
   std::string err;
@@ -287,8 +289,12 @@ bool onnx_selected(const CLI::App& app, OnnxCli* cli, bool subset_selected, Onnx
   return true;
 }
 
-std::vector<std::string> onnx_worker_args(const OnnxCli&, const OnnxOptions& opt) {
-  return {"--onnx-worker", "--onnx-node-tests", opt.dir, "--onnx-filter", opt.filter};
+OnnxReport run_onnx_device(bp_context_t* ctx, int32_t backend, int32_t device_index, const OnnxOptions& opt,
+                           bool isolate, std::vector<std::string> argv) {
+  if (!isolate) return run_onnx_corpus(ctx, backend, device_index, opt);
+  argv.insert(argv.end(), {"--worker-device", std::to_string(device_index), "--onnx-worker", "--onnx-node-tests",
+                           opt.dir, "--onnx-filter", opt.filter});
+  return run_onnx_corpus_isolated(ctx, backend, device_index, opt, argv);
 }
 
 }  // namespace bpc

@@ -86,9 +86,15 @@ void add_onnx_options(CLI::App& app, OnnxCli* cli);
 // After parsing: whether the corpus runs (the op matrix narrowed with
 // --op/--dtype skips it unless it was asked for) and its options.
 bool onnx_selected(const CLI::App& app, OnnxCli* cli, bool subset_selected, OnnxOptions* opt);
-// The worker flags to append to a worker command line.
-std::vector<std::string> onnx_worker_args(const OnnxCli& cli, const OnnxOptions& opt);
-// Worker mode: streams one JSON line per test to stdout; returns the exit code.
-int run_onnx_worker(bp_context_t* ctx, int32_t backend, int32_t device_index, const OnnxOptions& opt, int start);
+// What main.cpp calls per backend device: isolated (base_worker_argv, the
+// command line that makes this executable a worker for the backend, gets
+// the device and the ONNX worker flags appended) or in this process.
+OnnxReport run_onnx_device(bp_context_t* ctx, int32_t backend, int32_t device_index, const OnnxOptions& opt,
+                           bool isolate, std::vector<std::string> base_worker_argv);
+// Worker mode (--onnx-worker): runs the selected tests from index `start` on
+// device `device_index` of the backend named `backend`, streaming one JSON
+// line per test to stdout; returns the exit code.
+int run_onnx_worker(bp_context_t* ctx, const std::string& backend, int32_t device_index, const OnnxOptions& opt,
+                    int start);
 
 }  // namespace bpc
