@@ -158,6 +158,7 @@ const MapTable& map_table() {
     register_tensor_ops(&t);
     register_nn(&t);
     register_losses(&t);
+    register_generators(&t);
     return t;
   }();
   return table;

@@ -93,6 +93,7 @@ void register_elementwise(MapTable* t);
 void register_tensor_ops(MapTable* t);
 void register_nn(MapTable* t);
 void register_losses(MapTable* t);
+void register_generators(MapTable* t);
 const MapTable& map_table();
 
 }  // namespace onnx_corpus
