@@ -2,6 +2,7 @@
 
 #include <cmath>
 #include <sstream>
+#include <stdexcept>
 
 #include "device_tensor.h"
 #include "gen.h"
@@ -140,6 +141,10 @@ OnnxTestResult run_loaded_test(bp_context_t* ctx, bp_device_t dev, const OnnxTes
     } catch (const CallFailed& e) {
       r.outcome = "error";
       r.message = ds.name + ": " + e.message;
+      return r;
+    } catch (const std::exception& e) {  // a malformed test or a bug in a mapping
+      r.outcome = "error";
+      r.message = ds.name + ": bp-conformance's mapping of " + r.onnx_op + " failed: " + e.what();
       return r;
     }
     for (size_t k = 0; k < ds.outputs.size() && failure.empty(); ++k) {
