@@ -32,6 +32,9 @@ void handle_line(const std::string& line, ChildOutcome* out) {
     out->ended_tests.insert(j["end"].value("test", ""));
     out->last_started.clear();
     out->last_test.clear();
+  } else if (j.contains("record")) {
+    out->records.push_back(j["record"]);
+    out->last_started.clear();
   }
 }
 

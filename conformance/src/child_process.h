@@ -12,6 +12,8 @@
 #include <string>
 #include <vector>
 
+#include <nlohmann/json.hpp>
+
 #include "result.h"
 
 namespace bpc {
@@ -24,6 +26,8 @@ struct ChildOutcome {
   std::string last_started;  // "<test id> (float32 sample 3)" of the last case begun, "" if none
   std::string last_test;     // the test ID of it
   std::set<std::string> ended_tests;
+  // Lines {"record": {...}} of other workers (the ONNX corpus), in order.
+  std::vector<nlohmann::json> records;
   std::string message;       // for kCrashed / kTimeout / kSpawnFailed
 };
 

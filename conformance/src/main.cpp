@@ -21,6 +21,7 @@
 #include "baseline.h"
 #include "device_inventory.h"
 #include "isolate.h"
+#include "onnx/onnx_corpus.h"  // ONNX node-test corpus
 #include "report.h"
 #include "runner.h"
 #include "suites.h"
@@ -50,6 +51,8 @@ struct Cli {
   double timeout = 300.0;
   bool worker = false;       // internal: run the tests --gtest_filter names, stream JSON lines
   std::vector<std::string> gtest_args;
+  std::string worker_backend;  // the ONNX corpus worker's backend and device
+  int worker_device = 0;
 };
 
 std::string self_exe() {
@@ -213,6 +216,10 @@ int main(int argc, char** argv) {
       ->type_name("PATH");
   app.add_option("--timeout", cli.timeout, "time limit in seconds of one isolated group (default 300)");
   app.add_flag("--worker", cli.worker)->group("");
+  app.add_option("--worker-backend", cli.worker_backend)->group("");  // the ONNX corpus worker's target
+  app.add_option("--worker-device", cli.worker_device)->group("");
+  OnnxCli onnx_cli;  // ONNX node-test corpus (onnx/onnx_corpus.h)
+  add_onnx_options(app, &onnx_cli);
   // --gtest_* flags (--gtest_filter with --no-isolate, ...) go to GoogleTest.
   app.allow_extras();
   CLI11_PARSE(app, argc, argv);
@@ -223,6 +230,8 @@ int main(int argc, char** argv) {
     }
     cli.gtest_args.push_back(extra);
   }
+  OnnxOptions onnx_opt;
+  const bool run_onnx = onnx_selected(app, &onnx_cli, app.count("--op") + app.count("--dtype") > 0, &onnx_opt);
 
   RunOptions opt;
   opt.op_glob = cli.op;
@@ -254,6 +263,7 @@ int main(int argc, char** argv) {
   bp_context_set_strict_fallback(ctx, 0);
   std::vector<std::pair<int32_t, std::string>> backends;
   if (!select_backends(ctx, cli.backends, &backends)) return 2;
+  if (onnx_cli.worker) return run_onnx_worker(ctx, cli.worker_backend, cli.worker_device, onnx_opt, onnx_cli.worker_start);
   Runner runner(ctx);
   if (cli.list) {
     list_everything(ctx, runner, backends);
@@ -357,10 +367,35 @@ int main(int argc, char** argv) {
     print_failures(std::cout, r, cli.max_failures);
     failed = failed || !verdict_of(r, ro).conformant;
   }
-  std::cout << "\nVerdicts:\n";
-  for (const DeviceReport& r : reports) std::cout << "  " << verdict_line(r, ro) << "\n";
+  // The ONNX node-test corpus, per device (its worker streams records).
+  std::vector<OnnxReport> onnx_reports;
+  if (run_onnx) {
+    for (const Target& t : targets) {
+      progress.show(t.device_label, 0, 1, "ONNX node tests");
+      std::vector<std::string> argv = {self_exe(), "--seed", std::to_string(cli.seed), "--worker-backend",
+                                       t.backend_name};
+      for (const std::string& b : cli.backends) argv.insert(argv.end(), {"--backend", b});
+      onnx_reports.push_back(run_onnx_device(ctx, t.backend, t.device, onnx_opt, !cli.no_isolate, argv));
+      progress.clear();
+    }
+    print_onnx_summary(std::cout, onnx_reports);
+    // ONNX failures fail the run only when the corpus was asked for by name.
+    failed = failed || (onnx_cli.explicit_request && onnx_any_failure(onnx_reports));
+  }
 
-  const nlohmann::json run = run_to_json(reports, opt.seed, opt.full);
+  std::cout << "\nVerdicts:\n";
+  for (const DeviceReport& r : reports) {
+    std::cout << "  " << verdict_line(r, ro);
+    for (const OnnxReport& o : onnx_reports) {
+      if (o.device == r.device && o.error.empty()) {
+        std::cout << "; ONNX node tests " << o.passed() << " of " << o.mapped() << " mapped pass";
+      }
+    }
+    std::cout << "\n";
+  }
+
+  nlohmann::json run = run_to_json(reports, opt.seed, opt.full);
+  if (run_onnx) run["onnx_node_tests"] = onnx_to_json(onnx_reports);
   if (!cli.baseline.empty()) {
     std::string err;
     BaselineDiff diff;

@@ -1,0 +1,94 @@
+// One ONNX backend node test, loaded: the model's single node (op type,
+// opset, attributes), its graph inputs and outputs, initializers, and each
+// test_data_set_*'s input and output tensors. This header does not need the
+// protobuf headers; onnx_load.cpp (built only with ONNX support) fills it.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "sample.h"
+
+namespace bpc {
+namespace onnx_corpus {
+
+// A tensor read from a TensorProto. When its ONNX element type has no
+// Backplane dtype, `unsupported` names it ("uint16", "string") and `t` is empty.
+struct OnnxTensor {
+  HostTensor t;
+  std::string unsupported;
+  bool present = false;  // false: an optional input left out (empty name)
+};
+
+struct OnnxAttribute {
+  enum Kind { kInt, kFloat, kString, kInts, kFloats, kTensor, kOther } kind = kOther;
+  int64_t i = 0;
+  double f = 0.0;
+  std::string s;
+  std::vector<int64_t> ints;
+  std::vector<double> floats;
+  OnnxTensor tensor;
+  std::string type_name;  // for kOther: "GRAPH", "STRINGS", ...
+};
+
+struct OnnxNode {
+  std::string op_type;
+  std::string domain;      // "" for the default ONNX domain
+  int64_t opset = 0;       // the model's opset of the node's domain
+  std::vector<std::string> inputs;   // "" = optional input left out
+  std::vector<std::string> outputs;  // "" = optional output not asked for
+  std::map<std::string, OnnxAttribute> attrs;
+
+  bool has(const std::string& name) const { return attrs.count(name) != 0; }
+  int64_t get_int(const std::string& name, int64_t dflt) const;
+  double get_float(const std::string& name, double dflt) const;
+  std::string get_string(const std::string& name, const std::string& dflt) const;
+  std::vector<int64_t> get_ints(const std::string& name, const std::vector<int64_t>& dflt) const;
+};
+
+// One test_data_set_N: the node's inputs (same order as OnnxNode::inputs;
+// initializers and left-out optional inputs filled in) and the expected
+// outputs (same order as OnnxNode::outputs; absent ones not present).
+struct OnnxDataSet {
+  std::string name;  // "test_data_set_0"
+  std::vector<OnnxTensor> inputs;
+  std::vector<OnnxTensor> outputs;
+};
+
+struct OnnxTest {
+  std::string name;  // the directory name, "test_add"
+  std::string dir;
+  OnnxNode node;
+  int num_nodes = 0;
+  // The graph outputs' declared ONNX element types, by output position
+  // (ONNX TensorProto.DataType codes; 0 when not a tensor or unknown).
+  std::vector<int> output_elem_types;
+  // Not empty: the test cannot be mapped because of its graph or inputs
+  // ("graph has 3 nodes", "input x is a sequence"); the kind prefix is included.
+  std::string not_mapped;
+  std::vector<OnnxDataSet> data_sets;
+  double rtol = 1e-3;  // onnx.backend.test's defaults, or the test's data.json
+  double atol = 1e-7;
+};
+
+// ONNX TensorProto.DataType code -> Backplane dtype; false (and *name set to
+// the ONNX name, "uint16") when Backplane has no such dtype.
+bool dtype_from_onnx(int elem_type, DType* out, std::string* name);
+const char* onnx_type_name(int elem_type);
+
+// True when this binary was built with ONNX (libonnx-dev + protobuf).
+bool onnx_support_built();
+
+// Loads the test in directory `dir`. False with *err only when the files
+// cannot be read or parsed; a test that cannot be mapped loads with
+// `not_mapped` set.
+bool load_onnx_test(const std::string& dir, OnnxTest* out, std::string* err);
+
+// Reads one TensorProto file (input_0.pb ...). False with *err on a read or
+// parse error; an unsupported element type is not an error (see OnnxTensor).
+bool load_onnx_tensor_file(const std::string& path, OnnxTensor* out, std::string* err);
+
+}  // namespace onnx_corpus
+}  // namespace bpc
