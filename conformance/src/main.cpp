@@ -181,6 +181,16 @@ class Progress {
   bool on_;
 };
 
+// The reason of the first cell that has one (a deviceless backend's "no device: ...").
+std::string first_cell_reason(const DeviceReport& r) {
+  for (const auto& row : r.cells) {
+    for (const CellResult& c : row.second) {
+      if (!c.reason.empty()) return c.reason;
+    }
+  }
+  return "";
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -361,6 +371,12 @@ int main(int argc, char** argv) {
   bool failed = false;
   if (!cli.failures_only) print_legend(std::cout);
   for (const DeviceReport& r : reports) {
+    if (r.device == r.backend) {  // no device: one line instead of a matrix of 'u'
+      const Totals t = totals_of(r);
+      std::cout << "\n== " << r.backend << ": no device, " << t.unsupported << " cells unsupported ("
+                << first_cell_reason(r) << ")\n";
+      continue;
+    }
     if (cli.failures_only) std::cout << "\n== " << r.backend << " (" << r.device << ")\n";
     if (!cli.failures_only) print_matrix(std::cout, r);
     print_groups(std::cout, r);

@@ -232,11 +232,18 @@ void print_onnx_summary(std::ostream& os, const std::vector<OnnxReport>& reports
     std::stable_sort(sorted.begin(), sorted.end(),
                      [](const auto& a, const auto& b) { return a.second.size() > b.second.size(); });
     if (!sorted.empty()) os << "  not mapped, by reason (tests):\n";
-    for (const auto& g : sorted) {
+    constexpr size_t kMaxGroups = 12;  // the head of the list is what to add next; --json has every test
+    for (size_t gi = 0; gi < sorted.size() && gi < kMaxGroups; ++gi) {
+      const auto& g = sorted[gi];
       os << "    " << g.second.size() << "  " << g.first << ":";
       for (size_t k = 0; k < g.second.size() && k < 3; ++k) os << " " << g.second[k];
       if (g.second.size() > 3) os << " ...";
       os << "\n";
+    }
+    if (sorted.size() > kMaxGroups) {
+      size_t rest = 0;
+      for (size_t gi = kMaxGroups; gi < sorted.size(); ++gi) rest += sorted[gi].second.size();
+      os << "    ... " << sorted.size() - kMaxGroups << " more reasons (" << rest << " tests; --json has every test)\n";
     }
   }
 }
