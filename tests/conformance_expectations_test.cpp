@@ -62,6 +62,22 @@ TEST(Expectations, XfailTurnsFailuresIntoExpectedAndPassesIntoUnexpected) {
   EXPECT_EQ(r.cells["cos"][0].outcome, Outcome::kFail);
 }
 
+TEST(Expectations, AnEntryNamingNoOperatorIsAnError) {
+  Expectations ex;
+  std::string err;
+  ASSERT_TRUE(parse_expectations("unsupported:\n  - op: conv2d\n    reason: r\n"
+                                 "xfail:\n  - op: sinn\n    reason: typo\n",
+                                 &ex, &err))
+      << err;
+  ex.source = "mychip.yaml";
+  const std::vector<std::string> ops = {"conv2d", "sin", "sin_", "sin.out"};
+  EXPECT_FALSE(check_expectation_ops(ex, ops, &err));
+  EXPECT_NE(err.find("mychip.yaml:5"), std::string::npos) << err;
+  EXPECT_NE(err.find("'sinn'"), std::string::npos) << err;
+  ex.xfail[0].op = "sin*";  // a glob matching some operator is fine
+  EXPECT_TRUE(check_expectation_ops(ex, ops, &err)) << err;
+}
+
 TEST(Expectations, TheCommittedFilesParse) {
   for (const char* backend : {"cpu", "opencl", "cuda", "hip"}) {
     Expectations ex;

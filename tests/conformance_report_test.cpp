@@ -138,6 +138,24 @@ TEST(ConformanceJunit, ValidatesAgainstTheJunitSchemaAndParsesBack) {
   xmlFreeDoc(doc);
 }
 
+TEST(ConformanceJunit, TheSchemaRejectsWhatIsNotJunit) {
+  // A testcase without its name and a suite without its test count.
+  const std::string bad =
+      "<testsuites><testsuite name=\"x\"><testcase classname=\"c\"/></testsuite></testsuites>";
+  xmlDoc* doc = xmlReadMemory(bad.data(), static_cast<int>(bad.size()), "bad.xml", nullptr, XML_PARSE_NONET);
+  ASSERT_NE(doc, nullptr);
+  xmlSchemaParserCtxt* pctx = xmlSchemaNewParserCtxt(BPC_JUNIT_XSD);
+  xmlSchema* schema = xmlSchemaParse(pctx);
+  ASSERT_NE(schema, nullptr);
+  xmlSchemaValidCtxt* vctx = xmlSchemaNewValidCtxt(schema);
+  xmlSchemaSetValidErrors(vctx, nullptr, nullptr, nullptr);  // expected errors: keep the log quiet
+  EXPECT_NE(xmlSchemaValidateDoc(vctx, doc), 0);
+  xmlSchemaFreeValidCtxt(vctx);
+  xmlSchemaFree(schema);
+  xmlSchemaFreeParserCtxt(pctx);
+  xmlFreeDoc(doc);
+}
+
 TEST(ConformanceBaseline, FindsAPlantedRegressionAndAFix) {
   DeviceReport before = sample_report();
   DeviceReport now = sample_report();
