@@ -311,6 +311,7 @@ int main(int argc, char** argv) {
   std::vector<char*> gargv;
   for (std::string& s : gargs) gargv.push_back(s.data());
   int gargc = static_cast<int>(gargv.size());
+  gargv.push_back(nullptr);  // argv[argc] is NULL: GoogleTest moves it when it removes its flags
   ::testing::InitGoogleTest(&gargc, gargv.data());
   if (cli.list_tests) {
     for (const auto& t : plan_groups()) {
