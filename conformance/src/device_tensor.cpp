@@ -2,6 +2,7 @@
 
 #include <sstream>
 
+#include "boxed_values.h"
 #include "gen.h"
 
 namespace bpc {
@@ -22,20 +23,6 @@ std::string api_error(const char* what, bp_status_t st) {
 }
 
 namespace {
-
-bp_value_t tensor_value(bp_tensor_t* t) {
-  bp_value_t v{};
-  v.kind = BP_VALUE_TENSOR;
-  v.u.tensor = t;
-  return v;
-}
-
-bp_value_t int_value(int64_t i) {
-  bp_value_t v{};
-  v.kind = BP_VALUE_INT;
-  v.u.i = i;
-  return v;
-}
 
 bool call_view(bp_context_t* ctx, const OpLookup& ops, const char* name, std::vector<bp_value_t> args,
                TensorPool* pool, bp_tensor_t** out, std::string* err) {
@@ -151,23 +138,23 @@ bool make_device_tensor(bp_context_t* ctx, const OpLookup& ops, const TensorInpu
       *out = t;
       return true;
     case Layout::kTransposed:
-      return call_view(ctx, ops, "transpose.int", {tensor_value(t), int_value(last - 1), int_value(last)},
+      return call_view(ctx, ops, "transpose.int", {vt(t), vi(last - 1), vi(last)},
                        pool, out, err);
     case Layout::kStrided: {
       bp_value_t none{};
       none.kind = BP_VALUE_NONE;
       return call_view(ctx, ops, "slice.Tensor",
-                       {tensor_value(t), int_value(last), int_value(0), none, int_value(2)}, pool, out, err);
+                       {vt(t), vi(last), vi(0), none, vi(2)}, pool, out, err);
     }
     case Layout::kOffset:
-      return call_view(ctx, ops, "narrow", {tensor_value(t), int_value(0), int_value(1), int_value(in.t.sizes[0])},
+      return call_view(ctx, ops, "narrow", {vt(t), vi(0), vi(1), vi(in.t.sizes[0])},
                        pool, out, err);
     case Layout::kExpanded: {
       bp_value_t sizes{};
       sizes.kind = BP_VALUE_INT_LIST;
       sizes.u.int_list.data = in.t.sizes.data();
       sizes.u.int_list.size = static_cast<int64_t>(nd);
-      return call_view(ctx, ops, "expand", {tensor_value(t), sizes}, pool, out, err);
+      return call_view(ctx, ops, "expand", {vt(t), sizes}, pool, out, err);
     }
   }
   return false;

@@ -36,34 +36,34 @@ const std::vector<ViewCase>& ViewCases() {
   static const std::vector<ViewCase> cases = {
       {"slice(1, 1:5:2)",
        [](bp_context_t* c, bp_tensor_t* b, Held* o) {
-         return CallOp(c, "slice.Tensor", {Tv(b), Iv(1), Iv(1), Iv(5), Iv(2)}, o);
+         return CallOp(c, "slice.Tensor", {vt(b), vi(1), vi(1), vi(5), vi(2)}, o);
        },
        {4, 2}, {6, 2}, 1},
       {"transpose(0, 1)",
-       [](bp_context_t* c, bp_tensor_t* b, Held* o) { return CallOp(c, "transpose.int", {Tv(b), Iv(0), Iv(1)}, o); },
+       [](bp_context_t* c, bp_tensor_t* b, Held* o) { return CallOp(c, "transpose.int", {vt(b), vi(0), vi(1)}, o); },
        {6, 4}, {1, 6}, 0},
       {"select(0, 2)",
-       [](bp_context_t* c, bp_tensor_t* b, Held* o) { return CallOp(c, "select.int", {Tv(b), Iv(0), Iv(2)}, o); },
+       [](bp_context_t* c, bp_tensor_t* b, Held* o) { return CallOp(c, "select.int", {vt(b), vi(0), vi(2)}, o); },
        {6}, {1}, 12},
       {"narrow(0, 1, 2).transpose(0, 1)",
        [](bp_context_t* c, bp_tensor_t* b, Held* o) {
          Held n;
-         const bp_status_t st = CallOp(c, "narrow", {Tv(b), Iv(0), Iv(1), Iv(2)}, &n);
-         return st != BP_STATUS_OK ? st : CallOp(c, "transpose.int", {Tv(n.get()), Iv(0), Iv(1)}, o);
+         const bp_status_t st = CallOp(c, "narrow", {vt(b), vi(0), vi(1), vi(2)}, &n);
+         return st != BP_STATUS_OK ? st : CallOp(c, "transpose.int", {vt(n.get()), vi(0), vi(1)}, o);
        },
        {6, 2}, {1, 6}, 6},
       {"select(0, 2).unsqueeze(0).expand(3, 6)",
        [](bp_context_t* c, bp_tensor_t* b, Held* o) {
          Held row, one;
-         bp_status_t st = CallOp(c, "select.int", {Tv(b), Iv(0), Iv(2)}, &row);
-         if (st == BP_STATUS_OK) st = CallOp(c, "unsqueeze", {Tv(row.get()), Iv(0)}, &one);
+         bp_status_t st = CallOp(c, "select.int", {vt(b), vi(0), vi(2)}, &row);
+         if (st == BP_STATUS_OK) st = CallOp(c, "unsqueeze", {vt(row.get()), vi(0)}, &one);
          static const std::vector<int64_t> kTo = {3, 6};
-         return st != BP_STATUS_OK ? st : CallOp(c, "expand", {Tv(one.get()), abirt::Lv(kTo)}, o);
+         return st != BP_STATUS_OK ? st : CallOp(c, "expand", {vt(one.get()), vl(kTo)}, o);
        },
        {3, 6}, {0, 1}, 12, false},
       {"slice(0, 4:4) (empty, offset at the end)",
        [](bp_context_t* c, bp_tensor_t* b, Held* o) {
-         return CallOp(c, "slice.Tensor", {Tv(b), Iv(0), Iv(4), Iv(4), Iv(1)}, o);
+         return CallOp(c, "slice.Tensor", {vt(b), vi(0), vi(4), vi(4), vi(1)}, o);
        },
        {0, 6}, {6, 1}, 24},
   };
@@ -121,7 +121,7 @@ TEST_P(AbiRuntimeTest, DeviceViewsCopyToTheHostExactly) {
       ASSERT_TRUE(cpu_base) << LastError();
       Held cpu_view = MakeView(ctx(), cpu_base.get(), v);
       ASSERT_TRUE(cpu_view);
-      ASSERT_EQ(CallOp(ctx(), "copy_", {Tv(cpu_view.get()), Tv(view.get())}, nullptr), BP_STATUS_OK) << LastError();
+      ASSERT_EQ(CallOp(ctx(), "copy_", {vt(cpu_view.get()), vt(view.get())}, nullptr), BP_STATUS_OK) << LastError();
       EXPECT_EQ(Read(cpu_base.get(), d), Scatter(cpu_vals, v, want)) << "copy_(cpu view, device view)";
     }
   }
@@ -141,7 +141,7 @@ TEST_P(AbiRuntimeTest, HostDataCopiesIntoDeviceViewsExactly) {
       const std::vector<double> src_vals = abirt::Values(d, Numel(v.sizes), 5);
       Held src = abirt::FromHost(ctx(), kCpu, v.sizes, d, src_vals);
       ASSERT_TRUE(src) << LastError();
-      ASSERT_EQ(CallOp(ctx(), "copy_", {Tv(view.get()), Tv(src.get())}, nullptr), BP_STATUS_OK) << LastError();
+      ASSERT_EQ(CallOp(ctx(), "copy_", {vt(view.get()), vt(src.get())}, nullptr), BP_STATUS_OK) << LastError();
       const std::vector<double> after = Scatter(base_vals, v, src_vals);
       EXPECT_EQ(Read(base.get(), d), after) << "copy_(device view, cpu tensor)";
       // From a CPU view of the same geometry.
@@ -150,7 +150,7 @@ TEST_P(AbiRuntimeTest, HostDataCopiesIntoDeviceViewsExactly) {
       ASSERT_TRUE(cpu_base) << LastError();
       Held cpu_view = MakeView(ctx(), cpu_base.get(), v);
       ASSERT_TRUE(cpu_view);
-      ASSERT_EQ(CallOp(ctx(), "copy_", {Tv(view.get()), Tv(cpu_view.get())}, nullptr), BP_STATUS_OK) << LastError();
+      ASSERT_EQ(CallOp(ctx(), "copy_", {vt(view.get()), vt(cpu_view.get())}, nullptr), BP_STATUS_OK) << LastError();
       const std::vector<double> cpu_view_vals = abirt::Gather(cpu_vals, v.sizes, v.strides, v.offset);
       EXPECT_EQ(Read(base.get(), d), Scatter(after, v, cpu_view_vals)) << "copy_(device view, cpu view)";
       // A CPU view moved to the device becomes a contiguous device tensor.
@@ -194,7 +194,7 @@ TEST_P(AbiRuntimeTest, DeviceViewsCopyWithinTheDeviceExactly) {
       ASSERT_TRUE(dst_base);
       Held dst_view = MakeView(ctx(), dst_base.get(), v);
       ASSERT_TRUE(dst_view);
-      ASSERT_EQ(CallOp(ctx(), "copy_", {Tv(dst_view.get()), Tv(view.get())}, nullptr), BP_STATUS_OK) << LastError();
+      ASSERT_EQ(CallOp(ctx(), "copy_", {vt(dst_view.get()), vt(view.get())}, nullptr), BP_STATUS_OK) << LastError();
       EXPECT_EQ(Read(dst_base.get(), d), Scatter(dst_vals, v, want)) << "copy_(device view, device view)";
       EXPECT_EQ(Read(base.get(), d), base_vals) << "the source changed";
     }
@@ -210,10 +210,10 @@ TEST_P(AbiRuntimeTest, LargeViewsCopyExactlyBothWays) {
   Held base = Make({rows, cols}, DType::kFloat32, vals);
   ASSERT_TRUE(base);
   Held view;
-  ASSERT_EQ(CallOp(ctx(), "slice.Tensor", {Tv(base.get()), Iv(0), Iv(3), Iv(rows - 1), Iv(1)}, &view), BP_STATUS_OK)
+  ASSERT_EQ(CallOp(ctx(), "slice.Tensor", {vt(base.get()), vi(0), vi(3), vi(rows - 1), vi(1)}, &view), BP_STATUS_OK)
       << LastError();
   Held cols_view;
-  ASSERT_EQ(CallOp(ctx(), "slice.Tensor", {Tv(view.get()), Iv(1), Iv(5), Iv(cols - 2), Iv(3)}, &cols_view),
+  ASSERT_EQ(CallOp(ctx(), "slice.Tensor", {vt(view.get()), vi(1), vi(5), vi(cols - 2), vi(3)}, &cols_view),
             BP_STATUS_OK)
       << LastError();
   const std::vector<int64_t> sizes = abirt::SizesOf(cols_view.get());
@@ -227,7 +227,7 @@ TEST_P(AbiRuntimeTest, LargeViewsCopyExactlyBothWays) {
   const std::vector<double> fill(want.size(), 0.5);
   Held src = abirt::FromHost(ctx(), kCpu, sizes, DType::kFloat32, fill);
   ASSERT_TRUE(src) << LastError();
-  ASSERT_EQ(CallOp(ctx(), "copy_", {Tv(cols_view.get()), Tv(src.get())}, nullptr), BP_STATUS_OK) << LastError();
+  ASSERT_EQ(CallOp(ctx(), "copy_", {vt(cols_view.get()), vt(src.get())}, nullptr), BP_STATUS_OK) << LastError();
   std::vector<double> after = vals;
   for (int64_t r = 0; r < sizes[0]; ++r) {
     for (int64_t c = 0; c < sizes[1]; ++c) after[static_cast<size_t>(offset + r * cols + c * 3)] = 0.5;
@@ -263,7 +263,7 @@ TEST_P(AbiRuntimeTest, ViewsCopyToEveryOtherTargetAndBack) {
         const std::vector<double> src_vals = abirt::Values(d, Numel(v.sizes), 4);
         Held src = abirt::FromHost(ctx(), other, v.sizes, d, src_vals);
         ASSERT_TRUE(src) << LastError();
-        ASSERT_EQ(CallOp(ctx(), "copy_", {Tv(view.get()), Tv(src.get())}, nullptr), BP_STATUS_OK) << LastError();
+        ASSERT_EQ(CallOp(ctx(), "copy_", {vt(view.get()), vt(src.get())}, nullptr), BP_STATUS_OK) << LastError();
         EXPECT_EQ(Read(base.get(), d), Scatter(base_vals, v, src_vals)) << "copy_(view, other device's tensor)";
       }
     }
@@ -278,7 +278,7 @@ TEST_P(AbiRuntimeTest, DeviceMixIsRefusedButCpuScalarsJoin) {
   Held scalar = abirt::FromHost(ctx(), kCpu, {}, DType::kFloat32, {0.5});
   ASSERT_TRUE(scalar) << LastError();
   Held r;
-  ASSERT_EQ(CallOp(ctx(), "add.Tensor", {Tv(a.get()), Tv(scalar.get())}, &r), BP_STATUS_OK) << LastError();
+  ASSERT_EQ(CallOp(ctx(), "add.Tensor", {vt(a.get()), vt(scalar.get())}, &r), BP_STATUS_OK) << LastError();
   EXPECT_EQ(bp_tensor_device(r.get()).backend, dev().backend);
   EXPECT_EQ(Read(r.get(), DType::kFloat32), (std::vector<double>{1.5, 2.5, 3.5, 4.5}));
   // A tensor with dims on another device is an error naming both arguments.
@@ -298,7 +298,7 @@ TEST_P(AbiRuntimeTest, DeviceMixIsRefusedButCpuScalarsJoin) {
   const std::vector<double> guard = {9, 9, 9, 9};
   Held out = Make({4}, DType::kFloat32, guard);
   ASSERT_TRUE(out);
-  EXPECT_EQ(CallOp(ctx(), "add.out", {Tv(a.get()), Tv(b.get()), Iv(1), Tv(out.get())}, nullptr),
+  EXPECT_EQ(CallOp(ctx(), "add.out", {vt(a.get()), vt(b.get()), vi(1), vt(out.get())}, nullptr),
             BP_STATUS_INVALID_ARGUMENT);
   const std::string msg = bp_last_error_message();
   EXPECT_NE(msg.find("add"), std::string::npos) << msg;

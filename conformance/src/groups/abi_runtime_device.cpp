@@ -98,7 +98,7 @@ TEST_P(AbiRuntimeTest, ZeroElementTensorsWorkAndRoundTrip) {
       EXPECT_EQ(bp_tensor_device(back.get()).backend, dev().backend);
       if (d != DType::kBool) {
         Held sum;
-        ASSERT_EQ(CallOp(ctx(), "add.Tensor", {Tv(h.get()), Tv(back.get())}, &sum), BP_STATUS_OK) << LastError();
+        ASSERT_EQ(CallOp(ctx(), "add.Tensor", {vt(h.get()), vt(back.get())}, &sum), BP_STATUS_OK) << LastError();
         EXPECT_EQ(abirt::SizesOf(sum.get()), sizes);
       }
     }
@@ -201,8 +201,8 @@ TEST_P(AbiRuntimeTest, InPlaceOpsAndCopiesOnOneStreamRunInOrder) {
   // x <- 2x + 1, twenty times: 2^20 - 1, exact in float32; any reordering shows.
   Held snapshot;
   for (int k = 0; k < 20; ++k) {
-    ASSERT_EQ(CallOp(ctx(), "add_.Tensor", {Tv(x.get()), Tv(x.get())}, nullptr), BP_STATUS_OK) << LastError();
-    ASSERT_EQ(CallOp(ctx(), "add_.Tensor", {Tv(x.get()), Tv(one.get())}, nullptr), BP_STATUS_OK) << LastError();
+    ASSERT_EQ(CallOp(ctx(), "add_.Tensor", {vt(x.get()), vt(x.get())}, nullptr), BP_STATUS_OK) << LastError();
+    ASSERT_EQ(CallOp(ctx(), "add_.Tensor", {vt(x.get()), vt(one.get())}, nullptr), BP_STATUS_OK) << LastError();
     if (k == 9) {  // a device copy between kernels sees exactly the first ten steps
       ASSERT_EQ(bp_tensor_to_device(x.get(), dev(), snapshot.out()), BP_STATUS_OK) << LastError();
     }
@@ -213,9 +213,9 @@ TEST_P(AbiRuntimeTest, InPlaceOpsAndCopiesOnOneStreamRunInOrder) {
   // A host->device copy_ lands between the kernels around it.
   Held host_vals = abirt::FromHost(ctx(), kCpu, {n}, DType::kFloat32, std::vector<double>(n, 5.0));
   ASSERT_TRUE(host_vals) << LastError();
-  ASSERT_EQ(CallOp(ctx(), "add_.Tensor", {Tv(x.get()), Tv(one.get())}, nullptr), BP_STATUS_OK) << LastError();
-  ASSERT_EQ(CallOp(ctx(), "copy_", {Tv(x.get()), Tv(host_vals.get())}, nullptr), BP_STATUS_OK) << LastError();
-  ASSERT_EQ(CallOp(ctx(), "add_.Tensor", {Tv(x.get()), Tv(x.get())}, nullptr), BP_STATUS_OK) << LastError();
+  ASSERT_EQ(CallOp(ctx(), "add_.Tensor", {vt(x.get()), vt(one.get())}, nullptr), BP_STATUS_OK) << LastError();
+  ASSERT_EQ(CallOp(ctx(), "copy_", {vt(x.get()), vt(host_vals.get())}, nullptr), BP_STATUS_OK) << LastError();
+  ASSERT_EQ(CallOp(ctx(), "add_.Tensor", {vt(x.get()), vt(x.get())}, nullptr), BP_STATUS_OK) << LastError();
   EXPECT_EQ(Read(x.get(), DType::kFloat32), std::vector<double>(n, 10.0));
 }
 
@@ -237,8 +237,8 @@ TEST_P(AbiRuntimeTest, NativeAndFallbackCallsInterleaveInOrder) {
     if (alternate) {  // every other step through the fallback
       ASSERT_EQ(bp_op_set_kernel_masked(ctx(), add, dev().backend, k % 2), BP_STATUS_OK) << LastError();
     }
-    ASSERT_EQ(CallOp(ctx(), "add_.Tensor", {Tv(x.get()), Tv(x.get())}, nullptr), BP_STATUS_OK) << LastError();
-    ASSERT_EQ(CallOp(ctx(), "add_.Tensor", {Tv(x.get()), Tv(one.get())}, nullptr), BP_STATUS_OK) << LastError();
+    ASSERT_EQ(CallOp(ctx(), "add_.Tensor", {vt(x.get()), vt(x.get())}, nullptr), BP_STATUS_OK) << LastError();
+    ASSERT_EQ(CallOp(ctx(), "add_.Tensor", {vt(x.get()), vt(one.get())}, nullptr), BP_STATUS_OK) << LastError();
   }
   if (alternate) {
     EXPECT_EQ(Count("add_.Tensor", false), fallbacks + 12);
@@ -264,8 +264,8 @@ TEST_P(AbiRuntimeTest, ConcurrentCallsFromSeveralThreadsGiveSequentialResults) {
         return;
       }
       for (int k = 0; k < 10 && fail.empty(); ++k) {  // x <- 2x + 1
-        if (CallOp(ctx(), "add_.Tensor", {Tv(x.get()), Tv(x.get())}, nullptr) != BP_STATUS_OK ||
-            CallOp(ctx(), "add_.Tensor", {Tv(x.get()), Tv(one.get())}, nullptr) != BP_STATUS_OK) {
+        if (CallOp(ctx(), "add_.Tensor", {vt(x.get()), vt(x.get())}, nullptr) != BP_STATUS_OK ||
+            CallOp(ctx(), "add_.Tensor", {vt(x.get()), vt(one.get())}, nullptr) != BP_STATUS_OK) {
           fail = "add_.Tensor: " + LastError();
         }
       }
@@ -343,7 +343,7 @@ TEST_P(AbiRuntimeTest, CapabilityBitsAgreeWithWhatRuns) {
     const uint64_t native_before = Count("add.Tensor", true);
     Held r;
     // Every dtype runs on every device: natively, or through a fallback.
-    ASSERT_EQ(CallOp(ctx(), "add.Tensor", {Tv(a.get()), Tv(b.get())}, &r), BP_STATUS_OK) << LastError();
+    ASSERT_EQ(CallOp(ctx(), "add.Tensor", {vt(a.get()), vt(b.get())}, &r), BP_STATUS_OK) << LastError();
     std::vector<double> want(8);
     for (size_t i = 0; i < 8; ++i) want[i] = av[i] + bv[i];  // exact in every float dtype
     EXPECT_EQ(Read(r.get(), c.dtype), want);
@@ -403,8 +403,8 @@ TEST_P(AbiRuntimeTest, StrictModeRefusesAMaskedKernelAndLeavesTheOutputUntouched
   const std::vector<double> vals = {-1.5, 2, 0.25, -3, 4};
   Held a = Make({5}, DType::kFloat32, vals), b = Make({5}, DType::kFloat32, abirt::Values(DType::kFloat32, 5, 2));
   ASSERT_TRUE(a && b);
-  std::vector<bp_value_t> args = {Tv(a.get())};
-  if (m->arity == 2) args.push_back(Tv(b.get()));
+  std::vector<bp_value_t> args = {vt(a.get())};
+  if (m->arity == 2) args.push_back(vt(b.get()));
 
   ASSERT_EQ(bp_op_set_kernel_masked(ctx(), op, dev().backend, 1), BP_STATUS_OK) << LastError();
   ASSERT_EQ(bp_context_set_strict_fallback(ctx(), 1), BP_STATUS_OK) << LastError();
@@ -430,8 +430,8 @@ TEST_P(AbiRuntimeTest, StrictModeRefusesAMaskedKernelAndLeavesTheOutputUntouched
     Held out = Make({5}, DType::kFloat32, guard);
     ASSERT_TRUE(out);
     std::vector<bp_value_t> out_args = args;
-    if (m->alpha) out_args.push_back(Iv(1));
-    out_args.push_back(Tv(out.get()));
+    if (m->alpha) out_args.push_back(vi(1));
+    out_args.push_back(vt(out.get()));
     EXPECT_EQ(CallOp(ctx(), m->out, out_args, nullptr), BP_STATUS_FAILED_PRECONDITION) << LastError();
     EXPECT_EQ(Read(out.get(), DType::kFloat32), guard) << m->out << " wrote out though it was refused";
   }
@@ -455,8 +455,8 @@ TEST_P(AbiRuntimeTest, MaskedKernelFallsBackWithTheRightResult) {
   const std::vector<double> av = {-1.5, 2, 0.25, -3, 4, 0}, bv = abirt::Values(DType::kFloat32, 6, 2);
   Held a = Make({6}, DType::kFloat32, av), b = Make({6}, DType::kFloat32, bv);
   ASSERT_TRUE(a && b);
-  std::vector<bp_value_t> args = {Tv(a.get())};
-  if (m->arity == 2) args.push_back(Tv(b.get()));
+  std::vector<bp_value_t> args = {vt(a.get())};
+  if (m->arity == 2) args.push_back(vt(b.get()));
   ASSERT_EQ(bp_op_set_kernel_masked(ctx(), op, dev().backend, 1), BP_STATUS_OK) << LastError();
   const int32_t kind = Kind(m->functional);
   EXPECT_TRUE(kind == BP_DISPATCH_BACKEND_FALLBACK || kind == BP_DISPATCH_CPU_FALLBACK) << "kind " << kind;

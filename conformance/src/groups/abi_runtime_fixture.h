@@ -15,13 +15,9 @@
 
 namespace bpc {
 
-using abirt::Bv;
 using abirt::CallOp;
-using abirt::Dv;
 using abirt::Held;
-using abirt::Iv;
 using abirt::LastError;
-using abirt::Tv;
 
 class AbiRuntimeTest : public ::testing::TestWithParam<Target> {
  protected:

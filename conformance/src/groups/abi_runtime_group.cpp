@@ -281,12 +281,12 @@ TEST_P(AbiRuntimeTest, ShapeMismatchIsReportedWithOperatorAndArgumentAndNoWrite)
   const std::vector<double> guard(6, 42.0);
   Held out = Make({2, 3}, DType::kFloat32, guard);
   ASSERT_TRUE(a && b && out);
-  EXPECT_EQ(CallOp(ctx(), "add.out", {Tv(a.get()), Tv(b.get()), Iv(1), Tv(out.get())}, nullptr),
+  EXPECT_EQ(CallOp(ctx(), "add.out", {vt(a.get()), vt(b.get()), vi(1), vt(out.get())}, nullptr),
             BP_STATUS_INVALID_ARGUMENT);
   EXPECT_TRUE(NamesOpAndArgument("add", {"self", "other"}));
   EXPECT_EQ(Read(out.get(), DType::kFloat32), guard) << "add.out wrote its output on error";
   Held r;
-  EXPECT_EQ(CallOp(ctx(), "add.Tensor", {Tv(a.get()), Tv(b.get())}, &r), BP_STATUS_INVALID_ARGUMENT);
+  EXPECT_EQ(CallOp(ctx(), "add.Tensor", {vt(a.get()), vt(b.get())}, &r), BP_STATUS_INVALID_ARGUMENT);
   EXPECT_FALSE(r) << "a failed call returned a tensor";
   EXPECT_TRUE(NamesOpAndArgument("add.Tensor", {"self", "other"}));
 }
@@ -297,15 +297,15 @@ TEST_P(AbiRuntimeTest, DtypeTheOperatorRejectsIsReportedWithOperatorAndArgumentA
   Held out = Make({3}, DType::kBool, {0, 1, 0});
   ASSERT_TRUE(a && out);
   // sub rejects bool (as torch.sub).
-  EXPECT_EQ(CallOp(ctx(), "sub.Tensor", {Tv(a.get()), Tv(a.get())}, nullptr), BP_STATUS_INVALID_ARGUMENT);
+  EXPECT_EQ(CallOp(ctx(), "sub.Tensor", {vt(a.get()), vt(a.get())}, nullptr), BP_STATUS_INVALID_ARGUMENT);
   EXPECT_TRUE(NamesOpAndArgument("sub", {"self", "other"}));
-  EXPECT_EQ(CallOp(ctx(), "sub_.Tensor", {Tv(out.get()), Tv(a.get())}, nullptr), BP_STATUS_INVALID_ARGUMENT);
+  EXPECT_EQ(CallOp(ctx(), "sub_.Tensor", {vt(out.get()), vt(a.get())}, nullptr), BP_STATUS_INVALID_ARGUMENT);
   EXPECT_EQ(Read(out.get(), DType::kBool), (std::vector<double>{0, 1, 0})) << "sub_ wrote self on error";
   // In place: a float result cannot be cast into an int self.
   Held i = Make({3}, DType::kInt32, guard);
   Held f = Make({3}, DType::kFloat32, {0.5, 0.5, 0.5});
   ASSERT_TRUE(i && f);
-  EXPECT_EQ(CallOp(ctx(), "add_.Tensor", {Tv(i.get()), Tv(f.get())}, nullptr), BP_STATUS_INVALID_ARGUMENT);
+  EXPECT_EQ(CallOp(ctx(), "add_.Tensor", {vt(i.get()), vt(f.get())}, nullptr), BP_STATUS_INVALID_ARGUMENT);
   EXPECT_TRUE(NamesOpAndArgument("add_", {"self"}));
   EXPECT_EQ(Read(i.get(), DType::kInt32), guard) << "add_ wrote self on error";
 }
@@ -321,18 +321,18 @@ TEST_P(AbiRuntimeTest, DataDependentKernelErrorsLeaveNoPartialWrite) {
     Held e = Make({6}, d, {2, 1, 0, 3, -1, 2});
     ASSERT_TRUE(a && b && out && e);
     for (const char* mode : {"trunc", "floor"}) {
-      EXPECT_EQ(CallOp(ctx(), "div.Tensor_mode_out", {Tv(a.get()), Tv(b.get()), abirt::Sv(mode), Tv(out.get())},
+      EXPECT_EQ(CallOp(ctx(), "div.Tensor_mode_out", {vt(a.get()), vt(b.get()), vs(mode), vt(out.get())},
                        nullptr),
                 BP_STATUS_INVALID_ARGUMENT)
           << mode << ": " << LastError();
       EXPECT_NE(std::string(bp_last_error_message()).find("zero"), std::string::npos) << LastError();
       EXPECT_EQ(Read(out.get(), d), guard) << "div(rounding_mode='" << mode << "') wrote out before failing";
-      EXPECT_EQ(CallOp(ctx(), "div_.Tensor_mode", {Tv(a.get()), Tv(b.get()), abirt::Sv(mode)}, nullptr),
+      EXPECT_EQ(CallOp(ctx(), "div_.Tensor_mode", {vt(a.get()), vt(b.get()), vs(mode)}, nullptr),
                 BP_STATUS_INVALID_ARGUMENT)
           << mode << ": " << LastError();
       EXPECT_EQ(Read(a.get(), d), av) << "div_(rounding_mode='" << mode << "') wrote self before failing";
     }
-    EXPECT_EQ(CallOp(ctx(), "pow.Tensor_Tensor_out", {Tv(a.get()), Tv(e.get()), Tv(out.get())}, nullptr),
+    EXPECT_EQ(CallOp(ctx(), "pow.Tensor_Tensor_out", {vt(a.get()), vt(e.get()), vt(out.get())}, nullptr),
               BP_STATUS_INVALID_ARGUMENT)
         << LastError();
     EXPECT_NE(std::string(bp_last_error_message()).find("negative"), std::string::npos) << LastError();
@@ -344,7 +344,7 @@ TEST_P(AbiRuntimeTest, NullTensorArgumentIsReportedWithOperatorAndArgument) {
   Held a = Make({2}, DType::kFloat32, {1, 2});
   ASSERT_TRUE(a);
   Held r;
-  EXPECT_EQ(CallOp(ctx(), "add.Tensor", {Tv(a.get()), Tv(nullptr)}, &r), BP_STATUS_INVALID_ARGUMENT);
+  EXPECT_EQ(CallOp(ctx(), "add.Tensor", {vt(a.get()), vt(nullptr)}, &r), BP_STATUS_INVALID_ARGUMENT);
   EXPECT_FALSE(r);
   EXPECT_TRUE(NamesOpAndArgument("add.Tensor", {"other"}));
   EXPECT_EQ(bp_last_error_status(), BP_STATUS_INVALID_ARGUMENT);

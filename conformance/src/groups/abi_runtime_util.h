@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "backplane/backplane.h"
+#include "boxed_values.h"
 #include "dtype.h"
 
 namespace bpc::abirt {
@@ -52,47 +53,6 @@ class Held {
   bp_tensor_t* t_ = nullptr;
 };
 
-// Boxed arguments (bp_value_t), borrowed for the call.
-inline bp_value_t Tv(bp_tensor_t* t) {
-  bp_value_t v{};
-  v.kind = BP_VALUE_TENSOR;
-  v.u.tensor = t;
-  return v;
-}
-inline bp_value_t Iv(int64_t i) {
-  bp_value_t v{};
-  v.kind = BP_VALUE_INT;
-  v.u.i = i;
-  return v;
-}
-inline bp_value_t Dv(double d) {
-  bp_value_t v{};
-  v.kind = BP_VALUE_DOUBLE;
-  v.u.d = d;
-  return v;
-}
-inline bp_value_t Bv(bool b) {
-  bp_value_t v{};
-  v.kind = BP_VALUE_BOOL;
-  v.u.b = b ? 1 : 0;
-  return v;
-}
-
-inline bp_value_t Sv(const char* str) {
-  bp_value_t v{};
-  v.kind = BP_VALUE_STRING;
-  v.u.str = str;
-  return v;
-}
-
-// An int list; `ints` must outlive the call.
-inline bp_value_t Lv(const std::vector<int64_t>& ints) {
-  bp_value_t v{};
-  v.kind = BP_VALUE_INT_LIST;
-  v.u.int_list.data = ints.data();
-  v.u.int_list.size = static_cast<int64_t>(ints.size());
-  return v;
-}
 
 // The operator `name`, or nullptr (the caller reports it).
 inline bp_op_t* FindOp(bp_context_t* ctx, const char* name) {

@@ -8,59 +8,6 @@
 namespace bpc {
 namespace onnx_corpus {
 
-bp_value_t vt(bp_tensor_t* t) {
-  bp_value_t v{};
-  if (t == nullptr) {
-    v.kind = BP_VALUE_NONE;
-  } else {
-    v.kind = BP_VALUE_TENSOR;
-    v.u.tensor = t;
-  }
-  return v;
-}
-bp_value_t vi(int64_t i) {
-  bp_value_t v{};
-  v.kind = BP_VALUE_INT;
-  v.u.i = i;
-  return v;
-}
-bp_value_t vd(double d) {
-  bp_value_t v{};
-  v.kind = BP_VALUE_DOUBLE;
-  v.u.d = d;
-  return v;
-}
-bp_value_t vb(bool b) {
-  bp_value_t v{};
-  v.kind = BP_VALUE_BOOL;
-  v.u.b = b ? 1 : 0;
-  return v;
-}
-bp_value_t vl(const std::vector<int64_t>& l) {
-  bp_value_t v{};
-  v.kind = BP_VALUE_INT_LIST;
-  v.u.int_list.data = l.data();
-  v.u.int_list.size = static_cast<int64_t>(l.size());
-  return v;
-}
-bp_value_t vnone() {
-  bp_value_t v{};
-  v.kind = BP_VALUE_NONE;
-  return v;
-}
-bp_value_t vs(const char* s) {
-  bp_value_t v{};
-  v.kind = BP_VALUE_STRING;
-  v.u.str = s;
-  return v;
-}
-bp_value_t vdtype(DType d) {
-  bp_value_t v{};
-  v.kind = BP_VALUE_DTYPE;
-  v.u.dtype = dtype_to_dl(d);
-  return v;
-}
-
 Exec::Exec(bp_context_t* ctx, bp_device_t dev, TensorPool* pool) : ctx_(ctx), dev_(dev), pool_(pool) {}
 
 bp_op_t* Exec::find(const std::string& name) {

@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "backplane/backplane.h"
+#include "boxed_values.h"
 #include "device_tensor.h"
 #include "onnx/onnx_model.h"
 
@@ -36,14 +37,6 @@ struct NodeInput {
 };
 
 // Boxed argument helpers; an int list borrows `v`, which must outlive the call.
-bp_value_t vt(bp_tensor_t* t);  // NONE when t is nullptr
-bp_value_t vi(int64_t i);
-bp_value_t vd(double d);
-bp_value_t vb(bool b);
-bp_value_t vl(const std::vector<int64_t>& v);
-bp_value_t vnone();
-bp_value_t vs(const char* s);
-bp_value_t vdtype(DType d);
 
 class Exec {
  public:
