@@ -5,7 +5,9 @@
 # that ran it. Exits 77 (skipped) without the corpus or ONNX support.
 # Usage: onnx_cli_test.sh BP_CONFORMANCE CRASH_PLUGIN
 set -u
+# Under a sanitizer the SIGSEGV must reach the child as a signal, not a report.
 export ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}handle_segv=0"
+export TSAN_OPTIONS="${TSAN_OPTIONS:+$TSAN_OPTIONS:}handle_segv=0"
 bin=$1
 plugin=$2
 corpus=/usr/share/libonnx-testdata/data/node
