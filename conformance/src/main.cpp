@@ -240,6 +240,11 @@ int main(int argc, char** argv) {
     }
     cli.gtest_args.push_back(extra);
   }
+  if (!cli.gtest_args.empty() && !cli.no_isolate && !cli.worker) {
+    // Isolated runs plan their children from the registry; a filter there would be ignored.
+    std::cerr << "bp-conformance: --gtest_* flags need --no-isolate\n";
+    return 2;
+  }
   OnnxOptions onnx_opt;
   const bool run_onnx = onnx_selected(app, &onnx_cli, app.count("--op") + app.count("--dtype") > 0, &onnx_opt);
 

@@ -369,6 +369,8 @@ void Runner::run_cell(const OpEntry& op, DType d, int32_t backend, bp_device_t d
     CaseResult r = run_case(op, d, c, backend, dev, opt, report->device);
     r.group = case_group;
     r.test_id = case_test_id;
+    // Exactly this case: its group alone (the other groups would run too).
+    if (!r.repro.empty()) r.repro += std::string(" --group ") + (case_group == kGroupClaims ? "claims" : case_group);
     if (on_case_done) on_case_done(r);
     fold_case(&cell, r);
     report->cases.push_back(std::move(r));

@@ -138,7 +138,6 @@ TEST_P(FallbackCellTest, Run) {
   auto forward = s.on_case;
   s.on_case = [&](const CaseResult& c) {
     CaseResult r = c;
-    if (!r.repro.empty()) r.repro += " --group fallback";
     if (r.outcome == Outcome::kNativePass && r.path == "native") {
       r.outcome = Outcome::kFail;
       r.message = "the native kernel ran while masked";
