@@ -312,7 +312,10 @@ Status LoadLocked(bp_context_t* ctx, const char* path, bp_plugin_t** out_plugin)
   } else {
     slot.id = id;
     slot.host_memory = false;
-    slot.name = name;
+    // A reused slot already has this name (PickSlotLocked matched it), and
+    // callers may be reading it without the lock to word an "unloaded"
+    // error: write it only into a fresh slot, not yet published.
+    if (slot.name != name) slot.name = name;
     slot.version = t.version != nullptr ? t.version : "";
     slot.path = path;
     slot.abi_version = version;
