@@ -127,21 +127,19 @@ ChildOutcome run_child(const std::vector<std::string>& argv, double timeout_s) {
   return out;
 }
 
-namespace {
 // One line per record, flushed: if the child dies next, the parent has it.
-void emit(const nlohmann::json& j) {
+void emit_line(const nlohmann::json& j) {
   const std::string s = j.dump() + "\n";
   fwrite(s.data(), 1, s.size(), stdout);
   fflush(stdout);
 }
-}  // namespace
 
 void emit_start(const std::string& test_id, const std::string& what) {
-  emit({{"start", {{"test", test_id}, {"what", what}}}});
+  emit_line({{"start", {{"test", test_id}, {"what", what}}}});
 }
 
-void emit_case(const CaseResult& c) { emit({{"case", case_to_json(c)}}); }
+void emit_case(const CaseResult& c) { emit_line({{"case", case_to_json(c)}}); }
 
-void emit_test_end(const std::string& test_id) { emit({{"end", {{"test", test_id}}}}); }
+void emit_test_end(const std::string& test_id) { emit_line({{"end", {{"test", test_id}}}}); }
 
 }  // namespace bpc

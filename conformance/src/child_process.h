@@ -36,6 +36,7 @@ struct ChildOutcome {
 ChildOutcome run_child(const std::vector<std::string>& argv, double timeout_s);
 
 // The worker side: write one line (flushes).
+void emit_line(const nlohmann::json& j);  // any record, e.g. {"record": {...}}
 void emit_start(const std::string& test_id, const std::string& what);
 void emit_case(const CaseResult& c);
 void emit_test_end(const std::string& test_id);

@@ -100,29 +100,41 @@ Held MakeView(bp_context_t* ctx, bp_tensor_t* base, const ViewCase& v) {
   return view;
 }
 
+// A [4, 6] tensor of `d` on `device` holding Values(d, 24, salt), the view `v`
+// of it (geometry checked) and the values that view must read.
+struct BaseAndView {
+  std::vector<double> vals, want;
+  Held base, view;
+  explicit operator bool() const { return base && view; }
+};
+
+BaseAndView MakeBaseAndView(bp_context_t* ctx, bp_device_t device, DType d, const ViewCase& v, int salt = 0) {
+  BaseAndView b;
+  b.vals = abirt::Values(d, 24, salt);
+  b.base = abirt::FromHost(ctx, device, {4, 6}, d, b.vals);
+  EXPECT_TRUE(b.base) << "a [4, 6] " << dtype_name(d) << " tensor: " << LastError();
+  if (!b.base) return b;
+  b.view = MakeView(ctx, b.base.get(), v);
+  b.want = abirt::Gather(b.vals, v.sizes, v.strides, v.offset);
+  return b;
+}
+
 TEST_P(AbiRuntimeTest, DeviceViewsCopyToTheHostExactly) {
   for (DType d : kAllDtypes) {
     for (const ViewCase& v : ViewCases()) {
       SCOPED_TRACE(std::string(dtype_name(d)) + " " + v.name);
-      const std::vector<double> base_vals = abirt::Values(d, 24);
-      Held base = Make({4, 6}, d, base_vals);
-      ASSERT_TRUE(base);
-      Held view = MakeView(ctx(), base.get(), v);
-      ASSERT_TRUE(view);
-      const std::vector<double> want = abirt::Gather(base_vals, v.sizes, v.strides, v.offset);
-      EXPECT_EQ(Read(view.get(), d), want) << "bp_tensor_to_host of the view";
+      BaseAndView dv = MakeBaseAndView(ctx(), dev(), d, v);
+      ASSERT_TRUE(dv);
+      EXPECT_EQ(Read(dv.view.get(), d), dv.want) << "bp_tensor_to_host of the view";
       Held on_cpu;
-      ASSERT_EQ(bp_tensor_to_device(view.get(), kCpu, on_cpu.out()), BP_STATUS_OK) << LastError();
-      EXPECT_EQ(Read(on_cpu.get(), d), want) << "bp_tensor_to_device(cpu) of the view";
+      ASSERT_EQ(bp_tensor_to_device(dv.view.get(), kCpu, on_cpu.out()), BP_STATUS_OK) << LastError();
+      EXPECT_EQ(Read(on_cpu.get(), d), dv.want) << "bp_tensor_to_device(cpu) of the view";
       if (!v.writable) continue;
       // copy_ into a CPU view of the same shape: only the view changes.
-      const std::vector<double> cpu_vals = abirt::Values(d, 24, 3);
-      Held cpu_base = abirt::FromHost(ctx(), kCpu, {4, 6}, d, cpu_vals);
-      ASSERT_TRUE(cpu_base) << LastError();
-      Held cpu_view = MakeView(ctx(), cpu_base.get(), v);
-      ASSERT_TRUE(cpu_view);
-      ASSERT_EQ(CallOp(ctx(), "copy_", {vt(cpu_view.get()), vt(view.get())}, nullptr), BP_STATUS_OK) << LastError();
-      EXPECT_EQ(Read(cpu_base.get(), d), Scatter(cpu_vals, v, want)) << "copy_(cpu view, device view)";
+      BaseAndView cv = MakeBaseAndView(ctx(), kCpu, d, v, 3);
+      ASSERT_TRUE(cv);
+      ASSERT_EQ(CallOp(ctx(), "copy_", {vt(cv.view.get()), vt(dv.view.get())}, nullptr), BP_STATUS_OK) << LastError();
+      EXPECT_EQ(Read(cv.base.get(), d), Scatter(cv.vals, v, dv.want)) << "copy_(cpu view, device view)";
     }
   }
 }
@@ -132,32 +144,25 @@ TEST_P(AbiRuntimeTest, HostDataCopiesIntoDeviceViewsExactly) {
     for (const ViewCase& v : ViewCases()) {
       if (!v.writable) continue;
       SCOPED_TRACE(std::string(dtype_name(d)) + " " + v.name);
-      const std::vector<double> base_vals = abirt::Values(d, 24);
-      Held base = Make({4, 6}, d, base_vals);
-      ASSERT_TRUE(base);
-      Held view = MakeView(ctx(), base.get(), v);
-      ASSERT_TRUE(view);
+      BaseAndView dv = MakeBaseAndView(ctx(), dev(), d, v);
+      ASSERT_TRUE(dv);
       // From a contiguous CPU tensor.
       const std::vector<double> src_vals = abirt::Values(d, Numel(v.sizes), 5);
       Held src = abirt::FromHost(ctx(), kCpu, v.sizes, d, src_vals);
       ASSERT_TRUE(src) << LastError();
-      ASSERT_EQ(CallOp(ctx(), "copy_", {vt(view.get()), vt(src.get())}, nullptr), BP_STATUS_OK) << LastError();
-      const std::vector<double> after = Scatter(base_vals, v, src_vals);
-      EXPECT_EQ(Read(base.get(), d), after) << "copy_(device view, cpu tensor)";
+      ASSERT_EQ(CallOp(ctx(), "copy_", {vt(dv.view.get()), vt(src.get())}, nullptr), BP_STATUS_OK) << LastError();
+      const std::vector<double> after = Scatter(dv.vals, v, src_vals);
+      EXPECT_EQ(Read(dv.base.get(), d), after) << "copy_(device view, cpu tensor)";
       // From a CPU view of the same geometry.
-      const std::vector<double> cpu_vals = abirt::Values(d, 24, 7);
-      Held cpu_base = abirt::FromHost(ctx(), kCpu, {4, 6}, d, cpu_vals);
-      ASSERT_TRUE(cpu_base) << LastError();
-      Held cpu_view = MakeView(ctx(), cpu_base.get(), v);
-      ASSERT_TRUE(cpu_view);
-      ASSERT_EQ(CallOp(ctx(), "copy_", {vt(view.get()), vt(cpu_view.get())}, nullptr), BP_STATUS_OK) << LastError();
-      const std::vector<double> cpu_view_vals = abirt::Gather(cpu_vals, v.sizes, v.strides, v.offset);
-      EXPECT_EQ(Read(base.get(), d), Scatter(after, v, cpu_view_vals)) << "copy_(device view, cpu view)";
+      BaseAndView cv = MakeBaseAndView(ctx(), kCpu, d, v, 7);
+      ASSERT_TRUE(cv);
+      ASSERT_EQ(CallOp(ctx(), "copy_", {vt(dv.view.get()), vt(cv.view.get())}, nullptr), BP_STATUS_OK) << LastError();
+      EXPECT_EQ(Read(dv.base.get(), d), Scatter(after, v, cv.want)) << "copy_(device view, cpu view)";
       // A CPU view moved to the device becomes a contiguous device tensor.
       Held moved;
-      ASSERT_EQ(bp_tensor_to_device(cpu_view.get(), dev(), moved.out()), BP_STATUS_OK) << LastError();
+      ASSERT_EQ(bp_tensor_to_device(cv.view.get(), dev(), moved.out()), BP_STATUS_OK) << LastError();
       EXPECT_EQ(bp_tensor_device(moved.get()).backend, dev().backend);
-      EXPECT_EQ(Read(moved.get(), d), cpu_view_vals) << "bp_tensor_to_device(cpu view)";
+      EXPECT_EQ(Read(moved.get(), d), cv.want) << "bp_tensor_to_device(cpu view)";
     }
   }
 }
@@ -171,32 +176,25 @@ TEST_P(AbiRuntimeTest, DeviceViewsCopyWithinTheDeviceExactly) {
   for (DType d : kAllDtypes) {
     for (const ViewCase& v : ViewCases()) {
       SCOPED_TRACE(std::string(dtype_name(d)) + " " + v.name);
-      const std::vector<double> base_vals = abirt::Values(d, 24);
-      Held base = Make({4, 6}, d, base_vals);
-      ASSERT_TRUE(base);
-      Held view = MakeView(ctx(), base.get(), v);
-      ASSERT_TRUE(view);
-      const std::vector<double> want = abirt::Gather(base_vals, v.sizes, v.strides, v.offset);
+      BaseAndView dv = MakeBaseAndView(ctx(), dev(), d, v);
+      ASSERT_TRUE(dv);
       Held same;
-      ASSERT_EQ(bp_tensor_to_device(view.get(), dev(), same.out()), BP_STATUS_OK) << LastError();
+      ASSERT_EQ(bp_tensor_to_device(dv.view.get(), dev(), same.out()), BP_STATUS_OK) << LastError();
       EXPECT_TRUE(bp_tensor_is_contiguous(same.get()));
-      EXPECT_EQ(Read(same.get(), d), want) << "bp_tensor_to_device(same device) of the view";
+      EXPECT_EQ(Read(same.get(), d), dv.want) << "bp_tensor_to_device(same device) of the view";
       if (devices > 1) {
         const bp_device_t other{dev().backend, (dev().index + 1) % devices};
         Held moved;
-        ASSERT_EQ(bp_tensor_to_device(view.get(), other, moved.out()), BP_STATUS_OK) << LastError();
-        EXPECT_EQ(Read(moved.get(), d), want) << "to device " << other.index;
+        ASSERT_EQ(bp_tensor_to_device(dv.view.get(), other, moved.out()), BP_STATUS_OK) << LastError();
+        EXPECT_EQ(Read(moved.get(), d), dv.want) << "to device " << other.index;
       }
       if (!v.writable) continue;
       // copy_ between two views on the device: only the destination view changes.
-      const std::vector<double> dst_vals = abirt::Values(d, 24, 9);
-      Held dst_base = Make({4, 6}, d, dst_vals);
-      ASSERT_TRUE(dst_base);
-      Held dst_view = MakeView(ctx(), dst_base.get(), v);
-      ASSERT_TRUE(dst_view);
-      ASSERT_EQ(CallOp(ctx(), "copy_", {vt(dst_view.get()), vt(view.get())}, nullptr), BP_STATUS_OK) << LastError();
-      EXPECT_EQ(Read(dst_base.get(), d), Scatter(dst_vals, v, want)) << "copy_(device view, device view)";
-      EXPECT_EQ(Read(base.get(), d), base_vals) << "the source changed";
+      BaseAndView dst = MakeBaseAndView(ctx(), dev(), d, v, 9);
+      ASSERT_TRUE(dst);
+      ASSERT_EQ(CallOp(ctx(), "copy_", {vt(dst.view.get()), vt(dv.view.get())}, nullptr), BP_STATUS_OK) << LastError();
+      EXPECT_EQ(Read(dst.base.get(), d), Scatter(dst.vals, v, dv.want)) << "copy_(device view, device view)";
+      EXPECT_EQ(Read(dv.base.get(), d), dv.vals) << "the source changed";
     }
   }
 }
@@ -247,24 +245,20 @@ TEST_P(AbiRuntimeTest, ViewsCopyToEveryOtherTargetAndBack) {
     for (DType d : {DType::kFloat32, DType::kInt64, DType::kBool}) {
       for (const ViewCase& v : ViewCases()) {
         SCOPED_TRACE(std::string(dtype_name(d)) + " " + v.name + " with backend " + std::to_string(other.backend));
-        const std::vector<double> base_vals = abirt::Values(d, 24);
-        Held base = Make({4, 6}, d, base_vals);
-        ASSERT_TRUE(base);
-        Held view = MakeView(ctx(), base.get(), v);
-        ASSERT_TRUE(view);
-        const std::vector<double> want = abirt::Gather(base_vals, v.sizes, v.strides, v.offset);
+        BaseAndView dv = MakeBaseAndView(ctx(), dev(), d, v);
+        ASSERT_TRUE(dv);
         Held there, back;
-        ASSERT_EQ(bp_tensor_to_device(view.get(), other, there.out()), BP_STATUS_OK) << LastError();
-        EXPECT_EQ(Read(there.get(), d), want) << "to the other device";
+        ASSERT_EQ(bp_tensor_to_device(dv.view.get(), other, there.out()), BP_STATUS_OK) << LastError();
+        EXPECT_EQ(Read(there.get(), d), dv.want) << "to the other device";
         ASSERT_EQ(bp_tensor_to_device(there.get(), dev(), back.out()), BP_STATUS_OK) << LastError();
-        EXPECT_EQ(Read(back.get(), d), want) << "and back";
+        EXPECT_EQ(Read(back.get(), d), dv.want) << "and back";
         if (!v.writable) continue;
         // copy_ from the other device into this device's view.
         const std::vector<double> src_vals = abirt::Values(d, Numel(v.sizes), 4);
         Held src = abirt::FromHost(ctx(), other, v.sizes, d, src_vals);
         ASSERT_TRUE(src) << LastError();
-        ASSERT_EQ(CallOp(ctx(), "copy_", {vt(view.get()), vt(src.get())}, nullptr), BP_STATUS_OK) << LastError();
-        EXPECT_EQ(Read(base.get(), d), Scatter(base_vals, v, src_vals)) << "copy_(view, other device's tensor)";
+        ASSERT_EQ(CallOp(ctx(), "copy_", {vt(dv.view.get()), vt(src.get())}, nullptr), BP_STATUS_OK) << LastError();
+        EXPECT_EQ(Read(dv.base.get(), d), Scatter(dv.vals, v, src_vals)) << "copy_(view, other device's tensor)";
       }
     }
   }
@@ -327,13 +321,10 @@ TEST_P(AbiRuntimeTest, DlpackExportOfAViewDescribesItAndImportsBack) {
   for (DType d : {DType::kFloat32, DType::kInt64, DType::kFloat16, DType::kBool}) {
     for (const ViewCase& v : ViewCases()) {
       SCOPED_TRACE(std::string(dtype_name(d)) + " " + v.name);
-      const std::vector<double> base_vals = abirt::Values(d, 24);
-      Held base = Make({4, 6}, d, base_vals);
-      ASSERT_TRUE(base);
-      Held view = MakeView(ctx(), base.get(), v);
-      ASSERT_TRUE(view);
+      BaseAndView dv = MakeBaseAndView(ctx(), dev(), d, v);
+      ASSERT_TRUE(dv);
       CountingManaged c;
-      ASSERT_EQ(bp_tensor_to_dlpack(view.get(), &c.inner), BP_STATUS_OK) << LastError();
+      ASSERT_EQ(bp_tensor_to_dlpack(dv.view.get(), &c.inner), BP_STATUS_OK) << LastError();
       const DLTensor& t = c.inner->dl_tensor;
       EXPECT_EQ(t.ndim, static_cast<int32_t>(v.sizes.size()));
       EXPECT_EQ(std::vector<int64_t>(t.shape, t.shape + t.ndim), v.sizes);
@@ -351,7 +342,7 @@ TEST_P(AbiRuntimeTest, DlpackExportOfAViewDescribesItAndImportsBack) {
       Held imported;
       ASSERT_EQ(bp_tensor_from_dlpack(ctx(), &c.outer, imported.out()), BP_STATUS_OK) << LastError();
       EXPECT_EQ(bp_tensor_device(imported.get()).backend, dev().backend);
-      EXPECT_EQ(Read(imported.get(), d), abirt::Gather(base_vals, v.sizes, v.strides, v.offset));
+      EXPECT_EQ(Read(imported.get(), d), dv.want);
       EXPECT_EQ(c.deletes, 0) << "deleted while the imported tensor lives";
       imported = Held();
       EXPECT_EQ(c.deletes, 1) << "the deleter must run exactly once, when the tensor is released";

@@ -2,7 +2,6 @@
 
 #include <algorithm>
 #include <chrono>
-#include <cstdio>
 #include <dirent.h>
 #include <fnmatch.h>
 #include <iostream>
@@ -110,15 +109,27 @@ OnnxTestResult run_onnx_test(bp_context_t* ctx, bp_device_t dev, const std::stri
   return onnx_corpus::run_loaded_test(ctx, dev, test);
 }
 
-OnnxReport run_onnx_corpus(bp_context_t* ctx, int32_t backend, int32_t device_index, const OnnxOptions& opt) {
-  OnnxReport rep = empty_report(ctx, backend, device_index);
+namespace {
+// The report's header and the corpus's test list; false, with rep->error
+// set, when there is nothing to run.
+bool start_corpus(bp_context_t* ctx, int32_t backend, int32_t device_index, const OnnxOptions& opt, OnnxReport* rep,
+                  std::vector<std::string>* tests) {
+  *rep = empty_report(ctx, backend, device_index);
   if (!onnx_corpus::onnx_support_built()) {
-    rep.error = "bp-conformance was built without ONNX support (libonnx-dev and protobuf not found)";
-    return rep;
+    rep->error = "bp-conformance was built without ONNX support (libonnx-dev and protobuf not found)";
+    return false;
   }
   std::string err;
-  const std::vector<std::string> tests = list_onnx_tests(opt, &err);
-  if (tests.empty()) rep.error = err;
+  *tests = list_onnx_tests(opt, &err);
+  if (tests->empty()) rep->error = err;
+  return !tests->empty();
+}
+}  // namespace
+
+OnnxReport run_onnx_corpus(bp_context_t* ctx, int32_t backend, int32_t device_index, const OnnxOptions& opt) {
+  OnnxReport rep;
+  std::vector<std::string> tests;
+  if (!start_corpus(ctx, backend, device_index, opt, &rep, &tests)) return rep;
   for (const std::string& t : tests) {
     rep.tests.push_back(run_onnx_test(ctx, bp_device_t{backend, device_index}, opt.dir + "/" + t));
   }
@@ -135,33 +146,18 @@ int run_onnx_worker(bp_context_t* ctx, const std::string& backend_name, int32_t 
   std::string err;
   const std::vector<std::string> tests = list_onnx_tests(opt, &err);
   for (size_t k = static_cast<size_t>(std::max(start, 0)); k < tests.size(); ++k) {
-    nlohmann::json s;
-    s["start"] = {{"test", tests[k]}};
-    std::string line = s.dump() + "\n";
-    fwrite(line.data(), 1, line.size(), stdout);
-    fflush(stdout);
-    nlohmann::json j;
-    j["record"] = result_to_json(run_onnx_test(ctx, bp_device_t{backend, device_index}, opt.dir + "/" + tests[k]));
-    line = j.dump() + "\n";
-    fwrite(line.data(), 1, line.size(), stdout);
-    fflush(stdout);
+    emit_line({{"start", {{"test", tests[k]}}}});
+    const OnnxTestResult r = run_onnx_test(ctx, bp_device_t{backend, device_index}, opt.dir + "/" + tests[k]);
+    emit_line({{"record", result_to_json(r)}});
   }
   return 0;
 }
 
 OnnxReport run_onnx_corpus_isolated(bp_context_t* ctx, int32_t backend, int32_t device_index,
                                     const OnnxOptions& opt, const std::vector<std::string>& worker_argv) {
-  OnnxReport rep = empty_report(ctx, backend, device_index);
-  if (!onnx_corpus::onnx_support_built()) {
-    rep.error = "bp-conformance was built without ONNX support (libonnx-dev and protobuf not found)";
-    return rep;
-  }
-  std::string err;
-  const std::vector<std::string> tests = list_onnx_tests(opt, &err);
-  if (tests.empty()) {
-    rep.error = err;
-    return rep;
-  }
+  OnnxReport rep;
+  std::vector<std::string> tests;
+  if (!start_corpus(ctx, backend, device_index, opt, &rep, &tests)) return rep;
   const auto deadline = std::chrono::steady_clock::now() + std::chrono::duration<double>(opt.timeout_s);
   int crashes = 0;
   size_t next = 0;
