@@ -4,8 +4,8 @@
 # (crashed), the one that never returns 'T' (timeout), the one that returns
 # wrong values 'x' (fail), while every other cell of the run completes (the
 # CPU fallback serves them, the fallback and ABI groups run). Then the JUnit
-# report validates against the JUnit schema, and --baseline names a planted
-# regression. Usage: isolation_test.sh BP_CONFORMANCE CRASH_PLUGIN JUNIT_XSD
+# report validates against the JUnit schema, an expectation file turns the same
+# cells into u / X / P, and --baseline names a planted regression. Usage: isolation_test.sh BP_CONFORMANCE CRASH_PLUGIN JUNIT_XSD
 set -u
 # Under AddressSanitizer or ThreadSanitizer the SIGSEGV must reach the child
 # as a signal, not be turned into the sanitizer's report and an exit code.
@@ -48,6 +48,42 @@ else
 fi
 grep -q '<error message="child killed by signal 11' "$dir/run.xml" || fail "JUnit has no <error> for the crash"
 grep -q '<failure message=' "$dir/run.xml" || fail "JUnit has no <failure> for the wrong values"
+
+# Expectations end to end: unsupported cells are not run ('u', even the crash
+# and the hang), an xfail that fails is 'X' and leaves the verdict alone, and a
+# stale xfail that passes is 'P', which fails the run only under
+# --verify-expectations.
+mkdir -p "$dir/expectations"
+cat >"$dir/expectations/crashdev.yaml" <<'YAML'
+unsupported:
+  - op: neg
+    reason: "test: this kernel crashes"
+  - op: abs
+    dtypes: [float32]
+    reason: "test: this kernel hangs"
+xfail:
+  - op: "mul.*"
+    reason: "test: this kernel returns 42"
+  - op: exp
+    reason: "test: a stale entry, exp passes"
+YAML
+run_expected() {
+  "$bin" --backend "$plugin" --op "$ops" --dtype float32 --timeout 5 --quick --group ops --no-progress \
+    --expectations "$dir/expectations" "$@" >"$out" 2>&1
+}
+run_expected
+rc=$?
+[ "$rc" = 0 ] || fail "with expectations the run exited $rc, expected 0"
+[ "$(cell neg 1)" = u ] || fail "neg float32 is not u (unsupported by expectation)"
+[ "$(cell abs 1)" = u ] || fail "abs float32 is not u (unsupported by expectation)"
+[ "$(cell mul.Tensor 1)" = X ] || fail "mul.Tensor float32 is not X (expected failure)"
+[ "$(cell exp 1)" = P ] || fail "exp float32 is not P (unexpected pass)"
+grep -Eq 'crashdev \(crashdev:0\): CONFORMANT' "$out" || fail "expected failures made the verdict fail"
+run_expected --verify-expectations
+rc=$?
+[ "$rc" = 1 ] || fail "a stale xfail under --verify-expectations exited $rc, expected 1"
+grep -q 'UNEXPECTED PASS crashdev' "$out" || fail "the stale xfail is not named"
+grep -Eq 'crashdev \(crashdev:0\): NOT CONFORMANT' "$out" || fail "a stale xfail under --verify-expectations kept the verdict"
 
 # A planted regression: crashdev's exp turns wrong when BPC_CRASHDEV_BREAK_EXP=1.
 "$bin" --backend "$plugin" --op exp --dtype float32 --quick --group ops --no-progress \
