@@ -68,8 +68,9 @@ bp_status_t HostProperties(void*, int32_t, bp_device_properties_t* p) {
 }  // namespace
 
 void InitHostBackend(bp_context_t* ctx) {
-  BackendSlot& s = ctx->slots[0];
-  s.id = 0;
+  ctx->host_backend = 0;
+  BackendSlot& s = ctx->slots[ctx->host_backend];
+  s.id = ctx->host_backend;
   s.host_memory = true;
   s.name = "cpu";
   s.version = BACKPLANE_VERSION_STRING;
@@ -104,6 +105,15 @@ void InitHostBackend(bp_context_t* ctx) {
   ctx->device_states.push_back(std::move(dev));
   s.loaded.store(true, std::memory_order_release);
   ctx->num_backends.store(1, std::memory_order_release);
+}
+
+Status CheckBackendId(bp_context_t* ctx, int32_t backend, const char* fn) {
+  int32_t n = ctx->num_backends.load(std::memory_order_acquire);
+  if (backend < 0 || backend >= n) {
+    return Error(BP_STATUS_OUT_OF_RANGE, std::string(fn) + ": backend id " + std::to_string(backend) +
+                                             " is out of range [0, " + std::to_string(n) + ")");
+  }
+  return Status::Ok();
 }
 
 void LogMessage(bp_context_t* ctx, int32_t level, const std::string& message) {

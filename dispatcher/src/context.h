@@ -38,6 +38,19 @@ struct KernelTable {
 
 struct BackendSlot;
 
+// Data moved between host and a backend's devices by the core, per direction
+// (read by bp_transfer_stats). Relaxed counters: totals, not an ordering.
+struct TransferCounters {
+  std::atomic<uint64_t> h2d_count{0}, h2d_bytes{0};
+  std::atomic<uint64_t> d2h_count{0}, d2h_bytes{0};
+  std::atomic<uint64_t> d2d_count{0}, d2d_bytes{0};
+  void Reset() {
+    for (auto* c : {&h2d_count, &h2d_bytes, &d2h_count, &d2h_bytes, &d2d_count, &d2d_bytes}) {
+      c->store(0, std::memory_order_relaxed);
+    }
+  }
+};
+
 // One device of a backend: its default stream and caching allocator.
 struct DeviceState {
   BackendSlot* slot = nullptr;
@@ -49,7 +62,9 @@ struct DeviceState {
 struct BackendSlot {
   int32_t id = 0;
   std::atomic<bool> loaded{false};
-  bool host_memory = false;  // backend 0: memory is host memory provided by the core
+  // Memory is host memory provided by the core: the slot a host-memory
+  // plugin (the cpu plugin) attaches to, and the one every fallback runs on.
+  bool host_memory = false;
   std::string name, version, path, no_device_reason;
   bool has_no_device_reason = false;
   uint32_t abi_version = 0;
@@ -61,9 +76,12 @@ struct BackendSlot {
   std::vector<DeviceState*> devices;  // owned by Context::device_states
   std::atomic<const KernelEntry*> fallback{nullptr};  // backend-wide fallback snapshot
   std::vector<bp_registration_t*> fallback_stack;     // writers only
+  TransferCounters transfers;
 };
 
 void LogMessage(bp_context_t* ctx, int32_t level, const std::string& message);
+// OUT_OF_RANGE naming `fn` unless 0 <= backend < the context's backend count.
+Status CheckBackendId(bp_context_t* ctx, int32_t backend, const char* fn);
 
 }  // namespace bp::core
 
@@ -76,6 +94,9 @@ struct bp_context_t {
   std::mutex mu;  // writers: load/unload, registrations, definitions
   bp::core::BackendSlot slots[bp::core::kMaxBackends];
   std::atomic<int32_t> num_backends{0};
+  // The slot whose memory is host memory (set once at context creation): the
+  // dispatch key of host tensors and the backend the fallback runs on.
+  int32_t host_backend = 0;
 
   // Operators: the list and name map change only under ops_mu (exclusive);
   // bp_op_t objects live until the context is destroyed.

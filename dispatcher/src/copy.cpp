@@ -156,6 +156,23 @@ void Span(const Geometry& g, int64_t* lo, int64_t* hi) {
   }
 }
 
+// The backend's copies, counted per direction in the slot's TransferCounters.
+bp_status_t DeviceToHost(DeviceState* dev, const void* base, size_t src_offset, void* dst, size_t nbytes) {
+  BackendSlot* slot = dev->slot;
+  slot->transfers.d2h_count.fetch_add(1, std::memory_order_relaxed);
+  slot->transfers.d2h_bytes.fetch_add(nbytes, std::memory_order_relaxed);
+  const bp_backend_t& t = slot->table;
+  return t.copy_device_to_host(t.backend_data, dev->index, base, src_offset, dst, nbytes, dev->stream);
+}
+
+bp_status_t HostToDevice(DeviceState* dev, const void* src, void* base, size_t dst_offset, size_t nbytes) {
+  BackendSlot* slot = dev->slot;
+  slot->transfers.h2d_count.fetch_add(1, std::memory_order_relaxed);
+  slot->transfers.h2d_bytes.fetch_add(nbytes, std::memory_order_relaxed);
+  const bp_backend_t& t = slot->table;
+  return t.copy_host_to_device(t.backend_data, dev->index, src, base, dst_offset, nbytes, dev->stream);
+}
+
 }  // namespace
 
 size_t ContiguousBytes(const Geometry& geo) {
@@ -225,17 +242,14 @@ Status ReadView(DeviceState* dev, const void* base, const Geometry& view, DLData
     return Status::Ok();
   }
   size_t item = DtypeItemSize(DtypeFromDL(view.dtype));
-  const bp_backend_t& t = slot->table;
   bp_status_t rc;
   if (DtypeEqual(view.dtype, dst_dtype) && IsContiguous(view)) {
-    rc = t.copy_device_to_host(t.backend_data, dev->index, base, view.offset * item, host_dst,
-                               NumelOf(view) * item, dev->stream);
+    rc = DeviceToHost(dev, base, view.offset * item, host_dst, NumelOf(view) * item);
   } else {
     int64_t lo, hi;
     Span(view, &lo, &hi);
     std::vector<char> tmp((hi - lo + 1) * item);
-    rc = t.copy_device_to_host(t.backend_data, dev->index, base, lo * item, tmp.data(), tmp.size(),
-                               dev->stream);
+    rc = DeviceToHost(dev, base, lo * item, tmp.data(), tmp.size());
     if (rc == BP_STATUS_OK) {
       Geometry shifted = view;
       shifted.offset -= lo;
@@ -263,22 +277,19 @@ Status WriteView(DeviceState* dev, void* base, const Geometry& view, const void*
   bp_status_t rc;
   std::vector<char> tmp;
   if (DtypeEqual(view.dtype, src_dtype) && IsContiguous(view)) {
-    rc = t.copy_host_to_device(t.backend_data, dev->index, host_src, base, view.offset * item,
-                               NumelOf(view) * item, dev->stream);
+    rc = HostToDevice(dev, host_src, base, view.offset * item, NumelOf(view) * item);
   } else {
     // Read the span, scatter into it, write it back (keeps the elements in
     // the span that the view does not cover).
     int64_t lo, hi;
     Span(view, &lo, &hi);
     tmp.resize((hi - lo + 1) * item);
-    rc = t.copy_device_to_host(t.backend_data, dev->index, base, lo * item, tmp.data(), tmp.size(),
-                               dev->stream);
+    rc = DeviceToHost(dev, base, lo * item, tmp.data(), tmp.size());
     if (rc == BP_STATUS_OK) {
       Geometry shifted = view;
       shifted.offset -= lo;
       HostConvert(host_src, src, tmp.data(), shifted);
-      rc = t.copy_host_to_device(t.backend_data, dev->index, tmp.data(), base, lo * item, tmp.size(),
-                                 dev->stream);
+      rc = HostToDevice(dev, tmp.data(), base, lo * item, tmp.size());
     }
   }
   // The host buffer must outlive the copy: wait for the stream.

@@ -12,17 +12,6 @@
 
 using namespace bp::core;
 
-namespace {
-Status CheckBackend(bp_context_t* ctx, int32_t backend, const char* fn) {
-  int32_t n = ctx->num_backends.load(std::memory_order_acquire);
-  if (backend < 0 || backend >= n) {
-    return Error(BP_STATUS_OUT_OF_RANGE, std::string(fn) + ": backend id " + std::to_string(backend) +
-                                             " is out of range [0, " + std::to_string(n) + ")");
-  }
-  return Status::Ok();
-}
-}  // namespace
-
 extern "C" {
 
 BP_API bp_status_t bp_backend_count(bp_context_t* context, int32_t* out_count) {
@@ -38,7 +27,7 @@ BP_API bp_status_t bp_backend_info(bp_context_t* context, int32_t backend, bp_ba
     const char* fn = "bp_backend_info";
     BP_CHECK_ARG(context != nullptr && out_info != nullptr, fn, "context and out_info must not be NULL");
     BP_CHECK_ARG(out_info->struct_size >= sizeof(bp_backend_info_t), fn, "out_info->struct_size is too small");
-    BP_RETURN_IF_ERROR(CheckBackend(context, backend, fn));
+    BP_RETURN_IF_ERROR(CheckBackendId(context, backend, fn));
     std::lock_guard<std::mutex> lock(context->mu);
     const BackendSlot& s = context->slots[backend];
     bp_backend_info_t info{};
@@ -183,6 +172,37 @@ BP_API bp_status_t bp_allocator_empty_cache(bp_context_t* context, bp_device_t d
     DeviceState* dev = nullptr;
     BP_RETURN_IF_ERROR(ResolveDevice(context, device, fn, &dev));
     dev->allocator->EmptyCache();
+    return Status::Ok();
+  });
+}
+
+BP_API bp_status_t bp_transfer_stats(bp_context_t* context, int32_t backend, bp_transfer_stats_t* out_stats) {
+  return ApiCall("bp_transfer_stats", [&]() -> Status {
+    const char* fn = "bp_transfer_stats";
+    BP_CHECK_ARG(context != nullptr && out_stats != nullptr, fn, "context and out_stats must not be NULL");
+    BP_CHECK_ARG(out_stats->struct_size >= sizeof(bp_transfer_stats_t), fn,
+                 "out_stats->struct_size is " + std::to_string(out_stats->struct_size) + "; expected at least " +
+                     std::to_string(sizeof(bp_transfer_stats_t)));
+    BP_RETURN_IF_ERROR(CheckBackendId(context, backend, fn));
+    const TransferCounters& c = context->slots[backend].transfers;
+    bp_transfer_stats_t stats{};
+    stats.struct_size = out_stats->struct_size;  // the caller's size stays; a longer tail is not touched
+    stats.host_to_device_count = c.h2d_count.load(std::memory_order_relaxed);
+    stats.host_to_device_bytes = c.h2d_bytes.load(std::memory_order_relaxed);
+    stats.device_to_host_count = c.d2h_count.load(std::memory_order_relaxed);
+    stats.device_to_host_bytes = c.d2h_bytes.load(std::memory_order_relaxed);
+    stats.device_to_device_count = c.d2d_count.load(std::memory_order_relaxed);
+    stats.device_to_device_bytes = c.d2d_bytes.load(std::memory_order_relaxed);
+    *out_stats = stats;
+    return Status::Ok();
+  });
+}
+
+BP_API bp_status_t bp_transfer_stats_reset(bp_context_t* context, int32_t backend) {
+  return ApiCall("bp_transfer_stats_reset", [&]() -> Status {
+    BP_CHECK_ARG(context != nullptr, "bp_transfer_stats_reset", "context is NULL");
+    BP_RETURN_IF_ERROR(CheckBackendId(context, backend, "bp_transfer_stats_reset"));
+    context->slots[backend].transfers.Reset();
     return Status::Ok();
   });
 }

@@ -12,7 +12,6 @@
 #include "copy.h"
 #include "dispatch_internal.h"
 #include "dtype.h"
-#include "fallback.h"
 #include "meta/common.h"
 #include "rcu.h"
 
@@ -20,22 +19,34 @@ namespace bp::core {
 namespace {
 using namespace detail;
 
-Status RunMeta(bp_context_t* ctx, const bp_op_t* op, Bound& b, std::vector<ListArg>& lists, DeviceState* dev,
-               Temps& temps, bp_tensor_t** results) {
+// The meta function's plan for the bound arguments: validation, output
+// sizes and dtypes, casts. `plan` need not be initialized.
+Status InferPlan(const bp_op_t* op, Bound& b, MetaPlan* plan) {
   if (op->meta == nullptr) {
     return Error(BP_STATUS_UNIMPLEMENTED, op->name + ": meta function '" + op->meta_name + "' is not available");
   }
+  const int32_t nmeta = op->num_meta_args;
+  MetaCallInfo info{op->name.c_str(), op->functional->arg_names, nmeta};
+  // The plan's defaults, without zeroing its large arrays.
+  plan->num_outputs = 1;
+  plan->no_output_alias = false;
+  std::memset(plan->cast_to, 0, sizeof(plan->cast_to));
+  for (int32_t i = 0; i < nmeta; ++i) plan->rewritten[i].kind = BP_VALUE_NONE;
+  return op->meta->infer(info, b.margs, plan);
+}
+
+// The generic path for a kernel operator whose route runs on the device:
+// meta function, outputs, casts on the device, kernel views, the kernel.
+// *to_host: the kernel declined and the host fallback must run instead
+// (every fresh output released, nothing written).
+Status RunMeta(bp_context_t* ctx, const bp_op_t* op, Bound& b, std::vector<ListArg>& lists, DeviceState* dev,
+               const Route& route, Temps& temps, bp_tensor_t** results, bool* to_host) {
   const bp_op_t* f = op->functional;
   const int32_t nmeta = op->num_meta_args;
   MetaCallInfo info{op->name.c_str(), f->arg_names, nmeta};
-  // The plan's defaults, without zeroing its large arrays.
   Uninit<MetaPlan> plan_storage;
   MetaPlan& plan = plan_storage.value;
-  plan.num_outputs = 1;
-  plan.no_output_alias = false;
-  std::memset(plan.cast_to, 0, sizeof(plan.cast_to));
-  for (int32_t i = 0; i < nmeta; ++i) plan.rewritten[i].kind = BP_VALUE_NONE;
-  BP_RETURN_IF_ERROR(op->meta->infer(info, b.margs, &plan));
+  BP_RETURN_IF_ERROR(InferPlan(op, b, &plan));
   bp_device_t device{dev->slot->id, dev->index};
   const int32_t nout = plan.num_outputs;
 
@@ -178,16 +189,12 @@ Status RunMeta(bp_context_t* ctx, const bp_op_t* op, Bound& b, std::vector<ListA
   }
   bp_kernel_arg_t kargs[kMaxArgs];
   BuildKernelArgs(nmeta, b.margs, dl, lists, b, kargs);
-  bp_kernel_call_t call{};
-  call.struct_size = sizeof(call);
-  call.op_name = f->name.c_str();
-  call.args = kargs;
-  call.num_args = nmeta;
-  call.num_outputs = nout;
-  call.outputs = out_ptrs;
-  call.stream = dev->stream;
-  call.device_index = dev->index;
-  st = RunKernel(ctx, op, dev, &call);
+  bp_kernel_call_t call = MakeKernelCall(op, dev, kargs, nmeta, out_ptrs, nout);
+  st = ExecuteRoute(ctx, op, dev, route, &call, to_host);
+  if (st.ok() && *to_host) {
+    release_fresh();
+    return st;
+  }
   for (int32_t k = 0; k < nout && st.ok(); ++k) {
     if (finals[k] != nullptr) st = CopyInto(ctx, finals[k], outs[k]);
   }
@@ -208,52 +215,6 @@ Status RunMeta(bp_context_t* ctx, const bp_op_t* op, Bound& b, std::vector<ListA
 }
 
 }  // namespace
-
-// What RunKernel does once the backend's kernel is missing or declined the
-// call: the backend fallback, the CPU fallback, or an error. Kept apart so the
-// common case (the kernel runs) builds no string.
-Status RunKernelWithoutNative(bp_context_t* ctx, const bp_op_t* op, DeviceState* dev, bp_kernel_call_t* call,
-                              bool had_kernel, bp_status_t native_rc) {
-  if (had_kernel && native_rc != BP_STATUS_UNIMPLEMENTED) return KernelError(op, dev, native_rc);
-  const bool kernel_declined = had_kernel;
-  const char* kernel_msg = kernel_declined ? bp_last_error_message() : "";
-  const int32_t backend = dev->slot->id;
-  bp_op_t* counted = const_cast<bp_op_t*>(op);
-  bp_status_t declined = kernel_declined ? BP_STATUS_UNIMPLEMENTED : BP_STATUS_OK;
-  std::string declined_msg = kernel_declined ? kernel_msg : "";
-  const KernelEntry* fb = dev->slot->fallback.load(std::memory_order_acquire);
-  if (fb != nullptr) {
-    call->kernel_data = fb->data;
-    bp_status_t rc = fb->fn(call);
-    if (rc == BP_STATUS_OK) {
-      counted->fallback_count[backend].fetch_add(1, std::memory_order_relaxed);
-      return Status::Ok();
-    }
-    if (rc != BP_STATUS_UNIMPLEMENTED) return KernelError(op, dev, rc);
-    declined = rc;
-    declined_msg = bp_last_error_message();
-  }
-  // Why the backend has no kernel, for the messages below.
-  const char* masked_note = !had_kernel && KernelMasked(op, backend) ? " (masked by bp_op_set_kernel_masked)" : "";
-  if (backend != 0 && KernelFor(op, 0).fn != nullptr) {
-    if (ctx->strict.load(std::memory_order_relaxed)) {
-      return Error(BP_STATUS_FAILED_PRECONDITION,
-                   "strict mode: " + op->functional->name + " has no kernel on backend '" + dev->slot->name + "'" +
-                       masked_note +
-                       (declined != BP_STATUS_OK ? " for this call (" + declined_msg + ")" : std::string()) +
-                       " and the CPU fallback is disabled");
-    }
-    return CpuFallback(ctx, op, dev, *call);
-  }
-  if (declined != BP_STATUS_OK) {
-    return Error(BP_STATUS_UNIMPLEMENTED, declined_msg.empty() ? op->functional->name + ": the kernel on backend '" +
-                                                                     dev->slot->name + "' declined the call"
-                                                               : declined_msg);
-  }
-  return Error(BP_STATUS_UNIMPLEMENTED, op->functional->name + ": not implemented for backend '" + dev->slot->name +
-                                            "'" + masked_note + (backend != 0 ? " (no kernel, no backend fallback, no CPU kernel)"
-                                                                : " (no kernel registered; is the cpu plugin loaded?)"));
-}
 
 Status CallOp(bp_context_t* ctx, const bp_op_t* op, const bp_value_t* args, int32_t num_args,
               bp_tensor_t** out_results, int32_t num_results) {
@@ -295,13 +256,14 @@ Status CallOp(bp_context_t* ctx, const bp_op_t* op, const bp_value_t* args, int3
     return Status::Ok();
   }
 
-  // The dispatch key: the device of the tensors with dims; 0-dim CPU tensors join it.
-  bp_device_t key{0, 0};
+  // The dispatch key: the device of the tensors with dims; 0-dim host tensors join it.
+  const int32_t host = ctx->host_backend;
+  bp_device_t key{host, 0};
   int key_arg = -1;
   bool any = false, key_has_dims = false;
   ForEachTensor(op, b, lists, [&](int32_t i, int, bp_tensor_t*&, Geometry& g) {
     bool dims = g.ndim > 0;
-    if (!any || (dims && !key_has_dims) || (!key_has_dims && !dims && key.backend == 0 && g.device.backend != 0)) {
+    if (!any || (dims && !key_has_dims) || (!key_has_dims && !dims && key.backend == host && g.device.backend != host)) {
       key = g.device;
       key_arg = i;
       key_has_dims = dims;
@@ -312,7 +274,7 @@ Status CallOp(bp_context_t* ctx, const bp_op_t* op, const bp_value_t* args, int3
   Status st;
   ForEachTensor(op, b, lists, [&](int32_t i, int, bp_tensor_t*&, Geometry& g) {
     if (!st.ok() || SameDevice(g.device, key)) return;
-    if (g.ndim == 0 && g.device.backend == 0 && i != op->mutated_arg) {
+    if (g.ndim == 0 && g.device.backend == host && i != op->mutated_arg) {
       joiners = true;
       return;
     }
@@ -325,9 +287,27 @@ Status CallOp(bp_context_t* ctx, const bp_op_t* op, const bp_value_t* args, int3
   DeviceState* dev = nullptr;
   BP_RETURN_IF_ERROR(ResolveDevice(ctx, key, op->name.c_str(), &dev));
 
+  // The route, before anything is cast, copied or allocated.
+  const bool has_route = op->kind == OpKind::kKernel || op->kind == OpKind::kCustom;
+  Route route;
+  if (has_route) {
+    st = DecideRoute(ctx, op, dev->slot->id, &route);
+    if (!st.ok()) {
+      // Bad arguments are reported before a missing kernel, as on every backend.
+      if (op->kind == OpKind::kKernel && op->meta != nullptr) {
+        Uninit<MetaPlan> plan;
+        BP_RETURN_IF_ERROR(InferPlan(op, b, &plan.value));
+      }
+      return st;
+    }
+    if (route.kind == RouteKind::kHostFallback) {
+      return RunHostFallback(ctx, op, args, num_args, dev, out_results, num_results);
+    }
+  }
+
   Temps temps;
   if (joiners) {
-    // 0-dim CPU tensors become 0-dim tensors on the device.
+    // 0-dim host tensors become 0-dim tensors on the device.
     ForEachTensor(op, b, lists, [&](int32_t, int, bp_tensor_t*& t, Geometry& g) {
       if (!st.ok() || SameDevice(g.device, key)) return;
       bp_tensor_t* moved = nullptr;
@@ -342,12 +322,14 @@ Status CallOp(bp_context_t* ctx, const bp_op_t* op, const bp_value_t* args, int3
   }
 
   bp_tensor_t* results[kMaxOutputs] = {};
+  bool to_host = false;  // the kernel declined; the host fallback serves the call
   switch (op->kind) {
     case OpKind::kView: BP_RETURN_IF_ERROR(RunView(ctx, op, b, &results[0])); break;
     case OpKind::kComposite: BP_RETURN_IF_ERROR(RunComposite(ctx, op, b, &results[0])); break;
-    case OpKind::kCustom: BP_RETURN_IF_ERROR(RunCustom(ctx, op, b, lists, dev, results)); break;
-    default: BP_RETURN_IF_ERROR(RunMeta(ctx, op, b, lists, dev, temps, results)); break;
+    case OpKind::kCustom: BP_RETURN_IF_ERROR(RunCustom(ctx, op, b, lists, dev, route, results, &to_host)); break;
+    default: BP_RETURN_IF_ERROR(RunMeta(ctx, op, b, lists, dev, route, temps, results, &to_host)); break;
   }
+  if (to_host) return RunHostFallback(ctx, op, args, num_args, dev, out_results, num_results);
   for (int32_t k = 0; k < op->num_returns; ++k) {
     if (k < num_results) {
       out_results[k] = results[k];

@@ -4,6 +4,7 @@
 
 #include "context.h"
 #include "registry.h"
+#include "route.h"
 #include "tensor.h"
 
 namespace bp::core {
@@ -19,27 +20,50 @@ Status CopyInto(bp_context_t* ctx, bp_tensor_t* dst, bp_tensor_t* src);
 // A DLTensor describing `geo` over `storage` (shape/strides point into geo).
 void FillDLTensor(const Storage* storage, const Geometry& geo, DLTensor* out);
 
-// RunKernel's work after the backend's kernel was missing (had_kernel false)
-// or returned native_rc != OK: a kernel error, or the backend fallback, the
-// CPU fallback (unless strict), UNIMPLEMENTED.
-Status RunKernelWithoutNative(bp_context_t* ctx, const bp_op_t* op, DeviceState* dev, bp_kernel_call_t* call,
-                              bool had_kernel, bp_status_t native_rc);
+// The one place a kernel call is assembled, for every path (generic, fast,
+// custom operators, copy_). The route fills kernel_data and backend_data.
+inline bp_kernel_call_t MakeKernelCall(const bp_op_t* op, const DeviceState* dev, const bp_kernel_arg_t* args,
+                                       int32_t num_args, DLTensor* const* outputs, int32_t num_outputs) {
+  bp_kernel_call_t call{};
+  call.struct_size = sizeof(call);
+  call.op_name = op->functional->name.c_str();
+  call.args = args;
+  call.num_args = num_args;
+  call.num_outputs = num_outputs;
+  call.outputs = outputs;
+  call.stream = dev->stream;
+  call.device_index = dev->index;
+  return call;
+}
 
-// Runs the kernel of `op` for the prepared call on `dev`: the backend's
-// kernel, else its fallback, else the CPU fallback (unless strict), else
-// UNIMPLEMENTED. Inline: the common case (the kernel runs) is on the path of
-// every operator call, and builds no string.
-inline Status RunKernel(bp_context_t* ctx, const bp_op_t* op, DeviceState* dev, bp_kernel_call_t* call) {
+// Runs the operator on the host with one copy per tensor each way
+// (fallback/host_fallback.h), for a call whose route is kHostFallback: counts
+// it and warns once per (operator, backend). `args` are the caller's.
+Status RunHostFallback(bp_context_t* ctx, const bp_op_t* op, const bp_value_t* args, int32_t num_args,
+                       DeviceState* dev, bp_tensor_t** out_results, int32_t num_results);
+
+// ExecuteRoute's work after the route's kernel returned `rc` != OK: a kernel
+// error, or the next route (the backend fallback runs here; the host fallback
+// is left to the caller through *to_host).
+Status ExecuteAfterFailure(bp_context_t* ctx, const bp_op_t* op, DeviceState* dev, Route route,
+                           bp_kernel_call_t* call, bp_status_t rc, bool* to_host);
+
+// Runs the route's kernel (kNative or kBackendFallback) for the built call
+// and counts it. When the kernel declines the call (UNIMPLEMENTED, nothing
+// written) the next route serves it; if that is the host fallback, *to_host
+// is set and the caller runs RunHostFallback from its original arguments.
+// Inline: the common case (the kernel runs) is on the path of every call and
+// builds no string.
+inline Status ExecuteRoute(bp_context_t* ctx, const bp_op_t* op, DeviceState* dev, const Route& route,
+                           bp_kernel_call_t* call, bool* to_host) {
   const int32_t backend = dev->slot->id;
-  const KernelEntry& k = KernelFor(op, backend);
   call->backend_data = dev->slot->props_table.backend_data;
-  // A kernel (or backend fallback) that cannot run this call returns
-  // UNIMPLEMENTED before writing anything; the next level then runs it.
-  if (k.fn == nullptr) return RunKernelWithoutNative(ctx, op, dev, call, false, BP_STATUS_OK);
-  call->kernel_data = k.data;
-  bp_status_t rc = k.fn(call);
-  if (rc != BP_STATUS_OK) return RunKernelWithoutNative(ctx, op, dev, call, true, rc);
-  const_cast<bp_op_t*>(op)->native_count[backend].fetch_add(1, std::memory_order_relaxed);
+  call->kernel_data = route.kernel.data;
+  bp_status_t rc = route.kernel.fn(call);
+  if (rc != BP_STATUS_OK) return ExecuteAfterFailure(ctx, op, dev, route, call, rc, to_host);
+  bp_op_t* counted = const_cast<bp_op_t*>(op);
+  auto& counter = route.kind == RouteKind::kNative ? counted->native_count : counted->fallback_count;
+  counter[backend].fetch_add(1, std::memory_order_relaxed);
   return Status::Ok();
 }
 

@@ -5,6 +5,7 @@
 
 #include "copy.h"
 #include "dispatch.h"
+#include "dispatch_internal.h"
 #include "dtype.h"
 #include "meta/common.h"
 
@@ -78,15 +79,7 @@ Status CopyInto(bp_context_t* ctx, bp_tensor_t* dst, bp_tensor_t* src) {
     kargs[2].kind = BP_VALUE_BOOL;
     kargs[2].u.b = 0;
     DLTensor* outs[1] = {&dl_self};
-    bp_kernel_call_t call{};
-    call.struct_size = sizeof(call);
-    call.op_name = op->name.c_str();
-    call.args = kargs;
-    call.num_args = 3;
-    call.num_outputs = 1;
-    call.outputs = outs;
-    call.stream = dev->stream;
-    call.device_index = d.device.index;
+    bp_kernel_call_t call = MakeKernelCall(op, dev, kargs, 3, outs, 1);
     call.kernel_data = k.data;
     call.backend_data = dev->slot->props_table.backend_data;
     bp_status_t rc = k.fn(&call);
@@ -96,10 +89,7 @@ Status CopyInto(bp_context_t* ctx, bp_tensor_t* dst, bp_tensor_t* src) {
     }
     // UNIMPLEMENTED: the kernel declined this call (a dtype or layout it
     // lacks) before writing; the core moves the data below.
-    if (rc != BP_STATUS_UNIMPLEMENTED) {
-      std::string msg = bp_last_error_message();
-      return Error(rc, msg.empty() ? "copy_: kernel on backend '" + dev->slot->name + "' failed" : msg);
-    }
+    if (rc != BP_STATUS_UNIMPLEMENTED) return detail::KernelError(op, dev, rc);
   }
   // No copy_ kernel: the core moves the data itself (through the host for
   // device memory; straight host loops for host memory unless src and dst

@@ -107,7 +107,7 @@ void BuildKernelArgs(int32_t n, const MetaArg* margs, DLTensor* dl, std::vector<
 }
 
 Status RunCustom(bp_context_t* ctx, const bp_op_t* op, Bound& b, std::vector<ListArg>& lists, DeviceState* dev,
-                 bp_tensor_t** results) {
+                 const Route& route, bp_tensor_t** results, bool* to_host) {
   DLTensor dl[kMaxArgs];
   for (int32_t i = 0; i < op->num_args; ++i) {
     if (b.margs[i].kind == BP_VALUE_TENSOR) {
@@ -165,18 +165,10 @@ Status RunCustom(bp_context_t* ctx, const bp_op_t* op, Bound& b, std::vector<Lis
     for (ListArg& l : lists) {
       for (size_t j = 0; j < l.tensors.size(); ++j) l.dl[j].data = l.tensors[j]->storage->data;
     }
-    bp_kernel_call_t call{};
-    call.struct_size = sizeof(call);
-    call.op_name = op->name.c_str();
-    call.args = kargs;
-    call.num_args = op->num_args;
-    call.num_outputs = op->num_returns;
-    call.outputs = out_ptrs;
-    call.stream = dev->stream;
-    call.device_index = dev->index;
-    st = RunKernel(ctx, op, dev, &call);
+    bp_kernel_call_t call = MakeKernelCall(op, dev, kargs, op->num_args, out_ptrs, op->num_returns);
+    st = ExecuteRoute(ctx, op, dev, route, &call, to_host);
   }
-  if (!st.ok()) {
+  if (!st.ok() || *to_host) {
     for (bp_tensor_t* t : outs) if (t != nullptr) TensorRelease(t);
     return st;
   }

@@ -230,6 +230,10 @@ bool TryFastPointwise(bp_context_t* ctx, const bp_op_t* op, const bp_value_t* ar
     return false;
   }
   DeviceState* dev = slot.devices[device.index];
+  // Only the native route is served here; the generic path decides the others.
+  Route route;
+  route.kernel = KernelFor(op, device.backend);
+  if (route.kernel.fn == nullptr) return false;
   const bool fresh = mut < 0;
   if (fresh) {
     Status st = EmptyTensorLike(ctx, dev, *ref, want, op->name.c_str(), &out);
@@ -254,16 +258,14 @@ bool TryFastPointwise(bp_context_t* ctx, const bp_op_t* op, const bp_value_t* ar
   DLTensor dl_out;
   FastDL(out, &dl_out);
   DLTensor* out_ptrs[1] = {&dl_out};
-  bp_kernel_call_t call{};
-  call.struct_size = sizeof(call);
-  call.op_name = op->functional->name.c_str();
-  call.args = kargs;
-  call.num_args = nmeta;
-  call.num_outputs = 1;
-  call.outputs = out_ptrs;
-  call.stream = dev->stream;
-  call.device_index = dev->index;
-  Status st = RunKernel(ctx, op, dev, &call);
+  bp_kernel_call_t call = MakeKernelCall(op, dev, kargs, nmeta, out_ptrs, 1);
+  bool to_host = false;
+  Status st = ExecuteRoute(ctx, op, dev, route, &call, &to_host);
+  if (st.ok() && to_host) {  // the kernel declined this call
+    if (fresh) TensorRelease(out);
+    *status = RunHostFallback(ctx, op, args, num_args, dev, out_results, num_results);
+    return true;
+  }
   if (!st.ok()) {
     if (fresh) TensorRelease(out);
     *status = std::move(st);

@@ -88,8 +88,10 @@ Status NewLike(bp_context_t* ctx, bp_device_t device, const Geometry& g, DLDataT
 // Views, composites and custom operators: done by the core.
 Status RunView(bp_context_t* ctx, const bp_op_t* op, Bound& b, bp_tensor_t** result);
 Status RunComposite(bp_context_t* ctx, const bp_op_t* op, Bound& b, bp_tensor_t** result);
+// Custom operators run their own meta function, then the route's kernel;
+// *to_host as ExecuteRoute's.
 Status RunCustom(bp_context_t* ctx, const bp_op_t* op, Bound& b, std::vector<ListArg>& lists, DeviceState* dev,
-                 bp_tensor_t** results);
+                 const Route& route, bp_tensor_t** results, bool* to_host);
 // The pointwise fast path (dispatch_fast.cpp): false when the call needs the
 // generic path (nothing done then); true when it ran, with *status its result.
 bool TryFastPointwise(bp_context_t* ctx, const bp_op_t* op, const bp_value_t* args, int32_t num_args,

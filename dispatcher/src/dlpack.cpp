@@ -60,11 +60,11 @@ BP_API bp_status_t bp_tensor_from_dlpack(bp_context_t* context, DLManagedTensor*
     // Find the backend of the DLPack device.
     bp_device_t device{-1, dl.device.device_id};
     if (dl.device.device_type == kDLCPU || dl.device.device_type == kDLCUDAHost) {
-      device = {0, 0};
+      device = {context->host_backend, 0};
     } else {
       int32_t n = context->num_backends.load(std::memory_order_acquire);
-      for (int32_t b = 1; b < n; ++b) {
-        if (context->slots[b].loaded.load(std::memory_order_acquire) &&
+      for (int32_t b = 0; b < n; ++b) {
+        if (b != context->host_backend && context->slots[b].loaded.load(std::memory_order_acquire) &&
             context->slots[b].device_type == static_cast<int32_t>(dl.device.device_type)) {
           device.backend = b;
           break;

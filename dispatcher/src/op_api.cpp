@@ -8,19 +8,9 @@
 #include "plugin.h"
 #include "rcu.h"
 #include "registry.h"
+#include "route.h"
 
 using namespace bp::core;
-
-namespace {
-Status CheckBackendId(bp_context_t* ctx, int32_t backend, const char* fn) {
-  int32_t n = ctx->num_backends.load(std::memory_order_acquire);
-  if (backend < 0 || backend >= n) {
-    return Error(BP_STATUS_OUT_OF_RANGE, std::string(fn) + ": backend id " + std::to_string(backend) +
-                                             " is out of range [0, " + std::to_string(n) + ")");
-  }
-  return Status::Ok();
-}
-}  // namespace
 
 extern "C" {
 
@@ -80,22 +70,7 @@ BP_API bp_status_t bp_op_dispatch_kind(bp_context_t* context, const bp_op_t* op,
                  "context, op and out_kind must not be NULL");
     BP_RETURN_IF_ERROR(CheckBackendId(context, backend, "bp_op_dispatch_kind"));
     ReadSection rs;
-    int32_t kind = BP_DISPATCH_NONE;
-    const BackendSlot& slot = context->slots[backend];
-    if (op->removed.load() || !slot.loaded.load(std::memory_order_acquire)) {
-      kind = BP_DISPATCH_NONE;
-    } else if (op->kind == OpKind::kView || op->kind == OpKind::kComposite) {
-      kind = BP_DISPATCH_CORE;
-    } else if (KernelFor(op, backend).fn != nullptr) {
-      kind = BP_DISPATCH_NATIVE;
-    } else if (op->kind == OpKind::kCopy) {
-      kind = BP_DISPATCH_CORE;
-    } else if (slot.fallback.load(std::memory_order_acquire) != nullptr) {
-      kind = BP_DISPATCH_BACKEND_FALLBACK;
-    } else if (backend != 0 && KernelFor(op, 0).fn != nullptr && !context->strict.load()) {
-      kind = BP_DISPATCH_CPU_FALLBACK;
-    }
-    *out_kind = kind;
+    *out_kind = DispatchKindOf(context, op, backend);
     return Status::Ok();
   });
 }
@@ -175,10 +150,11 @@ BP_API bp_status_t bp_op_set_kernel_masked(bp_context_t* context, const bp_op_t*
     BP_CHECK_ARG(masked == 0 || masked == 1, "bp_op_set_kernel_masked",
                  "argument 'masked' must be 0 or 1, got " + std::to_string(masked));
     BP_RETURN_IF_ERROR(CheckBackendId(context, backend, "bp_op_set_kernel_masked"));
-    if (backend == 0) {
+    if (backend == context->host_backend) {
       return Error(BP_STATUS_INVALID_ARGUMENT,
-                   "bp_op_set_kernel_masked: " + op->name +
-                       ": backend 0 ('cpu') cannot be masked: its kernels are the CPU fallback of every backend");
+                   "bp_op_set_kernel_masked: " + op->name + ": backend " + std::to_string(backend) + " ('" +
+                       context->slots[backend].name +
+                       "') cannot be masked: its kernels are the CPU fallback of every backend");
     }
     std::lock_guard<std::mutex> lock(context->mu);
     if (op->removed.load()) {

@@ -266,8 +266,11 @@ Status LoadLocked(bp_context_t* ctx, const char* path, bp_plugin_t** out_plugin)
     return fail_after_init(Error(BP_STATUS_INVALID_ARGUMENT,
                                  fn + ": backend '" + name + "' lacks device_count or device_properties"));
   }
-  bool is_cpu = name == "cpu";
-  if (!is_cpu && (t.allocate == nullptr || t.deallocate == nullptr || t.copy_host_to_device == nullptr ||
+  // A plugin whose memory is host memory (a kDLCPU backend leaving allocate
+  // to the core: the cpu plugin) attaches its kernels to the host slot, the
+  // one every fallback runs on; any other backend gets a slot of its own.
+  const bool is_host = t.device_type == kDLCPU && t.allocate == nullptr;
+  if (!is_host && (t.allocate == nullptr || t.deallocate == nullptr || t.copy_host_to_device == nullptr ||
                   t.copy_device_to_host == nullptr)) {
     return fail_after_init(Error(BP_STATUS_INVALID_ARGUMENT,
                                  fn + ": backend '" + name + "' must provide allocate, deallocate and copies"));
@@ -275,11 +278,13 @@ Status LoadLocked(bp_context_t* ctx, const char* path, bp_plugin_t** out_plugin)
   int32_t count = 0;
   if (t.device_count(t.backend_data, &count) != BP_STATUS_OK || count < 0) count = 0;
 
-  int32_t id = 0;
-  if (is_cpu) {
-    if (ctx->slots[0].plugin != nullptr) {
-      return fail_after_init(Error(BP_STATUS_ALREADY_EXISTS, fn + ": a cpu plugin is already loaded (from '" +
-                                                                 ctx->slots[0].path + "')"));
+  int32_t id = ctx->host_backend;
+  if (is_host) {
+    if (ctx->slots[id].plugin != nullptr) {
+      return fail_after_init(Error(BP_STATUS_ALREADY_EXISTS, fn + ": backend '" + name +
+                                                                 "' uses host memory, and a host-memory plugin is "
+                                                                 "already loaded (from '" +
+                                                                 ctx->slots[id].path + "')"));
     }
   } else {
     Status st = PickSlotLocked(ctx, name, &id);
@@ -302,7 +307,7 @@ Status LoadLocked(bp_context_t* ctx, const char* path, bp_plugin_t** out_plugin)
   }
   p->backend = id;
   p->loaded = true;
-  if (is_cpu) {
+  if (is_host) {
     slot.plugin = p;
     slot.path = path;
     slot.version = t.version != nullptr ? t.version : "";
@@ -358,7 +363,7 @@ void DetachLocked(bp_plugin_t* p) {
   UnregisterAllLocked(p);
   p->loaded = false;
   BackendSlot& slot = ctx->slots[p->backend];
-  if (p->backend == 0) {
+  if (p->backend == ctx->host_backend) {
     slot.plugin = nullptr;
     slot.path = "";
     slot.version = BACKPLANE_VERSION_STRING;

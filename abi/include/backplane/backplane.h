@@ -335,6 +335,37 @@ BP_API bp_status_t bp_fallback_count(bp_context_t* context, const bp_op_t* op, i
 BP_API bp_status_t bp_native_count(bp_context_t* context, const bp_op_t* op, int32_t backend,
                                    uint64_t* out_count);
 
+/* ---- Transfer counters (ABI 1.2) ------------------------------------------ */
+
+/* Data the core moved between the host and one backend's devices, per
+ * direction, since the context was created or the counters were last
+ * reset: every copy the core asks a backend for (tensor moves, cross-device
+ * copy_, fallbacks), one count per backend copy call. Bytes are bytes as
+ * passed to the backend's copy function; a strided view that the core stages
+ * through a span counts the span. Copies that happen inside a backend's own
+ * kernels are not seen. Backend 0's memory is host memory: its counters stay 0. */
+typedef struct bp_transfer_stats_t {
+  size_t struct_size;              /* set by the caller; a larger struct's tail is untouched */
+  uint64_t host_to_device_count;   /* copy_host_to_device calls */
+  uint64_t host_to_device_bytes;
+  uint64_t device_to_host_count;   /* copy_device_to_host calls */
+  uint64_t device_to_host_bytes;
+  uint64_t device_to_device_count; /* copy_device_to_device calls */
+  uint64_t device_to_device_bytes;
+} bp_transfer_stats_t;
+
+/* Fills `out_stats` (struct_size preset) with the transfer counters of
+ * backend id `backend`. Thread-safe and lock-free: counters are read one by
+ * one while other threads may be copying, so the fields of one snapshot can
+ * be a few copies apart. Errors: INVALID_ARGUMENT (NULL, struct_size smaller
+ * than the ABI 1.2 struct), OUT_OF_RANGE (backend not in [0, bp_backend_count)). */
+BP_API bp_status_t bp_transfer_stats(bp_context_t* context, int32_t backend,
+                                     bp_transfer_stats_t* out_stats);
+/* Sets the transfer counters of backend id `backend` to zero. Thread-safe;
+ * copies running concurrently may be counted before or after the reset.
+ * Errors: INVALID_ARGUMENT (NULL), OUT_OF_RANGE. */
+BP_API bp_status_t bp_transfer_stats_reset(bp_context_t* context, int32_t backend);
+
 #ifdef __cplusplus
 } /* extern "C" */
 #endif
