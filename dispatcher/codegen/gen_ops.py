@@ -422,13 +422,21 @@ def gen_function(idx, variant, s, e, first_defaulted):
              "/// Semantics as %s%s. Errors: throws bp::Error with the status and message of bp_op_call." % (
                  e.get("torch", "") or "documented in ops.yaml",
                  " (variant: %s)" % variant if variant != "functional" else ""),
-             "inline Tensor %s(%s) {" % (name, ", ".join(ps))]
+             "inline %s %s(%s) {" % ("const Tensor&" if variant != "functional" else "Tensor", name, ", ".join(ps))]
     body = [guard.rstrip("\n")] if guard else []
     body.append("  detail::ArgPack<%d> pack;" % len(s.args))
     for a in s.args:
         body.append("  pack.add(%s);" % cpp_ident(a.name))
-    body.append("  return detail::call_one(%s.context_state(), %d, \"%s\", pack.values, %d);" % (
-        first_tensor, idx, s.full_name(), len(s.args)))
+    if variant == "functional":
+        body.append("  return detail::call_one(%s.context_state(), %d, \"%s\", pack.values, %d);" % (
+            first_tensor, idx, s.full_name(), len(s.args)))
+    else:
+        # In-place and out= return the tensor they wrote, as at::add_ / at::add_out
+        # do: no new handle, so no reference count changes on the call path.
+        written = "self" if variant == "inplace" else cpp_ident(s.args[-1].name)
+        body.append("  detail::call_into(%s.context_state(), %d, \"%s\", pack.values, %d);" % (
+            first_tensor, idx, s.full_name(), len(s.args)))
+        body.append("  return %s;" % written)
     return "\n".join(lines + body + ["}", ""])
 
 

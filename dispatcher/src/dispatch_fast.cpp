@@ -3,9 +3,9 @@
 // Why it exists: the generic path (BindArgs -> meta infer -> output checks ->
 // prepare -> kernel views) spends thousands of instructions per call on
 // copying Geometry structs and building plans, while the common pointwise
-// call (one dtype, one device, equal sizes or 0-dim operands) needs none of
-// it. The fast path takes only calls the generic path would run unchanged (no
-// casts, no temporaries, no broadcasting beyond 0-dim operands), checks what
+// call (one dtype, one device, operands that broadcast) needs none of it.
+// The fast path takes only calls the generic path would run unchanged (no
+// casts, no temporaries), broadcasts as meta::BroadcastTo does, checks what
 // the meta function checks for them, and builds the kernel call straight from
 // the tensors' metadata. Everything else, every error included, returns
 // false before any side effect and goes the generic way, so messages and
@@ -192,21 +192,46 @@ bool TryFastPointwise(bp_context_t* ctx, const bp_op_t* op, const bp_value_t* ar
     }
   }
 
-  // One dtype and one device for every input; sizes equal, or 0-dim.
+  // One dtype and one device for every input; sizes broadcast (trailing
+  // dims aligned, as torch.broadcast_shapes). Mismatches go the generic way,
+  // which words the error.
   const Geometry& g0 = tensors[0]->geo;
   const DLDataType dtype = g0.dtype;
   const bp_device_t device = g0.device;
-  const Geometry* ref = &g0;  // an input with the output's sizes
   const int32_t nin = op->fast_num_inputs;
+  int32_t ndim = g0.ndim;
   for (int32_t k = 1; k < nin; ++k) {
     const Geometry& g = tensors[op->fast_inputs[k]]->geo;
     if (!DtypeEqual(g.dtype, dtype) || !SameDevice(g.device, device)) return false;
-    if (g.ndim == 0) continue;
-    if (ref->ndim == 0) {
-      ref = &g;
-    } else if (!SameSizes(g, *ref)) {
-      return false;
+    if (g.ndim > ndim) ndim = g.ndim;
+  }
+  int64_t sizes[BP_MAX_NDIM];
+  for (int32_t d = 0; d < ndim; ++d) sizes[d] = 1;
+  for (int32_t k = 0; k < nin; ++k) {
+    const Geometry& g = tensors[op->fast_inputs[k]]->geo;
+    for (int32_t j = 0, d = ndim - g.ndim; j < g.ndim; ++j, ++d) {
+      const int64_t s = g.sizes[j];
+      if (sizes[d] == 1) {
+        sizes[d] = s;
+      } else if (s != 1 && s != sizes[d]) {
+        return false;
+      }
     }
+  }
+  // An input with the output's sizes, else a geometry made for them.
+  const Geometry* ref = nullptr;
+  for (int32_t k = 0; k < nin && ref == nullptr; ++k) {
+    const Geometry& g = tensors[op->fast_inputs[k]]->geo;
+    if (g.ndim == ndim && std::memcmp(g.sizes, sizes, sizeof(int64_t) * ndim) == 0) ref = &g;
+  }
+  Uninit<Geometry> made;
+  if (ref == nullptr) {
+    made.value.ndim = ndim;
+    made.value.dtype = dtype;
+    made.value.device = device;
+    made.value.offset = 0;
+    std::memcpy(made.value.sizes, sizes, sizeof(int64_t) * ndim);
+    ref = &made.value;
   }
   const DtypeId id = DtypeFromDL(dtype);
   if (id == DtypeId::kInvalid || (op->dtype_mask & DtypeBit(id)) == 0) return false;
@@ -221,6 +246,12 @@ bool TryFastPointwise(bp_context_t* ctx, const bp_op_t* op, const bp_value_t* ar
     out = tensors[mut];
     const Geometry& og = out->geo;
     if (!DtypeEqual(og.dtype, want) || !SameSizes(og, *ref) || !SameDevice(og.device, device)) return false;
+    // A broadcast input sharing the written storage could be read after it
+    // was written: such calls take the generic path.
+    for (int32_t k = 0; k < nin; ++k) {
+      const bp_tensor_t* t = tensors[op->fast_inputs[k]];
+      if (t != out && t->storage == out->storage && !SameSizes(t->geo, *ref)) return false;
+    }
   }
   // ResolveDevice's success conditions, inline; its errors come from the generic path.
   if (device.backend < 0 || device.backend >= ctx->num_backends.load(std::memory_order_acquire)) return false;
@@ -244,14 +275,25 @@ bool TryFastPointwise(bp_context_t* ctx, const bp_op_t* op, const bp_value_t* ar
   }
 
   DLTensor dl[kMaxArgs];
+  int64_t bstrides[kMaxArgs][BP_MAX_NDIM];  // written only for inputs that broadcast
   for (int32_t k = 0; k < nin; ++k) {
     const int32_t i = op->fast_inputs[k];
     const bp_tensor_t* t = tensors[i];
+    const Geometry& g = t->geo;
     FastDL(t, &dl[i]);
-    if (t->geo.ndim == 0 && ref->ndim > 0) {  // broadcast by stride 0
-      dl[i].ndim = ref->ndim;
+    if (g.ndim == 0 && ndim > 0) {  // a 0-dim operand: stride 0 everywhere
+      dl[i].ndim = ndim;
       dl[i].shape = const_cast<int64_t*>(ref->sizes);
       dl[i].strides = const_cast<int64_t*>(kZeroStrides);
+    } else if (&g != ref && !SameSizes(g, *ref)) {  // as meta::BroadcastTo
+      const int32_t lead = ndim - g.ndim;
+      for (int32_t d = 0; d < ndim; ++d) {
+        const int32_t j = d - lead;
+        bstrides[k][d] = j < 0 || (g.sizes[j] == 1 && sizes[d] != 1) ? 0 : g.strides[j];
+      }
+      dl[i].ndim = ndim;
+      dl[i].shape = const_cast<int64_t*>(ref->sizes);
+      dl[i].strides = bstrides[k];
     }
     kargs[i].u.tensor = &dl[i];
   }

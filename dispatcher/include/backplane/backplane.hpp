@@ -520,9 +520,11 @@ template <int N>
 struct ArgPack {
   bp_value_t values[N > 0 ? N : 1] = {};
   int count = 0;
+  // Tensor[] arguments' handles. Moving an inner vector keeps its buffer, so
+  // the pointers in `values` stay valid as lists grow; and an ArgPack without
+  // lists allocates nothing (this is on the path of every typed call).
   std::vector<std::vector<bp_tensor_t*>> lists;
 
-  ArgPack() { lists.reserve(N); }
   /// The next value slot, cleared and of `kind`.
   bp_value_t& next(int32_t kind) {
     bp_value_t& v = values[count++];
@@ -613,6 +615,14 @@ inline Tensor call_one(const std::shared_ptr<ContextState>& st, int index, const
   bp_tensor_t* out = nullptr;
   check(bp_op_call(st->ctx, op, args, num_args, &out, 1));
   return Tensor(st, out);
+}
+
+/// Calls an in-place or out= operator for its effect on the tensor it
+/// writes; the caller returns that tensor.
+inline void call_into(const std::shared_ptr<ContextState>& st, int index, const char* name, const bp_value_t* args,
+                      int32_t num_args) {
+  if (!st) throw Error(BP_STATUS_INVALID_ARGUMENT, std::string("INVALID_ARGUMENT: ") + name + ": undefined tensor argument");
+  check(bp_op_call(st->ctx, find_cached(*st, index, name), args, num_args, nullptr, 0));
 }
 
 }  // namespace detail
