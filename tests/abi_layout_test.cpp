@@ -94,6 +94,9 @@ static_assert(offsetof(bp_allocator_stats_t, allocated_bytes) == 8);
 static_assert(offsetof(bp_allocator_stats_t, cache_hits) == 40);
 static_assert(offsetof(bp_op_info_t, name) == 8);
 static_assert(offsetof(bp_op_info_t, num_arguments) == 40);
+static_assert(offsetof(bp_transfer_stats_t, host_to_device_count) == 8);
+static_assert(offsetof(bp_transfer_stats_t, device_to_device_bytes) == 48);
+static_assert(sizeof(bp_transfer_stats_t) == 56);
 
 TEST(AbiLayoutTest, HeadersCompileAsC99) { EXPECT_EQ(bp_c_header_check(), 48); }
 

@@ -28,7 +28,18 @@ bool SameDevice(bp_device_t a, bp_device_t b) { return a.backend == b.backend &&
 
 // Stages src (broadcast view `src_view`) through a host buffer into dst.
 Status StageCopy(bp_tensor_t* dst, bp_tensor_t* src, const Geometry& src_view) {
-  std::vector<char> host(ContiguousBytes(dst->geo));
+  // One side in contiguous host memory: copy straight from or into it.
+  const Geometry& d = dst->geo;
+  if (src->storage->dev->slot->host_memory && DtypeEqual(src_view.dtype, d.dtype) && src_view.is_contiguous()) {
+    const char* p = static_cast<const char*>(src->storage->data) +
+                    src_view.offset * static_cast<int64_t>(DtypeItemSize(DtypeFromDL(d.dtype)));
+    return WriteView(dst->storage->dev, dst->storage->data, d, p, d.dtype);
+  }
+  if (dst->storage->dev->slot->host_memory && d.is_contiguous()) {
+    char* p = static_cast<char*>(dst->storage->data) + d.offset * static_cast<int64_t>(DtypeItemSize(DtypeFromDL(d.dtype)));
+    return ReadView(src->storage->dev, src->storage->data, src_view, d.dtype, p);
+  }
+  std::vector<char> host(ContiguousBytes(d));
   BP_RETURN_IF_ERROR(ReadView(src->storage->dev, src->storage->data, src_view, dst->geo.dtype, host.data()));
   return WriteView(dst->storage->dev, dst->storage->data, dst->geo, host.data(), dst->geo.dtype);
 }

@@ -384,6 +384,11 @@ BP_API bp_status_t bp_tensor_to_device(const bp_tensor_t* tensor, bp_device_t de
     Status st;
     if (t->storage->dev->slot->host_memory) {
       st = ReadView(tensor->storage->dev, tensor->storage->data, tensor->geo, tensor->geo.dtype, t->storage->data);
+    } else if (tensor->storage->dev->slot->host_memory && tensor->geo.is_contiguous()) {
+      // Host memory in the layout the device wants: one copy, no staging.
+      const char* src = static_cast<const char*>(tensor->storage->data) +
+                        tensor->geo.offset * static_cast<int64_t>(DtypeItemSize(DtypeFromDL(tensor->geo.dtype)));
+      st = WriteView(t->storage->dev, t->storage->data, t->geo, src, tensor->geo.dtype);
     } else {
       std::string tmp(ContiguousBytes(tensor->geo), '\0');
       st = ReadView(tensor->storage->dev, tensor->storage->data, tensor->geo, tensor->geo.dtype, tmp.data());
