@@ -229,6 +229,44 @@ TEST(SchemaTest, GeneratedOpTableParses) {
   }
 }
 
+// The parsed data the generator emitted (what the core builds operators from,
+// without parsing) is exactly what the parser makes of the entry's text.
+TEST(SchemaTest, GeneratedArgumentsEqualTheParsedSchema) {
+  for (size_t i = 0; i < kOpTableSize; ++i) {
+    const OpTableEntry& e = kOpTable[i];
+    Schema parsed;
+    ASSERT_TRUE(parse_schema(e.schema, &parsed).ok()) << e.schema;
+    const Schema data = SchemaFromTable(e);
+    EXPECT_EQ(data.to_string(), parsed.to_string()) << e.schema;
+    ASSERT_EQ(data.arguments.size(), parsed.arguments.size()) << e.schema;
+    for (size_t k = 0; k < data.arguments.size(); ++k) {
+      const Argument& a = data.arguments[k];
+      const Argument& b = parsed.arguments[k];
+      EXPECT_EQ(a.name, b.name) << e.schema;
+      EXPECT_EQ(a.type, b.type) << e.schema << " argument " << b.name;
+      EXPECT_EQ(a.optional, b.optional) << e.schema << " argument " << b.name;
+      EXPECT_EQ(a.kwarg_only, b.kwarg_only) << e.schema << " argument " << b.name;
+      EXPECT_EQ(a.is_mutable, b.is_mutable) << e.schema << " argument " << b.name;
+      EXPECT_EQ(a.list_size, b.list_size) << e.schema << " argument " << b.name;
+      EXPECT_EQ(a.alias_set, b.alias_set) << e.schema << " argument " << b.name;
+      ASSERT_EQ(a.default_value.has_value(), b.default_value.has_value()) << e.schema << " argument " << b.name;
+      if (!a.default_value) continue;
+      EXPECT_EQ(a.default_value->kind, b.default_value->kind) << e.schema << " argument " << b.name;
+      EXPECT_EQ(a.default_value->i, b.default_value->i) << e.schema << " argument " << b.name;
+      EXPECT_EQ(a.default_value->d, b.default_value->d) << e.schema << " argument " << b.name;
+      EXPECT_EQ(a.default_value->b, b.default_value->b) << e.schema << " argument " << b.name;
+      EXPECT_EQ(a.default_value->ints, b.default_value->ints) << e.schema << " argument " << b.name;
+      EXPECT_EQ(a.default_value->str, b.default_value->str) << e.schema << " argument " << b.name;
+    }
+    ASSERT_EQ(data.returns.size(), parsed.returns.size()) << e.schema;
+    for (size_t k = 0; k < data.returns.size(); ++k) {
+      EXPECT_EQ(data.returns[k].type, parsed.returns[k].type) << e.schema;
+      EXPECT_EQ(data.returns[k].alias_set, parsed.returns[k].alias_set) << e.schema;
+      EXPECT_EQ(data.returns[k].is_mutable, parsed.returns[k].is_mutable) << e.schema;
+    }
+  }
+}
+
 TEST(SchemaTest, OutOverloadNames) {
   bool seen_sum = false, seen_div_mode = false, seen_add = false;
   for (size_t i = 0; i < kOpTableSize; ++i) {

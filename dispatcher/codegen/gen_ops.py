@@ -1,19 +1,24 @@
 #!/usr/bin/env python3
 """Generates Backplane's operator table and typed C++ API from ops.yaml.
 
-  gen_ops.py --yaml dispatcher/ops.yaml --out-dir build/generated
+  gen_ops.py --yaml dispatcher/ops.yaml --out-dir build/generated --schema-tool build/bin/bp_schema_json
 
 writes
   <out-dir>/op_table.cpp                 kOpTable: functional entries + variants
   <out-dir>/include/backplane/ops.hpp    bp::add(...), bp::add_(...), bp::add_out(...)
 
-Needs Python 3 and PyYAML only. Any problem in ops.yaml (unknown field, kind,
-meta, dtype or variant; a schema it cannot read) is reported with the entry's
-name and a non-zero exit status.
+Needs Python 3 and PyYAML. Schemas are read by the dispatcher's own parser
+(dispatcher/src/schema.cpp, run as the bp_schema_json tool), so the grammar
+has one implementation; the parsed arguments go into op_table.cpp as data and
+the core does not parse them again. Any problem in ops.yaml (unknown field,
+kind, meta, dtype or variant; a schema the parser rejects) is reported with
+the entry's name and a non-zero exit status.
 """
 import argparse
 import os
+import json
 import re
+import subprocess
 import sys
 
 import yaml
@@ -44,11 +49,14 @@ class GenError(Exception):
 
 # ---------------------------------------------------------------- schema parsing
 class Arg:
+    """One argument or return; `default` is the canonical default text, `value`
+    the parser's typed default (kind, i, d, b, ints, str) or None."""
     def __init__(self, base, alias, mutable, is_list, list_size, optional, name, default,
-                 kwarg_only):
+                 kwarg_only, value=None):
         self.base, self.alias, self.mutable = base, alias, mutable
         self.is_list, self.list_size, self.optional = is_list, list_size, optional
         self.name, self.default, self.kwarg_only = name, default, kwarg_only
+        self.value = value
 
     def type_text(self):
         t = self.base
@@ -84,108 +92,35 @@ class Schema:
         return "%s(%s) -> %s" % (self.full_name(), ", ".join(parts), ret)
 
 
-TYPE_RE = re.compile(r"^(Tensor|int|SymInt|float|bool|Scalar|ScalarType|str)"
-                     r"(?:\((\w+)(!?)\))?(\[(\d*)\])?(\?)?$")
-HEAD_RE = re.compile(r"^(?:(\w+)::)?(\w+)(?:\.(\w+))?\((.*)\)\s*->\s*(.+)$")
-
-
-def split_top(text):
-    """Splits on commas outside brackets and quotes."""
-    out, depth, cur, quote = [], 0, "", None
-    for c in text:
-        if quote:
-            cur += c
-            if c == quote:
-                quote = None
-            continue
-        if c in "'\"":
-            quote = c
-        elif c in "([":
-            depth += 1
-        elif c in ")]":
-            depth -= 1
-        if c == "," and depth == 0:
-            out.append(cur.strip())
-            cur = ""
-        else:
-            cur += c
-    if cur.strip():
-        out.append(cur.strip())
+def parse_schemas(texts, tool):
+    """{text: Schema or error message} for every schema text, from one run of
+    the dispatcher's parser (bp_schema_json)."""
+    texts = sorted(set(texts))
+    if any("\n" in t for t in texts):
+        raise GenError("a schema spans several lines: %r" % [t for t in texts if "\n" in t][0])
+    try:
+        run = subprocess.run([tool], input="".join(t + "\n" for t in texts), capture_output=True, text=True)
+    except OSError as err:
+        raise GenError("cannot run the schema parser %s: %s" % (tool, err))
+    lines = run.stdout.splitlines()
+    if len(lines) != len(texts):
+        raise GenError("the schema parser %s answered %d lines for %d schemas: %s" % (
+            tool, len(lines), len(texts), run.stderr.strip()))
+    out = {}
+    for text, line in zip(texts, lines):
+        j = json.loads(line)
+        out[text] = schema_from_json(j) if j["ok"] else j["error"]
     return out
 
 
-def parse_type(text, where):
-    m = TYPE_RE.match(text)
-    if not m:
-        raise GenError("%s: unknown type '%s'" % (where, text))
-    base, alias, bang, lst, n, opt = m.groups()
-    if base == "SymInt":
-        base = "int"
-    return Arg(base, alias or "", bang == "!", lst is not None, int(n) if n else 0, bool(opt),
-               "", None, False)
-
-
-INT_RE = r"-?\d+"
-FLOAT_RE = r"-?(\d+\.?\d*([eE][-+]?\d+)?|\.\d+([eE][-+]?\d+)?)"
-
-
-def check_default(a, where):
-    """The default must suit the type (the C++ parser enforces the same rules)."""
-    d = a.default
-    if d is None:
-        return
-    ok = False
-    if d == "None":
-        ok = a.optional
-    elif a.is_list and a.base == "int":
-        items = d[1:-1].split(",") if d.startswith("[") and d.endswith("]") else None
-        if items is None:
-            ok = a.list_size > 0 and re.fullmatch(INT_RE, d) is not None
-        else:
-            items = [x.strip() for x in items if x.strip()]
-            ok = all(re.fullmatch(INT_RE, x) for x in items) and (
-                not items or not a.list_size or len(items) == a.list_size)
-    elif a.base == "int":
-        ok = re.fullmatch(INT_RE, d) is not None
-    elif a.base == "float":
-        ok = re.fullmatch(FLOAT_RE, d) is not None
-    elif a.base == "bool":
-        ok = d in ("True", "False")
-    elif a.base == "Scalar":
-        ok = d in ("True", "False") or re.fullmatch(FLOAT_RE, d) is not None
-    elif a.base == "str":
-        ok = len(d) >= 2 and d[0] == d[-1] and d[0] in "'\""
-    if not ok:
-        raise GenError("%s: default '%s' does not suit argument '%s %s'" % (where, d, a.type_text(), a.name))
-
-
-def parse_schema(text, where):
-    m = HEAD_RE.match(text.strip())
-    if not m:
-        raise GenError("%s: cannot read schema '%s'" % (where, text))
-    ns, name, overload, args_text, ret_text = m.groups()
-    args, kw = [], False
-    for piece in split_top(args_text):
-        if piece == "*":
-            kw = True
-            continue
-        decl, _, default = piece.partition("=")
-        decl = decl.strip()
-        tname = decl.rsplit(None, 1)
-        if len(tname) != 2:
-            raise GenError("%s: cannot read argument '%s'" % (where, piece))
-        a = parse_type(tname[0].replace(" ", ""), where)
-        a.name = tname[1]
-        a.default = default.strip() if _ else None
-        a.kwarg_only = kw
-        check_default(a, where)
-        args.append(a)
-    ret_text = ret_text.strip()
-    if ret_text.startswith("(") and ret_text.endswith(")"):
-        rets = [parse_type(r.split()[0], where) for r in split_top(ret_text[1:-1])]
-    else:
-        rets = [parse_type(ret_text.split()[0], where)]
-    return Schema(ns or "", name, overload or "", args, rets)
+def schema_from_json(j):
+    args = []
+    for a in j["args"]:
+        d = a["default"]
+        args.append(Arg(a["type"], a["alias"], a["mutable"], a["is_list"], a["list_size"], a["optional"],
+                        a["name"], d["text"] if d is not None else None, a["kwarg_only"], d))
+    rets = [Arg(r["type"], r["alias"], r["mutable"], r["is_list"], 0, False, "", None, False) for r in j["returns"]]
+    return Schema(j["ns"], j["name"], j["overload"], args, rets)
 
 
 # ---------------------------------------------------------------- variants
@@ -210,11 +145,12 @@ def out_variant(s, where):
 
 
 # ---------------------------------------------------------------- validation
-def load(path):
+def load(path, schema_tool):
     with open(path) as f:
         data = yaml.safe_load(f)
     if not isinstance(data, list):
         raise GenError("%s: expected a list of operator entries" % path)
+    parsed = parse_schemas([str(e["schema"]) for e in data if isinstance(e, dict) and "schema" in e], schema_tool)
     entries, seen = [], set()
     for i, e in enumerate(data):
         where = "%s: entry %d" % (path, i + 1)
@@ -249,7 +185,9 @@ def load(path):
                 raise GenError("%s: unknown dtype '%s'; known: %s" % (where, d, DTYPES))
         if "tolerance" in e and (not isinstance(e["tolerance"], dict) or "reason" not in e["tolerance"]):
             raise GenError("%s: tolerance must be a mapping with a 'reason'" % where)
-        s = parse_schema(str(e["schema"]), where)
+        s = parsed[str(e["schema"])]
+        if isinstance(s, str):
+            raise GenError("%s: %s" % (where, s))
         if variants and (s.name.endswith("_") or e["kind"] == "view"):
             raise GenError("%s: variants need a functional, non-view operator" % where)
         group = [("functional", s)]
@@ -287,14 +225,55 @@ def flatten(entries):
     return rows
 
 
+# (base type, is list) -> bp::core::ArgType enumerator (dispatcher/src/schema.h).
+ARG_TYPES = {("Tensor", False): "kTensor", ("Tensor", True): "kTensorList", ("int", False): "kInt",
+             ("int", True): "kIntList", ("float", False): "kFloat", ("bool", False): "kBool",
+             ("Scalar", False): "kScalar", ("ScalarType", False): "kScalarType", ("str", False): "kString"}
+
+
+def arg_type(a):
+    return "ArgType::" + ARG_TYPES[(a.base, a.is_list)]
+
+
+def c_double(x):
+    return repr(float(x)) if x == x and x not in (float("inf"), float("-inf")) else (
+        "__builtin_nan(\"\")" if x != x else ("__builtin_inf()" if x > 0 else "-__builtin_inf()"))
+
+
 def gen_table(rows):
     out = ["// Generated by dispatcher/codegen/gen_ops.py from ops.yaml. Do not edit.",
-           '#include "op_table.h"', "", "namespace bp::core {", "",
-           "const OpTableEntry kOpTable[] = {"]
+           "// Schemas arrive parsed (by dispatcher/src/schema.cpp, at build time): the",
+           "// core builds each operator's Schema from these arrays without parsing.",
+           '#include "op_table.h"', "", "namespace bp::core {", "namespace {", ""]
     for idx, variant, s, e, mask, fidx in rows:
-        out.append("    {%s,\n     %s, %s, %s, %d, 0x%xu,\n     %s, %s, %s},  // %d" % (
-            c_str(s.text()), c_str(e["kind"]), c_str(e["meta"]), VARIANT_ENUM[variant], fidx, mask,
-            c_str(e.get("doc", "")), c_str(e.get("torch", "")), c_str(e.get("onnx", "")), idx))
+        defs = []
+        for k, a in enumerate(s.args):
+            v = a.value
+            if v is not None and v["ints"]:
+                out.append("constexpr int64_t kInts%d_%d[] = {%s};" % (idx, k, ", ".join(str(i) for i in v["ints"])))
+            if v is None:
+                dflt = "false, {}"
+            else:
+                dflt = "true, {%d, %dLL, %s, %s, %s, %d, %s}" % (
+                    v["kind"], v["i"], c_double(v["d"]), "true" if v["b"] else "false",
+                    ("kInts%d_%d" % (idx, k)) if v["ints"] else "nullptr", len(v["ints"]), c_str(v["str"]))
+            defs.append("    {%s, %s, %s, %s, %s, %d, %s, %s}," % (
+                c_str(a.name), arg_type(a), "true" if a.optional else "false", "true" if a.kwarg_only else "false",
+                "true" if a.mutable else "false", a.list_size, c_str(a.alias), dflt))
+        if defs:
+            out.append("constexpr OpArgDef kArgs%d[] = {" % idx)
+            out += defs
+            out.append("};")
+        out.append("constexpr OpReturnDef kReturns%d[] = {%s};" % (idx, ", ".join(
+            "{%s, %s, %s}" % (arg_type(r), c_str(r.alias), "true" if r.mutable else "false") for r in s.rets)))
+    out += ["", "}  // namespace", "", "const OpTableEntry kOpTable[] = {"]
+    for idx, variant, s, e, mask, fidx in rows:
+        out.append("    {%s,\n     %s, %s, %s, %s, %d, kReturns%d, %d,\n     %s, %s, %s, %d, 0x%xu,\n"
+                   "     %s, %s, %s},  // %d" % (
+                       c_str(s.text()), c_str(s.ns), c_str(s.name), c_str(s.overload),
+                       ("kArgs%d" % idx) if s.args else "nullptr", len(s.args), idx, len(s.rets),
+                       c_str(e["kind"]), c_str(e["meta"]), VARIANT_ENUM[variant], fidx, mask,
+                       c_str(e.get("doc", "")), c_str(e.get("torch", "")), c_str(e.get("onnx", "")), idx))
     out += ["};", "", "const size_t kOpTableSize = sizeof(kOpTable) / sizeof(kOpTable[0]);", "",
             "}  // namespace bp::core", ""]
     return "\n".join(out)
@@ -472,9 +451,10 @@ def main(argv):
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--yaml", required=True)
     ap.add_argument("--out-dir", required=True)
+    ap.add_argument("--schema-tool", required=True, help="the bp_schema_json executable")
     opts = ap.parse_args(argv)
     try:
-        rows = flatten(load(opts.yaml))
+        rows = flatten(load(opts.yaml, opts.schema_tool))
     except (GenError, yaml.YAMLError, OSError) as err:
         print("gen_ops.py: error: %s" % err, file=sys.stderr)
         return 1

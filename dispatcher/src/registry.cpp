@@ -105,14 +105,50 @@ void PublishFallback(bp_context_t* ctx, int32_t backend) {
 
 }  // namespace
 
+Schema SchemaFromTable(const OpTableEntry& e) {
+  Schema s;
+  s.ns = e.ns;
+  s.name = e.name;
+  s.overload = e.overload;
+  s.arguments.resize(static_cast<size_t>(e.num_args));
+  for (int32_t i = 0; i < e.num_args; ++i) {
+    const OpArgDef& d = e.args[i];
+    Argument& a = s.arguments[i];
+    a.name = d.name;
+    a.type = d.type;
+    a.optional = d.optional;
+    a.kwarg_only = d.kwarg_only;
+    a.is_mutable = d.is_mutable;
+    a.list_size = d.list_size;
+    a.alias_set = d.alias_set;
+    if (d.has_default) {
+      const OpDefaultDef& v = d.default_value;
+      DefaultValue dv;
+      dv.kind = v.kind;
+      dv.i = v.i;
+      dv.d = v.d;
+      dv.b = v.b;
+      dv.ints.assign(v.ints, v.ints + v.num_ints);
+      dv.str = v.str;
+      a.default_value = std::move(dv);
+    }
+  }
+  s.returns.resize(static_cast<size_t>(e.num_returns));
+  for (int32_t i = 0; i < e.num_returns; ++i) {
+    s.returns[i].type = e.returns[i].type;
+    s.returns[i].alias_set = e.returns[i].alias_set;
+    s.returns[i].is_mutable = e.returns[i].is_mutable;
+  }
+  return s;
+}
+
 Status BuildCoreOps(bp_context_t* ctx) {
   std::vector<bp_op_t*> built;
   for (size_t i = 0; i < kOpTableSize; ++i) {
     const OpTableEntry& e = kOpTable[i];
     auto op = std::make_unique<bp_op_t>();
     op->ctx = ctx;
-    Status st = parse_schema(e.schema, &op->schema);
-    if (!st.ok()) return Error(BP_STATUS_INTERNAL, "core operator table: " + st.message());
+    op->schema = SchemaFromTable(e);
     op->name = op->schema.full_name();
     op->schema_text = e.schema;
     op->kind_name = e.kind;

@@ -420,6 +420,8 @@ std::string FloatText(double d) {
   return s;
 }
 
+}  // namespace
+
 std::string DefaultText(const DefaultValue& v) {
   switch (v.kind) {
     case BP_VALUE_NONE: return "None";
@@ -435,8 +437,6 @@ std::string DefaultText(const DefaultValue& v) {
     default: return "?";
   }
 }
-
-}  // namespace
 
 std::string Schema::full_name() const {
   std::string out = ns.empty() ? name : ns + "::" + name;

@@ -68,6 +68,10 @@ struct Schema {
   std::string to_string() const;
 };
 
+// A default as the canonical schema text writes it: "None", "1", "1e-05",
+// "True", "'none'", "[1, 1]".
+std::string DefaultText(const DefaultValue& v);
+
 // Parses `text`. On error returns INVALID_ARGUMENT with a message that names
 // the column: "schema 'add(Tensor self, Tensr other)': unknown type 'Tensr' at column 18".
 Status parse_schema(const std::string& text, Schema* out);
