@@ -6,7 +6,10 @@
 #include <string>
 #include <vector>
 
+#include "dispatch.h"
+#include "dispatch_internal.h"
 #include "dtype.h"
+#include "meta/common.h"
 
 namespace bp::core {
 
@@ -301,6 +304,96 @@ Status WriteView(DeviceState* dev, void* base, const Geometry& view, const void*
                          " failed: " + std::string(bp_last_error_message()));
   }
   return Status::Ok();
+}
+
+// ---- copy_: validation, broadcasting, cross-device staging, the backend's copy_ kernel
+
+namespace {
+
+// Stages src (broadcast view `src_view`) through a host buffer into dst.
+Status StageCopy(bp_tensor_t* dst, bp_tensor_t* src, const Geometry& src_view) {
+  // One side in contiguous host memory: copy straight from or into it.
+  const Geometry& d = dst->geo;
+  if (src->storage->dev->slot->host_memory && DtypeEqual(src_view.dtype, d.dtype) && src_view.is_contiguous()) {
+    const char* p = static_cast<const char*>(src->storage->data) +
+                    src_view.offset * static_cast<int64_t>(DtypeItemSize(DtypeFromDL(d.dtype)));
+    return WriteView(dst->storage->dev, dst->storage->data, d, p, d.dtype);
+  }
+  if (dst->storage->dev->slot->host_memory && d.is_contiguous()) {
+    char* p = static_cast<char*>(dst->storage->data) + d.offset * static_cast<int64_t>(DtypeItemSize(DtypeFromDL(d.dtype)));
+    return ReadView(src->storage->dev, src->storage->data, src_view, d.dtype, p);
+  }
+  std::vector<char> host(ContiguousBytes(d));
+  BP_RETURN_IF_ERROR(ReadView(src->storage->dev, src->storage->data, src_view, dst->geo.dtype, host.data()));
+  return WriteView(dst->storage->dev, dst->storage->data, dst->geo, host.data(), dst->geo.dtype);
+}
+
+}  // namespace
+
+Status CopyInto(bp_context_t* ctx, bp_tensor_t* dst, bp_tensor_t* src) {
+  const Geometry& d = dst->geo;
+  const Geometry& s = src->geo;
+  // src broadcasts to dst's sizes (trailing dims aligned).
+  if (s.ndim > d.ndim) {
+    return Error(BP_STATUS_INVALID_ARGUMENT, "copy_: argument 'src' of sizes " + meta::SizesText(s) +
+                                                 " cannot broadcast to 'self' of sizes " + meta::SizesText(d));
+  }
+  Geometry view = d;
+  view.dtype = s.dtype;
+  view.offset = s.offset;
+  view.device = s.device;
+  for (int32_t i = 0; i < d.ndim; ++i) {
+    int32_t si = i - (d.ndim - s.ndim);
+    if (si < 0) {
+      view.strides[i] = 0;
+    } else if (s.sizes[si] == d.sizes[i]) {
+      view.strides[i] = s.strides[si];
+    } else if (s.sizes[si] == 1) {
+      view.strides[i] = 0;
+    } else {
+      return Error(BP_STATUS_INVALID_ARGUMENT, "copy_: argument 'src' of sizes " + meta::SizesText(s) +
+                                                   " cannot broadcast to 'self' of sizes " + meta::SizesText(d) +
+                                                   " at dim " + std::to_string(i));
+    }
+  }
+  if (!(d.device.backend == s.device.backend && d.device.index == s.device.index)) return StageCopy(dst, src, view);
+
+  DeviceState* dev = dst->storage->dev;
+  const bp_op_t* op = ctx->copy_op;
+  int32_t backend = dev->slot->id;
+  const KernelEntry& k = KernelFor(op, backend);
+  if (k.fn != nullptr) {
+    DLTensor dl_self, dl_src;
+    FillDLTensor(dst->storage, d, &dl_self);
+    FillDLTensor(src->storage, view, &dl_src);
+    bp_kernel_arg_t kargs[3] = {};
+    kargs[0].kind = BP_VALUE_TENSOR;
+    kargs[0].u.tensor = &dl_self;
+    kargs[1].kind = BP_VALUE_TENSOR;
+    kargs[1].u.tensor = &dl_src;
+    kargs[2].kind = BP_VALUE_BOOL;
+    kargs[2].u.b = 0;
+    DLTensor* outs[1] = {&dl_self};
+    bp_kernel_call_t call = MakeKernelCall(op, dev, kargs, 3, outs, 1);
+    call.kernel_data = k.data;
+    call.backend_data = dev->slot->props_table.backend_data;
+    bp_status_t rc = k.fn(&call);
+    if (rc == BP_STATUS_OK) {
+      const_cast<bp_op_t*>(op)->native_count[backend].fetch_add(1, std::memory_order_relaxed);
+      return Status::Ok();
+    }
+    // UNIMPLEMENTED: the kernel declined this call (a dtype or layout it
+    // lacks) before writing; the core moves the data below.
+    if (rc != BP_STATUS_UNIMPLEMENTED) return detail::KernelError(op, dev, rc);
+  }
+  // No copy_ kernel: the core moves the data itself (through the host for
+  // device memory; straight host loops for host memory unless src and dst
+  // share storage, where a temporary avoids overlapping reads and writes).
+  if (dev->slot->host_memory && dst->storage != src->storage) {
+    HostConvert(src->storage->data, view, dst->storage->data, d);
+    return Status::Ok();
+  }
+  return StageCopy(dst, src, view);
 }
 
 }  // namespace bp::core

@@ -1,7 +1,8 @@
-// Data movement done by the core: host-side strided gather/scatter with dtype
-// conversion (float16/bfloat16 included), and staging device views through the
-// host. Used by to_host/to_device, casts, copy_ across devices and the CPU
-// fallback. Works for backends whose memory the host cannot address.
+// Data movement done by the core, all in copy.cpp: host-side strided
+// gather/scatter with dtype conversion (float16/bfloat16 included), staging
+// device views through the host (counted in the slot's transfer counters),
+// and copy_ (CopyInto), which every tensor move, cast and fallback uses.
+// Works for backends whose memory the host cannot address.
 #pragma once
 
 #include "context.h"
@@ -29,6 +30,11 @@ Geometry ContiguousLike(const Geometry& like, DLDataType dtype);
 
 // Byte size of a contiguous buffer of geo's sizes and dtype.
 size_t ContiguousBytes(const Geometry& geo);
+
+// dst.copy_(src): any device to any device, with dtype conversion and
+// broadcasting of src to dst's sizes; the backend's copy_ kernel when both
+// are on one device and it has one.
+Status CopyInto(bp_context_t* ctx, bp_tensor_t* dst, bp_tensor_t* src);
 
 // PyTorch's can_cast(from, to): no float -> integral, no non-bool -> bool.
 bool CanCast(DLDataType from, DLDataType to);

@@ -216,6 +216,17 @@ Status RunMeta(bp_context_t* ctx, const bp_op_t* op, Bound& b, std::vector<ListA
 
 }  // namespace
 
+void FillDLTensor(const Storage* storage, const Geometry& geo, DLTensor* out) {
+  out->data = storage->data;
+  out->device.device_type = static_cast<DLDeviceType>(storage->dev->slot->device_type);
+  out->device.device_id = geo.device.index;
+  out->ndim = geo.ndim;
+  out->dtype = geo.dtype;
+  out->shape = const_cast<int64_t*>(geo.sizes);
+  out->strides = const_cast<int64_t*>(geo.strides);
+  out->byte_offset = static_cast<uint64_t>(geo.offset) * DtypeItemSize(DtypeFromDL(geo.dtype));
+}
+
 Status CallOp(bp_context_t* ctx, const bp_op_t* op, const bp_value_t* args, int32_t num_args,
               bp_tensor_t** out_results, int32_t num_results) {
   if (op->ctx != ctx) return Error(BP_STATUS_INVALID_ARGUMENT, "bp_op_call: operator belongs to another context");

@@ -3,6 +3,7 @@
 #pragma once
 
 #include "context.h"
+#include "copy.h"
 #include "registry.h"
 #include "route.h"
 #include "tensor.h"
@@ -12,10 +13,6 @@ namespace bp::core {
 // Runs `op` with boxed arguments. Caller is inside a ReadSection.
 Status CallOp(bp_context_t* ctx, const bp_op_t* op, const bp_value_t* args, int32_t num_args,
               bp_tensor_t** out_results, int32_t num_results);
-
-// dst.copy_(src): any device to any device, with dtype conversion and
-// broadcasting of src to dst's sizes.
-Status CopyInto(bp_context_t* ctx, bp_tensor_t* dst, bp_tensor_t* src);
 
 // A DLTensor describing `geo` over `storage` (shape/strides point into geo).
 void FillDLTensor(const Storage* storage, const Geometry& geo, DLTensor* out);

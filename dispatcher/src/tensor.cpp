@@ -12,6 +12,7 @@
 
 #include "api.h"
 #include "copy.h"
+#include "dispatch.h"
 #include "dtype.h"
 #include "plugin.h"
 #include "rcu.h"
@@ -381,19 +382,8 @@ BP_API bp_status_t bp_tensor_to_device(const bp_tensor_t* tensor, bp_device_t de
     bp_context_t* ctx = tensor->storage->ctx;
     bp_tensor_t* t = nullptr;
     BP_RETURN_IF_ERROR(EmptyTensor(ctx, device, tensor->geo.ndim, tensor->geo.sizes, tensor->geo.dtype, fn, &t));
-    Status st;
-    if (t->storage->dev->slot->host_memory) {
-      st = ReadView(tensor->storage->dev, tensor->storage->data, tensor->geo, tensor->geo.dtype, t->storage->data);
-    } else if (tensor->storage->dev->slot->host_memory && tensor->geo.is_contiguous()) {
-      // Host memory in the layout the device wants: one copy, no staging.
-      const char* src = static_cast<const char*>(tensor->storage->data) +
-                        tensor->geo.offset * static_cast<int64_t>(DtypeItemSize(DtypeFromDL(tensor->geo.dtype)));
-      st = WriteView(t->storage->dev, t->storage->data, t->geo, src, tensor->geo.dtype);
-    } else {
-      std::string tmp(ContiguousBytes(tensor->geo), '\0');
-      st = ReadView(tensor->storage->dev, tensor->storage->data, tensor->geo, tensor->geo.dtype, tmp.data());
-      if (st.ok()) st = WriteView(t->storage->dev, t->storage->data, t->geo, tmp.data(), tensor->geo.dtype);
-    }
+    // The one copy path: staging through the host only where neither side is host memory.
+    Status st = CopyInto(ctx, t, const_cast<bp_tensor_t*>(tensor));
     if (!st.ok()) {
       TensorRelease(t);
       return Error(st.code(), std::string(fn) + ": " + st.message());
