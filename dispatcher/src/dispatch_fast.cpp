@@ -10,6 +10,7 @@
 // the tensors' metadata. Everything else, every error included, returns
 // false before any side effect and goes the generic way, so messages and
 // semantics stay exactly the generic path's.
+#include <algorithm>
 #include <cstring>
 
 #include "dispatch_internal.h"
@@ -51,6 +52,43 @@ inline void FastDL(const bp_tensor_t* t, DLTensor* out) {
   out->shape = const_cast<int64_t*>(g.sizes);
   out->strides = const_cast<int64_t*>(g.strides);
   out->byte_offset = static_cast<uint64_t>(g.offset) * (g.dtype.bits / 8);
+}
+
+// The broadcast sizes of the call's inputs (trailing dims aligned, as
+// torch.broadcast_shapes) into `sizes`, and *ref: an input of those sizes, or
+// `made` filled with them. False when they do not broadcast (the generic path
+// words the error).
+bool BroadcastSizes(const bp_op_t* op, bp_tensor_t* const* tensors, int64_t* sizes, const Geometry** ref,
+                    Geometry* made) {
+  const int32_t nin = op->fast_num_inputs;
+  int32_t ndim = 0;
+  for (int32_t k = 0; k < nin; ++k) ndim = std::max(ndim, tensors[op->fast_inputs[k]]->geo.ndim);
+  for (int32_t d = 0; d < ndim; ++d) sizes[d] = 1;
+  for (int32_t k = 0; k < nin; ++k) {
+    const Geometry& g = tensors[op->fast_inputs[k]]->geo;
+    for (int32_t j = 0, d = ndim - g.ndim; j < g.ndim; ++j, ++d) {
+      const int64_t s = g.sizes[j];
+      if (sizes[d] == 1) {
+        sizes[d] = s;
+      } else if (s != 1 && s != sizes[d]) {
+        return false;
+      }
+    }
+  }
+  for (int32_t k = 0; k < nin; ++k) {
+    const Geometry& g = tensors[op->fast_inputs[k]]->geo;
+    if (g.ndim == ndim && std::memcmp(g.sizes, sizes, sizeof(int64_t) * ndim) == 0) {
+      *ref = &g;
+      return true;
+    }
+  }
+  made->ndim = ndim;
+  made->dtype = tensors[op->fast_inputs[0]]->geo.dtype;
+  made->device = tensors[op->fast_inputs[0]]->geo.device;
+  made->offset = 0;
+  std::memcpy(made->sizes, sizes, sizeof(int64_t) * ndim);
+  *ref = made;
+  return true;
 }
 
 FastFamily FamilyOf(const MetaFunctions* m) {
@@ -199,40 +237,23 @@ bool TryFastPointwise(bp_context_t* ctx, const bp_op_t* op, const bp_value_t* ar
   const DLDataType dtype = g0.dtype;
   const bp_device_t device = g0.device;
   const int32_t nin = op->fast_num_inputs;
-  int32_t ndim = g0.ndim;
+  // The common case first: equal sizes, or 0-dim operands.
+  const Geometry* ref = &g0;  // an input with the output's sizes
+  bool broadcast = false;
   for (int32_t k = 1; k < nin; ++k) {
     const Geometry& g = tensors[op->fast_inputs[k]]->geo;
     if (!DtypeEqual(g.dtype, dtype) || !SameDevice(g.device, device)) return false;
-    if (g.ndim > ndim) ndim = g.ndim;
-  }
-  int64_t sizes[BP_MAX_NDIM];
-  for (int32_t d = 0; d < ndim; ++d) sizes[d] = 1;
-  for (int32_t k = 0; k < nin; ++k) {
-    const Geometry& g = tensors[op->fast_inputs[k]]->geo;
-    for (int32_t j = 0, d = ndim - g.ndim; j < g.ndim; ++j, ++d) {
-      const int64_t s = g.sizes[j];
-      if (sizes[d] == 1) {
-        sizes[d] = s;
-      } else if (s != 1 && s != sizes[d]) {
-        return false;
-      }
+    if (g.ndim == 0) continue;
+    if (ref->ndim == 0) {
+      ref = &g;
+    } else if (!SameSizes(g, *ref)) {
+      broadcast = true;
     }
   }
-  // An input with the output's sizes, else a geometry made for them.
-  const Geometry* ref = nullptr;
-  for (int32_t k = 0; k < nin && ref == nullptr; ++k) {
-    const Geometry& g = tensors[op->fast_inputs[k]]->geo;
-    if (g.ndim == ndim && std::memcmp(g.sizes, sizes, sizeof(int64_t) * ndim) == 0) ref = &g;
-  }
+  int64_t sizes[BP_MAX_NDIM];
   Uninit<Geometry> made;
-  if (ref == nullptr) {
-    made.value.ndim = ndim;
-    made.value.dtype = dtype;
-    made.value.device = device;
-    made.value.offset = 0;
-    std::memcpy(made.value.sizes, sizes, sizeof(int64_t) * ndim);
-    ref = &made.value;
-  }
+  if (broadcast && !BroadcastSizes(op, tensors, sizes, &ref, &made.value)) return false;
+  const int32_t ndim = ref->ndim;
   const DtypeId id = DtypeFromDL(dtype);
   if (id == DtypeId::kInvalid || (op->dtype_mask & DtypeBit(id)) == 0) return false;
   DLDataType want = dtype;
@@ -248,7 +269,7 @@ bool TryFastPointwise(bp_context_t* ctx, const bp_op_t* op, const bp_value_t* ar
     if (!DtypeEqual(og.dtype, want) || !SameSizes(og, *ref) || !SameDevice(og.device, device)) return false;
     // A broadcast input sharing the written storage could be read after it
     // was written: such calls take the generic path.
-    for (int32_t k = 0; k < nin; ++k) {
+    for (int32_t k = 0; broadcast && k < nin; ++k) {
       const bp_tensor_t* t = tensors[op->fast_inputs[k]];
       if (t != out && t->storage == out->storage && !SameSizes(t->geo, *ref)) return false;
     }
@@ -285,11 +306,11 @@ bool TryFastPointwise(bp_context_t* ctx, const bp_op_t* op, const bp_value_t* ar
       dl[i].ndim = ndim;
       dl[i].shape = const_cast<int64_t*>(ref->sizes);
       dl[i].strides = const_cast<int64_t*>(kZeroStrides);
-    } else if (&g != ref && !SameSizes(g, *ref)) {  // as meta::BroadcastTo
+    } else if (broadcast && &g != ref && !SameSizes(g, *ref)) {  // as meta::BroadcastTo
       const int32_t lead = ndim - g.ndim;
       for (int32_t d = 0; d < ndim; ++d) {
         const int32_t j = d - lead;
-        bstrides[k][d] = j < 0 || (g.sizes[j] == 1 && sizes[d] != 1) ? 0 : g.strides[j];
+        bstrides[k][d] = j < 0 || (g.sizes[j] == 1 && ref->sizes[d] != 1) ? 0 : g.strides[j];
       }
       dl[i].ndim = ndim;
       dl[i].shape = const_cast<int64_t*>(ref->sizes);
