@@ -125,9 +125,10 @@ Status CpuFallback(bp_context_t* ctx, const bp_op_t* op, DeviceState* dev, const
   cpu_call.device_index = 0;
   cpu_call.kernel_data = k.data;
   cpu_call.backend_data = ctx->slots[0].props_table.backend_data;
+  RearmCallError(&cpu_call);  // the error slot of `call`: clear the declining kernel's message
   bp_status_t rc = k.fn(&cpu_call);
   if (rc != BP_STATUS_OK) {
-    std::string msg = bp_last_error_message();
+    std::string msg = KernelMessage(cpu_call);
     return Error(rc, msg.empty() ? f->name + ": CPU kernel failed in the fallback for backend '" + dev->slot->name + "'"
                                  : msg);
   }

@@ -214,9 +214,11 @@ Status RunMeta(bp_context_t* ctx, const bp_op_t* op, Bound& b, std::vector<ListA
 // common case (the kernel runs) builds no string.
 Status RunKernelWithoutNative(bp_context_t* ctx, const bp_op_t* op, DeviceState* dev, bp_kernel_call_t* call,
                               bool had_kernel, bp_status_t native_rc) {
-  if (had_kernel && native_rc != BP_STATUS_UNIMPLEMENTED) return KernelError(op, dev, native_rc);
+  if (had_kernel && native_rc != BP_STATUS_UNIMPLEMENTED) {
+    return KernelFailure(*call, op->name, dev->slot->name, native_rc);
+  }
   const bool kernel_declined = had_kernel;
-  const char* kernel_msg = kernel_declined ? bp_last_error_message() : "";
+  const std::string kernel_msg = kernel_declined ? KernelMessage(*call) : "";
   const int32_t backend = dev->slot->id;
   bp_op_t* counted = const_cast<bp_op_t*>(op);
   bp_status_t declined = kernel_declined ? BP_STATUS_UNIMPLEMENTED : BP_STATUS_OK;
@@ -224,14 +226,15 @@ Status RunKernelWithoutNative(bp_context_t* ctx, const bp_op_t* op, DeviceState*
   const KernelEntry* fb = dev->slot->fallback.load(std::memory_order_acquire);
   if (fb != nullptr) {
     call->kernel_data = fb->data;
+    RearmCallError(call);
     bp_status_t rc = fb->fn(call);
     if (rc == BP_STATUS_OK) {
       counted->fallback_count[backend].fetch_add(1, std::memory_order_relaxed);
       return Status::Ok();
     }
-    if (rc != BP_STATUS_UNIMPLEMENTED) return KernelError(op, dev, rc);
+    if (rc != BP_STATUS_UNIMPLEMENTED) return KernelFailure(*call, op->name, dev->slot->name, rc);
     declined = rc;
-    declined_msg = bp_last_error_message();
+    declined_msg = KernelMessage(*call);
   }
   // Why the backend has no kernel, for the messages below.
   const char* masked_note = !had_kernel && KernelMasked(op, backend) ? " (masked by bp_op_set_kernel_masked)" : "";

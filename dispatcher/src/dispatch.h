@@ -3,6 +3,7 @@
 #pragma once
 
 #include "context.h"
+#include "kernel_error.h"
 #include "registry.h"
 #include "tensor.h"
 
@@ -33,6 +34,8 @@ inline Status RunKernel(bp_context_t* ctx, const bp_op_t* op, DeviceState* dev, 
   const int32_t backend = dev->slot->id;
   const KernelEntry& k = KernelFor(op, backend);
   call->backend_data = dev->slot->props_table.backend_data;
+  CallError error;  // the kernel's message, if it fails (kernel_error.h)
+  AttachCallError(call, &error);
   // A kernel (or backend fallback) that cannot run this call returns
   // UNIMPLEMENTED before writing anything; the next level then runs it.
   if (k.fn == nullptr) return RunKernelWithoutNative(ctx, op, dev, call, false, BP_STATUS_OK);

@@ -17,7 +17,10 @@ LastError& Last() {
 }
 }  // namespace
 
+thread_local uint64_t g_last_error_serial = 0;
+
 bp_status_t SetLastError(const Status& status) {
+  ++g_last_error_serial;
   LastError& last = Last();
   last.code = status.code();
   last.message = status.message();
@@ -25,6 +28,7 @@ bp_status_t SetLastError(const Status& status) {
 }
 
 bp_status_t SetLastError(bp_status_t code, const char* message) {
+  ++g_last_error_serial;
   LastError& last = Last();
   last.code = code;
   last.message = message != nullptr ? message : "";
