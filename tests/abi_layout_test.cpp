@@ -31,7 +31,10 @@ static_assert(offsetof(bp_kernel_call_t, stream) == 40);
 static_assert(offsetof(bp_kernel_call_t, device_index) == 48);
 static_assert(offsetof(bp_kernel_call_t, kernel_data) == 56);
 static_assert(offsetof(bp_kernel_call_t, backend_data) == 64);
-static_assert(sizeof(bp_kernel_call_t) == 72);
+// ABI 1.2 appended the per-call error slot; a 1.0/1.1 call ends at 72 bytes.
+static_assert(offsetof(bp_kernel_call_t, fail) == 72);
+static_assert(offsetof(bp_kernel_call_t, error_state) == 80);
+static_assert(sizeof(bp_kernel_call_t) == 88);
 
 static_assert(offsetof(bp_tensor_spec_t, dtype) == 8);
 static_assert(offsetof(bp_tensor_spec_t, ndim) == 12);

@@ -4,6 +4,8 @@
 
 #include "backplane/backend.h"
 #include "backplane/backplane.h"
+#include "backplane/op_args.h"
+#include "backplane/plugin_kit.h"
 #include "backplane/types.h"
 
 int bp_c_header_check(void);
@@ -12,6 +14,15 @@ int bp_c_header_check(void) {
   bp_value_t v;
   bp_kernel_arg_t k;
   bp_context_options_t o = {sizeof(bp_context_options_t), 0, 0, NULL, NULL, BP_LOG_WARNING};
+  bp_kernel_call_t call = {0};
+  uint32_t version = BP_ABI_VERSION;
+  call.struct_size = offsetof(bp_kernel_call_t, fail); /* a 1.1 host's call */
+  if (BP_KIT_HAS_FIELD_OF(bp_kernel_call_t, &call, fail) || BP_KIT_HAS_FIELD(&call, error_state)) return 1;
+  if (bp_kit_negotiate(&version, BP_MAKE_ABI_VERSION(1, 0)) != BP_STATUS_OK || version != BP_MAKE_ABI_VERSION(1, 0)) {
+    return 1;
+  }
+  if (bp_kit_fail(&call, NULL, BP_STATUS_INTERNAL, "dropped") != BP_STATUS_INTERNAL) return 1;
+  if (BP_ARG_ADD_TENSOR_ALPHA != 2 || BP_NARGS_ADD_TENSOR != 3 || BP_OP_ADD_TENSOR[0] != 'a') return 1;
   v.kind = BP_VALUE_INT;
   v.reserved0 = 0;
   v.u.i = 7;

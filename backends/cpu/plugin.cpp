@@ -9,6 +9,7 @@
 #include <new>
 
 #include "backplane/backend.h"
+#include "backplane/plugin_kit.h"
 #include "device.h"
 #include "kernels/common.h"
 
@@ -18,12 +19,7 @@ CpuState* g_state = nullptr;
 
 namespace {
 
-bp_status_t Negotiate(uint32_t* inout_version) {
-  if (inout_version == nullptr) return BP_STATUS_INVALID_ARGUMENT;
-  if (BP_ABI_VERSION_GET_MAJOR(*inout_version) != BP_ABI_VERSION_MAJOR) return BP_STATUS_INCOMPATIBLE_VERSION;
-  if (*inout_version > BP_ABI_VERSION) *inout_version = BP_ABI_VERSION;
-  return BP_STATUS_OK;
-}
+bp_status_t Negotiate(uint32_t* inout_version) { return bp_kit_negotiate(inout_version, BP_ABI_VERSION); }
 
 void Shutdown(void* backend_data) {
   auto* state = static_cast<CpuState*>(backend_data);

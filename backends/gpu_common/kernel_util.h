@@ -7,6 +7,8 @@
 #include <cstdio>
 
 #include "backplane/backend.h"
+#include "backplane/op_args.h"
+#include "backplane/plugin_kit.h"
 #include "dtype_dispatch.h"
 #include "gpu_runtime.h"
 #include "launch_config.h"
@@ -15,8 +17,8 @@
 
 namespace bp_gpu {
 
-// Reports an error through the host's set_error, prefixed with the operator
-// name ("add.Tensor: ..."), and returns `code`.
+// Reports an error on the call (ABI >= 1.2; the host's set_error on an older
+// host), prefixed with the operator name ("add.Tensor: ..."), and returns `code`.
 inline bp_status_t KernelError(const bp_kernel_call_t* call, bp_status_t code, const char* fmt,
                                ...) {
   char msg[512];
@@ -30,8 +32,7 @@ inline bp_status_t KernelError(const bp_kernel_call_t* call, bp_status_t code, c
     va_end(ap);
   }
   PluginState* st = StateOf(call);
-  if (st && st->host && st->host->set_error) return st->host->set_error(code, msg);
-  return code;
+  return bp_kit_fail(call, st != nullptr ? st->host : nullptr, code, msg);
 }
 
 // Makes the call's device current on this thread.
@@ -72,6 +73,26 @@ inline T* DataPtr(const DLTensor* t) {
 }
 
 inline int64_t TensorNumel(const DLTensor* t) { return Numel(t->ndim, t->shape); }
+
+// Argument indices of kernel families that serve several operators
+// (backplane/op_args.h names them per operator; the asserts prove the family
+// agrees, so one kernel body may read them by one name).
+namespace arg {
+constexpr int kSelf = BP_ARG_ADD_TENSOR_SELF;    // binary, comparison, unary, reductions
+constexpr int kOther = BP_ARG_ADD_TENSOR_OTHER;  // binary, comparison
+constexpr int kAlpha = BP_ARG_ADD_TENSOR_ALPHA;  // add, sub
+constexpr int kDim = BP_ARG_SUM_DIM_INTLIST_DIM;  // reductions
+static_assert(kSelf == BP_ARG_MUL_TENSOR_SELF && kOther == BP_ARG_MUL_TENSOR_OTHER && kSelf == BP_ARG_EQ_TENSOR_SELF &&
+                  kOther == BP_ARG_EQ_TENSOR_OTHER && kSelf == BP_ARG_POW_TENSOR_TENSOR_SELF &&
+                  kOther == BP_ARG_POW_TENSOR_TENSOR_EXPONENT && kSelf == BP_ARG_NEG_SELF &&
+                  kSelf == BP_ARG_GELU_SELF && kSelf == BP_ARG_DIV_TENSOR_MODE_SELF,
+              "binary, comparison and unary kernels read self and other at the same indices");
+static_assert(kAlpha == BP_ARG_SUB_TENSOR_ALPHA, "add and sub read alpha at the same index");
+static_assert(kSelf == BP_ARG_SUM_DIM_INTLIST_SELF && kSelf == BP_ARG_MEAN_DIM_SELF && kDim == BP_ARG_MEAN_DIM_DIM &&
+                  kDim == BP_ARG_AMAX_DIM && kDim == BP_ARG_AMIN_DIM && kDim == BP_ARG_ARGMAX_DIM,
+              "reductions read self and dim at the same indices");
+static_assert(BP_ARG_SOFTMAX_INT_DIM == BP_ARG_LOG_SOFTMAX_INT_DIM, "softmax and log_softmax read dim alike");
+}  // namespace arg
 
 inline const DLTensor* TensorArg(const bp_kernel_call_t* call, int i) {
   if (i >= call->num_args || call->args[i].kind != BP_VALUE_TENSOR) return nullptr;

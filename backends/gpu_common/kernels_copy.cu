@@ -185,7 +185,7 @@ bp_status_t FillEntry(const bp_kernel_call_t* call) {
   const DLTensor* out = call->outputs[0];
   ScalarType st = ScalarType::kInvalid;
   if (bp_status_t s = CheckDtype(call, "self", out, true, true, &st)) return s;
-  const ScalarValue v = ScalarArg(call, 1, 0.0);
+  const ScalarValue v = ScalarArg(call, BP_ARG_FILL__SCALAR_VALUE, 0.0);
   const uint64_t pattern = FillPattern(st, v.is_floating, v.d, v.i);
   const int64_t n = TensorNumel(out);
   const LaunchConfig cfg = PointwiseLaunch(n, SmCount(call));
@@ -206,7 +206,7 @@ bp_status_t FillEntry(const bp_kernel_call_t* call) {
 }
 
 bp_status_t CopyEntry(const bp_kernel_call_t* call) {
-  const DLTensor* src = TensorArg(call, 1);
+  const DLTensor* src = TensorArg(call, BP_ARG_COPY__SRC);
   if (!src || call->num_outputs < 1) {
     return KernelError(call, BP_STATUS_INVALID_ARGUMENT, "expected tensors self and src");
   }
@@ -215,19 +215,19 @@ bp_status_t CopyEntry(const bp_kernel_call_t* call) {
 }
 
 bp_status_t CatEntry(const bp_kernel_call_t* call) {
-  if (call->num_args < 2 || call->args[0].kind != BP_VALUE_TENSOR_LIST ||
-      call->args[1].kind != BP_VALUE_INT || call->num_outputs < 1) {
+  if (call->num_args < BP_NARGS_CAT || call->args[BP_ARG_CAT_TENSORS].kind != BP_VALUE_TENSOR_LIST ||
+      call->args[BP_ARG_CAT_DIM].kind != BP_VALUE_INT || call->num_outputs < 1) {
     return KernelError(call, BP_STATUS_INVALID_ARGUMENT,
                        "expected a tensor list 'tensors', an int 'dim' and an output");
   }
   const DLTensor* out = call->outputs[0];
-  const int64_t dim = call->args[1].u.i;
+  const int64_t dim = call->args[BP_ARG_CAT_DIM].u.i;
   if (dim < 0 || dim >= out->ndim) {
     return KernelError(call, BP_STATUS_OUT_OF_RANGE,
                        "argument 'dim' = %lld is out of range for rank %d",
                        static_cast<long long>(dim), out->ndim);
   }
-  const auto& list = call->args[0].u.tensor_list;
+  const auto& list = call->args[BP_ARG_CAT_TENSORS].u.tensor_list;
   for (int64_t k = 0; k < list.size; ++k) {
     if (bp_status_t s = RequireSameDtype(call, out, "out", list.data[k], "tensors")) return s;
   }

@@ -92,8 +92,8 @@ void SetBatch(GemmProblem* p, int32_t nb, const int64_t* sizes, const int64_t* a
 }  // namespace
 
 bp_status_t MatmulEntry(const bp_kernel_call_t* call) {
-  const DLTensor* a = TensorArg(call, 0);
-  const DLTensor* b = TensorArg(call, 1);
+  const DLTensor* a = TensorArg(call, BP_ARG_MATMUL_SELF);
+  const DLTensor* b = TensorArg(call, BP_ARG_MATMUL_OTHER);
   if (!a || !b || call->num_outputs < 1) {
     return KernelError(call, BP_STATUS_INVALID_ARGUMENT,
                        "expected tensors self, other and an output");
@@ -126,9 +126,9 @@ bp_status_t MatmulEntry(const bp_kernel_call_t* call) {
 }
 
 bp_status_t AddmmEntry(const bp_kernel_call_t* call) {
-  const DLTensor* self = TensorArg(call, 0);
-  const DLTensor* m1 = TensorArg(call, 1);
-  const DLTensor* m2 = TensorArg(call, 2);
+  const DLTensor* self = TensorArg(call, BP_ARG_ADDMM_SELF);
+  const DLTensor* m1 = TensorArg(call, BP_ARG_ADDMM_MAT1);
+  const DLTensor* m2 = TensorArg(call, BP_ARG_ADDMM_MAT2);
   if (!self || !m1 || !m2 || call->num_outputs < 1) {
     return KernelError(call, BP_STATUS_INVALID_ARGUMENT,
                        "expected tensors self, mat1, mat2 and an output");
@@ -142,8 +142,8 @@ bp_status_t AddmmEntry(const bp_kernel_call_t* call) {
   if (bp_status_t s = CheckFloat(call, c, &p.dtype)) return s;
   if (bp_status_t s = RequireSameDtype(call, c, "out", m1, "mat1")) return s;
   if (bp_status_t s = RequireSameDtype(call, c, "out", m2, "mat2")) return s;
-  p.beta = ScalarArg(call, 3, 1.0).d;
-  p.alpha = ScalarArg(call, 4, 1.0).d;
+  p.beta = ScalarArg(call, BP_ARG_ADDMM_BETA, 1.0).d;
+  p.alpha = ScalarArg(call, BP_ARG_ADDMM_ALPHA, 1.0).d;
   p.m = c->shape[0];
   p.n = c->shape[1];
   p.k = m1->shape[1];
@@ -165,9 +165,9 @@ bp_status_t AddmmEntry(const bp_kernel_call_t* call) {
 }
 
 bp_status_t LinearEntry(const bp_kernel_call_t* call) {
-  const DLTensor* in = TensorArg(call, 0);
-  const DLTensor* w = TensorArg(call, 1);
-  const DLTensor* bias = TensorArg(call, 2);
+  const DLTensor* in = TensorArg(call, BP_ARG_LINEAR_INPUT);
+  const DLTensor* w = TensorArg(call, BP_ARG_LINEAR_WEIGHT);
+  const DLTensor* bias = TensorArg(call, BP_ARG_LINEAR_BIAS);
   if (!in || !w || call->num_outputs < 1) {
     return KernelError(call, BP_STATUS_INVALID_ARGUMENT,
                        "expected tensors input, weight and an output");

@@ -133,8 +133,9 @@ const DLTensor* OptionalTensor(const bp_kernel_call_t* call, int i) { return Ten
 }  // namespace
 
 bp_status_t SoftmaxEntry(const bp_kernel_call_t* call) {
-  const DLTensor* in = TensorArg(call, 0);
-  if (!in || call->num_outputs < 1 || call->num_args < 2 || call->args[1].kind != BP_VALUE_INT) {
+  const DLTensor* in = TensorArg(call, BP_ARG_SOFTMAX_INT_SELF);
+  const int dim_arg = BP_ARG_SOFTMAX_INT_DIM;  // log_softmax.int: the same (kernel_util.h)
+  if (!in || call->num_outputs < 1 || call->num_args <= dim_arg || call->args[dim_arg].kind != BP_VALUE_INT) {
     return KernelError(call, BP_STATUS_INVALID_ARGUMENT,
                        "expected tensor self, int dim and an output");
   }
@@ -143,7 +144,7 @@ bp_status_t SoftmaxEntry(const bp_kernel_call_t* call) {
   if (bp_status_t s = CheckDtype(call, "self", out, false, false, &st)) return s;
   if (bp_status_t s = RequireSameDtype(call, out, "out", in, "self")) return s;
   const int32_t ndim = out->ndim;
-  int64_t dim = call->args[1].u.i;
+  int64_t dim = call->args[dim_arg].u.i;
   if (ndim == 0 && (dim == 0 || dim == -1)) dim = 0;
   if ((ndim > 0 && (dim < 0 || dim >= ndim)) || in->ndim != ndim) {
     return KernelError(call, BP_STATUS_OUT_OF_RANGE,
@@ -175,24 +176,25 @@ bp_status_t SoftmaxEntry(const bp_kernel_call_t* call) {
 }
 
 bp_status_t LayerNormEntry(const bp_kernel_call_t* call) {
-  const DLTensor* in = TensorArg(call, 0);
-  if (!in || call->num_outputs < 1 || call->num_args < 2 ||
-      call->args[1].kind != BP_VALUE_INT_LIST) {
+  const DLTensor* in = TensorArg(call, BP_ARG_LAYER_NORM_INPUT);
+  if (!in || call->num_outputs < 1 || call->num_args <= BP_ARG_LAYER_NORM_NORMALIZED_SHAPE ||
+      call->args[BP_ARG_LAYER_NORM_NORMALIZED_SHAPE].kind != BP_VALUE_INT_LIST) {
     return KernelError(call, BP_STATUS_INVALID_ARGUMENT,
                        "expected tensor input, int[] normalized_shape and an output");
   }
   const DLTensor* out = call->outputs[0];
-  const DLTensor* weight = OptionalTensor(call, 2);
-  const DLTensor* bias = OptionalTensor(call, 3);
+  const DLTensor* weight = OptionalTensor(call, BP_ARG_LAYER_NORM_WEIGHT);
+  const DLTensor* bias = OptionalTensor(call, BP_ARG_LAYER_NORM_BIAS);
   double eps = 1e-5;
-  if (call->num_args > 4 && call->args[4].kind == BP_VALUE_DOUBLE) eps = call->args[4].u.d;
+  const int eps_arg = BP_ARG_LAYER_NORM_EPS;
+  if (call->num_args > eps_arg && call->args[eps_arg].kind == BP_VALUE_DOUBLE) eps = call->args[eps_arg].u.d;
   ScalarType st = ScalarType::kInvalid;
   if (bp_status_t s = CheckDtype(call, "input", out, false, false, &st)) return s;
   if (bp_status_t s = RequireSameDtype(call, out, "out", in, "input")) return s;
   if (bp_status_t s = RequireSameDtype(call, out, "out", weight, "weight")) return s;
   if (bp_status_t s = RequireSameDtype(call, out, "out", bias, "bias")) return s;
   const int32_t ndim = out->ndim;
-  const int64_t k = call->args[1].u.int_list.size;
+  const int64_t k = call->args[BP_ARG_LAYER_NORM_NORMALIZED_SHAPE].u.int_list.size;
   if (k < 1 || k > ndim || in->ndim != ndim || (weight && weight->ndim != k) ||
       (bias && bias->ndim != k)) {
     return KernelError(call, BP_STATUS_INVALID_ARGUMENT,
@@ -229,24 +231,26 @@ bp_status_t LayerNormEntry(const bp_kernel_call_t* call) {
 }
 
 bp_status_t BatchNormEntry(const bp_kernel_call_t* call) {
-  const DLTensor* in = TensorArg(call, 0);
-  const DLTensor* weight = OptionalTensor(call, 1);
-  const DLTensor* bias = OptionalTensor(call, 2);
-  const DLTensor* mean = OptionalTensor(call, 3);
-  const DLTensor* var = OptionalTensor(call, 4);
+  const DLTensor* in = TensorArg(call, BP_ARG_BATCH_NORM_INPUT);
+  const DLTensor* weight = OptionalTensor(call, BP_ARG_BATCH_NORM_WEIGHT);
+  const DLTensor* bias = OptionalTensor(call, BP_ARG_BATCH_NORM_BIAS);
+  const DLTensor* mean = OptionalTensor(call, BP_ARG_BATCH_NORM_RUNNING_MEAN);
+  const DLTensor* var = OptionalTensor(call, BP_ARG_BATCH_NORM_RUNNING_VAR);
   if (!in || call->num_outputs < 1 || in->ndim < 2) {
     return KernelError(call, BP_STATUS_INVALID_ARGUMENT,
                        "expected input [N, C, ...] and an output");
   }
-  const bool training =
-      call->num_args > 5 && call->args[5].kind == BP_VALUE_BOOL && call->args[5].u.b;
+  const int training_arg = BP_ARG_BATCH_NORM_TRAINING;
+  const bool training = call->num_args > training_arg && call->args[training_arg].kind == BP_VALUE_BOOL &&
+                        call->args[training_arg].u.b;
   if (training || !mean || !var) {
     // Batch statistics (training=True) are not implemented here: CPU fallback.
     return KernelError(call, BP_STATUS_UNIMPLEMENTED,
                        "only inference with running_mean and running_var runs on this backend");
   }
   double eps = 1e-5;
-  if (call->num_args > 7 && call->args[7].kind == BP_VALUE_DOUBLE) eps = call->args[7].u.d;
+  const int eps_arg = BP_ARG_BATCH_NORM_EPS;
+  if (call->num_args > eps_arg && call->args[eps_arg].kind == BP_VALUE_DOUBLE) eps = call->args[eps_arg].u.d;
   const DLTensor* out = call->outputs[0];
   ScalarType st = ScalarType::kInvalid;
   if (bp_status_t s = CheckDtype(call, "input", out, false, false, &st)) return s;

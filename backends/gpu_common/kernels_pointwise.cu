@@ -65,8 +65,8 @@ OffsetCalculator<N> CalcFor(const DLTensor* out, const DLTensor* const (&ts)[N])
 }
 
 bp_status_t RunBinary(const bp_kernel_call_t* call, int32_t op) {
-  const DLTensor* a = TensorArg(call, 0);
-  const DLTensor* b = TensorArg(call, 1);
+  const DLTensor* a = TensorArg(call, arg::kSelf);
+  const DLTensor* b = TensorArg(call, arg::kOther);
   if (!a || !b || call->num_outputs < 1) {
     return KernelError(call, BP_STATUS_INVALID_ARGUMENT,
                        "expected tensors self, other and an output");
@@ -91,7 +91,7 @@ bp_status_t RunBinary(const bp_kernel_call_t* call, int32_t op) {
   if (bp_status_t s = EnterDevice(call)) return s;
   const DLTensor* const ts[3] = {out, a, b};
   const OffsetCalculator<3> calc = CalcFor<3>(out, ts);
-  const ScalarValue alpha = ScalarArg(call, 2, 1.0);
+  const ScalarValue alpha = ScalarArg(call, arg::kAlpha, 1.0);
   const bp_status_t s = DispatchAll(st, [&](auto tag) -> bp_status_t {
     using T = typename decltype(tag)::type;
     BP_GPU_LAUNCH(BinaryKernel<T>, cfg.grid, cfg.block, 0, StreamOf(call))
@@ -107,7 +107,7 @@ bp_status_t RunBinary(const bp_kernel_call_t* call, int32_t op) {
 bp_status_t BinaryEntry(const bp_kernel_call_t* call) { return RunBinary(call, OpOf(call)); }
 
 bp_status_t DivModeEntry(const bp_kernel_call_t* call) {
-  const char* mode = StringArg(call, 2);
+  const char* mode = StringArg(call, BP_ARG_DIV_TENSOR_MODE_ROUNDING_MODE);
   int32_t op = kDiv;
   if (mode && std::strcmp(mode, "trunc") == 0) {
     op = kDivTrunc;
@@ -121,8 +121,8 @@ bp_status_t DivModeEntry(const bp_kernel_call_t* call) {
 }
 
 bp_status_t CompareEntry(const bp_kernel_call_t* call) {
-  const DLTensor* a = TensorArg(call, 0);
-  const DLTensor* b = TensorArg(call, 1);
+  const DLTensor* a = TensorArg(call, arg::kSelf);
+  const DLTensor* b = TensorArg(call, arg::kOther);
   if (!a || !b || call->num_outputs < 1) {
     return KernelError(call, BP_STATUS_INVALID_ARGUMENT,
                        "expected tensors self, other and an output");
@@ -150,9 +150,9 @@ bp_status_t CompareEntry(const bp_kernel_call_t* call) {
 }
 
 bp_status_t WhereEntry(const bp_kernel_call_t* call) {
-  const DLTensor* cond = TensorArg(call, 0);
-  const DLTensor* a = TensorArg(call, 1);
-  const DLTensor* b = TensorArg(call, 2);
+  const DLTensor* cond = TensorArg(call, BP_ARG_WHERE_SELF_CONDITION);
+  const DLTensor* a = TensorArg(call, BP_ARG_WHERE_SELF_SELF);
+  const DLTensor* b = TensorArg(call, BP_ARG_WHERE_SELF_OTHER);
   if (!cond || !a || !b || call->num_outputs < 1) {
     return KernelError(call, BP_STATUS_INVALID_ARGUMENT,
                        "expected tensors condition, self, other and an output");
@@ -180,14 +180,14 @@ bp_status_t WhereEntry(const bp_kernel_call_t* call) {
 }
 
 bp_status_t UnaryEntry(const bp_kernel_call_t* call) {
-  const DLTensor* in = TensorArg(call, 0);
+  const DLTensor* in = TensorArg(call, arg::kSelf);
   if (!in || call->num_outputs < 1) {
     return KernelError(call, BP_STATUS_INVALID_ARGUMENT, "expected tensor self and an output");
   }
   const DLTensor* out = call->outputs[0];
   int32_t op = OpOf(call);
   if (op == kGelu) {
-    const char* approximate = StringArg(call, 1);
+    const char* approximate = StringArg(call, BP_ARG_GELU_APPROXIMATE);
     if (approximate && std::strcmp(approximate, "tanh") == 0) {
       op = kGeluTanh;
     } else if (approximate && std::strcmp(approximate, "none") != 0) {

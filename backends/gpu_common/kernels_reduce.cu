@@ -131,7 +131,7 @@ __global__ void ReduceKernel(int64_t num_out, int64_t row_len, OffsetCalculator<
 }  // namespace
 
 bp_status_t ReduceEntry(const bp_kernel_call_t* call) {
-  const DLTensor* in = TensorArg(call, 0);
+  const DLTensor* in = TensorArg(call, arg::kSelf);
   if (!in || call->num_outputs < 1) {
     return KernelError(call, BP_STATUS_INVALID_ARGUMENT, "expected tensor self and an output");
   }
@@ -144,10 +144,10 @@ bp_status_t ReduceEntry(const bp_kernel_call_t* call) {
   }
   // Reduced dims: INT_LIST per the contract; INT or NONE tolerated (all dims).
   bool reduced[kMaxDims] = {};
-  if (call->num_args > 1 && call->args[1].kind == BP_VALUE_INT_LIST &&
-      call->args[1].u.int_list.size > 0) {
-    for (int64_t k = 0; k < call->args[1].u.int_list.size; ++k) {
-      const int64_t d = call->args[1].u.int_list.data[k];
+  const bp_kernel_arg_t* dim = call->num_args > arg::kDim ? &call->args[arg::kDim] : nullptr;
+  if (dim != nullptr && dim->kind == BP_VALUE_INT_LIST && dim->u.int_list.size > 0) {
+    for (int64_t k = 0; k < dim->u.int_list.size; ++k) {
+      const int64_t d = dim->u.int_list.data[k];
       if (d < 0 || d >= in->ndim) {
         return KernelError(call, BP_STATUS_OUT_OF_RANGE,
                            "argument 'dim' holds %lld, out of range for rank %d",
@@ -155,8 +155,8 @@ bp_status_t ReduceEntry(const bp_kernel_call_t* call) {
       }
       reduced[d] = true;
     }
-  } else if (call->num_args > 1 && call->args[1].kind == BP_VALUE_INT) {
-    const int64_t d = call->args[1].u.i;
+  } else if (dim != nullptr && dim->kind == BP_VALUE_INT) {
+    const int64_t d = dim->u.i;
     if (d < 0 || d >= in->ndim) {
       return KernelError(call, BP_STATUS_OUT_OF_RANGE,
                          "argument 'dim' = %lld is out of range for rank %d",

@@ -4,6 +4,7 @@
 #include <cstdint>
 
 #include "backplane/backend.h"
+#include "backplane/op_args.h"
 
 namespace bp_gpu {
 

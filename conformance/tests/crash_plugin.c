@@ -12,6 +12,8 @@
 #include <unistd.h>
 
 #include "backplane/backend.h"
+#include "backplane/op_args.h"
+#include "backplane/plugin_kit.h"
 
 static const bp_host_api_t* g_host;
 
@@ -119,26 +121,24 @@ static int64_t numel(const DLTensor* t) {
 
 static bp_status_t wrong_mul_kernel(const bp_kernel_call_t* call) {
   const DLTensor* out = call->outputs[0];
-  if (!is_f32(out)) return BP_STATUS_UNIMPLEMENTED;
+  if (!is_f32(out)) return bp_kit_fail(call, g_host, BP_STATUS_UNIMPLEMENTED, "crashdev: mul.Tensor: float32 only");
   for (int64_t i = 0; i < numel(out); ++i) *f32_at(out, i) = 42.0f;
   return BP_STATUS_OK;
 }
 
 static bp_status_t exp_kernel(const bp_kernel_call_t* call) {
-  const DLTensor* in = call->args[0].u.tensor;
+  const DLTensor* in = call->args[BP_ARG_EXP_SELF].u.tensor;
   const DLTensor* out = call->outputs[0];
-  if (!is_f32(out) || !is_f32(in)) return BP_STATUS_UNIMPLEMENTED;
+  if (!is_f32(out) || !is_f32(in)) {
+    return bp_kit_fail(call, g_host, BP_STATUS_UNIMPLEMENTED, "crashdev: exp: float32 only");
+  }
   const char* env = getenv("BPC_CRASHDEV_BREAK_EXP");
   const int broken = env != NULL && strcmp(env, "1") == 0;
   for (int64_t i = 0; i < numel(out); ++i) *f32_at(out, i) = broken ? 42.0f : expf(*f32_at(in, i));
   return BP_STATUS_OK;
 }
 
-static bp_status_t negotiate(uint32_t* v) {
-  if (BP_ABI_VERSION_GET_MAJOR(*v) != BP_ABI_VERSION_MAJOR) return BP_STATUS_INCOMPATIBLE_VERSION;
-  if (*v > BP_ABI_VERSION) *v = BP_ABI_VERSION; /* the highest both support */
-  return BP_STATUS_OK;
-}
+static bp_status_t negotiate(uint32_t* v) { return bp_kit_negotiate(v, BP_ABI_VERSION); }
 
 static bp_status_t init(const bp_plugin_init_args_t* args) {
   bp_backend_t* b = args->backend;
@@ -155,13 +155,13 @@ static bp_status_t init(const bp_plugin_init_args_t* args) {
   b->copy_device_to_device = d2d;
   b->stream_get_default = stream_default;
   b->stream_synchronize = stream_sync;
-  bp_status_t st = args->host->register_kernel(args->registrar, "neg", crash_kernel, NULL, 0);
+  bp_status_t st = args->host->register_kernel(args->registrar, BP_OP_NEG, crash_kernel, NULL, 0);
   if (st != BP_STATUS_OK) return st;
-  st = args->host->register_kernel(args->registrar, "abs", hang_kernel, NULL, 0);
+  st = args->host->register_kernel(args->registrar, BP_OP_ABS, hang_kernel, NULL, 0);
   if (st != BP_STATUS_OK) return st;
-  st = args->host->register_kernel(args->registrar, "mul.Tensor", wrong_mul_kernel, NULL, 0);
+  st = args->host->register_kernel(args->registrar, BP_OP_MUL_TENSOR, wrong_mul_kernel, NULL, 0);
   if (st != BP_STATUS_OK) return st;
-  return args->host->register_kernel(args->registrar, "exp", exp_kernel, NULL, 0);
+  return args->host->register_kernel(args->registrar, BP_OP_EXP, exp_kernel, NULL, 0);
 }
 
 BP_PLUGIN_EXPORT const bp_plugin_entry_t* bp_plugin_entry(void) {

@@ -377,6 +377,8 @@ Status CopyInto(bp_context_t* ctx, bp_tensor_t* dst, bp_tensor_t* src) {
     bp_kernel_call_t call = MakeKernelCall(op, dev, kargs, 3, outs, 1);
     call.kernel_data = k.data;
     call.backend_data = dev->slot->props_table.backend_data;
+    CallError error;
+    AttachCallError(&call, &error);
     bp_status_t rc = k.fn(&call);
     if (rc == BP_STATUS_OK) {
       const_cast<bp_op_t*>(op)->native_count[backend].fetch_add(1, std::memory_order_relaxed);
@@ -384,7 +386,7 @@ Status CopyInto(bp_context_t* ctx, bp_tensor_t* dst, bp_tensor_t* src) {
     }
     // UNIMPLEMENTED: the kernel declined this call (a dtype or layout it
     // lacks) before writing; the core moves the data below.
-    if (rc != BP_STATUS_UNIMPLEMENTED) return detail::KernelError(op, dev, rc);
+    if (rc != BP_STATUS_UNIMPLEMENTED) return KernelFailure(call, op->name, dev->slot->name, rc);
   }
   // No copy_ kernel: the core moves the data itself (through the host for
   // device memory; straight host loops for host memory unless src and dst

@@ -4,6 +4,7 @@
 
 #include "context.h"
 #include "copy.h"
+#include "kernel_error.h"
 #include "registry.h"
 #include "route.h"
 #include "tensor.h"
@@ -56,6 +57,8 @@ inline Status ExecuteRoute(bp_context_t* ctx, const bp_op_t* op, DeviceState* de
   const int32_t backend = dev->slot->id;
   call->backend_data = dev->slot->props_table.backend_data;
   call->kernel_data = route.kernel.data;
+  CallError error;  // where the kernel's `fail` message lands (ABI 1.2)
+  AttachCallError(call, &error);
   bp_status_t rc = route.kernel.fn(call);
   if (rc != BP_STATUS_OK) return ExecuteAfterFailure(ctx, op, dev, route, call, rc, to_host);
   bp_op_t* counted = const_cast<bp_op_t*>(op);

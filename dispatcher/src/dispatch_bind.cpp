@@ -206,14 +206,6 @@ Status BindArgs(const bp_op_t* op, const bp_value_t* args, int32_t num_args, Bou
 
 
 
-// Status of a failed kernel: its own message, or one naming op and backend.
-Status KernelError(const bp_op_t* op, DeviceState* dev, bp_status_t rc) {
-  std::string msg = bp_last_error_message();
-  if (msg.empty()) msg = op->name + ": kernel on backend '" + dev->slot->name + "' failed with " + bp_status_name(rc);
-  return Error(rc, msg);
-}
-
-
 Status NewLike(bp_context_t* ctx, bp_device_t device, const Geometry& g, DLDataType dtype, const char* fn,
                bp_tensor_t** out) {
   return EmptyTensor(ctx, device, g.ndim, g.sizes, dtype, fn, out);

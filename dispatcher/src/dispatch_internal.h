@@ -81,8 +81,6 @@ Status BindArgs(const bp_op_t* op, const bp_value_t* args, int32_t num_args, Bou
 // "add.Tensor takes float32, ..." lists.
 std::string DtypeList(uint32_t mask);
 std::string DeviceText(bp_context_t* ctx, bp_device_t d);
-// Status of a failed kernel: its own message, or one naming op and backend.
-Status KernelError(const bp_op_t* op, DeviceState* dev, bp_status_t rc);
 Status NewLike(bp_context_t* ctx, bp_device_t device, const Geometry& g, DLDataType dtype, const char* fn,
                bp_tensor_t** out);
 // Views, composites and custom operators: done by the core.

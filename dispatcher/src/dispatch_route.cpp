@@ -12,9 +12,9 @@ Status ExecuteAfterFailure(bp_context_t* ctx, const bp_op_t* op, DeviceState* de
                            bp_kernel_call_t* call, bp_status_t rc, bool* to_host) {
   const int32_t backend = dev->slot->id;
   while (true) {
-    if (rc != BP_STATUS_UNIMPLEMENTED) return detail::KernelError(op, dev, rc);
+    if (rc != BP_STATUS_UNIMPLEMENTED) return KernelFailure(*call, op->name, dev->slot->name, rc);
     // The kernel declined this call before writing anything.
-    const std::string declined_msg = bp_last_error_message();
+    const std::string declined_msg = KernelMessage(*call);
     Route next;
     BP_RETURN_IF_ERROR(NextRoute(ctx, op, backend, route, declined_msg, &next));
     if (next.kind == RouteKind::kHostFallback) {
@@ -23,6 +23,7 @@ Status ExecuteAfterFailure(bp_context_t* ctx, const bp_op_t* op, DeviceState* de
     }
     route = next;
     call->kernel_data = route.kernel.data;
+    RearmCallError(call);
     rc = route.kernel.fn(call);
     if (rc == BP_STATUS_OK) {
       const_cast<bp_op_t*>(op)->fallback_count[backend].fetch_add(1, std::memory_order_relaxed);

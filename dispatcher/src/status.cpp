@@ -18,6 +18,7 @@ LastError& Last() {
 }  // namespace
 
 bp_status_t SetLastError(const Status& status) {
+  ++g_last_error_serial;
   LastError& last = Last();
   last.code = status.code();
   last.message = status.message();
@@ -25,6 +26,7 @@ bp_status_t SetLastError(const Status& status) {
 }
 
 bp_status_t SetLastError(bp_status_t code, const char* message) {
+  ++g_last_error_serial;
   LastError& last = Last();
   last.code = code;
   last.message = message != nullptr ? message : "";

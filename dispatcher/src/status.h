@@ -55,6 +55,12 @@ inline Status Error(bp_status_t code, std::string message) { return Status(code,
 bp_status_t SetLastError(const Status& status);
 bp_status_t SetLastError(bp_status_t code, const char* message);
 
+// Counts this thread's SetLastError calls: a caller that remembers the value
+// can tell whether the last error was set after that point (kernel_error.h).
+// Reading it is one thread-local load: initial-exec, constant-initialized,
+// so no TLS wrapper or __tls_get_addr call on the path of every kernel call.
+inline thread_local uint64_t g_last_error_serial __attribute__((tls_model("initial-exec"))) = 0;
+
 }  // namespace bp::core
 
 #define BP_RETURN_IF_ERROR(expr)                    \

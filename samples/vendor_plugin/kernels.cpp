@@ -85,13 +85,13 @@ T AddOne(T x, T y, double alpha_d, int64_t alpha_i) {
 
 bp_status_t Add(const bp_kernel_call_t* call) {
   State* s = static_cast<State*>(call->kernel_data);
-  const DLTensor* a = call->args[0].u.tensor;
-  const DLTensor* b = call->args[1].u.tensor;
+  const DLTensor* a = call->args[BP_ARG_ADD_TENSOR_SELF].u.tensor;
+  const DLTensor* b = call->args[BP_ARG_ADD_TENSOR_OTHER].u.tensor;
   const DLTensor* out = call->outputs[0];
   double alpha_d = 1.0;
   int64_t alpha_i = 1;
-  if (call->num_args > 2) {
-    const bp_kernel_arg_t& al = call->args[2];
+  if (call->num_args > BP_ARG_ADD_TENSOR_ALPHA) {
+    const bp_kernel_arg_t& al = call->args[BP_ARG_ADD_TENSOR_ALPHA];
     if (al.kind == BP_VALUE_INT) alpha_d = static_cast<double>(alpha_i = al.u.i);
     if (al.kind == BP_VALUE_DOUBLE) alpha_i = static_cast<int64_t>(alpha_d = al.u.d);
     if (al.kind == BP_VALUE_BOOL) alpha_d = static_cast<double>(alpha_i = al.u.b);
@@ -104,7 +104,7 @@ bp_status_t Add(const bp_kernel_call_t* call) {
     const T* pb = Base<T>(s, *b);
     if (po == nullptr) return;  // zero-size
     if (pa == nullptr || pb == nullptr) {
-      status = Fail(s, BP_STATUS_INVALID_ARGUMENT, "add.Tensor", "a tensor handle is not a live vendor_sim allocation");
+      status = KernelFail(call, BP_STATUS_INVALID_ARGUMENT, "a tensor handle is not a live vendor_sim allocation");
       return;
     }
     const DLTensor* in[2] = {a, b};
@@ -112,19 +112,19 @@ bp_status_t Add(const bp_kernel_call_t* call) {
   });
   if (!handled) {
     // No float16/bfloat16 arithmetic here: hand the call to the CPU fallback.
-    return Fail(s, BP_STATUS_UNIMPLEMENTED, "add.Tensor", "float16/bfloat16 are not native; they fall back");
+    return KernelFail(call, BP_STATUS_UNIMPLEMENTED, "float16/bfloat16 are not native; they fall back");
   }
   return status;
 }
 
 bp_status_t Relu(const bp_kernel_call_t* call) {
   State* s = static_cast<State*>(call->kernel_data);
-  const DLTensor* a = call->args[0].u.tensor;
+  const DLTensor* a = call->args[BP_ARG_RELU_SELF].u.tensor;
   const DLTensor* out = call->outputs[0];
   const DLTensor* in[1] = {a};
   bp_status_t status = BP_STATUS_OK;
   auto bad = [&] {
-    status = Fail(s, BP_STATUS_INVALID_ARGUMENT, "relu", "'self' is not a live vendor_sim allocation");
+    status = KernelFail(call, BP_STATUS_INVALID_ARGUMENT, "'self' is not a live vendor_sim allocation");
   };
   const bool handled = WithPlainType(*out, [&](auto tag) {
     using T = decltype(tag);
@@ -160,7 +160,7 @@ bp_status_t RegisterKernels(const bp_plugin_init_args_t* args, State* state) {
   const struct {
     const char* op;
     bp_kernel_fn fn;
-  } kernels[] = {{"add.Tensor", Add}, {"relu", Relu}};
+  } kernels[] = {{BP_OP_ADD_TENSOR, Add}, {BP_OP_RELU, Relu}};
   for (const auto& k : kernels) {
     const bp_status_t st = args->host->register_kernel(args->registrar, k.op, k.fn, state, 0);
     if (st != BP_STATUS_OK) return st;

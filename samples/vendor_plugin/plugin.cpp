@@ -17,6 +17,13 @@ bp_status_t Fail(const State* state, bp_status_t code, const char* op, const cha
   return state != nullptr && state->host != nullptr ? state->host->set_error(code, msg) : code;
 }
 
+bp_status_t KernelFail(const bp_kernel_call_t* call, bp_status_t code, const char* what) {
+  char msg[256];
+  std::snprintf(msg, sizeof msg, "vendor_sim: %s: %s", call->op_name, what);
+  const State* state = static_cast<const State*>(call->kernel_data);
+  return bp_kit_fail(call, state != nullptr ? state->host : nullptr, code, msg);
+}
+
 namespace {
 
 constexpr size_t kDefaultArenaMiB = 256;
@@ -119,12 +126,8 @@ void Shutdown(void* bd) {
   delete s;
 }
 
-bp_status_t Negotiate(uint32_t* inout_version) {
-  if (inout_version == nullptr) return BP_STATUS_INVALID_ARGUMENT;
-  if (BP_ABI_VERSION_GET_MAJOR(*inout_version) != BP_ABI_VERSION_MAJOR) return BP_STATUS_INCOMPATIBLE_VERSION;
-  if (*inout_version > BP_ABI_VERSION) *inout_version = BP_ABI_VERSION;
-  return BP_STATUS_OK;
-}
+// The whole negotiation: answer the highest version both sides support.
+bp_status_t Negotiate(uint32_t* inout_version) { return bp_kit_negotiate(inout_version, BP_ABI_VERSION); }
 
 bp_status_t Init(const bp_plugin_init_args_t* args) {
   if (args == nullptr || args->host == nullptr || args->backend == nullptr) return BP_STATUS_INVALID_ARGUMENT;

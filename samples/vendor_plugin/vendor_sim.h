@@ -3,6 +3,8 @@
 
 #include "arena.h"
 #include "backplane/backend.h"
+#include "backplane/op_args.h"     // BP_OP_* names, BP_ARG_* argument indices
+#include "backplane/plugin_kit.h"  // negotiation, struct_size checks, bp_kit_fail
 
 namespace vendor_sim {
 
@@ -13,6 +15,10 @@ struct State {
 
 // Reports an error through the host ("vendor_sim: <op>: <what>") and returns code.
 bp_status_t Fail(const State* state, bp_status_t code, const char* op, const char* what);
+
+// A kernel's error ("vendor_sim: <call->op_name>: <what>"), attached to the
+// call itself (ABI >= 1.2; host->set_error on an older host). Returns code.
+bp_status_t KernelFail(const bp_kernel_call_t* call, bp_status_t code, const char* what);
 
 // Registers the native kernels (add.Tensor, relu). Returns the first error.
 bp_status_t RegisterKernels(const bp_plugin_init_args_t* args, State* state);

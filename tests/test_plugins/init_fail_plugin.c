@@ -1,12 +1,9 @@
 /* A plugin whose init fails after registering a kernel: the host must undo
  * the registration, unload it and report the plugin's message. */
 #include "backplane/backend.h"
+#include "backplane/plugin_kit.h"
 
-static bp_status_t negotiate(uint32_t* v) {
-  if (BP_ABI_VERSION_GET_MAJOR(*v) != BP_ABI_VERSION_MAJOR) return BP_STATUS_INCOMPATIBLE_VERSION;
-  *v = BP_ABI_VERSION;
-  return BP_STATUS_OK;
-}
+static bp_status_t negotiate(uint32_t* v) { return bp_kit_negotiate(v, BP_ABI_VERSION); }
 static bp_status_t kernel(const bp_kernel_call_t* call) {
   (void)call;
   return BP_STATUS_OK;

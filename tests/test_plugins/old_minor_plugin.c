@@ -2,13 +2,19 @@
  * negotiation with 1.0 whatever newer minor the host offers, and the host must
  * accept it (a minor version only adds). OLDMINOR_ANSWER=newer makes it answer
  * a minor newer than offered, which the host must refuse. One device-less
- * backend, "oldminor"; its memory functions are never reached. */
+ * backend, "oldminor"; its memory functions are never reached. It defines
+ * oldminor::fail(Tensor self) -> Tensor, whose CPU kernel fails the 1.0 way:
+ * host->set_error (thread-local), never the 1.2 bp_kernel_call_t.fail; the
+ * message must still reach the caller. Its negotiation is written out by
+ * hand (not plugin_kit.h) so that the "newer" answer can break the contract. */
 #include <stdlib.h>
 #include <string.h>
 
 #include "backplane/backend.h"
 
 #define OLD_ABI BP_MAKE_ABI_VERSION(1, 0)
+
+static const bp_host_api_t* g_host;
 
 static bp_status_t negotiate(uint32_t* v) {
   const char* answer = getenv("OLDMINOR_ANSWER");
@@ -52,9 +58,23 @@ static bp_status_t d2h(void* data, int32_t device, const void* src, size_t off, 
   (void)data, (void)device, (void)src, (void)dst, (void)off, (void)n, (void)s;
   return BP_STATUS_UNIMPLEMENTED;
 }
+/* Reads only the 1.0 fields of the call. */
+static bp_status_t fail_kernel(const bp_kernel_call_t* call) {
+  (void)call;
+  return g_host->set_error(BP_STATUS_INVALID_ARGUMENT, "oldminor::fail: argument 'self': refused by a 1.0 plugin");
+}
+static bp_status_t same_shape_meta(const bp_meta_call_t* call) {
+  const DLTensor* x = call->args[0].u.tensor;
+  int32_t i;
+  call->out_specs[0].dtype = x->dtype;
+  call->out_specs[0].ndim = x->ndim;
+  for (i = 0; i < x->ndim; ++i) call->out_specs[0].sizes[i] = x->shape[i];
+  return BP_STATUS_OK;
+}
 static bp_status_t init(const bp_plugin_init_args_t* args) {
   bp_backend_t* b = args->backend;
   if (args->abi_version != OLD_ABI) return args->host->set_error(BP_STATUS_INTERNAL, "oldminor: not given ABI 1.0");
+  g_host = args->host;
   b->name = "oldminor";
   b->version = "0.0.1";
   b->device_type = kDLExtDev;
@@ -65,7 +85,8 @@ static bp_status_t init(const bp_plugin_init_args_t* args) {
   b->deallocate = deallocate;
   b->copy_host_to_device = h2d;
   b->copy_device_to_host = d2h;
-  return BP_STATUS_OK;
+  return args->host->define_op(args->registrar, "oldminor::fail(Tensor self) -> Tensor", fail_kernel, NULL,
+                               same_shape_meta, NULL);
 }
 static const bp_plugin_entry_t kEntry = {sizeof(bp_plugin_entry_t), OLD_ABI, 0, negotiate, init};
 

@@ -3,16 +3,21 @@
 // kernel (add.Tensor, float32) so everything else goes through the CPU
 // fallback. Knobs, read at init: TESTDEV_CAPACITY (bytes, default 64 MiB),
 // TESTDEV_FALLBACK=1 registers a backend fallback that fails with
-// UNIMPLEMENTED, TESTDEV_DEVICES (default 1).
+// UNIMPLEMENTED, TESTDEV_DEVICES (default 1). It also defines custom
+// operators with CPU kernels: testdev::twice, and three that fail on purpose
+// (per-call error reporting, ABI 1.2: kernel_error_test.cpp).
 #include <cstdlib>
 #include <cstring>
 #include <map>
 #include <mutex>
 #include <new>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "backplane/backend.h"
+#include "backplane/op_args.h"
+#include "backplane/plugin_kit.h"
 
 namespace {
 
@@ -27,6 +32,10 @@ struct Arena {
 };
 
 bp_status_t Err(Arena* a, bp_status_t code, const char* msg) { return a->host->set_error(code, msg); }
+// A kernel's error, attached to its call (thread-local set_error on a pre-1.2 host).
+bp_status_t Fail(const bp_kernel_call_t* call, Arena* a, bp_status_t code, const char* msg) {
+  return bp_kit_fail(call, a->host, code, msg);
+}
 
 char* Lookup(Arena* a, const void* handle, size_t offset, size_t n) {
   auto it = a->blocks.find(reinterpret_cast<uintptr_t>(handle));
@@ -130,13 +139,14 @@ float* Elem(Arena* a, const DLTensor* t, int64_t index) {
 // add.Tensor for float32: out = self + alpha * other (views already broadcast).
 bp_status_t AddKernel(const bp_kernel_call_t* call) {
   auto* a = static_cast<Arena*>(call->backend_data);
-  const DLTensor* x = call->args[0].u.tensor;
-  const DLTensor* y = call->args[1].u.tensor;
+  const DLTensor* x = call->args[BP_ARG_ADD_TENSOR_SELF].u.tensor;
+  const DLTensor* y = call->args[BP_ARG_ADD_TENSOR_OTHER].u.tensor;
   const DLTensor* out = call->outputs[0];
   if (out->dtype.code != kDLFloat || out->dtype.bits != 32) {
-    return Err(a, BP_STATUS_UNIMPLEMENTED, "testdev: add.Tensor supports float32 only");
+    return Fail(call, a, BP_STATUS_UNIMPLEMENTED, "testdev: add.Tensor supports float32 only");
   }
-  double alpha = call->args[2].kind == BP_VALUE_DOUBLE ? call->args[2].u.d : static_cast<double>(call->args[2].u.i);
+  const bp_kernel_arg_t& alpha_arg = call->args[BP_ARG_ADD_TENSOR_ALPHA];
+  double alpha = alpha_arg.kind == BP_VALUE_DOUBLE ? alpha_arg.u.d : static_cast<double>(alpha_arg.u.i);
   int64_t n = 1;
   for (int32_t d = 0; d < out->ndim; ++d) n *= out->shape[d];
   std::lock_guard<std::mutex> lock(a->mu);
@@ -149,7 +159,7 @@ bp_status_t AddKernel(const bp_kernel_call_t* call) {
 bp_status_t FailingFallback(const bp_kernel_call_t* call) {
   auto* a = static_cast<Arena*>(call->backend_data);
   std::string msg = std::string("testdev fallback: ") + call->op_name + " is not supported";
-  return Err(a, BP_STATUS_UNIMPLEMENTED, msg.c_str());
+  return Fail(call, a, BP_STATUS_UNIMPLEMENTED, msg.c_str());
 }
 
 // testdev::twice(Tensor self) -> Tensor: a custom operator the plugin defines
@@ -182,11 +192,30 @@ bp_status_t TwiceCpu(const bp_kernel_call_t* call) {
   return BP_STATUS_OK;
 }
 
-bp_status_t Negotiate(uint32_t* v) {
-  if (BP_ABI_VERSION_GET_MAJOR(*v) != BP_ABI_VERSION_MAJOR) return BP_STATUS_INCOMPATIBLE_VERSION;
-  if (*v > BP_ABI_VERSION) *v = BP_ABI_VERSION;
-  return BP_STATUS_OK;
+// Custom operators whose CPU kernels fail on purpose (kernel_data: the Arena).
+// testdev::fail_in_worker reports from a thread of its own, so the message can
+// only reach the caller attached to the call; testdev::fail_long reports a
+// message longer than BP_KERNEL_ERROR_MAX_MESSAGE; testdev::fail_silently
+// fails with no message at all.
+bp_status_t FailInWorker(const bp_kernel_call_t* call) {
+  auto* a = static_cast<Arena*>(call->kernel_data);
+  bp_status_t rc = BP_STATUS_OK;
+  std::thread worker([&] {
+    rc = Fail(call, a, BP_STATUS_INVALID_ARGUMENT,
+              "testdev::fail_in_worker: argument 'self': expected a tensor this kernel likes, got any tensor");
+  });
+  worker.join();
+  return rc;
 }
+
+bp_status_t FailLong(const bp_kernel_call_t* call) {
+  const std::string msg = "testdev::fail_long: " + std::string(2 * BP_KERNEL_ERROR_MAX_MESSAGE, 'x');
+  return Fail(call, static_cast<Arena*>(call->kernel_data), BP_STATUS_OUT_OF_RANGE, msg.c_str());
+}
+
+bp_status_t FailSilently(const bp_kernel_call_t*) { return BP_STATUS_INTERNAL; }
+
+bp_status_t Negotiate(uint32_t* v) { return bp_kit_negotiate(v, BP_ABI_VERSION); }
 
 bp_status_t Init(const bp_plugin_init_args_t* args) {
   Arena* a = new (std::nothrow) Arena();
@@ -210,10 +239,19 @@ bp_status_t Init(const bp_plugin_init_args_t* args) {
   b->stream_get_default = StreamDefault;
   b->stream_synchronize = StreamSync;
   b->shutdown = Shutdown;
-  bp_status_t rc = args->host->register_kernel(args->registrar, "add.Tensor", AddKernel, nullptr, 0);
+  bp_status_t rc = args->host->register_kernel(args->registrar, BP_OP_ADD_TENSOR, AddKernel, nullptr, 0);
   if (rc == BP_STATUS_OK) {
     rc = args->host->define_op(args->registrar, "testdev::twice(Tensor self) -> Tensor", TwiceCpu, nullptr,
                                TwiceMeta, nullptr);
+  }
+  const struct {
+    const char* schema;
+    bp_kernel_fn fn;
+  } failing[] = {{"testdev::fail_in_worker(Tensor self) -> Tensor", FailInWorker},
+                 {"testdev::fail_long(Tensor self) -> Tensor", FailLong},
+                 {"testdev::fail_silently(Tensor self) -> Tensor", FailSilently}};
+  for (const auto& f : failing) {
+    if (rc == BP_STATUS_OK) rc = args->host->define_op(args->registrar, f.schema, f.fn, a, TwiceMeta, nullptr);
   }
   if (rc == BP_STATUS_OK) {
     const char* fb = std::getenv("TESTDEV_FALLBACK");

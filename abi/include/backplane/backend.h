@@ -16,7 +16,10 @@
  * Rules (docs/abi.md): a NULL function slot means "unsupported" and the host
  * routes around it; no C++ exception may leave a plugin function; every
  * function returns a bp_status_t and reports details through
- * bp_host_api_t.set_error.
+ * bp_host_api_t.set_error, or (kernels, ABI >= 1.2) through the call's own
+ * bp_kernel_call_t.fail. backplane/plugin_kit.h has helpers for negotiation,
+ * struct_size checks and error reporting; backplane/op_args.h (generated from
+ * dispatcher/ops.yaml) names every operator and the index of each argument.
  */
 #ifndef BACKPLANE_BACKEND_H_
 #define BACKPLANE_BACKEND_H_
@@ -86,10 +89,39 @@ typedef struct bp_kernel_call_t {
   int32_t reserved0;
   void* kernel_data;             /* as given at registration; borrowed */
   void* backend_data;            /* bp_backend_t.backend_data of the kernel's backend */
+
+  /* ---- ABI 1.2: per-call error reporting. Present when
+   * BP_KIT_HAS_FIELD(call, fail) (plugin_kit.h) holds, i.e. struct_size
+   * reaches past `error_state`; a 1.0/1.1 host's call ends above. ---------- */
+
+  /* Attaches an error message to this call and returns `code`, so a kernel can
+   * write `return call->fail(call, BP_STATUS_INVALID_ARGUMENT, "...")`.
+   * `call` must be the struct the kernel received; `code` an error status
+   * (BP_STATUS_OK records nothing and returns OK). `message` (NUL-terminated,
+   * may be NULL for none) is copied, truncated to BP_KERNEL_ERROR_MAX_MESSAGE
+   * bytes; like set_error's, it should name the operator, the argument, what
+   * was expected and what came. The host reports it as the status message of
+   * the operator call (bp_last_error_message() of the caller's thread), so the
+   * kernel's own thread-local state is never involved.
+   * Thread-safety: may be called from any thread (a kernel's worker threads
+   * included) while the kernel runs; the first message attached wins. Calling
+   * it after the kernel returned is undefined. Host-owned; never NULL when
+   * present. Use bp_kit_fail() (plugin_kit.h) to fall back to
+   * bp_host_api_t.set_error on an older host. */
+  bp_status_t (*fail)(const struct bp_kernel_call_t* call, bp_status_t code, const char* message);
+  /* The host's error slot for this call, used by `fail`. Opaque to the plugin:
+   * never read, write or free it. Owned by the host; valid for the duration of
+   * the call only. */
+  void* error_state;
 } bp_kernel_call_t;
 
-/* A kernel. Returns BP_STATUS_OK, or an error code after calling
- * bp_host_api_t.set_error with a message naming the operator. May be called
+/* Longest message, in bytes, bp_kernel_call_t.fail keeps (ABI 1.2). */
+#define BP_KERNEL_ERROR_MAX_MESSAGE 4096
+
+/* A kernel. Returns BP_STATUS_OK, or an error code after attaching a message
+ * naming the operator: with call->fail (ABI >= 1.2; bp_kit_fail() picks it) or
+ * bp_host_api_t.set_error (any ABI). A kernel that fails with no message gets
+ * "<op>: kernel on backend '<name>' failed with <STATUS>". May be called
  * from any thread concurrently with other calls; must not throw.
  * A kernel that cannot run this particular call (a dtype the device lacks,
  * float64 without cl_khr_fp64) returns BP_STATUS_UNIMPLEMENTED before writing

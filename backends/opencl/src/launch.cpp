@@ -2,6 +2,8 @@
 
 #include "program_cache.h"
 
+#include "backplane/plugin_kit.h"
+
 #include <cstring>
 
 namespace bpcl {
@@ -137,9 +139,7 @@ Status GetCallCtx(const bp_kernel_call_t* call, CallCtx* out) {
 bp_status_t Fail(const bp_kernel_call_t* call, const Status& st) {
   const Backend* b = static_cast<const Backend*>(call->backend_data);
   const std::string msg = std::string("opencl ") + (call->op_name ? call->op_name : "?") + ": " + st.message();
-  if (b != nullptr && b->host != nullptr && b->host->set_error != nullptr)
-    return b->host->set_error(st.code(), msg.c_str());
-  return st.code();
+  return bp_kit_fail(call, b != nullptr ? b->host : nullptr, st.code(), msg.c_str());
 }
 
 Status CheckDtype(const Device* d, const DtypeInfo& info, const char* what) {

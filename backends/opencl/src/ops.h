@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "backplane/backend.h"
+#include "backplane/op_args.h"
 
 namespace bpcl {
 

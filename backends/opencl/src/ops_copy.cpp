@@ -37,10 +37,11 @@ Status LaunchCopy(const CallCtx& ctx, const DtypeInfo& dst_t, const DtypeInfo& s
 Status RunCopy(const bp_kernel_call_t* call) {
   CallCtx ctx;
   BPCL_RETURN_IF_ERROR(GetCallCtx(call, &ctx));
-  if (call->num_outputs < 1 || call->num_args < 2 || call->args[1].kind != BP_VALUE_TENSOR)
+  if (call->num_outputs < 1 || call->num_args <= BP_ARG_COPY__SRC ||
+      call->args[BP_ARG_COPY__SRC].kind != BP_VALUE_TENSOR)
     return Status(BP_STATUS_INVALID_ARGUMENT, "expected (self, src) with self as the output");
   const DLTensor* self = call->outputs[0];
-  const DLTensor* src = call->args[1].u.tensor;
+  const DLTensor* src = call->args[BP_ARG_COPY__SRC].u.tensor;
   const DtypeInfo dt = GetDtype(self->dtype), st = GetDtype(src->dtype);
   BPCL_RETURN_IF_ERROR(CheckDtype(ctx.device, dt, "argument 'self'"));
   BPCL_RETURN_IF_ERROR(CheckDtype(ctx.device, st, "argument 'src'"));
@@ -87,12 +88,12 @@ Status RunCopy(const bp_kernel_call_t* call) {
 Status RunFill(const bp_kernel_call_t* call) {
   CallCtx ctx;
   BPCL_RETURN_IF_ERROR(GetCallCtx(call, &ctx));
-  if (call->num_outputs < 1 || call->num_args < 2)
+  if (call->num_outputs < 1 || call->num_args <= BP_ARG_FILL__SCALAR_VALUE)
     return Status(BP_STATUS_INVALID_ARGUMENT, "expected (self, value) with self as the output");
   const DLTensor* self = call->outputs[0];
   const DtypeInfo t = GetDtype(self->dtype);
   BPCL_RETURN_IF_ERROR(CheckDtype(ctx.device, t, "argument 'self'"));
-  const ScalarArg value = ScalarFromArg(t, call->args[1], 0.0);
+  const ScalarArg value = ScalarFromArg(t, call->args[BP_ARG_FILL__SCALAR_VALUE], 0.0);
   const DLTensor* in[3] = {nullptr, nullptr, nullptr};
   return LaunchPointwise(ctx, "pointwise", src::k_pointwise, DtypeDefines(t, "T") + DeviceDefines(ctx.device), "fill",
                          self, in, value, value);
@@ -101,11 +102,11 @@ Status RunFill(const bp_kernel_call_t* call) {
 Status RunCat(const bp_kernel_call_t* call) {
   CallCtx ctx;
   BPCL_RETURN_IF_ERROR(GetCallCtx(call, &ctx));
-  if (call->num_outputs < 1 || call->num_args < 2 || call->args[0].kind != BP_VALUE_TENSOR_LIST ||
-      call->args[1].kind != BP_VALUE_INT)
+  if (call->num_outputs < 1 || call->num_args < BP_NARGS_CAT ||
+      call->args[BP_ARG_CAT_TENSORS].kind != BP_VALUE_TENSOR_LIST || call->args[BP_ARG_CAT_DIM].kind != BP_VALUE_INT)
     return Status(BP_STATUS_INVALID_ARGUMENT, "expected (Tensor[] tensors, int dim)");
   const DLTensor* out = call->outputs[0];
-  const int64_t dim = call->args[1].u.i;
+  const int64_t dim = call->args[BP_ARG_CAT_DIM].u.i;
   if (dim < 0 || dim >= out->ndim)
     return Status(BP_STATUS_OUT_OF_RANGE, "argument 'dim': " + std::to_string(dim) + " out of range for rank " +
                                               std::to_string(out->ndim));
@@ -113,7 +114,7 @@ Status RunCat(const bp_kernel_call_t* call) {
   BPCL_RETURN_IF_ERROR(CheckDtype(ctx.device, t, "output"));
   TensorRef o;
   BPCL_RETURN_IF_ERROR(GetTensorRef(out, "out", &o));
-  const auto& list = call->args[0].u.tensor_list;
+  const auto& list = call->args[BP_ARG_CAT_TENSORS].u.tensor_list;
   int64_t at = 0;
   for (int64_t k = 0; k < list.size; ++k) {
     const DLTensor* in = list.data[k];
@@ -136,9 +137,9 @@ Status RunCat(const bp_kernel_call_t* call) {
 }  // namespace
 
 void AddCopyKernels(std::vector<KernelReg>* out) {
-  out->push_back({"copy_", WrapKernel<RunCopy>, nullptr});
-  out->push_back({"fill_.Scalar", WrapKernel<RunFill>, nullptr});
-  out->push_back({"cat", WrapKernel<RunCat>, nullptr});
+  out->push_back({BP_OP_COPY_, WrapKernel<RunCopy>, nullptr});
+  out->push_back({BP_OP_FILL__SCALAR, WrapKernel<RunFill>, nullptr});
+  out->push_back({BP_OP_CAT, WrapKernel<RunCat>, nullptr});
 }
 
 }  // namespace bpcl

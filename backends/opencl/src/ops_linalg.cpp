@@ -91,8 +91,8 @@ Status RunLinalg(const bp_kernel_call_t* call) {
   ScalarArg alpha = MakeScalar(t, 1.0, 1, true), beta = MakeScalar(t, 0.0, 0, true);
 
   if (kind == Lin::kMatmul) {
-    const DLTensor* a = tensor(0);
-    const DLTensor* b = tensor(1);
+    const DLTensor* a = tensor(BP_ARG_MATMUL_SELF);
+    const DLTensor* b = tensor(BP_ARG_MATMUL_OTHER);
     BPCL_RETURN_IF_ERROR(Shape(a && b, "expected (Tensor self, Tensor other)"));
     const int32_t r = out->ndim;
     BPCL_RETURN_IF_ERROR(Shape(r >= 2 && a->ndim == r && b->ndim == r, "expected operands of the output's rank >= 2"));
@@ -111,9 +111,9 @@ Status RunLinalg(const bp_kernel_call_t* call) {
     const int64_t* st[4] = {out->strides, a->strides, b->strides, nullptr};
     BPCL_RETURN_IF_ERROR(SetBatch(&g, r - 2, out->shape, st));
   } else if (kind == Lin::kAddmm) {
-    const DLTensor* c = tensor(0);
-    const DLTensor* a = tensor(1);
-    const DLTensor* b = tensor(2);
+    const DLTensor* c = tensor(BP_ARG_ADDMM_SELF);
+    const DLTensor* a = tensor(BP_ARG_ADDMM_MAT1);
+    const DLTensor* b = tensor(BP_ARG_ADDMM_MAT2);
     BPCL_RETURN_IF_ERROR(Shape(c && a && b, "expected (Tensor self, Tensor mat1, Tensor mat2, ...)"));
     BPCL_RETURN_IF_ERROR(Shape(out->ndim == 2 && a->ndim == 2 && b->ndim == 2 && c->ndim == 2,
                                "expected 2-d mat1, mat2, out and self broadcast to [M, N]"));
@@ -131,19 +131,21 @@ Status RunLinalg(const bp_kernel_call_t* call) {
     g.o_sn = out->strides[1];
     g.c_sm = c->strides[0];
     g.c_sn = c->strides[1];
-    if (call->num_args > 3) beta = ScalarFromArg(t, call->args[3], 1.0);
+    const bool has_beta = call->num_args > BP_ARG_ADDMM_BETA;
+    if (has_beta) beta = ScalarFromArg(t, call->args[BP_ARG_ADDMM_BETA], 1.0);
     else beta = MakeScalar(t, 1.0, 1, true);
-    if (call->num_args > 4) alpha = ScalarFromArg(t, call->args[4], 1.0);
+    if (call->num_args > BP_ARG_ADDMM_ALPHA) alpha = ScalarFromArg(t, call->args[BP_ARG_ADDMM_ALPHA], 1.0);
     // beta == 0 ignores self entirely (NaN in self does not propagate), as PyTorch.
-    const bool beta_zero = call->num_args > 3 && ((call->args[3].kind == BP_VALUE_INT && call->args[3].u.i == 0) ||
-                                                  (call->args[3].kind == BP_VALUE_DOUBLE && call->args[3].u.d == 0.0) ||
-                                                  (call->args[3].kind == BP_VALUE_BOOL && call->args[3].u.b == 0));
+    const bp_kernel_arg_t* beta_arg = has_beta ? &call->args[BP_ARG_ADDMM_BETA] : nullptr;
+    const bool beta_zero = beta_arg != nullptr && ((beta_arg->kind == BP_VALUE_INT && beta_arg->u.i == 0) ||
+                                                   (beta_arg->kind == BP_VALUE_DOUBLE && beta_arg->u.d == 0.0) ||
+                                                   (beta_arg->kind == BP_VALUE_BOOL && beta_arg->u.b == 0));
     g.has_c = beta_zero ? 0 : 1;
     g.batch = 1;
   } else {
-    const DLTensor* x = tensor(0);
-    const DLTensor* w = tensor(1);
-    const DLTensor* bias = tensor(2);
+    const DLTensor* x = tensor(BP_ARG_LINEAR_INPUT);
+    const DLTensor* w = tensor(BP_ARG_LINEAR_WEIGHT);
+    const DLTensor* bias = tensor(BP_ARG_LINEAR_BIAS);
     BPCL_RETURN_IF_ERROR(Shape(x && w, "expected (Tensor input, Tensor weight, Tensor? bias)"));
     BPCL_RETURN_IF_ERROR(Shape(x->ndim >= 1 && out->ndim == x->ndim && w->ndim == 2,
                                "expected input [..., K], weight [N, K], out [..., N]"));
@@ -196,9 +198,9 @@ const Lin kMatmul = Lin::kMatmul, kAddmm = Lin::kAddmm, kLinear = Lin::kLinear;
 }  // namespace
 
 void AddLinalgKernels(std::vector<KernelReg>* out) {
-  out->push_back({"matmul", WrapKernel<RunLinalg>, const_cast<Lin*>(&kMatmul)});
-  out->push_back({"addmm", WrapKernel<RunLinalg>, const_cast<Lin*>(&kAddmm)});
-  out->push_back({"linear", WrapKernel<RunLinalg>, const_cast<Lin*>(&kLinear)});
+  out->push_back({BP_OP_MATMUL, WrapKernel<RunLinalg>, const_cast<Lin*>(&kMatmul)});
+  out->push_back({BP_OP_ADDMM, WrapKernel<RunLinalg>, const_cast<Lin*>(&kAddmm)});
+  out->push_back({BP_OP_LINEAR, WrapKernel<RunLinalg>, const_cast<Lin*>(&kLinear)});
 }
 
 }  // namespace bpcl

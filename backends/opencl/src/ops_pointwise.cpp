@@ -74,13 +74,16 @@ Status RunPointwise(const bp_kernel_call_t* call) {
   const ScalarArg beta = MakeScalar(t, 0.0, 0, true);
   switch (op->kind) {
     case PwKind::kBinaryAlpha:
-      if (call->num_args > 2) alpha = ScalarFromArg(t, call->args[2], 1.0);
+      // add.Tensor and sub.Tensor: alpha at the same index.
+      static_assert(BP_ARG_ADD_TENSOR_ALPHA == BP_ARG_SUB_TENSOR_ALPHA, "add/sub alpha");
+      if (call->num_args > BP_ARG_ADD_TENSOR_ALPHA) alpha = ScalarFromArg(t, call->args[BP_ARG_ADD_TENSOR_ALPHA], 1.0);
       break;
     case PwKind::kTrueDiv:
       if (!floating) return Status(BP_STATUS_UNIMPLEMENTED, "true division of integer dtype " + std::string(t.name));
       break;
     case PwKind::kDivMode: {
-      const char* mode = (call->num_args > 2 && call->args[2].kind == BP_VALUE_STRING) ? call->args[2].u.str : nullptr;
+      const int m = BP_ARG_DIV_TENSOR_MODE_ROUNDING_MODE;
+      const char* mode = (call->num_args > m && call->args[m].kind == BP_VALUE_STRING) ? call->args[m].u.str : nullptr;
       if (mode == nullptr) {
         if (!floating) return Status(BP_STATUS_UNIMPLEMENTED, "true division of integer dtype " + std::string(t.name));
         base = "div";
@@ -109,7 +112,8 @@ Status RunPointwise(const bp_kernel_call_t* call) {
       break;
     case PwKind::kGelu: {
       if (!floating) return Status(BP_STATUS_UNIMPLEMENTED, "needs a floating dtype, got " + std::string(t.name));
-      const char* approx = (call->num_args > 1 && call->args[1].kind == BP_VALUE_STRING) ? call->args[1].u.str : "none";
+      const int a = BP_ARG_GELU_APPROXIMATE;
+      const char* approx = (call->num_args > a && call->args[a].kind == BP_VALUE_STRING) ? call->args[a].u.str : "none";
       if (std::strcmp(approx, "tanh") == 0) base = "gelu_tanh";
       else if (std::strcmp(approx, "none") != 0)
         return Status(BP_STATUS_INVALID_ARGUMENT,
@@ -139,35 +143,35 @@ struct Entry {
   PwOp op;
 };
 const Entry kOps[] = {
-    {"add.Tensor", {"add", PwKind::kBinaryAlpha}},
-    {"sub.Tensor", {"sub", PwKind::kBinaryAlpha}},
-    {"mul.Tensor", {"mul", PwKind::kBinary}},
-    {"div.Tensor", {"div", PwKind::kTrueDiv}},
-    {"div.Tensor_mode", {"div", PwKind::kDivMode}},
-    {"maximum", {"maximum", PwKind::kBinary}},
-    {"minimum", {"minimum", PwKind::kBinary}},
-    {"pow.Tensor_Tensor", {"pow", PwKind::kPow}},
-    {"eq.Tensor", {"eq", PwKind::kCompare}},
-    {"ne.Tensor", {"ne", PwKind::kCompare}},
-    {"lt.Tensor", {"lt", PwKind::kCompare}},
-    {"le.Tensor", {"le", PwKind::kCompare}},
-    {"gt.Tensor", {"gt", PwKind::kCompare}},
-    {"ge.Tensor", {"ge", PwKind::kCompare}},
-    {"where.self", {"where", PwKind::kWhere}},
-    {"neg", {"neg", PwKind::kUnary}},
-    {"abs", {"abs", PwKind::kUnary}},
-    {"relu", {"relu", PwKind::kUnary}},
-    {"exp", {"exp", PwKind::kUnaryFloat}},
-    {"log", {"log", PwKind::kUnaryFloat}},
-    {"sqrt", {"sqrt", PwKind::kUnaryFloat}},
-    {"rsqrt", {"rsqrt", PwKind::kUnaryFloat}},
-    {"sin", {"sin", PwKind::kUnaryFloat}},
-    {"cos", {"cos", PwKind::kUnaryFloat}},
-    {"tanh", {"tanh", PwKind::kUnaryFloat}},
-    {"sigmoid", {"sigmoid", PwKind::kUnaryFloat}},
-    {"erf", {"erf", PwKind::kUnaryFloat}},
-    {"gelu", {"gelu", PwKind::kGelu}},
-    {"silu", {"silu", PwKind::kUnaryFloat}},
+    {BP_OP_ADD_TENSOR, {"add", PwKind::kBinaryAlpha}},
+    {BP_OP_SUB_TENSOR, {"sub", PwKind::kBinaryAlpha}},
+    {BP_OP_MUL_TENSOR, {"mul", PwKind::kBinary}},
+    {BP_OP_DIV_TENSOR, {"div", PwKind::kTrueDiv}},
+    {BP_OP_DIV_TENSOR_MODE, {"div", PwKind::kDivMode}},
+    {BP_OP_MAXIMUM, {"maximum", PwKind::kBinary}},
+    {BP_OP_MINIMUM, {"minimum", PwKind::kBinary}},
+    {BP_OP_POW_TENSOR_TENSOR, {"pow", PwKind::kPow}},
+    {BP_OP_EQ_TENSOR, {"eq", PwKind::kCompare}},
+    {BP_OP_NE_TENSOR, {"ne", PwKind::kCompare}},
+    {BP_OP_LT_TENSOR, {"lt", PwKind::kCompare}},
+    {BP_OP_LE_TENSOR, {"le", PwKind::kCompare}},
+    {BP_OP_GT_TENSOR, {"gt", PwKind::kCompare}},
+    {BP_OP_GE_TENSOR, {"ge", PwKind::kCompare}},
+    {BP_OP_WHERE_SELF, {"where", PwKind::kWhere}},
+    {BP_OP_NEG, {"neg", PwKind::kUnary}},
+    {BP_OP_ABS, {"abs", PwKind::kUnary}},
+    {BP_OP_RELU, {"relu", PwKind::kUnary}},
+    {BP_OP_EXP, {"exp", PwKind::kUnaryFloat}},
+    {BP_OP_LOG, {"log", PwKind::kUnaryFloat}},
+    {BP_OP_SQRT, {"sqrt", PwKind::kUnaryFloat}},
+    {BP_OP_RSQRT, {"rsqrt", PwKind::kUnaryFloat}},
+    {BP_OP_SIN, {"sin", PwKind::kUnaryFloat}},
+    {BP_OP_COS, {"cos", PwKind::kUnaryFloat}},
+    {BP_OP_TANH, {"tanh", PwKind::kUnaryFloat}},
+    {BP_OP_SIGMOID, {"sigmoid", PwKind::kUnaryFloat}},
+    {BP_OP_ERF, {"erf", PwKind::kUnaryFloat}},
+    {BP_OP_GELU, {"gelu", PwKind::kGelu}},
+    {BP_OP_SILU, {"silu", PwKind::kUnaryFloat}},
 };
 
 }  // namespace

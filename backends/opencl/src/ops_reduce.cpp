@@ -27,13 +27,23 @@ struct ReduceOp {
   bool is_argmax;
 };
 
+// Every reduction's kernel finds self and dim at the same indices.
+constexpr int kSelf = BP_ARG_SUM_DIM_INTLIST_SELF;
+constexpr int kDim = BP_ARG_SUM_DIM_INTLIST_DIM;
+static_assert(kSelf == BP_ARG_MEAN_DIM_SELF && kSelf == BP_ARG_AMAX_SELF && kSelf == BP_ARG_AMIN_SELF &&
+                  kSelf == BP_ARG_ARGMAX_SELF,
+              "reductions: self");
+static_assert(kDim == BP_ARG_MEAN_DIM_DIM && kDim == BP_ARG_AMAX_DIM && kDim == BP_ARG_AMIN_DIM &&
+                  kDim == BP_ARG_ARGMAX_DIM,
+              "reductions: dim");
+
 Status RunReduce(const bp_kernel_call_t* call) {
   CallCtx ctx;
   BPCL_RETURN_IF_ERROR(GetCallCtx(call, &ctx));
   const ReduceOp* op = static_cast<const ReduceOp*>(call->kernel_data);
-  if (call->num_args < 1 || call->args[0].kind != BP_VALUE_TENSOR || call->num_outputs < 1)
+  if (call->num_args <= kSelf || call->args[kSelf].kind != BP_VALUE_TENSOR || call->num_outputs < 1)
     return Status(BP_STATUS_INVALID_ARGUMENT, "expected (Tensor self, dim, ...) and one output");
-  const DLTensor* in = call->args[0].u.tensor;
+  const DLTensor* in = call->args[kSelf].u.tensor;
   const DLTensor* out = call->outputs[0];
   const DtypeInfo t = GetDtype(in->dtype);
   BPCL_RETURN_IF_ERROR(CheckDtype(ctx.device, t, "argument 'self'"));
@@ -45,7 +55,7 @@ Status RunReduce(const bp_kernel_call_t* call) {
                                                   ", got rank " + std::to_string(out->ndim));
   // Which dims are reduced.
   bool reduced[kMaxDims] = {};
-  const bp_kernel_arg_t* dim = call->num_args > 1 ? &call->args[1] : nullptr;
+  const bp_kernel_arg_t* dim = call->num_args > kDim ? &call->args[kDim] : nullptr;
   if (in->ndim == 0 || dim == nullptr || dim->kind == BP_VALUE_NONE ||
       (dim->kind == BP_VALUE_INT_LIST && dim->u.int_list.size == 0)) {
     // All dims (a 0-dim input reduces its one element whatever dim says).
@@ -150,11 +160,11 @@ const ReduceOp kArgmax{"argmax", false, true};
 }  // namespace
 
 void AddReduceKernels(std::vector<KernelReg>* out) {
-  out->push_back({"sum.dim_IntList", WrapKernel<RunReduce>, const_cast<ReduceOp*>(&kSum)});
-  out->push_back({"mean.dim", WrapKernel<RunReduce>, const_cast<ReduceOp*>(&kMean)});
-  out->push_back({"amax", WrapKernel<RunReduce>, const_cast<ReduceOp*>(&kAmax)});
-  out->push_back({"amin", WrapKernel<RunReduce>, const_cast<ReduceOp*>(&kAmin)});
-  out->push_back({"argmax", WrapKernel<RunReduce>, const_cast<ReduceOp*>(&kArgmax)});
+  out->push_back({BP_OP_SUM_DIM_INTLIST, WrapKernel<RunReduce>, const_cast<ReduceOp*>(&kSum)});
+  out->push_back({BP_OP_MEAN_DIM, WrapKernel<RunReduce>, const_cast<ReduceOp*>(&kMean)});
+  out->push_back({BP_OP_AMAX, WrapKernel<RunReduce>, const_cast<ReduceOp*>(&kAmax)});
+  out->push_back({BP_OP_AMIN, WrapKernel<RunReduce>, const_cast<ReduceOp*>(&kAmin)});
+  out->push_back({BP_OP_ARGMAX, WrapKernel<RunReduce>, const_cast<ReduceOp*>(&kArgmax)});
 }
 
 }  // namespace bpcl

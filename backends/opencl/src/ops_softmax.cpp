@@ -10,20 +10,25 @@
 namespace bpcl {
 namespace {
 
+// softmax.int and log_softmax.int: self and dim at the same indices.
+constexpr int kSelf = BP_ARG_SOFTMAX_INT_SELF;
+constexpr int kDim = BP_ARG_SOFTMAX_INT_DIM;
+static_assert(kSelf == BP_ARG_LOG_SOFTMAX_INT_SELF && kDim == BP_ARG_LOG_SOFTMAX_INT_DIM, "softmax arguments");
+
 Status RunSoftmax(const bp_kernel_call_t* call) {
   CallCtx ctx;
   BPCL_RETURN_IF_ERROR(GetCallCtx(call, &ctx));
   const char* base = static_cast<const char*>(call->kernel_data);
-  if (call->num_args < 2 || call->args[0].kind != BP_VALUE_TENSOR || call->args[1].kind != BP_VALUE_INT ||
+  if (call->num_args <= kDim || call->args[kSelf].kind != BP_VALUE_TENSOR || call->args[kDim].kind != BP_VALUE_INT ||
       call->num_outputs < 1)
     return Status(BP_STATUS_INVALID_ARGUMENT, "expected (Tensor self, int dim, ...) and one output");
-  const DLTensor* in = call->args[0].u.tensor;
+  const DLTensor* in = call->args[kSelf].u.tensor;
   const DLTensor* out = call->outputs[0];
   const DtypeInfo t = GetDtype(in->dtype);
   BPCL_RETURN_IF_ERROR(CheckDtype(ctx.device, t, "argument 'self'"));
   if (t.kind < kKindFloat) return Status(BP_STATUS_UNIMPLEMENTED, std::string("needs a floating dtype, got ") + t.name);
   if (out->ndim != in->ndim) return Status(BP_STATUS_INVALID_ARGUMENT, "output rank differs from input rank");
-  int64_t dim = call->args[1].u.i;
+  int64_t dim = call->args[kDim].u.i;
   if (in->ndim == 0 && (dim == 0 || dim == -1)) dim = -1;  // a 0-dim tensor: one row of one element
   else if (dim < 0 || dim >= in->ndim)
     return Status(BP_STATUS_OUT_OF_RANGE, "argument 'dim': " + std::to_string(dim) + " out of range for rank " +
@@ -85,8 +90,8 @@ Status RunSoftmax(const bp_kernel_call_t* call) {
 void AddSoftmaxKernels(std::vector<KernelReg>* out) {
   static const char kSoftmax[] = "softmax";
   static const char kLogSoftmax[] = "log_softmax";
-  out->push_back({"softmax.int", WrapKernel<RunSoftmax>, const_cast<char*>(kSoftmax)});
-  out->push_back({"log_softmax.int", WrapKernel<RunSoftmax>, const_cast<char*>(kLogSoftmax)});
+  out->push_back({BP_OP_SOFTMAX_INT, WrapKernel<RunSoftmax>, const_cast<char*>(kSoftmax)});
+  out->push_back({BP_OP_LOG_SOFTMAX_INT, WrapKernel<RunSoftmax>, const_cast<char*>(kLogSoftmax)});
 }
 
 }  // namespace bpcl

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "backend_state.h"
+#include "backplane/plugin_kit.h"
 #include "memory.h"
 #include "ops.h"
 
@@ -17,12 +18,7 @@ constexpr const char* kVersion = "0.1.0";
 
 Backend* B(void* data) { return static_cast<Backend*>(data); }
 
-bp_status_t Negotiate(uint32_t* inout_version) {
-  if (inout_version == nullptr) return BP_STATUS_INVALID_ARGUMENT;
-  if (BP_ABI_VERSION_GET_MAJOR(*inout_version) != BP_ABI_VERSION_MAJOR) return BP_STATUS_INCOMPATIBLE_VERSION;
-  *inout_version = std::min(*inout_version, static_cast<uint32_t>(BP_ABI_VERSION));
-  return BP_STATUS_OK;
-}
+bp_status_t Negotiate(uint32_t* inout_version) { return bp_kit_negotiate(inout_version, BP_ABI_VERSION); }
 
 bp_status_t DeviceCount(void* data, int32_t* out_count) {
   if (out_count == nullptr) return B(data)->Report(Status(BP_STATUS_INVALID_ARGUMENT, "opencl device_count: NULL"));

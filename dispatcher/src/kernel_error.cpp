@@ -1,0 +1,48 @@
+// Per-call kernel errors (ABI 1.2) with the thread-local fallback for older plugins.
+#include "kernel_error.h"
+
+#include <cstring>
+
+#include "backplane/backplane.h"
+
+namespace bp::core {
+
+bp_status_t CallFail(const bp_kernel_call_t* call, bp_status_t code, const char* message) {
+  if (code == BP_STATUS_OK) return code;
+  if (call == nullptr || call->error_state == nullptr) return SetLastError(code, message);
+  auto* slot = static_cast<CallError*>(call->error_state);
+  if (slot->claimed.exchange(true, std::memory_order_acq_rel)) return code;  // the first message wins
+  slot->code = code;
+  if (message != nullptr) {
+    slot->message.assign(message, strnlen(message, BP_KERNEL_ERROR_MAX_MESSAGE));
+  }
+  return code;
+}
+
+void RearmCallError(bp_kernel_call_t* call) {
+  auto* slot = static_cast<CallError*>(call->error_state);
+  if (slot == nullptr) return;
+  slot->claimed.store(false, std::memory_order_relaxed);
+  slot->code = BP_STATUS_OK;
+  slot->message.clear();
+  slot->tls_serial = g_last_error_serial;
+}
+
+std::string KernelMessage(const bp_kernel_call_t& call) {
+  const auto* slot = static_cast<const CallError*>(call.error_state);
+  if (slot == nullptr) return bp_last_error_message();
+  // The kernel returned, and a kernel returns only after the threads it
+  // reported from are done: the slot is complete.
+  if (slot->claimed.load(std::memory_order_acquire) && !slot->message.empty()) return slot->message;
+  if (g_last_error_serial != slot->tls_serial) return bp_last_error_message();
+  return std::string();
+}
+
+Status KernelFailure(const bp_kernel_call_t& call, const std::string& op_name, const std::string& backend,
+                     bp_status_t rc) {
+  std::string msg = KernelMessage(call);
+  if (msg.empty()) msg = op_name + ": kernel on backend '" + backend + "' failed with " + bp_status_name(rc);
+  return Error(rc, std::move(msg));
+}
+
+}  // namespace bp::core

@@ -1,0 +1,61 @@
+// How a failed kernel's message reaches the caller (ABI 1.2 per-call errors).
+//
+// Every kernel call carries a host-owned error slot: bp_kernel_call_t.fail
+// writes into it and error_state points at it. When a kernel (or a backend
+// fallback, or the CPU kernel of the CPU fallback) returns an error, the
+// dispatcher builds the operator's Status from, in this order:
+//   1. the message the kernel attached to the call with `fail` (ABI >= 1.2);
+//   2. the thread-local message the kernel set with host->set_error during
+//      this call (plugins negotiated at 1.0/1.1, or ones that still use it);
+//      a message set before the call, by anything else, is never taken;
+//   3. a generic "<op>: kernel on backend '<name>' failed with <STATUS>".
+// Call sites: Attach before the kernel runs (Rearm before the same call
+// struct runs another kernel), then KernelMessage / KernelFailure on error.
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <string>
+
+#include "backplane/backend.h"
+#include "status.h"
+
+namespace bp::core {
+
+// The error slot of one kernel call. Lives on the dispatcher's stack for the
+// duration of the call; the first `fail` wins (claimed), so a kernel's
+// worker threads may report concurrently.
+struct CallError {
+  std::atomic<bool> claimed{false};
+  bp_status_t code = BP_STATUS_OK;
+  std::string message;
+  uint64_t tls_serial = 0;  // g_last_error_serial when (re)armed
+};
+
+// bp_kernel_call_t.fail as the host hands it to plugins.
+bp_status_t CallFail(const bp_kernel_call_t* call, bp_status_t code, const char* message);
+
+// Points call->fail / call->error_state at `slot` and arms it. Inline: runs
+// on every operator call (two stores and one thread-local load).
+inline void AttachCallError(bp_kernel_call_t* call, CallError* slot) {
+  call->fail = CallFail;
+  call->error_state = slot;
+  slot->tls_serial = g_last_error_serial;
+}
+
+// Clears the call's slot before the same call struct (or a copy of it) runs
+// another kernel, so an earlier kernel's message is not taken for the next
+// one's. No-op for a call without a slot.
+void RearmCallError(bp_kernel_call_t* call);
+
+// The message a failed kernel left for `call` (rules 1 and 2 above), or ""
+// when it left none. A call without a slot (error_state NULL) falls back to
+// this thread's last error message.
+std::string KernelMessage(const bp_kernel_call_t& call);
+
+// The Status of a kernel that returned `rc` != OK for `call`: its message,
+// or "<op_name>: kernel on backend '<backend>' failed with <STATUS>".
+Status KernelFailure(const bp_kernel_call_t& call, const std::string& op_name, const std::string& backend,
+                     bp_status_t rc);
+
+}  // namespace bp::core
