@@ -20,22 +20,6 @@ namespace {
 
 using bp::core::ArgType;
 
-// The base type word and whether it is a list, as the schema spells them.
-const char* BaseName(ArgType t) {
-  switch (t) {
-    case ArgType::kTensor:
-    case ArgType::kTensorList: return "Tensor";
-    case ArgType::kInt:
-    case ArgType::kIntList: return "int";
-    case ArgType::kFloat: return "float";
-    case ArgType::kBool: return "bool";
-    case ArgType::kScalar: return "Scalar";
-    case ArgType::kScalarType: return "ScalarType";
-    case ArgType::kString: return "str";
-  }
-  return "?";
-}
-
 bool IsList(ArgType t) { return t == ArgType::kTensorList || t == ArgType::kIntList; }
 
 // The default as the canonical schema text plus its typed value.
@@ -50,7 +34,7 @@ nlohmann::json SchemaJson(const bp::core::Schema& s) {
   nlohmann::json args = nlohmann::json::array();
   for (const bp::core::Argument& a : s.arguments) {
     args.push_back({{"name", a.name},
-                    {"type", BaseName(a.type)},
+                    {"type", bp::core::TypeName(a.type)},
                     {"arg_type", static_cast<int>(a.type)},
                     {"is_list", IsList(a.type)},
                     {"list_size", a.list_size},
@@ -62,7 +46,7 @@ nlohmann::json SchemaJson(const bp::core::Schema& s) {
   }
   nlohmann::json rets = nlohmann::json::array();
   for (const bp::core::Return& r : s.returns) {
-    rets.push_back({{"type", BaseName(r.type)},
+    rets.push_back({{"type", bp::core::TypeName(r.type)},
                     {"arg_type", static_cast<int>(r.type)},
                     {"is_list", IsList(r.type)},
                     {"alias", r.alias_set},

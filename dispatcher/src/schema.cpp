@@ -381,20 +381,6 @@ class Parser {
   size_t pos_ = 0;
 };
 
-const char* TypeName(ArgType t) {
-  switch (t) {
-    case ArgType::kTensor: return "Tensor";
-    case ArgType::kTensorList: return "Tensor";
-    case ArgType::kInt: return "int";
-    case ArgType::kIntList: return "int";
-    case ArgType::kFloat: return "float";
-    case ArgType::kBool: return "bool";
-    case ArgType::kScalar: return "Scalar";
-    case ArgType::kScalarType: return "ScalarType";
-    case ArgType::kString: return "str";
-  }
-  return "?";
-}
 
 std::string TypeString(ArgType type, int32_t list_size, const std::string& alias, bool is_mutable,
                        bool optional) {
@@ -421,6 +407,21 @@ std::string FloatText(double d) {
 }
 
 }  // namespace
+
+const char* TypeName(ArgType t) {
+  switch (t) {
+    case ArgType::kTensor: return "Tensor";
+    case ArgType::kTensorList: return "Tensor";
+    case ArgType::kInt: return "int";
+    case ArgType::kIntList: return "int";
+    case ArgType::kFloat: return "float";
+    case ArgType::kBool: return "bool";
+    case ArgType::kScalar: return "Scalar";
+    case ArgType::kScalarType: return "ScalarType";
+    case ArgType::kString: return "str";
+  }
+  return "?";
+}
 
 std::string DefaultText(const DefaultValue& v) {
   switch (v.kind) {

@@ -68,6 +68,9 @@ struct Schema {
   std::string to_string() const;
 };
 
+// The base type word as a schema spells it ("Tensor" for Tensor and Tensor[]).
+const char* TypeName(ArgType t);
+
 // A default as the canonical schema text writes it: "None", "1", "1e-05",
 // "True", "'none'", "[1, 1]".
 std::string DefaultText(const DefaultValue& v);
