@@ -1,12 +1,14 @@
 #!/usr/bin/env bash
 # CI: the installed SDK, used the way a vendor uses it (docs/plugin-guide.md,
 # "Building against the installed SDK", shows these same commands).
-# Needs build/default built (the README's test command does that).
+# Needs build/default built (the README's test command does that). Every
+# command the guide shows appears here verbatim.
 #   1. cmake --install into a temporary prefix outside the linker path;
 #   2. (a) a copy of samples/vendor_plugin/ built outside the tree with only
 #      CMAKE_PREFIX_PATH, (b) a one-file C plugin built with pkg-config alone;
 #   3. the *installed* bp-info and bp-conformance on each, with no
-#      LD_LIBRARY_PATH (RUNPATH must do the work);
+#      LD_LIBRARY_PATH (RUNPATH must do the work; set -e fails the step if
+#      conformance or the entry-symbol check fails);
 #   4. the Debian packages (cpack -G DEB): each file list holds what it should
 #      and nothing of another package; the runtime and cpu plugin packages,
 #      extracted alone, run bp-info and list the cpu plugin.
@@ -20,33 +22,38 @@ trap 'rm -rf "$work"' EXIT
 start=$(date +%s)
 step() { echo "--- [$(( $(date +%s) - start ))s] $*"; }
 fail() { echo "install_test: FAIL: $*" >&2; exit 1; }
-# What an installed tool sees on a vendor's machine: no library path, no plugin overrides.
-clean_env() { env -u LD_LIBRARY_PATH -u BACKPLANE_PLUGINS -u BACKPLANE_PLUGIN_PATH "$@"; }
+# What an installed tool sees on a vendor's machine: no plugin overrides
+# (and each tool runs under env -u LD_LIBRARY_PATH).
+unset BACKPLANE_PLUGINS BACKPLANE_PLUGIN_PATH
 
 [ -x "$build/bin/bp-info" ] || fail "build/default is not built (run bash .ci/test.sh first)"
 
 step "install into a temporary prefix"
 prefix=$work/prefix
-cmake --install "$build" --prefix "$prefix" >/dev/null
+cmake --install build/default --prefix "$prefix"
 
 step "(a) samples/vendor_plugin/ outside the tree, only CMAKE_PREFIX_PATH"
 cp -r samples/vendor_plugin "$work/vendor_plugin"
 cd "$work/vendor_plugin"
 cmake -S . -B build -DCMAKE_PREFIX_PATH="$prefix"
 cmake --build build
+env -u LD_LIBRARY_PATH "$prefix/bin/bp-info" --no-discover --plugin build/libbackplane_vendor_sim.so
+env -u LD_LIBRARY_PATH "$prefix/bin/bp-conformance" --backend build/libbackplane_vendor_sim.so --quick --no-onnx --no-progress --failures-only
 vendor_so=$work/vendor_plugin/build/libbackplane_vendor_sim.so
-[ -f "$vendor_so" ] || fail "the vendor sample did not produce $vendor_so"
 # No build type given: backplane_add_plugin() must have compiled with the Release flags.
-grep -rqs --include=build.ninja --include=flags.make -- "-O3 -DNDEBUG" build || fail "the vendor sample was not compiled optimized (no -O3 -DNDEBUG)"
+grep -rqs --include=build.ninja --include=flags.make -- "-O3 -DNDEBUG" build \
+  || fail "the vendor sample was not compiled optimized (no -O3 -DNDEBUG)"
+cd "$src"
 
 step "(b) a one-file C plugin with pkg-config alone"
-mkdir -p "$work/onefile"
+mkdir "$work/onefile"
+cp tests/install/one_file_plugin.c "$work/onefile/"
 cd "$work/onefile"
-export PKG_CONFIG_PATH=$prefix/lib/pkgconfig
-cc -std=c99 -O2 -Wall -Wextra -Werror -pedantic -shared -fPIC -fvisibility=hidden \
-   -o libbackplane_onefile.so "$src/tests/install/one_file_plugin.c" \
-   $(pkg-config --cflags --libs backplane-plugin)
+export PKG_CONFIG_PATH="$prefix/lib/pkgconfig"
+cc -std=c99 -O2 -Wall -Wextra -Werror -pedantic -shared -fPIC -fvisibility=hidden -o libbackplane_onefile.so one_file_plugin.c $(pkg-config --cflags --libs backplane-plugin)
 cmake -DPLUGIN=libbackplane_onefile.so -P "$prefix/lib/cmake/Backplane/BackplaneCheckPlugin.cmake"
+env -u LD_LIBRARY_PATH "$prefix/bin/bp-info" --no-discover --plugin ./libbackplane_onefile.so
+env -u LD_LIBRARY_PATH "$prefix/bin/bp-conformance" --backend ./libbackplane_onefile.so --quick --no-onnx --no-progress --failures-only
 onefile_so=$work/onefile/libbackplane_onefile.so
 # A plugin never links libbackplane.
 if readelf -d "$onefile_so" | grep -q 'NEEDED.*libbackplane'; then fail "the one-file plugin links libbackplane"; fi
@@ -56,16 +63,11 @@ cc -std=c99 -Wall -Wextra -Werror -pedantic -o host host.c $(pkg-config --cflags
 unset PKG_CONFIG_PATH
 cd "$src"
 
-step "(c) the installed bp-info and bp-conformance on each plugin, no LD_LIBRARY_PATH"
-for so in "$vendor_so" "$onefile_so"; do
-  # the entry-symbol check that backplane_add_plugin() runs after each link, run again on the file
-  cmake -DPLUGIN="$so" -P "$prefix/lib/cmake/Backplane/BackplaneCheckPlugin.cmake"
-  clean_env "$prefix/bin/bp-info" --no-discover --plugin "$so"
-  clean_env "$prefix/bin/bp-conformance" --backend "$so" --quick --no-onnx --no-progress --failures-only \
-    || fail "bp-conformance failed on $so"
-done
+step "(c) the entry-symbol check on the CMake-built plugin; bp-info on a file that is not a plugin"
+# backplane_add_plugin() ran it after the link; run it again on the file itself.
+cmake -DPLUGIN="$vendor_so" -P "$prefix/lib/cmake/Backplane/BackplaneCheckPlugin.cmake"
 # A file that is not a plugin: bp-info must say so and fail.
-if clean_env "$prefix/bin/bp-info" --no-discover --plugin "$prefix/share/backplane/ops.yaml" 2>"$work/err"; then
+if env -u LD_LIBRARY_PATH "$prefix/bin/bp-info" --no-discover --plugin "$prefix/share/backplane/ops.yaml" 2>"$work/err"; then
   fail "bp-info --plugin <not a plugin> exited 0"
 fi
 grep -q "cannot load plugin" "$work/err" || fail "bp-info gave no loader message: $(cat "$work/err")"
@@ -115,7 +117,7 @@ root=$work/root
 mkdir -p "$root"
 dpkg-deb -x "$debs"/backplane_*.deb "$root"
 dpkg-deb -x "$debs"/backplane-plugin-cpu_*.deb "$root"
-clean_env "$root/usr/bin/bp-info" > "$work/bp-info.txt" || { cat "$work/bp-info.txt"; fail "the extracted bp-info did not run"; }
+env -u LD_LIBRARY_PATH "$root/usr/bin/bp-info" > "$work/bp-info.txt" || { cat "$work/bp-info.txt"; fail "the extracted bp-info did not run"; }
 cat "$work/bp-info.txt"
 grep -Eq "^  cpu .*$root/.*libbackplane_cpu\.so" "$work/bp-info.txt" \
   || fail "the extracted bp-info did not list the extracted cpu plugin"
