@@ -50,3 +50,9 @@ endforeach()
 file(GLOB _bp_docs ${PROJECT_SOURCE_DIR}/docs/*.md)
 install(FILES ${_bp_docs} DESTINATION ${CMAKE_INSTALL_DOCDIR} COMPONENT dev)
 install(FILES dispatcher/ops.yaml DESTINATION ${CMAKE_INSTALL_DATADIR}/backplane COMPONENT dev)
+
+# Generated ABI headers (the plugin kit's backplane/op_args.h), when the tree
+# generates them into a directory of their own.
+if(BP_GEN_ABI_INCLUDE_DIR)
+  install(DIRECTORY ${BP_GEN_ABI_INCLUDE_DIR}/ DESTINATION ${CMAKE_INSTALL_INCLUDEDIR} COMPONENT dev)
+endif()
