@@ -50,6 +50,7 @@ mkdir "$work/onefile"
 cp tests/install/one_file_plugin.c "$work/onefile/"
 cd "$work/onefile"
 export PKG_CONFIG_PATH="$prefix/lib/pkgconfig"
+# shellcheck disable=SC2046  # pkg-config's flags are meant to split into words
 cc -std=c99 -O2 -Wall -Wextra -Werror -pedantic -shared -fPIC -fvisibility=hidden -o libbackplane_onefile.so one_file_plugin.c $(pkg-config --cflags --libs backplane-plugin)
 cmake -DPLUGIN=libbackplane_onefile.so -P "$prefix/lib/cmake/Backplane/BackplaneCheckPlugin.cmake"
 env -u LD_LIBRARY_PATH "$prefix/bin/bp-info" --no-discover --plugin ./libbackplane_onefile.so
@@ -59,6 +60,7 @@ onefile_so=$work/onefile/libbackplane_onefile.so
 if readelf -d "$onefile_so" | grep -q 'NEEDED.*libbackplane'; then fail "the one-file plugin links libbackplane"; fi
 # backplane.pc serves host applications: the C API compiles and links with it.
 printf '#include <backplane/backplane.h>\nint main(void) { return bp_abi_version() == 0; }\n' > host.c
+# shellcheck disable=SC2046
 cc -std=c99 -Wall -Wextra -Werror -pedantic -o host host.c $(pkg-config --cflags --libs backplane)
 unset PKG_CONFIG_PATH
 cd "$src"
@@ -80,9 +82,9 @@ lib='usr/lib(/[a-z0-9_]+-linux-gnu)?'
 # matches ALLOWED_REGEX (nothing of another package) and each REQUIRED_PATH is in it.
 check_deb() {
   local pkg=$1 allowed=$2; shift 2
-  local deb
-  deb=$(ls "$debs/${pkg}_"*.deb 2>/dev/null | head -n 1)
-  [ -n "$deb" ] || fail "no package $pkg was built"
+  local found=("$debs/${pkg}_"*.deb)
+  local deb=${found[0]}
+  [ -f "$deb" ] || fail "no package $pkg was built"
   dpkg-deb -c "$deb" | awk '{print $6}' | sed 's|^\./||' | grep -v '/$' > "$work/$pkg.files"
   local stray
   stray=$(grep -Ev "^($allowed)\$" "$work/$pkg.files" || true)
