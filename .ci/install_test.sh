@@ -65,9 +65,23 @@ cc -std=c99 -Wall -Wextra -Werror -pedantic -o host host.c $(pkg-config --cflags
 unset PKG_CONFIG_PATH
 cd "$src"
 
-step "(c) the entry-symbol check on the CMake-built plugin; bp-info on a file that is not a plugin"
+step "(c) the entry-symbol check; find_package of another major; bp-info on a file that is not a plugin"
 # backplane_add_plugin() ran it after the link; run it again on the file itself.
 cmake -DPLUGIN="$vendor_so" -P "$prefix/lib/cmake/Backplane/BackplaneCheckPlugin.cmake"
+# ... and it does catch a library exporting more (libbackplane exports the whole C API).
+if cmake -DPLUGIN="$prefix/lib/libbackplane.so" -P "$prefix/lib/cmake/Backplane/BackplaneCheckPlugin.cmake" \
+     >/dev/null 2>&1; then
+  fail "BackplaneCheckPlugin.cmake accepted libbackplane.so, which exports more than bp_plugin_entry"
+fi
+# An SDK of another ABI major is refused by find_package itself, with CMake's version message.
+mkdir "$work/major2"
+printf 'cmake_minimum_required(VERSION 3.25)\nproject(major2 LANGUAGES C)\nfind_package(Backplane 2 REQUIRED)\n' \
+  > "$work/major2/CMakeLists.txt"
+if cmake -S "$work/major2" -B "$work/major2/build" -DCMAKE_PREFIX_PATH="$prefix" >"$work/major2.log" 2>&1; then
+  fail "find_package(Backplane 2) accepted an SDK of ABI major 1"
+fi
+grep -q 'compatible with requested version "2"' "$work/major2.log" \
+  || fail "find_package(Backplane 2) failed without CMake's version message: $(cat "$work/major2.log")"
 # A file that is not a plugin: bp-info must say so and fail.
 if env -u LD_LIBRARY_PATH "$prefix/bin/bp-info" --no-discover --plugin "$prefix/share/backplane/ops.yaml" 2>"$work/err"; then
   fail "bp-info --plugin <not a plugin> exited 0"
