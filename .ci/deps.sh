@@ -11,6 +11,7 @@ packages=(
   libonnx-dev libonnx-testdata libprotobuf-dev protobuf-compiler
   libxml2-dev libxml2-utils
   abigail-tools
+  dpkg-dev file
 )
 missing=()
 for p in "${packages[@]}"; do

@@ -38,7 +38,7 @@ int main(int argc, char** argv) {
   bool no_discover = false;
   std::vector<std::string> plugins;
   app.add_flag("--ops", show_ops, "print the operator x backend table (native / core / fallback / none)");
-  app.add_option("--plugin", plugins, "load this plugin file (repeatable)");
+  app.add_option("--plugin", plugins, "load this plugin file (repeatable); exit 1 if it does not load");
   app.add_flag("--no-discover", no_discover, "do not run plugin discovery");
   CLI11_PARSE(app, argc, argv);
 
@@ -51,8 +51,14 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "bp-info: %s\n", bp_last_error_message());
     return 1;
   }
+  // A plugin named on the command line must load: a vendor checking a fresh
+  // build wants a failing exit status and the loader's reason, not a listing.
   for (const std::string& p : plugins) {
-    if (bp_plugin_load(ctx, p.c_str(), nullptr) != BP_STATUS_OK) g_log.push_back(bp_last_error_message());
+    if (bp_plugin_load(ctx, p.c_str(), nullptr) != BP_STATUS_OK) {
+      std::fprintf(stderr, "bp-info: cannot load plugin %s: %s\n", p.c_str(), bp_last_error_message());
+      bp_context_destroy(ctx);
+      return 1;
+    }
   }
   if (!no_discover) bp_plugin_discover(ctx, nullptr);
 

@@ -63,8 +63,10 @@ typedef struct bp_kernel_arg_t {
 
 /* What a kernel receives. Built by the dispatcher after the operator's meta
  * function ran: arguments are validated, broadcast and promoted as the
- * operator's entry in dispatcher/ops.yaml documents ("kernel:" field), and the
- * outputs are allocated. A kernel only computes; it never re-validates.
+ * "Kernel contract by meta family" comment at the top of dispatcher/ops.yaml
+ * (installed as <prefix>/share/backplane/ops.yaml) describes for the
+ * operator's `meta:` family, and the outputs are allocated. A kernel only
+ * computes; it never re-validates.
  *
  * DLTensor conventions for every tensor a kernel sees:
  *   - data is the storage base as the backend's allocate() returned it
@@ -245,7 +247,12 @@ typedef struct bp_backend_t {
 
   /* Raw device memory. allocate(nbytes == 0) may return NULL with OK.
    * OUT_OF_MEMORY when the device is full. NULL slots: host memory is used
-   * (valid only for kDLCPU backends). */
+   * (only the backend named "cpu" may leave them NULL). Every other backend
+   * must fill allocate, deallocate, copy_host_to_device and
+   * copy_device_to_host, even when device_count is 0 (no driver, no device,
+   * a compute-only plugin): the loader refuses it otherwise ("must provide
+   * allocate, deallocate and copies"). With zero devices they are never
+   * called; each may just return an error through set_error. */
   bp_status_t (*allocate)(void* backend_data, int32_t device, size_t nbytes,
                           void** out_ptr);
   bp_status_t (*deallocate)(void* backend_data, int32_t device, void* ptr);

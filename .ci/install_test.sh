@@ -1,0 +1,145 @@
+#!/usr/bin/env bash
+# CI: the installed SDK, used the way a vendor uses it (docs/plugin-guide.md,
+# "Building against the installed SDK", shows these same commands).
+# Needs build/default built (the README's test command does that). Every
+# command the guide shows appears here verbatim.
+#   1. cmake --install into a temporary prefix outside the linker path;
+#   2. (a) a copy of samples/vendor_plugin/ built outside the tree with only
+#      CMAKE_PREFIX_PATH, (b) a one-file C plugin built with pkg-config alone;
+#   3. the *installed* bp-info and bp-conformance on each, with no
+#      LD_LIBRARY_PATH (RUNPATH must do the work; set -e fails the step if
+#      conformance or the entry-symbol check fails);
+#   4. the Debian packages (cpack -G DEB): each file list holds what it should
+#      and nothing of another package; the runtime and cpu plugin packages,
+#      extracted alone, run bp-info and list the cpu plugin.
+# Fails on the first problem, naming it.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+src=$PWD
+build=$src/build/default
+work=$(mktemp -d "${TMPDIR:-/tmp}/bp-install-test.XXXXXX")
+trap 'rm -rf "$work"' EXIT
+start=$(date +%s)
+step() { echo "--- [$(( $(date +%s) - start ))s] $*"; }
+fail() { echo "install_test: FAIL: $*" >&2; exit 1; }
+# What an installed tool sees on a vendor's machine: no plugin overrides
+# (and each tool runs under env -u LD_LIBRARY_PATH).
+unset BACKPLANE_PLUGINS BACKPLANE_PLUGIN_PATH
+
+[ -x "$build/bin/bp-info" ] || fail "build/default is not built (run bash .ci/test.sh first)"
+
+step "install into a temporary prefix"
+prefix=$work/prefix
+cmake --install build/default --prefix "$prefix"
+
+step "(a) samples/vendor_plugin/ outside the tree, only CMAKE_PREFIX_PATH"
+cp -r samples/vendor_plugin "$work/vendor_plugin"
+cd "$work/vendor_plugin"
+cmake -S . -B build -DCMAKE_PREFIX_PATH="$prefix"
+cmake --build build
+env -u LD_LIBRARY_PATH "$prefix/bin/bp-info" --no-discover --plugin build/libbackplane_vendor_sim.so
+env -u LD_LIBRARY_PATH "$prefix/bin/bp-conformance" --backend build/libbackplane_vendor_sim.so --quick --no-onnx --no-progress --failures-only
+vendor_so=$work/vendor_plugin/build/libbackplane_vendor_sim.so
+# No build type given: backplane_add_plugin() must have compiled with the Release flags.
+grep -rqs --include=build.ninja --include=flags.make -- "-O3 -DNDEBUG" build \
+  || fail "the vendor sample was not compiled optimized (no -O3 -DNDEBUG)"
+cd "$src"
+
+step "(b) a one-file C plugin with pkg-config alone"
+mkdir "$work/onefile"
+cp tests/install/one_file_plugin.c "$work/onefile/"
+cd "$work/onefile"
+export PKG_CONFIG_PATH="$prefix/lib/pkgconfig"
+# shellcheck disable=SC2046  # pkg-config's flags are meant to split into words
+cc -std=c99 -O2 -Wall -Wextra -Werror -pedantic -shared -fPIC -fvisibility=hidden -o libbackplane_onefile.so one_file_plugin.c $(pkg-config --cflags --libs backplane-plugin)
+cmake -DPLUGIN=libbackplane_onefile.so -P "$prefix/lib/cmake/Backplane/BackplaneCheckPlugin.cmake"
+env -u LD_LIBRARY_PATH "$prefix/bin/bp-info" --no-discover --plugin ./libbackplane_onefile.so
+env -u LD_LIBRARY_PATH "$prefix/bin/bp-conformance" --backend ./libbackplane_onefile.so --quick --no-onnx --no-progress --failures-only
+onefile_so=$work/onefile/libbackplane_onefile.so
+# A plugin never links libbackplane.
+if readelf -d "$onefile_so" | grep -q 'NEEDED.*libbackplane'; then fail "the one-file plugin links libbackplane"; fi
+# backplane.pc serves host applications: the C API compiles and links with it.
+printf '#include <backplane/backplane.h>\nint main(void) { return bp_abi_version() == 0; }\n' > host.c
+# shellcheck disable=SC2046
+cc -std=c99 -Wall -Wextra -Werror -pedantic -o host host.c $(pkg-config --cflags --libs backplane)
+unset PKG_CONFIG_PATH
+cd "$src"
+
+step "(c) the entry-symbol check; find_package of another major; bp-info on a file that is not a plugin"
+# backplane_add_plugin() ran it after the link; run it again on the file itself.
+cmake -DPLUGIN="$vendor_so" -P "$prefix/lib/cmake/Backplane/BackplaneCheckPlugin.cmake"
+# ... and it does catch a library exporting more (libbackplane exports the whole C API).
+if cmake -DPLUGIN="$prefix/lib/libbackplane.so" -P "$prefix/lib/cmake/Backplane/BackplaneCheckPlugin.cmake" \
+     >/dev/null 2>&1; then
+  fail "BackplaneCheckPlugin.cmake accepted libbackplane.so, which exports more than bp_plugin_entry"
+fi
+# An SDK of another ABI major is refused by find_package itself, with CMake's version message.
+mkdir "$work/major2"
+printf 'cmake_minimum_required(VERSION 3.25)\nproject(major2 LANGUAGES C)\nfind_package(Backplane 2 REQUIRED)\n' \
+  > "$work/major2/CMakeLists.txt"
+if cmake -S "$work/major2" -B "$work/major2/build" -DCMAKE_PREFIX_PATH="$prefix" >"$work/major2.log" 2>&1; then
+  fail "find_package(Backplane 2) accepted an SDK of ABI major 1"
+fi
+grep -q 'compatible with requested version "2"' "$work/major2.log" \
+  || fail "find_package(Backplane 2) failed without CMake's version message: $(cat "$work/major2.log")"
+# A file that is not a plugin: bp-info must say so and fail.
+if env -u LD_LIBRARY_PATH "$prefix/bin/bp-info" --no-discover --plugin "$prefix/share/backplane/ops.yaml" 2>"$work/err"; then
+  fail "bp-info --plugin <not a plugin> exited 0"
+fi
+grep -q "cannot load plugin" "$work/err" || fail "bp-info gave no loader message: $(cat "$work/err")"
+
+step "Debian packages (cpack -G DEB)"
+debs=$work/debs
+(cd "$build" && cpack -G DEB -B "$debs" >/dev/null)
+lib='usr/lib(/[a-z0-9_]+-linux-gnu)?'
+# check_deb PACKAGE ALLOWED_REGEX REQUIRED_PATH...: every file of the package
+# matches ALLOWED_REGEX (nothing of another package) and each REQUIRED_PATH is in it.
+check_deb() {
+  local pkg=$1 allowed=$2; shift 2
+  local found=("$debs/${pkg}_"*.deb)
+  local deb=${found[0]}
+  [ -f "$deb" ] || fail "no package $pkg was built"
+  dpkg-deb -c "$deb" | awk '{print $6}' | sed 's|^\./||' | grep -v '/$' > "$work/$pkg.files"
+  local stray
+  stray=$(grep -Ev "^($allowed)\$" "$work/$pkg.files" || true)
+  [ -z "$stray" ] || fail "$pkg holds files of another package: $stray"
+  for want in "$@"; do
+    grep -Eq "^$want\$" "$work/$pkg.files" || fail "$pkg lacks $want"
+  done
+  echo "$pkg: $(wc -l < "$work/$pkg.files") files; Depends: $(dpkg-deb -f "$deb" Depends)"
+}
+check_deb backplane "usr/bin/bp-(info|conformance)|$lib/libbackplane\.so\.[0-9.]+|usr/share/backplane/conformance/.*" \
+  usr/bin/bp-info usr/bin/bp-conformance "$lib/libbackplane\.so\.1"
+check_deb backplane-dev \
+  "usr/include/backplane/.*|$lib/libbackplane\.so|$lib/cmake/Backplane/.*|$lib/pkgconfig/backplane(-plugin)?\.pc|usr/share/backplane/ops\.yaml|usr/share/doc/Backplane/.*\.md" \
+  usr/include/backplane/backend.h usr/include/backplane/backplane.h usr/include/backplane/ops.hpp \
+  "$lib/cmake/Backplane/BackplaneConfig.cmake" "$lib/cmake/Backplane/BackplaneConfigVersion.cmake" \
+  "$lib/cmake/Backplane/plugin.map" "$lib/pkgconfig/backplane\.pc" "$lib/pkgconfig/backplane-plugin\.pc" \
+  usr/share/backplane/ops.yaml usr/share/doc/Backplane/plugin-guide.md
+# One package per plugin the build made, holding that plugin alone.
+for so in "$build"/lib/backplane/plugins/libbackplane_*.so; do
+  name=$(basename "$so" .so); name=${name#libbackplane_}
+  check_deb "backplane-plugin-${name//_/-}" "$lib/backplane/plugins/libbackplane_$name\.so" \
+    "$lib/backplane/plugins/libbackplane_$name\.so"
+done
+# Only the OpenCL plugin's package pulls an OpenCL loader.
+for deb in "$debs"/*.deb; do
+  case $(basename "$deb") in backplane-plugin-opencl_*) continue ;; esac
+  if dpkg-deb -f "$deb" Depends | grep -qi opencl; then fail "$(basename "$deb") depends on OpenCL"; fi
+done
+
+# The README's install command resolves (simulated: -s changes nothing on this machine).
+(cd "$debs" && apt-get install -s ./backplane_*.deb ./backplane-dev_*.deb ./backplane-plugin-cpu_*.deb) \
+  > "$work/apt.log" 2>&1 || { cat "$work/apt.log"; fail "apt-get cannot install the packages"; }
+
+step "the runtime and cpu plugin packages, extracted alone, run bp-info"
+root=$work/root
+mkdir -p "$root"
+dpkg-deb -x "$debs"/backplane_*.deb "$root"
+dpkg-deb -x "$debs"/backplane-plugin-cpu_*.deb "$root"
+env -u LD_LIBRARY_PATH "$root/usr/bin/bp-info" > "$work/bp-info.txt" || { cat "$work/bp-info.txt"; fail "the extracted bp-info did not run"; }
+cat "$work/bp-info.txt"
+grep -Eq "^  cpu .*$root/.*libbackplane_cpu\.so" "$work/bp-info.txt" \
+  || fail "the extracted bp-info did not list the extracted cpu plugin"
+
+step "install test passed"

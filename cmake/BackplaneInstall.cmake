@@ -1,0 +1,58 @@
+# The install tree beyond the targets' own install() rules: the CMake package
+# (find_package(Backplane)), pkg-config files, the docs and ops.yaml. Every
+# path is relative to the prefix, so `cmake --install --prefix ANY` works.
+# Install components: runtime (libbackplane, tools), dev (everything here and
+# the headers), plugin_<name> (one per plugin); see BackplanePackaging.cmake.
+include(CMakePackageConfigHelpers)
+
+# --- find_package(Backplane): the package version is the ABI version ---
+# types.h is the one place the ABI version is written.
+file(STRINGS ${PROJECT_SOURCE_DIR}/abi/include/backplane/types.h _bp_abi_lines
+     REGEX "^#define BP_ABI_VERSION_(MAJOR|MINOR) [0-9]+")
+string(REGEX REPLACE ".*BP_ABI_VERSION_MAJOR ([0-9]+).*" "\\1" BACKPLANE_ABI_MAJOR "${_bp_abi_lines}")
+string(REGEX REPLACE ".*BP_ABI_VERSION_MINOR ([0-9]+).*" "\\1" BACKPLANE_ABI_MINOR "${_bp_abi_lines}")
+set(BACKPLANE_CMAKE_INSTALL_DIR ${CMAKE_INSTALL_LIBDIR}/cmake/Backplane)
+set(BACKPLANE_OPS_YAML_INSTALL ${CMAKE_INSTALL_DATADIR}/backplane/ops.yaml)
+configure_package_config_file(cmake/BackplaneConfig.cmake.in
+  ${CMAKE_BINARY_DIR}/BackplaneConfig.cmake
+  INSTALL_DESTINATION ${BACKPLANE_CMAKE_INSTALL_DIR}
+  PATH_VARS BACKPLANE_PLUGIN_INSTALL_DIR BACKPLANE_OPS_YAML_INSTALL)
+# SameMajorVersion: what the ABI promises (a minor only adds; a major breaks).
+write_basic_package_version_file(${CMAKE_BINARY_DIR}/BackplaneConfigVersion.cmake
+  VERSION ${BACKPLANE_ABI_MAJOR}.${BACKPLANE_ABI_MINOR}
+  COMPATIBILITY SameMajorVersion)
+install(EXPORT BackplaneTargets NAMESPACE Backplane:: DESTINATION ${BACKPLANE_CMAKE_INSTALL_DIR}
+        COMPONENT dev)
+install(FILES ${CMAKE_BINARY_DIR}/BackplaneConfig.cmake ${CMAKE_BINARY_DIR}/BackplaneConfigVersion.cmake
+              cmake/plugin.map cmake/BackplaneCheckPlugin.cmake
+        DESTINATION ${BACKPLANE_CMAKE_INSTALL_DIR} COMPONENT dev)
+
+# --- pkg-config: backplane (host applications) and backplane-plugin (plugins) ---
+# Relocatable: prefix is found from the .pc file's own directory.
+file(RELATIVE_PATH BACKPLANE_PC_TO_PREFIX /prefix/${CMAKE_INSTALL_LIBDIR}/pkgconfig /prefix)
+string(REGEX REPLACE "/$" "" BACKPLANE_PC_TO_PREFIX "${BACKPLANE_PC_TO_PREFIX}")
+# dlpack has no .pc file (Debian's libdlpack-dev ships only a CMake package):
+# its include directory goes into Cflags unless it is the compiler's own.
+get_target_property(_bp_dlpack_inc dlpack::dlpack INTERFACE_INCLUDE_DIRECTORIES)
+set(BACKPLANE_PC_DLPACK_CFLAGS "")
+foreach(_dir IN LISTS _bp_dlpack_inc)
+  if(_dir AND NOT _dir IN_LIST CMAKE_C_IMPLICIT_INCLUDE_DIRECTORIES)
+    string(APPEND BACKPLANE_PC_DLPACK_CFLAGS " -I${_dir}")
+  endif()
+endforeach()
+foreach(_pc IN ITEMS backplane backplane-plugin)
+  configure_file(cmake/${_pc}.pc.in ${CMAKE_BINARY_DIR}/pkgconfig/${_pc}.pc @ONLY)
+  install(FILES ${CMAKE_BINARY_DIR}/pkgconfig/${_pc}.pc DESTINATION ${CMAKE_INSTALL_LIBDIR}/pkgconfig
+          COMPONENT dev)
+endforeach()
+
+# --- what a vendor reads: the docs and the operator list with its kernel contract ---
+file(GLOB _bp_docs ${PROJECT_SOURCE_DIR}/docs/*.md)
+install(FILES ${_bp_docs} DESTINATION ${CMAKE_INSTALL_DOCDIR} COMPONENT dev)
+install(FILES dispatcher/ops.yaml DESTINATION ${CMAKE_INSTALL_DATADIR}/backplane COMPONENT dev)
+
+# Generated ABI headers (the plugin kit's backplane/op_args.h), when the tree
+# generates them into a directory of their own.
+if(BP_GEN_ABI_INCLUDE_DIR)
+  install(DIRECTORY ${BP_GEN_ABI_INCLUDE_DIR}/ DESTINATION ${CMAKE_INSTALL_INCLUDEDIR} COMPONENT dev)
+endif()

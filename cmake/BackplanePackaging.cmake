@@ -1,0 +1,42 @@
+# Debian packages with CPack: `cd build/default && cpack -G DEB`.
+#   backplane                 libbackplane.so.1, bp-info, bp-conformance and its expectation files
+#   backplane-dev             headers, CMake package, pkg-config files, docs, ops.yaml
+#   backplane-plugin-<name>   one per plugin built (cpu, opencl, cuda, hip, vendor-sim), so a
+#                             machine without OpenCL does not pull PoCL's loader, and so on
+# One package per install component (runtime, dev, plugin_<name>). Depends are
+# computed by dpkg-shlibdeps from the ELF files, plus backplane (= version) for
+# -dev and every plugin, and libdlpack-dev for -dev (the headers include it).
+set(CPACK_PACKAGE_NAME backplane)
+set(CPACK_PACKAGE_VERSION ${PROJECT_VERSION})
+set(CPACK_PACKAGE_VENDOR "Backplane")
+set(CPACK_PACKAGE_CONTACT "Backplane maintainers <backplane@localhost>")
+set(CPACK_PACKAGE_DESCRIPTION_SUMMARY "Backplane: a tensor runtime whose devices are plugins behind a stable C ABI")
+set(CPACK_PACKAGING_INSTALL_PREFIX /usr)
+set(CPACK_DEB_COMPONENT_INSTALL ON)
+set(CPACK_DEBIAN_FILE_NAME DEB-DEFAULT)
+set(CPACK_DEBIAN_PACKAGE_SHLIBDEPS ON)
+set(CPACK_DEBIAN_ENABLE_COMPONENT_DEPENDS ON)
+set(CPACK_DEBIAN_PACKAGE_SECTION libs)
+
+get_cmake_property(_bp_components COMPONENTS)
+set(CPACK_COMPONENTS_ALL runtime dev)
+set(CPACK_DEBIAN_RUNTIME_PACKAGE_NAME backplane)
+set(CPACK_COMPONENT_RUNTIME_DESCRIPTION "Backplane runtime: libbackplane and the bp-info and bp-conformance tools")
+set(CPACK_DEBIAN_DEV_PACKAGE_NAME backplane-dev)
+set(CPACK_DEBIAN_DEV_PACKAGE_SECTION libdevel)
+set(CPACK_DEBIAN_DEV_PACKAGE_DEPENDS libdlpack-dev)
+set(CPACK_COMPONENT_DEV_DEPENDS runtime)
+set(CPACK_COMPONENT_DEV_DESCRIPTION
+    "Backplane SDK: C ABI and C++ headers, CMake package, pkg-config files, docs, ops.yaml")
+foreach(_comp IN LISTS _bp_components)
+  if(_comp MATCHES "^plugin_(.+)$")
+    set(_name ${CMAKE_MATCH_1})
+    string(TOUPPER ${_comp} _up)
+    string(REPLACE "_" "-" _deb_name "backplane-plugin-${_name}")
+    list(APPEND CPACK_COMPONENTS_ALL ${_comp})
+    set(CPACK_DEBIAN_${_up}_PACKAGE_NAME ${_deb_name})
+    set(CPACK_COMPONENT_${_up}_DEPENDS runtime)
+    set(CPACK_COMPONENT_${_up}_DESCRIPTION "Backplane backend plugin '${_name}'")
+  endif()
+endforeach()
+include(CPack)
