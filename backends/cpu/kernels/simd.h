@@ -1,0 +1,55 @@
+// Vectorized float32 building blocks of the CPU kernels, written with Google
+// Highway and compiled for several instruction sets (SSE4, AVX2, AVX-512 and
+// a portable baseline); the best one the processor has is picked at the
+// first call (HWY_DYNAMIC_DISPATCH), so the plugin still runs on any x86-64.
+//
+// Every function takes contiguous float32 rows; `y` may alias `x` exactly
+// (in place) but must not overlap it otherwise. They run on the calling
+// thread: the kernels split work across threads around them.
+//
+// Accuracy (the conformance suite checks each against a double reference):
+// - ExpF32: Highway's Exp, at most 1 ULP in its valid range; inputs above
+//   ln(FLT_MAX) give +inf, -inf and inputs below -104 give 0, NaN stays NaN.
+// - GeluTanhF32: Highway's Tanh (at most 4 ULP) in the tanh formula.
+// - GeluErfF32: erf by the rational approximation 7.1.26 of Abramowitz and
+//   Stegun (absolute error at most 1.5e-7, plus float32 rounding), so
+//   |gelu error| <= 0.5 * |x| * 2e-7 + a few ULP of the result.
+// - SumF32: pairwise sums of blocks; within a block each lane adds at most
+//   kSumBlock / (4 * lanes) terms in sequence, so the error is at most about
+//   (kSumBlock / (4 * lanes) + log2(n)) * 2^-24 * sum(|x|).
+// - SoftmaxRowF32 / LayerNormRowF32: the same sums; layer_norm is two-pass
+//   (mean, then the mean of squared deviations), so no cancellation.
+#pragma once
+
+#include <cstdint>
+
+namespace bp_cpu {
+namespace simd {
+
+// Elements summed by one block of SumF32 before pairwise combination.
+constexpr int64_t kSumBlock = 2048;
+
+void ExpF32(const float* x, float* y, int64_t n);
+// max(x, 0); NaN stays NaN, -0.0 gives +0.0 (as the scalar kernel).
+void ReluF32(const float* x, float* y, int64_t n);
+void GeluErfF32(const float* x, float* y, int64_t n);
+void GeluTanhF32(const float* x, float* y, int64_t n);
+// y = x * scale + shift.
+void ScaleShiftF32(const float* x, float* y, int64_t n, float scale, float shift);
+
+// Sum of x[0..n) (0 for n == 0).
+float SumF32(const float* x, int64_t n);
+
+// softmax (log_softmax when `log`) of one row of n > 0 elements, max
+// subtracted; a row of only -inf uses 0 as its max (torch's result).
+void SoftmaxRowF32(const float* x, float* y, int64_t n, bool log);
+
+// y = (x - mean) / sqrt(var + eps) * w + b over one row of n > 0 elements,
+// var biased; w or b may be null (1 and 0).
+void LayerNormRowF32(const float* x, float* y, int64_t n, const float* w, const float* b, double eps);
+
+// Name of the instruction set the dispatcher picked (for benchmarks).
+const char* TargetName();
+
+}  // namespace simd
+}  // namespace bp_cpu
