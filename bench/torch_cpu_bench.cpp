@@ -1,0 +1,396 @@
+// The CPU backend beside libtorch (Debian's libtorch-dev) and beside "the
+// limit": a plain two-thread vectorized loop with the op's memory traffic
+// (STREAM-like copy / scale / read / add), or dnnl_sgemm of the same shape for
+// GEMM-shaped ops. One process; each row runs its three contenders in
+// interleaved rounds and reports the median over rounds of the per-round
+// ratios Backplane / libtorch and Backplane / limit (< 1: Backplane faster);
+// a round times each contender over about 20 ms of calls and keeps its
+// fastest call.
+//
+//   bp_bench_torch [--rounds N] [--filter SUBSTRING]
+//
+// Threads: 2 everywhere (torch::set_num_threads(2); OpenMP, which the CPU
+// plugin and the limit loops use, is set to 2 as well). Targets are in
+// docs/benchmarks.md.
+#include <dnnl.h>
+#include <omp.h>
+#include <torch/torch.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <cstring>
+#include <fstream>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "bench_context.h"
+
+namespace {
+
+using bp_bench::Context;
+using bp_bench::Op;
+using bp_bench::TensorValue;
+using Clock = std::chrono::steady_clock;
+
+constexpr int kThreads = 2;
+
+// ---- Backplane calls ---------------------------------------------------------
+
+bp_value_t Int(int64_t i) {
+  bp_value_t v{};
+  v.kind = BP_VALUE_INT;
+  v.u.i = i;
+  return v;
+}
+bp_value_t Double(double d) {
+  bp_value_t v{};
+  v.kind = BP_VALUE_DOUBLE;
+  v.u.d = d;
+  return v;
+}
+bp_value_t Bool(bool b) {
+  bp_value_t v{};
+  v.kind = BP_VALUE_BOOL;
+  v.u.b = b ? 1 : 0;
+  return v;
+}
+bp_value_t None() { return bp_value_t{}; }
+bp_value_t Str(const char* s) {
+  bp_value_t v{};
+  v.kind = BP_VALUE_STRING;
+  v.u.str = s;
+  return v;
+}
+// The list must outlive the call.
+bp_value_t IntList(const std::vector<int64_t>& l) {
+  bp_value_t v{};
+  v.kind = BP_VALUE_INT_LIST;
+  v.u.int_list.data = l.data();
+  v.u.int_list.size = static_cast<int64_t>(l.size());
+  return v;
+}
+
+bp_tensor_t* Host(std::vector<int64_t> sizes) { return bp_bench::Filled(bp_device_t{0, 0}, std::move(sizes)); }
+
+// Calls op(args) and releases its result (or writes into an out= tensor,
+// whose result is none). Aborts on error: a benchmark of a failing call is
+// meaningless.
+void Call(bp_op_t* op, std::vector<bp_value_t> args, bool has_result = true) {
+  bp_tensor_t* result = nullptr;
+  if (bp_op_call(Context(), op, args.data(), static_cast<int32_t>(args.size()), has_result ? &result : nullptr,
+                 has_result ? 1 : 0) != BP_STATUS_OK) {
+    std::fprintf(stderr, "bp_op_call: %s\n", bp_last_error_message());
+    std::abort();
+  }
+  if (result != nullptr) bp_tensor_release(result);
+}
+
+// ---- the limit loops (two threads, vectorized, same traffic) ------------------
+
+struct Buffers {
+  std::vector<float> a, b, c;
+  explicit Buffers(int64_t n, int64_t out_n = -1)
+      : a(static_cast<size_t>(n), 1.0f), b(static_cast<size_t>(n), 2.0f),
+        c(static_cast<size_t>(out_n < 0 ? n : out_n), 0.0f) {}
+};
+
+// y = x (read n, write n): softmax, layer_norm, exp, gelu, relu, transpose.
+void CopyLimit(Buffers& m) {
+  const float* x = m.a.data();
+  float* y = m.c.data();
+  const int64_t n = static_cast<int64_t>(m.a.size());
+#pragma omp parallel for simd num_threads(kThreads) schedule(static)
+  for (int64_t i = 0; i < n; ++i) y[i] = x[i];
+}
+// y = x * s + t (read n, write n): batch_norm.
+void ScaleLimit(Buffers& m) {
+  const float* x = m.a.data();
+  float* y = m.c.data();
+  const int64_t n = static_cast<int64_t>(m.a.size());
+#pragma omp parallel for simd num_threads(kThreads) schedule(static)
+  for (int64_t i = 0; i < n; ++i) y[i] = x[i] * 1.5f + 0.25f;
+}
+// sum of x (read n): sum, mean.
+float ReadLimit(Buffers& m) {
+  const float* x = m.a.data();
+  const int64_t n = static_cast<int64_t>(m.a.size());
+  float s = 0;
+#pragma omp parallel for simd num_threads(kThreads) schedule(static) reduction(+ : s)
+  for (int64_t i = 0; i < n; ++i) s += x[i];
+  return s;
+}
+// c = a + b (read 2n, write n): add.
+void AddLimit(Buffers& m) {
+  const float* a = m.a.data();
+  const float* b = m.b.data();
+  float* c = m.c.data();
+  const int64_t n = static_cast<int64_t>(m.a.size());
+#pragma omp parallel for simd num_threads(kThreads) schedule(static)
+  for (int64_t i = 0; i < n; ++i) c[i] = a[i] + b[i];
+}
+// y[i] = max of x[4i..4i+3] (read n, write n/4): 2x2 pooling.
+void Reduce4Limit(Buffers& m) {
+  const float* x = m.a.data();
+  float* y = m.c.data();
+  const int64_t n = static_cast<int64_t>(m.c.size());
+#pragma omp parallel for simd num_threads(kThreads) schedule(static)
+  for (int64_t i = 0; i < n; ++i) y[i] = std::max(std::max(x[4 * i], x[4 * i + 1]), std::max(x[4 * i + 2], x[4 * i + 3]));
+}
+
+// dnnl_sgemm of M x K times K x N (row-major).
+struct Gemm {
+  int64_t M, N, K;
+  std::vector<float> a, b, c;
+  Gemm(int64_t m, int64_t n, int64_t k)
+      : M(m), N(n), K(k), a(static_cast<size_t>(m * k), 0.5f), b(static_cast<size_t>(k * n), 0.25f),
+        c(static_cast<size_t>(m * n)) {}
+  void Run() { dnnl_sgemm('N', 'N', M, N, K, 1.0f, a.data(), K, b.data(), N, 0.0f, c.data(), N); }
+};
+
+// ---- rows -------------------------------------------------------------------
+
+struct Row {
+  std::string name, shape;
+  std::function<void()> bp, torch, limit;  // limit may be empty ("-")
+};
+
+double Median(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  const size_t n = v.size();
+  return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+}
+
+// Seconds per call of f in one round: each call is timed and the round
+// keeps the fastest, so a call that lost its core to another process (the
+// machine is shared) does not decide the round. Calls under 50 us are timed
+// in batches of 100.
+double Time(const std::function<void()>& f, int reps) {
+  const int batch = reps >= 400 ? 100 : 1;
+  double best = 1e30;
+  for (int i = 0; i < reps; i += batch) {
+    const auto t0 = Clock::now();
+    for (int k = 0; k < batch; ++k) f();
+    best = std::min(best, std::chrono::duration<double>(Clock::now() - t0).count() / batch);
+  }
+  return best;
+}
+
+std::string LoadAvg() {
+  std::ifstream f("/proc/loadavg");
+  std::string s;
+  std::getline(f, s);
+  return s;
+}
+
+void RunRow(const Row& r, int rounds) {
+  // Calibrate: enough calls for about 20 ms per contender per round.
+  r.bp();
+  r.torch();
+  if (r.limit) r.limit();
+  const double t1 = std::max(Time(r.bp, 1), 1e-7);
+  const int reps = std::max(3, static_cast<int>(0.02 / t1));
+  std::vector<double> vs_torch, vs_limit, bp_t, torch_t, limit_t;
+  for (int k = 0; k < rounds; ++k) {
+    const double tb = Time(r.bp, reps);
+    const double tt = Time(r.torch, reps);
+    bp_t.push_back(tb);
+    torch_t.push_back(tt);
+    vs_torch.push_back(tb / tt);
+    if (r.limit) {
+      const double tl = Time(r.limit, reps);
+      limit_t.push_back(tl);
+      vs_limit.push_back(tb / tl);
+    }
+  }
+  char lim[64] = "-";
+  char lim_t[64] = "-";
+  if (r.limit) {
+    std::snprintf(lim, sizeof lim, "%.2f", Median(vs_limit));
+    std::snprintf(lim_t, sizeof lim_t, "%.3f", Median(limit_t) * 1e3);
+  }
+  std::printf("| %-34s | %-16s | %9.3f | %9.3f | %9s | %6.2f | %6s |\n", r.name.c_str(), r.shape.c_str(),
+              Median(bp_t) * 1e3, Median(torch_t) * 1e3, lim_t, Median(vs_torch), lim);
+  std::fflush(stdout);
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  int rounds = 11;
+  std::string filter;
+  for (int i = 1; i < argc; ++i) {
+    if (std::strcmp(argv[i], "--rounds") == 0 && i + 1 < argc) {
+      rounds = std::max(1, std::atoi(argv[++i]));
+    } else if (std::strcmp(argv[i], "--filter") == 0 && i + 1 < argc) {
+      filter = argv[++i];
+    } else {
+      std::fprintf(stderr, "usage: %s [--rounds N] [--filter SUBSTRING]\n", argv[0]);
+      return 2;
+    }
+  }
+  omp_set_num_threads(kThreads);
+  torch::set_num_threads(kThreads);
+  torch::NoGradGuard no_grad;
+  Context();  // load the plugins before timing
+
+  std::vector<Row> rows;
+  const auto topt = torch::TensorOptions().dtype(torch::kFloat32);
+  auto T = [&](std::vector<int64_t> s) { return torch::rand(s, topt); };
+
+  // softmax / log_softmax 4096x1024, dim -1
+  {
+    static bp_tensor_t* x = Host({4096, 1024});
+    static torch::Tensor tx = T({4096, 1024});
+    static Buffers lim(4096 * 1024);
+    static bp_op_t* sm = Op("softmax.int");
+    static bp_op_t* lsm = Op("log_softmax.int");
+    rows.push_back({"softmax, dim -1", "4096x1024", [] { Call(sm, {TensorValue(x), Int(-1), None()}); },
+                    [] { (void)torch::softmax(tx, -1); }, [] { CopyLimit(lim); }});
+    rows.push_back({"log_softmax, dim -1", "4096x1024", [] { Call(lsm, {TensorValue(x), Int(-1), None()}); },
+                    [] { (void)torch::log_softmax(tx, -1); }, [] { CopyLimit(lim); }});
+  }
+  // batch_norm inference 8x64x56x56
+  {
+    static bp_tensor_t* x = Host({8, 64, 56, 56});
+    static bp_tensor_t *w = Host({64}), *b = Host({64}), *rm = Host({64}), *rv = Host({64});
+    static torch::Tensor tx = T({8, 64, 56, 56}), tw = T({64}), tb = T({64}), trm = T({64}), trv = T({64}) + 0.5;
+    static Buffers lim(8 * 64 * 56 * 56);
+    static bp_op_t* bn = Op("batch_norm");
+    rows.push_back({"batch_norm, inference", "8x64x56x56",
+                    [] {
+                      Call(bn, {TensorValue(x), TensorValue(w), TensorValue(b), TensorValue(rm), TensorValue(rv),
+                                Bool(false), Double(0.1), Double(1e-5), Bool(false)});
+                    },
+                    [] { (void)torch::batch_norm(tx, tw, tb, trm, trv, false, 0.1, 1e-5, false); },
+                    [] { ScaleLimit(lim); }});
+  }
+  // sum dim 1 4096x1024; mean of all 16M
+  {
+    static bp_tensor_t* x = Host({4096, 1024});
+    static bp_tensor_t* big = Host({16 * 1024 * 1024});
+    static torch::Tensor tx = T({4096, 1024}), tbig = T({16 * 1024 * 1024});
+    static Buffers lim(4096 * 1024), lim16(16 * 1024 * 1024, 1);
+    static std::vector<int64_t> dim1 = {1};
+    static bp_op_t* sum = Op("sum.dim_IntList");
+    static bp_op_t* mean = Op("mean.dim");
+    rows.push_back({"sum, dim 1", "4096x1024", [] { Call(sum, {TensorValue(x), IntList(dim1), Bool(false), None()}); },
+                    [] { (void)tx.sum(1); }, [] { (void)ReadLimit(lim); }});
+    rows.push_back({"mean, all", "16M", [] { Call(mean, {TensorValue(big), None(), Bool(false), None()}); },
+                    [] { (void)tbig.mean(); }, [] { (void)ReadLimit(lim16); }});
+  }
+  // layer_norm last dim with weight and bias, 4096x1024
+  {
+    static bp_tensor_t* x = Host({4096, 1024});
+    static bp_tensor_t *w = Host({1024}), *b = Host({1024});
+    static torch::Tensor tx = T({4096, 1024}), tw = T({1024}), tb = T({1024});
+    static Buffers lim(4096 * 1024);
+    static std::vector<int64_t> ns = {1024};
+    static bp_op_t* ln = Op("layer_norm");
+    rows.push_back({"layer_norm, last dim, weight+bias", "4096x1024",
+                    [] {
+                      Call(ln, {TensorValue(x), IntList(ns), TensorValue(w), TensorValue(b), Double(1e-5),
+                                Bool(true)});
+                    },
+                    [] { (void)torch::layer_norm(tx, {1024}, tw, tb, 1e-5); }, [] { CopyLimit(lim); }});
+  }
+  // elementwise 16M: exp (out given), gelu (erf), relu, add
+  {
+    constexpr int64_t n = 16 * 1024 * 1024;
+    static bp_tensor_t *x = Host({n}), *y = Host({n}), *out = Host({n});
+    static torch::Tensor tx = T({n}), ty = T({n}), tout = T({n});
+    static Buffers lim(n);
+    static bp_op_t* exp_out = Op("exp.out");
+    static bp_op_t* gelu = Op("gelu");
+    static bp_op_t* relu = Op("relu");
+    static bp_op_t* add_out = Op("add.out");
+    rows.push_back({"exp, out given", "16M", [] { Call(exp_out, {TensorValue(x), TensorValue(out)}, false); },
+                    [] { (void)torch::exp_out(tout, tx); }, [] { CopyLimit(lim); }});
+    rows.push_back({"gelu (erf)", "16M", [] { Call(gelu, {TensorValue(x), Str("none")}); },
+                    [] { (void)torch::gelu(tx); }, [] { CopyLimit(lim); }});
+    rows.push_back({"relu", "16M", [] { Call(relu, {TensorValue(x)}); }, [] { (void)torch::relu(tx); },
+                    [] { CopyLimit(lim); }});
+    rows.push_back({"add.out", "16M",
+                    [] { Call(add_out, {TensorValue(x), TensorValue(y), Int(1), TensorValue(out)}, false); },
+                    [] { (void)torch::add_out(tout, tx, ty); }, [] { AddLimit(lim); }});
+  }
+  // max_pool2d k2 8x64x56x56
+  {
+    static bp_tensor_t* x = Host({8, 64, 56, 56});
+    static torch::Tensor tx = T({8, 64, 56, 56});
+    static Buffers lim(8 * 64 * 56 * 56, 8 * 64 * 28 * 28);
+    static std::vector<int64_t> k2 = {2, 2}, zero = {0, 0}, one = {1, 1}, empty = {};
+    static bp_op_t* pool = Op("max_pool2d");
+    rows.push_back({"max_pool2d k2", "8x64x56x56",
+                    [] { Call(pool, {TensorValue(x), IntList(k2), IntList(empty), IntList(zero), IntList(one), Bool(false)}); },
+                    [] { (void)torch::max_pool2d(tx, {2, 2}); }, [] { Reduce4Limit(lim); }});
+  }
+  // add.out [1,1] + [1]: dispatch-bound
+  {
+    static bp_tensor_t *a = Host({1, 1}), *b = Host({1}), *out = Host({1, 1});
+    static torch::Tensor ta = T({1, 1}), tb = T({1}), tout = T({1, 1});
+    static bp_op_t* add_out = Op("add.out");
+    rows.push_back({"add.out [1,1]+[1] (dispatch-bound)", "tiny",
+                    [] { Call(add_out, {TensorValue(a), TensorValue(b), Int(1), TensorValue(out)}, false); },
+                    [] { (void)torch::add_out(tout, ta, tb); }, nullptr});
+  }
+  // transpose(0,1) + contiguous 4096x4096
+  {
+    static bp_tensor_t* x = Host({4096, 4096});
+    static torch::Tensor tx = T({4096, 4096});
+    static Buffers lim(4096 * 4096);
+    static bp_op_t* tr = Op("transpose.int");
+    static bp_op_t* contig = Op("contiguous");
+    rows.push_back({"transpose(0,1) + contiguous", "4096x4096",
+                    [] {
+                      bp_value_t args[3] = {TensorValue(x), Int(0), Int(1)};
+                      bp_tensor_t* t = nullptr;
+                      if (bp_op_call(Context(), tr, args, 3, &t, 1) != BP_STATUS_OK) std::abort();
+                      Call(contig, {TensorValue(t)});
+                      bp_tensor_release(t);
+                    },
+                    [] { (void)tx.transpose(0, 1).contiguous(); }, [] { CopyLimit(lim); }});
+  }
+  // GEMM-shaped ops vs dnnl_sgemm of the same shape
+  {
+    static bp_tensor_t *a = Host({1024, 1024}), *b = Host({1024, 1024});
+    static torch::Tensor ta = T({1024, 1024}), tb = T({1024, 1024});
+    static Gemm g(1024, 1024, 1024);
+    static bp_op_t* mm = Op("matmul");
+    rows.push_back({"matmul", "1024x1024x1024", [] { Call(mm, {TensorValue(a), TensorValue(b)}); },
+                    [] { (void)torch::matmul(ta, tb); }, [] { g.Run(); }});
+  }
+  {
+    static bp_tensor_t *x = Host({1024, 1024}), *w = Host({1024, 1024}), *b = Host({1024});
+    static torch::Tensor tx = T({1024, 1024}), tw = T({1024, 1024}), tb = T({1024});
+    static Gemm g(1024, 1024, 1024);
+    static bp_op_t* linear = Op("linear");
+    rows.push_back({"linear, bias", "1024x1024 @ 1024^2", [] { Call(linear, {TensorValue(x), TensorValue(w), TensorValue(b)}); },
+                    [] { (void)torch::linear(tx, tw, tb); }, [] { g.Run(); }});
+  }
+  {
+    static bp_tensor_t *x = Host({8, 64, 56, 56}), *w = Host({64, 64, 3, 3});
+    static torch::Tensor tx = T({8, 64, 56, 56}), tw = T({64, 64, 3, 3});
+    static Gemm g(8 * 56 * 56, 64, 64 * 9);  // the convolution as im2col GEMM
+    static std::vector<int64_t> one = {1, 1};
+    static bp_op_t* conv = Op("conv2d");
+    rows.push_back({"conv2d k3 pad 1", "8x64x56x56, 64", [] {
+                      Call(conv, {TensorValue(x), TensorValue(w), None(), IntList(one), IntList(one), IntList(one), Int(1)});
+                    },
+                    [] { (void)torch::conv2d(tx, tw, {}, 1, 1); }, [] { g.Run(); }});
+  }
+
+  std::printf("bp_bench_torch: %d threads each, %d interleaved rounds, median of per-round ratios\n", kThreads,
+              rounds);
+  std::printf("load average before: %s\n\n", LoadAvg().c_str());
+  std::printf("| %-34s | %-16s | %9s | %9s | %9s | %6s | %6s |\n", "op", "shape", "bp ms", "torch ms", "limit ms",
+              "/torch", "/limit");
+  std::printf("|%s|%s|%s|%s|%s|%s|%s|\n", std::string(36, '-').c_str(), std::string(18, '-').c_str(),
+              std::string(11, '-').c_str(), std::string(11, '-').c_str(), std::string(11, '-').c_str(),
+              std::string(8, '-').c_str(), std::string(8, '-').c_str());
+  for (const Row& r : rows)
+    if (filter.empty() || r.name.find(filter) != std::string::npos) RunRow(r, rounds);
+  std::printf("\nload average after: %s\n", LoadAvg().c_str());
+  return 0;
+}
