@@ -7,7 +7,7 @@
 // a round times each contender over about 20 ms of calls and keeps its
 // fastest call.
 //
-//   bp_bench_torch [--rounds N] [--filter SUBSTRING]
+//   bp_bench_torch [--rounds N] [--filter SUBSTRING] [--threads N]
 //
 // Threads: 2 everywhere (torch::set_num_threads(2); OpenMP, which the CPU
 // plugin and the limit loops use, is set to 2 as well). Targets are in
@@ -34,7 +34,7 @@ using bp_bench::Op;
 using bp_bench::TensorValue;
 using Clock = std::chrono::steady_clock;
 
-constexpr int kThreads = 2;
+int kThreads = 2;  // --threads
 
 // ---- Backplane calls ---------------------------------------------------------
 
@@ -225,8 +225,10 @@ int main(int argc, char** argv) {
       rounds = std::max(1, std::atoi(argv[++i]));
     } else if (std::strcmp(argv[i], "--filter") == 0 && i + 1 < argc) {
       filter = argv[++i];
+    } else if (std::strcmp(argv[i], "--threads") == 0 && i + 1 < argc) {
+      kThreads = std::max(1, std::atoi(argv[++i]));
     } else {
-      std::fprintf(stderr, "usage: %s [--rounds N] [--filter SUBSTRING]\n", argv[0]);
+      std::fprintf(stderr, "usage: %s [--rounds N] [--filter SUBSTRING] [--threads N]\n", argv[0]);
       return 2;
     }
   }

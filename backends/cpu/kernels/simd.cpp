@@ -210,6 +210,39 @@ void LayerNormRowImpl(const float* x, float* y, int64_t n, const float* w, const
   }
 }
 
+// dst[c * dst_pitch + r] = src[r * src_pitch + c] for a rows x cols block of
+// 32-bit elements, moved as bits (NaN payloads kept): 4x4 blocks through
+// 128-bit vectors (two rounds of interleaves), the edges element by element.
+void TransposeU32Impl(const uint32_t* src, int64_t src_pitch, uint32_t* dst, int64_t dst_pitch, int64_t rows,
+                      int64_t cols) {
+  int64_t c = 0;
+#if HWY_TARGET != HWY_SCALAR  // the scalar target has no 128-bit vectors
+  // Columns outer, rows inner: the four destination rows being written fill
+  // whole cache lines before moving on (with power-of-two pitches, lines
+  // left half written would be evicted and fetched again).
+  const hn::Full128<uint32_t> d;
+  const int64_t rows4 = rows & ~int64_t{3};
+  for (; c + 4 <= cols; c += 4) {
+    for (int64_t r = 0; r < rows4; r += 4) {
+      const uint32_t* s = src + r * src_pitch + c;
+      const auto r0 = hn::LoadU(d, s), r1 = hn::LoadU(d, s + src_pitch);
+      const auto r2 = hn::LoadU(d, s + 2 * src_pitch), r3 = hn::LoadU(d, s + 3 * src_pitch);
+      const auto t0 = hn::InterleaveLower(d, r0, r1), t1 = hn::InterleaveLower(d, r2, r3);
+      const auto t2 = hn::InterleaveUpper(d, r0, r1), t3 = hn::InterleaveUpper(d, r2, r3);
+      uint32_t* o = dst + c * dst_pitch + r;
+      hn::StoreU(hn::ConcatLowerLower(d, t1, t0), d, o);
+      hn::StoreU(hn::ConcatUpperUpper(d, t1, t0), d, o + dst_pitch);
+      hn::StoreU(hn::ConcatLowerLower(d, t3, t2), d, o + 2 * dst_pitch);
+      hn::StoreU(hn::ConcatUpperUpper(d, t3, t2), d, o + 3 * dst_pitch);
+    }
+    for (int64_t r = rows4; r < rows; ++r)
+      for (int64_t k = 0; k < 4; ++k) dst[(c + k) * dst_pitch + r] = src[r * src_pitch + c + k];
+  }
+#endif
+  for (; c < cols; ++c)
+    for (int64_t r = 0; r < rows; ++r) dst[c * dst_pitch + r] = src[r * src_pitch + c];
+}
+
 const char* TargetNameImpl() { return hwy::TargetName(HWY_TARGET); }
 
 }  // namespace HWY_NAMESPACE
@@ -230,6 +263,7 @@ HWY_EXPORT(SumImpl);
 HWY_EXPORT(SoftmaxRowImpl);
 HWY_EXPORT(LayerNormRowImpl);
 HWY_EXPORT(TargetNameImpl);
+HWY_EXPORT(TransposeU32Impl);
 
 void ExpF32(const float* x, float* y, int64_t n) { HWY_DYNAMIC_DISPATCH(ExpImpl)(x, y, n); }
 void ReluF32(const float* x, float* y, int64_t n) { HWY_DYNAMIC_DISPATCH(ReluImpl)(x, y, n); }
@@ -244,6 +278,10 @@ void SoftmaxRowF32(const float* x, float* y, int64_t n, bool log) {
 }
 void LayerNormRowF32(const float* x, float* y, int64_t n, const float* w, const float* b, double eps) {
   HWY_DYNAMIC_DISPATCH(LayerNormRowImpl)(x, y, n, w, b, eps);
+}
+void TransposeU32(const uint32_t* src, int64_t src_pitch, uint32_t* dst, int64_t dst_pitch, int64_t rows,
+                  int64_t cols) {
+  HWY_DYNAMIC_DISPATCH(TransposeU32Impl)(src, src_pitch, dst, dst_pitch, rows, cols);
 }
 const char* TargetName() { return HWY_DYNAMIC_DISPATCH(TargetNameImpl)(); }
 

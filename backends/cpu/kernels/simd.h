@@ -48,6 +48,12 @@ void SoftmaxRowF32(const float* x, float* y, int64_t n, bool log);
 // var biased; w or b may be null (1 and 0).
 void LayerNormRowF32(const float* x, float* y, int64_t n, const float* w, const float* b, double eps);
 
+// dst[c * dst_pitch + r] = src[r * src_pitch + c] for r < rows, c < cols
+// (pitches in elements): one tile of a transpose copy of 32-bit elements,
+// bits moved unchanged.
+void TransposeU32(const uint32_t* src, int64_t src_pitch, uint32_t* dst, int64_t dst_pitch, int64_t rows,
+                  int64_t cols);
+
 // Name of the instruction set the dispatcher picked (for benchmarks).
 const char* TargetName();
 
