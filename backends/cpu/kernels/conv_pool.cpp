@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "common.h"
+#include "simd.h"
 #include "oneapi/dnnl/dnnl.hpp"
 
 namespace bp_cpu {
@@ -236,6 +237,12 @@ void MaxPoolLoop(const DLTensor& x, const DLTensor& y, const Pool& P) {
         for (int64_t ow = 0; ow < OW; ++ow) a[ow] = -std::numeric_limits<C>::infinity();
         for (int64_t kh = r.lo; kh < r.hi; ++kh) {
           const T* xr = reinterpret_cast<const T*>(xp + (r.i0 + kh * P.d[0]) * x.strides[2] * es);
+          if constexpr (std::is_same<T, float>::value) {
+            if (pairs) {
+              simd::MaxPairsF32(xr, a, OW);
+              continue;
+            }
+          }
           if (pairs) {
             for (int64_t ow = 0; ow < OW; ++ow)
               a[ow] = MaxNan(MaxNan(a[ow], static_cast<C>(Load(xr[2 * ow]))), static_cast<C>(Load(xr[2 * ow + 1])));

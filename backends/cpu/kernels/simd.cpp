@@ -170,9 +170,21 @@ void SoftmaxRowImpl(const float* x, float* y, int64_t n, bool log) {
     Map(x, y, n, [vs](V v) HWY_ATTR { return hn::Sub(v, vs); });
     return;
   }
-  // softmax: y = exp(x - m) (stored), then scaled by 1 / sum.
-  Map(x, y, n, [d, vm](V v) HWY_ATTR { return ExpV(d, hn::Sub(v, vm)); });
-  const float sum = SumImpl(y, n);
+  // softmax: y = exp(x - m), stored and summed in one pass, then scaled by
+  // 1 / sum.
+  const int64_t L = static_cast<int64_t>(hn::Lanes(d));
+  V acc = hn::Zero(d);
+  int64_t i = 0;
+  for (; i + L <= n; i += L) {
+    const V e = ExpV(d, hn::Sub(hn::LoadU(d, x + i), vm));
+    hn::StoreU(e, d, y + i);
+    acc = hn::Add(acc, e);
+  }
+  float sum = hn::GetLane(hn::SumOfLanes(d, acc));
+  for (; i < n; ++i) {
+    y[i] = std::exp(x[i] - m);
+    sum += y[i];
+  }
   const float inv = 1.0f / sum;
   const V vi = hn::Set(d, inv);
   Map(y, y, n, [vi](V v) HWY_ATTR { return hn::Mul(v, vi); });
@@ -207,6 +219,31 @@ void LayerNormRowImpl(const float* x, float* y, int64_t n, const float* w, const
     if (w != nullptr) v *= w[i];
     if (b != nullptr) v += b[i];
     y[i] = v;
+  }
+}
+
+// max with NaN winning (as torch's max_pool2d): v replaces m when v > m or v
+// is NaN, so once m is NaN it stays NaN.
+HWY_INLINE V MaxNanV(V m, V v) { return hn::IfThenElse(hn::Or(hn::Gt(v, m), hn::IsNaN(v)), v, m); }
+
+void MaxPairsImpl(const float* x, float* acc, int64_t n) {
+  int64_t i = 0;
+#if HWY_TARGET != HWY_SCALAR  // ConcatEven/ConcatOdd need two or more lanes
+  const D d;
+  const int64_t L = static_cast<int64_t>(hn::Lanes(d));
+  for (; i + L <= n; i += L) {
+    const V lo = hn::LoadU(d, x + 2 * i), hi = hn::LoadU(d, x + 2 * i + L);
+    const V m = MaxNanV(hn::LoadU(d, acc + i), hn::ConcatEven(d, hi, lo));
+    hn::StoreU(MaxNanV(m, hn::ConcatOdd(d, hi, lo)), d, acc + i);
+  }
+#endif
+  for (; i < n; ++i) {
+    float m = acc[i];
+    for (int k = 0; k < 2; ++k) {
+      const float v = x[2 * i + k];
+      m = (v > m || v != v) ? v : m;
+    }
+    acc[i] = m;
   }
 }
 
@@ -264,6 +301,7 @@ HWY_EXPORT(SoftmaxRowImpl);
 HWY_EXPORT(LayerNormRowImpl);
 HWY_EXPORT(TargetNameImpl);
 HWY_EXPORT(TransposeU32Impl);
+HWY_EXPORT(MaxPairsImpl);
 
 void ExpF32(const float* x, float* y, int64_t n) { HWY_DYNAMIC_DISPATCH(ExpImpl)(x, y, n); }
 void ReluF32(const float* x, float* y, int64_t n) { HWY_DYNAMIC_DISPATCH(ReluImpl)(x, y, n); }
@@ -283,6 +321,7 @@ void TransposeU32(const uint32_t* src, int64_t src_pitch, uint32_t* dst, int64_t
                   int64_t cols) {
   HWY_DYNAMIC_DISPATCH(TransposeU32Impl)(src, src_pitch, dst, dst_pitch, rows, cols);
 }
+void MaxPairsF32(const float* x, float* acc, int64_t n) { HWY_DYNAMIC_DISPATCH(MaxPairsImpl)(x, acc, n); }
 const char* TargetName() { return HWY_DYNAMIC_DISPATCH(TargetNameImpl)(); }
 
 }  // namespace simd
