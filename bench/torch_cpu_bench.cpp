@@ -218,9 +218,9 @@ void RunRow(const Row& r, int rounds) {
   char lim_t[64] = "-";
   if (r.limit) {
     std::snprintf(lim, sizeof lim, "%.2f", Median(vs_limit));
-    std::snprintf(lim_t, sizeof lim_t, "%.4g", Median(limit_t) * 1e6);
+    std::snprintf(lim_t, sizeof lim_t, "%.1f", Median(limit_t) * 1e6);
   }
-  std::printf("| %-34s | %-18s | %9.4g | %9.4g | %9s | %6.2f | %6s |\n", r.name.c_str(), r.shape.c_str(),
+  std::printf("| %-34s | %-18s | %9.1f | %9.1f | %9s | %6.2f | %6s |\n", r.name.c_str(), r.shape.c_str(),
               Median(bp_t) * 1e6, Median(torch_t) * 1e6, lim_t, Median(vs_torch), lim);
   std::fflush(stdout);
 }

@@ -124,17 +124,24 @@ HWY_INLINE V BlockSum(D d, const float* HWY_RESTRICT x, int64_t n) {
   return hn::Add(hn::Add(a0, a1), hn::Add(a2, a3));
 }
 
-// Pairwise over blocks: halves split at a multiple of the block size.
-V PairwiseSum(D d, const float* HWY_RESTRICT x, int64_t n) {
-  if (n <= kSumBlock) return BlockSum(d, x, n);
-  const int64_t half = ((n / kSumBlock + 1) / 2) * kSumBlock;
-  return hn::Add(PairwiseSum(d, x, half), PairwiseSum(d, x + half, n - half));
-}
-
+// Pairwise over blocks, in one forward pass: block sums are combined like a
+// binary counter (after block k, a stack holds the sums of runs of 2^j
+// blocks for each set bit j of k), which adds the same pairs as recursive
+// halving without leaving the streaming loop.
 float SumImpl(const float* x, int64_t n) {
   const D d;
   if (n <= 0) return 0.0f;
-  return hn::GetLane(hn::SumOfLanes(d, PairwiseSum(d, x, n)));
+  V stack[64];
+  int top = 0;
+  int64_t k = 0;
+  for (int64_t i = 0; i < n; i += kSumBlock, ++k) {
+    V s = BlockSum(d, x + i, n - i < kSumBlock ? n - i : kSumBlock);
+    for (int64_t c = k; c & 1; c >>= 1) s = hn::Add(stack[--top], s);
+    stack[top++] = s;
+  }
+  V total = stack[--top];
+  while (top > 0) total = hn::Add(stack[--top], total);
+  return hn::GetLane(hn::SumOfLanes(d, total));
 }
 
 // Max of a row (NaN, if any, need not win: the exp pass turns it into NaN).
@@ -235,6 +242,19 @@ void MaxPairsImpl(const float* x, float* acc, int64_t n) {
     const V lo = hn::LoadU(d, x + 2 * i), hi = hn::LoadU(d, x + 2 * i + L);
     const V m = MaxNanV(hn::LoadU(d, acc + i), hn::ConcatEven(d, hi, lo));
     hn::StoreU(MaxNanV(m, hn::ConcatOdd(d, hi, lo)), d, acc + i);
+  }
+  if (i < n) {  // the rest through padded buffers (pooled rows are short)
+    HWY_ALIGN float xb[2 * hn::MaxLanes(d)] = {}, ab[hn::MaxLanes(d)] = {};
+    for (int64_t k = i; k < n; ++k) {
+      xb[2 * (k - i)] = x[2 * k];
+      xb[2 * (k - i) + 1] = x[2 * k + 1];
+      ab[k - i] = acc[k];
+    }
+    const V lo = hn::Load(d, xb), hi = hn::Load(d, xb + L);
+    const V m = MaxNanV(hn::Load(d, ab), hn::ConcatEven(d, hi, lo));
+    hn::Store(MaxNanV(m, hn::ConcatOdd(d, hi, lo)), d, ab);
+    for (int64_t k = i; k < n; ++k) acc[k] = ab[k - i];
+    i = n;
   }
 #endif
   for (; i < n; ++i) {
