@@ -4,7 +4,7 @@
 // GEMM-shaped ops. One process; each row runs its three contenders in
 // interleaved rounds and reports the median over rounds of the per-round
 // ratios Backplane / libtorch and Backplane / limit (< 1: Backplane faster);
-// a round times each contender over about 20 ms of calls and keeps its
+// a round times each contender over about 50 ms of calls and keeps its
 // fastest call.
 //
 //   bp_bench_torch [--rounds N] [--filter SUBSTRING] [--threads N]
@@ -195,12 +195,12 @@ std::string LoadAvg() {
 }
 
 void RunRow(const Row& r, int rounds) {
-  // Calibrate: enough calls for about 20 ms per contender per round.
+  // Calibrate: enough calls for about 50 ms per contender per round.
   r.bp();
   r.torch();
   if (r.limit) r.limit();
   const double t1 = std::max(Time(r.bp, 1), 1e-7);
-  const int reps = std::max(3, static_cast<int>(0.02 / t1));
+  const int reps = std::max(5, static_cast<int>(0.05 / t1));
   std::vector<double> vs_torch, vs_limit, bp_t, torch_t, limit_t;
   for (int k = 0; k < rounds; ++k) {
     const double tb = Time(r.bp, reps);
@@ -218,7 +218,7 @@ void RunRow(const Row& r, int rounds) {
   char lim_t[64] = "-";
   if (r.limit) {
     std::snprintf(lim, sizeof lim, "%.2f", Median(vs_limit));
-    std::snprintf(lim_t, sizeof lim_t, "%.1f", Median(limit_t) * 1e6);
+    std::snprintf(lim_t, sizeof lim_t, "%.2f", Median(limit_t) * 1e6);
   }
   std::printf("| %-34s | %-18s | %9.1f | %9.1f | %9s | %6.2f | %6s |\n", r.name.c_str(), r.shape.c_str(),
               Median(bp_t) * 1e6, Median(torch_t) * 1e6, lim_t, Median(vs_torch), lim);
