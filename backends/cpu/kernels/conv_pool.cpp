@@ -12,7 +12,6 @@
 #include <vector>
 
 #include "common.h"
-#include "simd.h"
 #include "oneapi/dnnl/dnnl.hpp"
 
 namespace bp_cpu {
@@ -224,6 +223,8 @@ void MaxPoolLoop(const DLTensor& x, const DLTensor& y, const Pool& P) {
   const std::vector<Taps> cols = Windows(OW, W, P.k[1], P.s[1], P.p[1], P.d[1]);
   const int64_t es = static_cast<int64_t>(sizeof(T));
   // The common 2x2 / stride 2 window over unit-stride rows: two loads per row.
+  // GCC vectorizes this loop at -O3; a Highway version (ConcatEven/ConcatOdd)
+  // measured 760 us against this loop's 395 us on 8x64x56x56, one thread.
   const bool pairs = x.strides[3] == 1 && P.k[1] == 2 && P.s[1] == 2 && P.d[1] == 1 && P.p[1] == 0 && 2 * OW <= W;
   ParallelFor(N * Ch, N * Ch * OH * OW * P.k[0] * P.k[1], [&](int64_t lo, int64_t hi) {
     std::vector<C> acc(static_cast<size_t>(OW));
@@ -237,12 +238,6 @@ void MaxPoolLoop(const DLTensor& x, const DLTensor& y, const Pool& P) {
         for (int64_t ow = 0; ow < OW; ++ow) a[ow] = -std::numeric_limits<C>::infinity();
         for (int64_t kh = r.lo; kh < r.hi; ++kh) {
           const T* xr = reinterpret_cast<const T*>(xp + (r.i0 + kh * P.d[0]) * x.strides[2] * es);
-          if constexpr (std::is_same<T, float>::value) {
-            if (pairs) {
-              simd::MaxPairsF32(xr, a, OW);
-              continue;
-            }
-          }
           if (pairs) {
             for (int64_t ow = 0; ow < OW; ++ow)
               a[ow] = MaxNan(MaxNan(a[ow], static_cast<C>(Load(xr[2 * ow]))), static_cast<C>(Load(xr[2 * ow + 1])));

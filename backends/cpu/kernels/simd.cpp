@@ -229,44 +229,6 @@ void LayerNormRowImpl(const float* x, float* y, int64_t n, const float* w, const
   }
 }
 
-// max with NaN winning (as torch's max_pool2d): v replaces m when v > m or v
-// is NaN, so once m is NaN it stays NaN.
-HWY_INLINE V MaxNanV(V m, V v) { return hn::IfThenElse(hn::Or(hn::Gt(v, m), hn::IsNaN(v)), v, m); }
-
-void MaxPairsImpl(const float* x, float* acc, int64_t n) {
-  int64_t i = 0;
-#if HWY_TARGET != HWY_SCALAR  // ConcatEven/ConcatOdd need two or more lanes
-  const D d;
-  const int64_t L = static_cast<int64_t>(hn::Lanes(d));
-  for (; i + L <= n; i += L) {
-    const V lo = hn::LoadU(d, x + 2 * i), hi = hn::LoadU(d, x + 2 * i + L);
-    const V m = MaxNanV(hn::LoadU(d, acc + i), hn::ConcatEven(d, hi, lo));
-    hn::StoreU(MaxNanV(m, hn::ConcatOdd(d, hi, lo)), d, acc + i);
-  }
-  if (i < n) {  // the rest through padded buffers (pooled rows are short)
-    HWY_ALIGN float xb[2 * hn::MaxLanes(d)] = {}, ab[hn::MaxLanes(d)] = {};
-    for (int64_t k = i; k < n; ++k) {
-      xb[2 * (k - i)] = x[2 * k];
-      xb[2 * (k - i) + 1] = x[2 * k + 1];
-      ab[k - i] = acc[k];
-    }
-    const V lo = hn::Load(d, xb), hi = hn::Load(d, xb + L);
-    const V m = MaxNanV(hn::Load(d, ab), hn::ConcatEven(d, hi, lo));
-    hn::Store(MaxNanV(m, hn::ConcatOdd(d, hi, lo)), d, ab);
-    for (int64_t k = i; k < n; ++k) acc[k] = ab[k - i];
-    i = n;
-  }
-#endif
-  for (; i < n; ++i) {
-    float m = acc[i];
-    for (int k = 0; k < 2; ++k) {
-      const float v = x[2 * i + k];
-      m = (v > m || v != v) ? v : m;
-    }
-    acc[i] = m;
-  }
-}
-
 // dst[c * dst_pitch + r] = src[r * src_pitch + c] for a rows x cols block of
 // 32-bit elements, moved as bits (NaN payloads kept): 4x4 blocks through
 // 128-bit vectors (two rounds of interleaves), the edges element by element.
@@ -321,7 +283,6 @@ HWY_EXPORT(SoftmaxRowImpl);
 HWY_EXPORT(LayerNormRowImpl);
 HWY_EXPORT(TargetNameImpl);
 HWY_EXPORT(TransposeU32Impl);
-HWY_EXPORT(MaxPairsImpl);
 
 void ExpF32(const float* x, float* y, int64_t n) { HWY_DYNAMIC_DISPATCH(ExpImpl)(x, y, n); }
 void ReluF32(const float* x, float* y, int64_t n) { HWY_DYNAMIC_DISPATCH(ReluImpl)(x, y, n); }
@@ -341,7 +302,6 @@ void TransposeU32(const uint32_t* src, int64_t src_pitch, uint32_t* dst, int64_t
                   int64_t cols) {
   HWY_DYNAMIC_DISPATCH(TransposeU32Impl)(src, src_pitch, dst, dst_pitch, rows, cols);
 }
-void MaxPairsF32(const float* x, float* acc, int64_t n) { HWY_DYNAMIC_DISPATCH(MaxPairsImpl)(x, acc, n); }
 const char* TargetName() { return HWY_DYNAMIC_DISPATCH(TargetNameImpl)(); }
 
 }  // namespace simd

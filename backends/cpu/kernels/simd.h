@@ -59,10 +59,6 @@ void LayerNormRowF32(const float* x, float* y, int64_t n, const float* w, const 
 void TransposeU32(const uint32_t* src, int64_t src_pitch, uint32_t* dst, int64_t dst_pitch, int64_t rows,
                   int64_t cols);
 
-// acc[i] = max(acc[i], x[2i], x[2i+1]) for i < n, NaN winning (one row of
-// a 2-wide, stride-2 max pool).
-void MaxPairsF32(const float* x, float* acc, int64_t n);
-
 // Name of the instruction set the dispatcher picked (for benchmarks).
 const char* TargetName();
 
