@@ -5,7 +5,8 @@
 // interleaved rounds and reports the median over rounds of the per-round
 // ratios Backplane / libtorch and Backplane / limit (< 1: Backplane faster);
 // a round times each contender over about 50 ms of calls and keeps its
-// fastest call.
+// fastest call. The last row is a small CNN forward (no limit loop); the
+// transformer-block forward of issue 12 is not written yet.
 //
 //   bp_bench_torch [--rounds N] [--filter SUBSTRING] [--threads N]
 //
@@ -74,17 +75,28 @@ bp_value_t IntList(const std::vector<int64_t>& l) {
 
 bp_tensor_t* Host(std::vector<int64_t> sizes) { return bp_bench::Filled(bp_device_t{0, 0}, std::move(sizes)); }
 
+// Calls op(args) and returns its result, which the caller releases.
+bp_tensor_t* CallResult(bp_op_t* op, std::vector<bp_value_t> args) {
+  bp_tensor_t* result = nullptr;
+  if (bp_op_call(Context(), op, args.data(), static_cast<int32_t>(args.size()), &result, 1) != BP_STATUS_OK) {
+    std::fprintf(stderr, "bp_op_call: %s\n", bp_last_error_message());
+    std::abort();
+  }
+  return result;
+}
+
 // Calls op(args) and releases its result (or writes into an out= tensor,
 // whose result is none). Aborts on error: a benchmark of a failing call is
 // meaningless.
 void Call(bp_op_t* op, std::vector<bp_value_t> args, bool has_result = true) {
-  bp_tensor_t* result = nullptr;
-  if (bp_op_call(Context(), op, args.data(), static_cast<int32_t>(args.size()), has_result ? &result : nullptr,
-                 has_result ? 1 : 0) != BP_STATUS_OK) {
+  if (has_result) {
+    bp_tensor_release(CallResult(op, std::move(args)));
+    return;
+  }
+  if (bp_op_call(Context(), op, args.data(), static_cast<int32_t>(args.size()), nullptr, 0) != BP_STATUS_OK) {
     std::fprintf(stderr, "bp_op_call: %s\n", bp_last_error_message());
     std::abort();
   }
-  if (result != nullptr) bp_tensor_release(result);
 }
 
 // ---- the limit loops (two threads, vectorized, same traffic) ------------------
@@ -391,6 +403,62 @@ int main(int argc, char** argv) {
                       Call(conv, {TensorValue(x), TensorValue(w), None(), IntList(one), IntList(one), IntList(one), Int(1)});
                     },
                     [] { (void)torch::conv2d(tx, tw, {}, 1, 1); }, [] { g.Run(); }});
+  }
+
+  // A small CNN forward: (conv3x3 pad 1, batch_norm, relu, max_pool 2) x 2,
+  // flatten, linear; input 8x3x64x64, 16 then 32 channels, 10 outputs. No
+  // limit: the target is the libtorch ratio.
+  {
+    struct Stage {
+      bp_tensor_t *w, *b, *g, *beta, *rm, *rv;
+      torch::Tensor tw, tb, tg, tbeta, trm, trv;
+    };
+    static Stage st[2];
+    const int64_t chans[3] = {3, 16, 32};
+    for (int k = 0; k < 2; ++k) {
+      const int64_t ci = chans[k], co = chans[k + 1];
+      st[k] = Stage{Host({co, ci, 3, 3}), Host({co}), Host({co}), Host({co}), Host({co}), Host({co}),
+                    T({co, ci, 3, 3}), T({co}), T({co}), T({co}), T({co}), T({co}) + 0.5};
+    }
+    static bp_tensor_t* x = Host({8, 3, 64, 64});
+    static bp_tensor_t *fw = Host({10, 32 * 16 * 16}), *fb = Host({10});
+    static torch::Tensor tx = T({8, 3, 64, 64}), tfw = T({10, 32 * 16 * 16}), tfb = T({10});
+    static std::vector<int64_t> one = {1, 1}, k2 = {2, 2}, zero = {0, 0}, empty = {}, flat = {8, 32 * 16 * 16};
+    static bp_op_t *conv = Op("conv2d"), *bn = Op("batch_norm"), *relu = Op("relu"), *pool = Op("max_pool2d"),
+                   *reshape = Op("reshape"), *linear = Op("linear");
+    rows.push_back({"small CNN forward", "8x3x64x64",
+                    [] {
+                      bp_tensor_t* h = x;
+                      for (const Stage& s : st) {
+                        bp_tensor_t* c = CallResult(conv, {TensorValue(h), TensorValue(s.w), TensorValue(s.b), IntList(one),
+                                                        IntList(one), IntList(one), Int(1)});
+                        if (h != x) bp_tensor_release(h);
+                        bp_tensor_t* n = CallResult(bn, {TensorValue(c), TensorValue(s.g), TensorValue(s.beta),
+                                                      TensorValue(s.rm), TensorValue(s.rv), Bool(false), Double(0.1),
+                                                      Double(1e-5), Bool(false)});
+                        bp_tensor_release(c);
+                        bp_tensor_t* r = CallResult(relu, {TensorValue(n)});
+                        bp_tensor_release(n);
+                        h = CallResult(pool, {TensorValue(r), IntList(k2), IntList(empty), IntList(zero), IntList(one),
+                                           Bool(false)});
+                        bp_tensor_release(r);
+                      }
+                      bp_tensor_t* f = CallResult(reshape, {TensorValue(h), IntList(flat)});
+                      bp_tensor_release(h);
+                      bp_tensor_t* y = CallResult(linear, {TensorValue(f), TensorValue(fw), TensorValue(fb)});
+                      bp_tensor_release(f);
+                      bp_tensor_release(y);
+                    },
+                    [] {
+                      torch::Tensor h = tx;
+                      for (const Stage& s : st) {
+                        h = torch::conv2d(h, s.tw, s.tb, 1, 1);
+                        h = torch::batch_norm(h, s.tg, s.tbeta, s.trm, s.trv, false, 0.1, 1e-5, false);
+                        h = torch::max_pool2d(torch::relu(h), {2, 2});
+                      }
+                      (void)torch::linear(h.reshape({8, 32 * 16 * 16}), tfw, tfb);
+                    },
+                    nullptr});
   }
 
   std::printf("bp_bench_torch: %d threads each, %d interleaved rounds, median of per-round ratios\n", kThreads,
