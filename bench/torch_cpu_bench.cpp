@@ -5,8 +5,8 @@
 // interleaved rounds and reports the median over rounds of the per-round
 // ratios Backplane / libtorch and Backplane / limit (< 1: Backplane faster);
 // a round times each contender over about 50 ms of calls and keeps its
-// fastest call. The last row is a small CNN forward (no limit loop); the
-// transformer-block forward of issue 12 is not written yet.
+// fastest call. The last two rows are model forwards (a small CNN and a
+// transformer encoder block), with no limit loop.
 //
 //   bp_bench_torch [--rounds N] [--filter SUBSTRING] [--threads N]
 //
@@ -457,6 +457,72 @@ int main(int argc, char** argv) {
                         h = torch::max_pool2d(torch::relu(h), {2, 2});
                       }
                       (void)torch::linear(h.reshape({8, 32 * 16 * 16}), tfw, tfb);
+                    },
+                    nullptr});
+  }
+
+  // A transformer encoder block forward (post-norm): batch 8, sequence 128,
+  // d_model 256, 4 heads of 64, FFN 1024 with GELU, layer norms with weight
+  // and bias. The 1/sqrt(64) score scale is folded into the query weights on
+  // both sides. No limit.
+  {
+    constexpr int64_t B = 8, S = 128, D = 256, H = 4, Dh = 64, F = 1024;
+    static bp_tensor_t* x = Host({B, S, D});
+    static bp_tensor_t *wq = Host({D, D}), *wk = Host({D, D}), *wv = Host({D, D}), *wo = Host({D, D});
+    static bp_tensor_t *bq = Host({D}), *bk = Host({D}), *bv = Host({D}), *bo = Host({D});
+    static bp_tensor_t *w1 = Host({F, D}), *b1 = Host({F}), *w2 = Host({D, F}), *b2 = Host({D});
+    static bp_tensor_t *g1 = Host({D}), *be1 = Host({D}), *g2 = Host({D}), *be2 = Host({D});
+    static torch::Tensor tx = T({B, S, D}), twq = T({D, D}), twk = T({D, D}), twv = T({D, D}), two = T({D, D});
+    static torch::Tensor tbq = T({D}), tbk = T({D}), tbv = T({D}), tbo = T({D});
+    static torch::Tensor tw1 = T({F, D}), tb1 = T({F}), tw2 = T({D, F}), tb2 = T({D});
+    static torch::Tensor tg1 = T({D}), tbe1 = T({D}), tg2 = T({D}), tbe2 = T({D});
+    static std::vector<int64_t> heads = {B, S, H, Dh}, merged = {B, S, D}, norm = {D};
+    static bp_op_t *linear = Op("linear"), *reshape = Op("reshape"), *tr = Op("transpose.int"),
+                   *matmul = Op("matmul"), *softmax = Op("softmax.int"), *add = Op("add.Tensor"),
+                   *ln = Op("layer_norm"), *gelu = Op("gelu");
+    rows.push_back({"transformer encoder block forward", "8x128x256",
+                    [] {
+                      // [B, S, D] -> [B, H, S, Dh]
+                      auto split = [](bp_tensor_t* t) {
+                        bp_tensor_t* r = CallResult(reshape, {TensorValue(t), IntList(heads)});
+                        bp_tensor_t* u = CallResult(tr, {TensorValue(r), Int(1), Int(2)});
+                        bp_tensor_release(r);
+                        bp_tensor_release(t);
+                        return u;
+                      };
+                      bp_tensor_t* q = split(CallResult(linear, {TensorValue(x), TensorValue(wq), TensorValue(bq)}));
+                      bp_tensor_t* k = split(CallResult(linear, {TensorValue(x), TensorValue(wk), TensorValue(bk)}));
+                      bp_tensor_t* v = split(CallResult(linear, {TensorValue(x), TensorValue(wv), TensorValue(bv)}));
+                      bp_tensor_t* kt = CallResult(tr, {TensorValue(k), Int(2), Int(3)});
+                      bp_tensor_t* scores = CallResult(matmul, {TensorValue(q), TensorValue(kt)});
+                      bp_tensor_t* p = CallResult(softmax, {TensorValue(scores), Int(-1), None()});
+                      bp_tensor_t* ctx = CallResult(matmul, {TensorValue(p), TensorValue(v)});
+                      bp_tensor_t* ctx_t = CallResult(tr, {TensorValue(ctx), Int(1), Int(2)});
+                      bp_tensor_t* ctx_m = CallResult(reshape, {TensorValue(ctx_t), IntList(merged)});
+                      bp_tensor_t* attn = CallResult(linear, {TensorValue(ctx_m), TensorValue(wo), TensorValue(bo)});
+                      bp_tensor_t* r1 = CallResult(add, {TensorValue(x), TensorValue(attn), Int(1)});
+                      bp_tensor_t* h = CallResult(ln, {TensorValue(r1), IntList(norm), TensorValue(g1), TensorValue(be1),
+                                                       Double(1e-5), Bool(true)});
+                      bp_tensor_t* f1 = CallResult(linear, {TensorValue(h), TensorValue(w1), TensorValue(b1)});
+                      bp_tensor_t* f2 = CallResult(gelu, {TensorValue(f1), Str("none")});
+                      bp_tensor_t* f3 = CallResult(linear, {TensorValue(f2), TensorValue(w2), TensorValue(b2)});
+                      bp_tensor_t* r2 = CallResult(add, {TensorValue(h), TensorValue(f3), Int(1)});
+                      bp_tensor_t* y = CallResult(ln, {TensorValue(r2), IntList(norm), TensorValue(g2), TensorValue(be2),
+                                                       Double(1e-5), Bool(true)});
+                      for (bp_tensor_t* t : {q, k, v, kt, scores, p, ctx, ctx_t, ctx_m, attn, r1, h, f1, f2, f3, r2, y})
+                        bp_tensor_release(t);
+                    },
+                    [] {
+                      auto split = [](const torch::Tensor& t) { return t.reshape({B, S, H, Dh}).transpose(1, 2); };
+                      torch::Tensor q = split(torch::linear(tx, twq, tbq));
+                      torch::Tensor k = split(torch::linear(tx, twk, tbk));
+                      torch::Tensor v = split(torch::linear(tx, twv, tbv));
+                      torch::Tensor p = torch::softmax(torch::matmul(q, k.transpose(2, 3)), -1);
+                      torch::Tensor ctx = torch::matmul(p, v).transpose(1, 2).reshape({B, S, D});
+                      torch::Tensor h =
+                          torch::layer_norm(tx + torch::linear(ctx, two, tbo), {D}, tg1, tbe1, 1e-5);
+                      torch::Tensor f = torch::linear(torch::gelu(torch::linear(h, tw1, tb1)), tw2, tb2);
+                      (void)torch::layer_norm(h + f, {D}, tg2, tbe2, 1e-5);
                     },
                     nullptr});
   }
