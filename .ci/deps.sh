@@ -4,7 +4,7 @@
 set -euo pipefail
 packages=(
   build-essential cmake ninja-build ccache python3 python3-yaml pkg-config
-  libdlpack-dev libdnnl-dev libgtest-dev libgmock-dev libbenchmark-dev
+  libdlpack-dev libdnnl-dev libhwy-dev libgtest-dev libgmock-dev libbenchmark-dev
   libcli11-dev nlohmann-json3-dev libfmt-dev
   ocl-icd-opencl-dev opencl-headers pocl-opencl-icd clinfo
   hipcc libamdhip64-dev

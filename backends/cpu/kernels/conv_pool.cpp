@@ -1,6 +1,10 @@
 // conv2d (oneDNN convolution for float32/bfloat16, a direct loop for
 // float64), max_pool2d and avg_pool2d (direct loops with torch's exact window,
-// ceil_mode, count_include_pad and divisor_override rules).
+// ceil_mode, count_include_pad and divisor_override rules). max_pool2d
+// precomputes each output row's and column's valid taps once per call and
+// takes the max of whole output rows at a time (vectorizable, no per-tap
+// bounds checks).
+#include <algorithm>
 #include <cmath>
 #include <limits>
 #include <new>
@@ -186,8 +190,76 @@ struct Pool {
   int64_t divisor;  // 0: none
 };
 
-template <typename T, bool kMax>
-void PoolLoop(const DLTensor& x, const DLTensor& y, const Pool& P) {
+// The valid taps [lo, hi) of one output position along one axis, and the
+// input index of tap 0 (tap t reads i0 + t * dilation).
+struct Taps {
+  int64_t lo, hi, i0;
+};
+
+std::vector<Taps> Windows(int64_t out, int64_t in, int64_t k, int64_t s, int64_t p, int64_t d) {
+  std::vector<Taps> w(static_cast<size_t>(out));
+  for (int64_t o = 0; o < out; ++o) {
+    const int64_t i0 = o * s - p;
+    int64_t lo = i0 >= 0 ? 0 : (-i0 + d - 1) / d;
+    int64_t hi = in - 1 - i0 < 0 ? 0 : std::min(k, (in - 1 - i0) / d + 1);
+    lo = std::min(lo, k);
+    w[static_cast<size_t>(o)] = Taps{lo, std::max(lo, hi), i0};
+  }
+  return w;
+}
+
+// NaN wins (as torch): once m is NaN no value replaces it.
+template <typename C>
+inline C MaxNan(C m, C v) {
+  return (v > m || v != v) ? v : m;
+}
+
+template <typename T>
+void MaxPoolLoop(const DLTensor& x, const DLTensor& y, const Pool& P) {
+  using C = opmath_t<T>;  // float or double: max is exact in either
+  const int64_t N = y.shape[0], Ch = y.shape[1], OH = y.shape[2], OW = y.shape[3];
+  const int64_t H = x.shape[2], W = x.shape[3];
+  const std::vector<Taps> rows = Windows(OH, H, P.k[0], P.s[0], P.p[0], P.d[0]);
+  const std::vector<Taps> cols = Windows(OW, W, P.k[1], P.s[1], P.p[1], P.d[1]);
+  const int64_t es = static_cast<int64_t>(sizeof(T));
+  // The common 2x2 / stride 2 window over unit-stride rows: two loads per row.
+  // GCC vectorizes this loop at -O3; a Highway version (ConcatEven/ConcatOdd)
+  // measured 760 us against this loop's 395 us on 8x64x56x56, one thread.
+  const bool pairs = x.strides[3] == 1 && P.k[1] == 2 && P.s[1] == 2 && P.d[1] == 1 && P.p[1] == 0 && 2 * OW <= W;
+  ParallelFor(N * Ch, N * Ch * OH * OW * P.k[0] * P.k[1], [&](int64_t lo, int64_t hi) {
+    std::vector<C> acc(static_cast<size_t>(OW));
+    for (int64_t nc = lo; nc < hi; ++nc) {
+      const int64_t n = nc / Ch, ch = nc % Ch;
+      const char* xp = DataPtr(x) + (n * x.strides[0] + ch * x.strides[1]) * es;
+      char* yp = DataPtr(y) + (n * y.strides[0] + ch * y.strides[1]) * es;
+      for (int64_t oh = 0; oh < OH; ++oh) {
+        const Taps r = rows[static_cast<size_t>(oh)];
+        C* a = acc.data();
+        for (int64_t ow = 0; ow < OW; ++ow) a[ow] = -std::numeric_limits<C>::infinity();
+        for (int64_t kh = r.lo; kh < r.hi; ++kh) {
+          const T* xr = reinterpret_cast<const T*>(xp + (r.i0 + kh * P.d[0]) * x.strides[2] * es);
+          if (pairs) {
+            for (int64_t ow = 0; ow < OW; ++ow)
+              a[ow] = MaxNan(MaxNan(a[ow], static_cast<C>(Load(xr[2 * ow]))), static_cast<C>(Load(xr[2 * ow + 1])));
+            continue;
+          }
+          for (int64_t ow = 0; ow < OW; ++ow) {
+            const Taps c = cols[static_cast<size_t>(ow)];
+            C m = a[ow];
+            for (int64_t kw = c.lo; kw < c.hi; ++kw)
+              m = MaxNan(m, static_cast<C>(Load(xr[(c.i0 + kw * P.d[1]) * x.strides[3]])));
+            a[ow] = m;
+          }
+        }
+        T* yr = reinterpret_cast<T*>(yp + oh * y.strides[2] * es);
+        for (int64_t ow = 0; ow < OW; ++ow) yr[ow * y.strides[3]] = Store<T>(a[ow]);
+      }
+    }
+  });
+}
+
+template <typename T>
+void AvgPoolLoop(const DLTensor& x, const DLTensor& y, const Pool& P) {
   const int64_t N = y.shape[0], C = y.shape[1], OH = y.shape[2], OW = y.shape[3];
   const int64_t H = x.shape[2], W = x.shape[3];
   ParallelFor(N * C, N * C * OH * OW * P.k[0] * P.k[1], [&](int64_t lo, int64_t hi) {
@@ -196,41 +268,34 @@ void PoolLoop(const DLTensor& x, const DLTensor& y, const Pool& P) {
       for (int64_t oh = 0; oh < OH; ++oh)
         for (int64_t ow = 0; ow < OW; ++ow) {
           T* out = const_cast<T*>(&At4<T>(y, n, ch, oh, ow));
-          if constexpr (kMax) {
-            double m = -std::numeric_limits<double>::infinity();
-            for (int64_t kh = 0; kh < P.k[0]; ++kh) {
-              const int64_t ih = oh * P.s[0] - P.p[0] + kh * P.d[0];
-              if (ih < 0 || ih >= H) continue;
-              for (int64_t kw = 0; kw < P.k[1]; ++kw) {
-                const int64_t iw = ow * P.s[1] - P.p[1] + kw * P.d[1];
-                if (iw < 0 || iw >= W) continue;
-                const double v = static_cast<double>(Load(At4<T>(x, n, ch, ih, iw)));
-                if (v > m || v != v) m = v;  // NaN propagates (as torch)
-                if (m != m) break;
-              }
-            }
-            *out = Store<T>(m);
-          } else {
-            int64_t hs = oh * P.s[0] - P.p[0], ws = ow * P.s[1] - P.p[1];
-            int64_t he = std::min(hs + P.k[0], H + P.p[0]), we = std::min(ws + P.k[1], W + P.p[1]);
-            const int64_t pool_size = (he - hs) * (we - ws);
-            hs = std::max<int64_t>(hs, 0);
-            ws = std::max<int64_t>(ws, 0);
-            he = std::min(he, H);
-            we = std::min(we, W);
-            if (hs >= he || ws >= we) {
-              *out = Store<T>(0.0);
-              continue;
-            }
-            double sum = 0;
-            for (int64_t ih = hs; ih < he; ++ih)
-              for (int64_t iw = ws; iw < we; ++iw) sum += static_cast<double>(Load(At4<T>(x, n, ch, ih, iw)));
-            const int64_t div = P.divisor != 0 ? P.divisor : P.count_include_pad ? pool_size : (he - hs) * (we - ws);
-            *out = Store<T>(sum / static_cast<double>(div));
+          int64_t hs = oh * P.s[0] - P.p[0], ws = ow * P.s[1] - P.p[1];
+          int64_t he = std::min(hs + P.k[0], H + P.p[0]), we = std::min(ws + P.k[1], W + P.p[1]);
+          const int64_t pool_size = (he - hs) * (we - ws);
+          hs = std::max<int64_t>(hs, 0);
+          ws = std::max<int64_t>(ws, 0);
+          he = std::min(he, H);
+          we = std::min(we, W);
+          if (hs >= he || ws >= we) {
+            *out = Store<T>(0.0);
+            continue;
           }
+          double sum = 0;
+          for (int64_t ih = hs; ih < he; ++ih)
+            for (int64_t iw = ws; iw < we; ++iw) sum += static_cast<double>(Load(At4<T>(x, n, ch, ih, iw)));
+          const int64_t div = P.divisor != 0 ? P.divisor : P.count_include_pad ? pool_size : (he - hs) * (we - ws);
+          *out = Store<T>(sum / static_cast<double>(div));
         }
     }
   });
+}
+
+template <typename T, bool kMax>
+void PoolLoop(const DLTensor& x, const DLTensor& y, const Pool& P) {
+  if constexpr (kMax) {
+    MaxPoolLoop<T>(x, y, P);
+  } else {
+    AvgPoolLoop<T>(x, y, P);
+  }
 }
 
 template <bool kMax>

@@ -2,6 +2,7 @@
 #include <cstring>
 
 #include "common.h"
+#include "transpose.h"
 
 namespace bp_cpu {
 
@@ -40,6 +41,7 @@ bp_status_t CopyTensor(const DLTensor& dst, const DLTensor& src) {
     }
     return BP_STATUS_OK;
   }
+  if (dd == sd && TryTiledTransposeCopy(dst, src)) return BP_STATUS_OK;
   return Dispatch(dd, BP_STATUS_INTERNAL, [&](auto dtag) -> bp_status_t {
     using To = typename decltype(dtag)::type;
     return Dispatch(sd, BP_STATUS_INTERNAL, [&](auto stag) -> bp_status_t {

@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "common.h"
+#include "simd.h"
 
 namespace bp_cpu {
 namespace {
@@ -139,6 +140,13 @@ bp_status_t Reduce(const bp_kernel_call_t* call, const DLTensor& x, const DLTens
     int64_t pos = begin;
     inner.ForRangeAt(&base, begin, end, [&](char* const* p, const int64_t* s, int64_t n) {
       if constexpr (std::is_same<R, SumReducer<T, false>>::value || std::is_same<R, SumReducer<T, true>>::value) {
+        if constexpr (std::is_same<T, float>::value) {
+          if (s[0] == sizeof(float)) {
+            a += static_cast<A>(simd::SumF32(reinterpret_cast<const float*>(p[0]), n));
+            pos += n;
+            return;
+          }
+        }
         if (s[0] == sizeof(T)) {
           a += ContiguousSum<T, A>(reinterpret_cast<const T*>(p[0]), n);
           pos += n;

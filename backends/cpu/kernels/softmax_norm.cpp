@@ -1,11 +1,14 @@
 // softmax / log_softmax (stable: max subtracted), layer_norm and batch_norm
-// (inference with running statistics). Rows are gathered into double
+// (inference with running statistics). float32 rows that are contiguous in
+// both tensors run through the Highway kernels of simd.h (float32 lanes; the
+// error bounds are written there). Other rows are gathered into double
 // scratch, so any input and output strides work and float16/bfloat16 round
 // once.
 #include <cmath>
 #include <vector>
 
 #include "common.h"
+#include "simd.h"
 
 namespace bp_cpu {
 namespace {
@@ -49,6 +52,12 @@ struct RowSplit {
     inner.Init(out.ndim, inner_shape, ops, /*sort=*/false);
     rows = outer.numel;
     row_len = inner.numel;
+  }
+
+  // True when each row is contiguous in both tensors (the vector kernels'
+  // case) for elements of `item` bytes.
+  bool UnitRows(int64_t item) const {
+    return inner.ndim == 1 && inner.strides[0][0] == item && inner.strides[0][1] == item;
   }
 
   // f(out_base, x_base) for each row in [lo, hi).
@@ -110,6 +119,14 @@ bp_status_t Softmax(const bp_kernel_call_t* call) {
   try {
     return FloatDispatch(call, *out, [&](auto tag) {
       using T = typename decltype(tag)::type;
+      if (std::is_same<T, float>::value && split.UnitRows(sizeof(float))) {
+        ParallelFor(split.rows, split.rows * split.row_len, [&](int64_t lo, int64_t hi) {
+          split.ForRows(lo, hi, [&](char* ob, char* xb) {
+            simd::SoftmaxRowF32(reinterpret_cast<const float*>(xb), reinterpret_cast<float*>(ob), split.row_len, kLog);
+          });
+        });
+        return;
+      }
       ParallelFor(split.rows, split.rows * split.row_len, [&](int64_t lo, int64_t hi) {
         RowBuffer buf(split.row_len);
         split.ForRows(lo, hi, [&](char* ob, char* xb) {
@@ -174,6 +191,18 @@ bp_status_t LayerNorm(const bp_kernel_call_t* call) {
       const std::vector<double> wv = ReadParam<T>(w, split.row_len, 1.0);
       const std::vector<double> bv = ReadParam<T>(b, split.row_len, 0.0);
       const double n = static_cast<double>(split.row_len);
+      if (std::is_same<T, float>::value && split.UnitRows(sizeof(float))) {
+        const std::vector<float> wf(wv.begin(), wv.end()), bf(bv.begin(), bv.end());
+        const float* wp = w != nullptr ? wf.data() : nullptr;
+        const float* bp = b != nullptr ? bf.data() : nullptr;
+        ParallelFor(split.rows, split.rows * split.row_len, [&](int64_t lo, int64_t hi) {
+          split.ForRows(lo, hi, [&](char* ob, char* xb) {
+            simd::LayerNormRowF32(reinterpret_cast<const float*>(xb), reinterpret_cast<float*>(ob), split.row_len, wp,
+                                  bp, eps);
+          });
+        });
+        return;
+      }
       ParallelFor(split.rows, split.rows * split.row_len, [&](int64_t lo, int64_t hi) {
         RowBuffer buf(split.row_len);
         split.ForRows(lo, hi, [&](char* ob, char* xb) {
@@ -246,6 +275,20 @@ bp_status_t BatchNorm(const bp_kernel_call_t* call) {
       for (size_t c = 0; c < static_cast<size_t>(C); ++c) {
         scale[c] = wv[c] / std::sqrt(var[c] + eps);
         shift[c] = bv[c] - mean[c] * scale[c];
+      }
+      if (std::is_same<T, float>::value && split.UnitRows(sizeof(float))) {
+        // Per channel y = x * scale + shift, scale and shift rounded once to
+        // float32 from double; one fused multiply-add per element.
+        ParallelFor(split.rows, split.rows * split.row_len, [&](int64_t lo, int64_t hi) {
+          char *ob, *xb;
+          for (int64_t r = lo; r < hi; ++r) {
+            const size_t c = static_cast<size_t>(r % C);
+            plane(r, &ob, &xb);
+            simd::ScaleShiftF32(reinterpret_cast<const float*>(xb), reinterpret_cast<float*>(ob), split.row_len,
+                                static_cast<float>(scale[c]), static_cast<float>(shift[c]));
+          }
+        });
+        return;
       }
       ParallelFor(split.rows, split.rows * split.row_len, [&](int64_t lo, int64_t hi) {
         RowBuffer local(split.row_len);

@@ -1,13 +1,43 @@
 // Unary pointwise ops: neg, abs, relu (all numeric dtypes) and the floating
 // math functions (inputs of integer dtype were promoted by the core). float16
-// and bfloat16 compute in float and round once.
+// and bfloat16 compute in float and round once. float32 exp, relu and gelu
+// run through the Highway kernels of simd.h (their error bounds are there).
 #include <cmath>
 #include <cstring>
 
 #include "common.h"
+#include "simd.h"
 
 namespace bp_cpu {
 namespace {
+
+using VecFn = void (*)(const float*, float*, int64_t);
+
+// float32 in and out: unit-stride rows go straight through the vector kernel
+// `vec`; strided or broadcast rows are staged through a small buffer so every
+// element gets the same arithmetic. Anything else: `scalar(call)`.
+template <typename Scalar>
+bp_status_t VecF32(const bp_kernel_call_t* call, VecFn vec, Scalar scalar) {
+  const DLTensor* a = TensorArg(call, 0);
+  DLTensor* out = call->outputs[0];
+  if (a == nullptr || DtOf(out->dtype) != Dt::kFloat32 || DtOf(a->dtype) != Dt::kFloat32) return scalar(call);
+  const DLTensor* ops[2] = {out, a};
+  RunOps(ops, [vec](char* const* p, const int64_t* s, int64_t n) {
+    if (s[0] == sizeof(float) && s[1] == sizeof(float)) {
+      vec(reinterpret_cast<const float*>(p[1]), reinterpret_cast<float*>(p[0]), n);
+      return;
+    }
+    constexpr int64_t kChunk = 256;
+    float buf[kChunk];
+    for (int64_t i0 = 0; i0 < n; i0 += kChunk) {
+      const int64_t m = n - i0 < kChunk ? n - i0 : kChunk;
+      for (int64_t i = 0; i < m; ++i) buf[i] = *reinterpret_cast<const float*>(p[1] + (i0 + i) * s[1]);
+      vec(buf, buf, m);
+      for (int64_t i = 0; i < m; ++i) *reinterpret_cast<float*>(p[0] + (i0 + i) * s[0]) = buf[i];
+    }
+  });
+  return BP_STATUS_OK;
+}
 
 // Runs out = f(self) for every dtype `Allowed<T>` accepts.
 template <template <typename> class Allowed, typename Make>
@@ -65,13 +95,15 @@ bp_status_t Abs(const bp_kernel_call_t* call) {
   });
 }
 
-bp_status_t Relu(const bp_kernel_call_t* call) {
+bp_status_t ReluScalar(const bp_kernel_call_t* call) {
   return Unary<NoBool>(call, [](auto tag) {
     using C = opmath_t<typename decltype(tag)::type>;
     // NaN stays NaN (x > 0 is false, x != x picks x), as torch.relu.
     return [](C x) -> C { return (x > C(0) || x != x) ? x : C(0); };
   });
 }
+
+bp_status_t Relu(const bp_kernel_call_t* call) { return VecF32(call, simd::ReluF32, ReluScalar); }
 
 // Floating math: one line per op, computed in opmath_t (float or double).
 #define BP_CPU_FLOAT_UNARY(NAME, EXPR)                          \
@@ -82,7 +114,7 @@ bp_status_t Relu(const bp_kernel_call_t* call) {
     });                                                         \
   }
 
-BP_CPU_FLOAT_UNARY(Exp, std::exp(x))
+BP_CPU_FLOAT_UNARY(ExpScalar, std::exp(x))
 BP_CPU_FLOAT_UNARY(Log, std::log(x))
 BP_CPU_FLOAT_UNARY(Sqrt, std::sqrt(x))
 BP_CPU_FLOAT_UNARY(Rsqrt, C(1) / std::sqrt(x))
@@ -93,6 +125,8 @@ BP_CPU_FLOAT_UNARY(Sigmoid, C(1) / (C(1) + std::exp(-x)))
 BP_CPU_FLOAT_UNARY(Erf, std::erf(x))
 BP_CPU_FLOAT_UNARY(Silu, x / (C(1) + std::exp(-x)))
 #undef BP_CPU_FLOAT_UNARY
+
+bp_status_t Exp(const bp_kernel_call_t* call) { return VecF32(call, simd::ExpF32, ExpScalar); }
 
 bp_status_t Gelu(const bp_kernel_call_t* call) {
   const char* approximate = StringArg(call, 1);
@@ -105,18 +139,22 @@ bp_status_t Gelu(const bp_kernel_call_t* call) {
     tanh_form = true;
   }
   if (tanh_form) {
-    return Unary<FloatOnly>(call, [](auto tag) {
-      using C = opmath_t<typename decltype(tag)::type>;
-      return [](C x) -> C {
-        const C kBeta = C(0.7978845608028654);  // sqrt(2 / pi)
-        const C inner = kBeta * (x + C(0.044715) * x * x * x);
-        return C(0.5) * x * (C(1) + std::tanh(inner));
-      };
+    return VecF32(call, simd::GeluTanhF32, [](const bp_kernel_call_t* c) {
+      return Unary<FloatOnly>(c, [](auto tag) {
+        using C = opmath_t<typename decltype(tag)::type>;
+        return [](C x) -> C {
+          const C kBeta = C(0.7978845608028654);  // sqrt(2 / pi)
+          const C inner = kBeta * (x + C(0.044715) * x * x * x);
+          return C(0.5) * x * (C(1) + std::tanh(inner));
+        };
+      });
     });
   }
-  return Unary<FloatOnly>(call, [](auto tag) {
-    using C = opmath_t<typename decltype(tag)::type>;
-    return [](C x) -> C { return x * C(0.5) * (C(1) + std::erf(x * C(0.7071067811865476))); };
+  return VecF32(call, simd::GeluErfF32, [](const bp_kernel_call_t* c) {
+    return Unary<FloatOnly>(c, [](auto tag) {
+      using C = opmath_t<typename decltype(tag)::type>;
+      return [](C x) -> C { return x * C(0.5) * (C(1) + std::erf(x * C(0.7071067811865476))); };
+    });
   });
 }
 
