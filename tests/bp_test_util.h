@@ -4,6 +4,8 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <sys/stat.h>
+
 #include <cstring>
 #include <mutex>
 #include <string>
@@ -154,6 +156,38 @@ class ContextTest : public ::testing::Test {
   std::vector<bp_tensor_t*> owned_;
   std::mutex log_mu_;
   std::vector<std::pair<int32_t, std::string>> logs_;
+};
+
+// The built CPU plugin and the vendor_sim sample loaded into one context, with
+// vendor_sim:0 as dev_. Skips (with the reason) when either was not built.
+class VendorSimTest : public ContextTest {
+ protected:
+  static std::string BuiltPlugin(const char* name) {
+    return std::string(BP_BUILD_PLUGIN_DIR) + "/lib" + name + ".so";
+  }
+  static bool Exists(const std::string& path) {
+    struct stat sb;
+    return stat(path.c_str(), &sb) == 0;
+  }
+  void SetUp() override {
+    ContextTest::SetUp();
+    const std::string cpu = BuiltPlugin("backplane_cpu");
+    const std::string vendor = BuiltPlugin("backplane_vendor_sim");
+    if (!Exists(cpu)) GTEST_SKIP() << "the CPU plugin is not built (" << cpu << ")";
+    if (!Exists(vendor)) GTEST_SKIP() << "the vendor_sim plugin is not built (" << vendor << ")";
+    ASSERT_EQ(bp_plugin_load(ctx_, cpu.c_str(), nullptr), BP_STATUS_OK) << LastError();
+    ASSERT_EQ(bp_plugin_load(ctx_, vendor.c_str(), nullptr), BP_STATUS_OK) << LastError();
+    ASSERT_EQ(bp_device_parse(ctx_, "vendor_sim:0", &dev_), BP_STATUS_OK) << LastError();
+  }
+  uint64_t Fallbacks(const char* op) {
+    uint64_t n = 0;
+    EXPECT_EQ(bp_fallback_count(ctx_, Op(op), dev_.backend, &n), BP_STATUS_OK) << LastError();
+    return n;
+  }
+  void Mask(const char* op, int32_t masked) {
+    ASSERT_EQ(bp_op_set_kernel_masked(ctx_, Op(op), dev_.backend, masked), BP_STATUS_OK) << LastError();
+  }
+  bp_device_t dev_{};
 };
 
 }  // namespace bptest

@@ -4,8 +4,6 @@
 // casts done on the host. Counted by bp_transfer_stats. Skipped (with the
 // reason) when the plugins were not built.
 // bp-test: public-api
-#include <sys/stat.h>
-
 #include <string>
 #include <vector>
 
@@ -16,25 +14,12 @@ using ::testing::HasSubstr;
 
 namespace {
 
-std::string BuiltPlugin(const char* name) { return std::string(BP_BUILD_PLUGIN_DIR) + "/lib" + name + ".so"; }
-
-bool Exists(const std::string& path) {
-  struct stat sb;
-  return stat(path.c_str(), &sb) == 0;
-}
-
-class FallbackTransferTest : public ContextTest {
+class FallbackTransferTest : public VendorSimTest {
  protected:
   void SetUp() override {
-    ContextTest::SetUp();
-    const std::string cpu = BuiltPlugin("backplane_cpu");
-    const std::string vendor = BuiltPlugin("backplane_vendor_sim");
-    if (!Exists(cpu)) GTEST_SKIP() << "the CPU plugin is not built (" << cpu << ")";
-    if (!Exists(vendor)) GTEST_SKIP() << "the vendor_sim plugin is not built (" << vendor << ")";
-    ASSERT_EQ(bp_plugin_load(ctx_, cpu.c_str(), nullptr), BP_STATUS_OK) << LastError();
-    ASSERT_EQ(bp_plugin_load(ctx_, vendor.c_str(), nullptr), BP_STATUS_OK) << LastError();
-    ASSERT_EQ(bp_device_parse(ctx_, "vendor_sim:0", &dev_), BP_STATUS_OK) << LastError();
-    ASSERT_EQ(bp_op_set_kernel_masked(ctx_, Op("add.Tensor"), dev_.backend, 1), BP_STATUS_OK) << LastError();
+    VendorSimTest::SetUp();
+    if (IsSkipped() || HasFatalFailure()) return;
+    Mask("add.Tensor", 1);
   }
   bp_tensor_t* I32(bp_device_t dev, const std::vector<int64_t>& sizes, const std::vector<int32_t>& data) {
     bp_tensor_t* t = nullptr;
@@ -51,12 +36,6 @@ class FallbackTransferTest : public ContextTest {
     return s;
   }
   void Reset() { ASSERT_EQ(bp_transfer_stats_reset(ctx_, dev_.backend), BP_STATUS_OK) << LastError(); }
-  uint64_t Fallbacks(const char* op) {
-    uint64_t n = 0;
-    EXPECT_EQ(bp_fallback_count(ctx_, Op(op), dev_.backend, &n), BP_STATUS_OK) << LastError();
-    return n;
-  }
-  bp_device_t dev_{};
 };
 
 TEST_F(FallbackTransferTest, MixedDtypeAddMovesEachInputOnceAndTheOutputOnce) {

@@ -4,8 +4,6 @@
 // variants), counted as fallback, refused in strict mode without touching the
 // output, and restored by unmasking. Skipped (with the reason) when the
 // plugins were not built.
-#include <sys/stat.h>
-
 #include <atomic>
 #include <string>
 #include <thread>
@@ -18,30 +16,8 @@ using ::testing::HasSubstr;
 
 namespace {
 
-std::string BuiltPlugin(const char* name) { return std::string(BP_BUILD_PLUGIN_DIR) + "/lib" + name + ".so"; }
-
-bool Exists(const std::string& path) {
-  struct stat sb;
-  return stat(path.c_str(), &sb) == 0;
-}
-
-class KernelMaskTest : public ContextTest {
+class KernelMaskTest : public VendorSimTest {
  protected:
-  void SetUp() override {
-    ContextTest::SetUp();
-    const std::string cpu = BuiltPlugin("backplane_cpu");
-    const std::string vendor = BuiltPlugin("backplane_vendor_sim");
-    if (!Exists(cpu)) GTEST_SKIP() << "the CPU plugin is not built (" << cpu << ")";
-    if (!Exists(vendor)) GTEST_SKIP() << "the vendor_sim plugin is not built (" << vendor << ")";
-    ASSERT_EQ(bp_plugin_load(ctx_, cpu.c_str(), nullptr), BP_STATUS_OK) << LastError();
-    ASSERT_EQ(bp_plugin_load(ctx_, vendor.c_str(), nullptr), BP_STATUS_OK) << LastError();
-    ASSERT_EQ(bp_device_parse(ctx_, "vendor_sim:0", &dev_), BP_STATUS_OK) << LastError();
-  }
-  uint64_t Fallbacks(const char* op) {
-    uint64_t n = 0;
-    EXPECT_EQ(bp_fallback_count(ctx_, Op(op), dev_.backend, &n), BP_STATUS_OK) << LastError();
-    return n;
-  }
   uint64_t Natives(const char* op) {
     uint64_t n = 0;
     EXPECT_EQ(bp_native_count(ctx_, Op(op), dev_.backend, &n), BP_STATUS_OK) << LastError();
@@ -52,10 +28,6 @@ class KernelMaskTest : public ContextTest {
     EXPECT_EQ(bp_op_dispatch_kind(ctx_, Op(op), dev_.backend, &k), BP_STATUS_OK) << LastError();
     return k;
   }
-  void Mask(const char* op, int32_t masked) {
-    ASSERT_EQ(bp_op_set_kernel_masked(ctx_, Op(op), dev_.backend, masked), BP_STATUS_OK) << LastError();
-  }
-  bp_device_t dev_{};
 };
 
 TEST_F(KernelMaskTest, MaskedKernelRunsThroughTheCpuFallbackWithTheSameResult) {
