@@ -6,7 +6,9 @@
 
 #include "device_tensor.h"
 #include "gen.h"
-#include "onnx/onnx_exec.h"
+#include "bponnx/exec.h"
+#include "boxed_values.h"
+#include "opdb.h"
 
 namespace bpc {
 namespace onnx_corpus {
@@ -49,6 +51,40 @@ std::string unsupported_dtype(const OnnxTest& t) {
     }
   }
   return "";
+}
+
+// The frontend's view of a host tensor (same values; dtype by its DLPack code).
+bponnx::HostTensor to_frontend(const HostTensor& h) {
+  bponnx::HostTensor r;
+  bponnx::dtype_from_dl(dtype_to_dl(h.dtype), &r.dtype);
+  r.sizes = h.sizes;
+  r.values = h.values;
+  return r;
+}
+
+// A data-set tensor made on `dev` (contiguous), held by `pool`.
+bp_tensor_t* upload(bp_context_t* ctx, bp_device_t dev, const HostTensor& h, TensorPool* pool) {
+  TensorInput in;
+  in.t = h;
+  bp_tensor_t* t = nullptr;
+  std::string err;
+  if (!make_device_tensor(ctx, [](const std::string&) -> bp_op_t* { return nullptr; }, in, dev, pool, &t, &err)) {
+    throw bponnx::CallFailed{err};
+  }
+  return t;
+}
+
+// The mapping asks ops.yaml's claims (the suite's table) before calling.
+void install_claims() {
+  static const bool once = [] {
+    bponnx::set_dtype_claims([](const std::string& op, bponnx::DType d) {
+      const OpClaim* c = find_claim(op);
+      DType ours;
+      return c != nullptr && dtype_from_dl(bponnx::dtype_to_dl(d), &ours) && c->claims(ours);
+    });
+    return true;
+  }();
+  (void)once;
 }
 
 }  // namespace
@@ -112,7 +148,8 @@ OnnxTestResult run_loaded_test(bp_context_t* ctx, bp_device_t dev, const OnnxTes
     return r;
   };
   if (!test.not_mapped.empty()) return not_mapped(test.not_mapped);
-  const MapTable& table = map_table();
+  install_claims();
+  const bponnx::MapTable& table = bponnx::map_table();
   const auto fn = table.find(test.node.op_type);
   if (!test.node.domain.empty() || fn == table.end()) return not_mapped("op " + r.onnx_op);
   const std::string bad = unsupported_dtype(test);
@@ -123,22 +160,26 @@ OnnxTestResult run_loaded_test(bp_context_t* ctx, bp_device_t dev, const OnnxTes
   std::string failure;
   for (const OnnxDataSet& ds : test.data_sets) {
     TensorPool pool;
-    Exec ex(ctx, dev, &pool);
+    bponnx::OpCache ops(ctx);
+    bponnx::Exec ex(ctx, dev, &ops);
     std::vector<bp_tensor_t*> outs;
+    std::vector<bponnx::HostTensor> hosts;
+    hosts.reserve(ds.inputs.size());
     try {
-      std::vector<NodeInput> ins;
+      std::vector<bponnx::NodeInput> ins;
       for (const OnnxTensor& t : ds.inputs) {
-        NodeInput in;
+        bponnx::NodeInput in;
         if (t.present) {
-          in.host = &t.t;
-          in.t = ex.upload(t.t);
+          hosts.push_back(to_frontend(t.t));
+          in.host = &hosts.back();
+          in.t = upload(ctx, dev, t.t, &pool);
         }
         ins.push_back(in);
       }
       outs = fn->second(ex, test.node, ins);
-    } catch (const NotMapped& e) {
+    } catch (const bponnx::NotMapped& e) {
       return not_mapped(e.reason);
-    } catch (const CallFailed& e) {
+    } catch (const bponnx::CallFailed& e) {
       r.outcome = "error";
       r.message = ds.name + ": " + e.message;
       return r;

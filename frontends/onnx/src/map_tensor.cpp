@@ -4,10 +4,9 @@
 #include <algorithm>
 #include <numeric>
 
-#include "onnx/onnx_exec.h"
+#include "bponnx/exec.h"
 
-namespace bpc {
-namespace onnx_corpus {
+namespace bponnx {
 
 namespace {
 
@@ -418,10 +417,11 @@ void register_tensor_ops(MapTable* t) {
     DType d = DType::kFloat32;
     double v = 0.0;
     if (n.has("value")) {
-      const OnnxTensor& t = n.attrs.at("value").tensor;
+      const RawTensor& t = n.attrs.at("value").tensor;
       if (!t.unsupported.empty()) throw NotMapped{"dtype " + n.op_type + "(" + t.unsupported + ")"};
-      d = t.t.dtype;
-      if (!t.t.values.empty()) v = t.t.values[0];
+      d = t.dtype;
+      const HostTensor h = ex.to_host(ex.upload(t));
+      if (!h.values.empty()) v = h.values[0];
     }
     return {ex.full(host_ints(*in[0].host), d, v)};
   };
@@ -436,5 +436,4 @@ void register_tensor_ops(MapTable* t) {
   };
 }
 
-}  // namespace onnx_corpus
-}  // namespace bpc
+}  // namespace bponnx

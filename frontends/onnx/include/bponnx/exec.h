@@ -3,8 +3,9 @@
 // executor that calls Backplane operators through the public C API.
 //
 // A mapping reports a gap by throwing NotMapped (before it calls anything
-// when it can) and a failed call by throwing CallFailed; neither leaves
-// this directory (onnx_run.cpp catches them), and no exception crosses the C ABI.
+// when it can) and a failed call by throwing CallFailed; callers of a
+// mapping (graph.cpp, bp-conformance's ONNX corpus) catch both, and no
+// exception crosses the C ABI.
 #pragma once
 
 #include <functional>
@@ -13,12 +14,23 @@
 #include <vector>
 
 #include "backplane/backplane.h"
-#include "boxed_values.h"
-#include "device_tensor.h"
-#include "onnx/onnx_model.h"
+#include "bponnx/model.h"
 
-namespace bpc {
-namespace onnx_corpus {
+namespace bponnx {
+
+// Boxed arguments of bp_op_call; the pointers they carry (tensors, int
+// lists, strings) are borrowed and must outlive the call.
+bp_value_t vnone();
+bp_value_t vt(bp_tensor_t* t);  // NONE when t is nullptr (an optional tensor left out)
+bp_value_t vi(int64_t i);
+bp_value_t vd(double d);
+bp_value_t vb(bool b);
+bp_value_t vl(const std::vector<int64_t>& ints);
+bp_value_t vs(const char* s);
+bp_value_t vdtype(DType d);
+
+// "<function>: <status name>: <last error message>".
+std::string api_error(const char* what, bp_status_t st);
 
 // "op Foo", "attribute Conv.auto_pad=SAME_UPPER", "dtype ReduceMean(int32)".
 struct NotMapped {
@@ -38,15 +50,36 @@ struct NodeInput {
 
 // Boxed argument helpers; an int list borrows `v`, which must outlive the call.
 
+// Operator handles by name, resolved once per context (not thread-safe).
+class OpCache {
+ public:
+  explicit OpCache(bp_context_t* ctx) : ctx_(ctx) {}
+  bp_op_t* find(const std::string& name);  // nullptr when libbackplane has no such operator
+
+ private:
+  bp_context_t* ctx_;
+  std::map<std::string, bp_op_t*> ops_;
+};
+
+// Runs the Backplane calls of one mapping on one device. Every tensor it
+// makes is held until the Exec is destroyed; keep a result longer with
+// bp_tensor_retain.
 class Exec {
  public:
-  Exec(bp_context_t* ctx, bp_device_t dev, TensorPool* pool);
+  Exec(bp_context_t* ctx, bp_device_t dev, OpCache* ops);
+  ~Exec();
+  Exec(const Exec&) = delete;
+  Exec& operator=(const Exec&) = delete;
 
   // Calls operator `op` (schema name); the result is held by the pool.
   // Throws CallFailed on a status.
   bp_tensor_t* call(const std::string& op, std::vector<bp_value_t> args);
-  // A host tensor made on the device.
+  // A host tensor made on the device (values cast to h.dtype by the CPU's to.dtype).
   bp_tensor_t* upload(const HostTensor& h);
+  // Stored bytes made on the device. Throws NotMapped for an unsupported dtype.
+  bp_tensor_t* upload(const RawTensor& r);
+  // A tensor's values on the host (cast to float64 on the CPU, then read back).
+  HostTensor to_host(bp_tensor_t* t);
   // A 0-dim CPU tensor of `d` holding v (joins any device as a scalar).
   bp_tensor_t* scalar(double v, DType d);
   // A new tensor of `sizes` x `d` on the device, every element `v` (empty + fill_).
@@ -56,13 +89,17 @@ class Exec {
 
   bp_context_t* ctx() const { return ctx_; }
   bp_device_t device() const { return dev_; }
-  bp_op_t* find(const std::string& name);
+  bp_op_t* find(const std::string& name) { return ops_->find(name); }
+  // Every operator call() made, in order.
+  const std::vector<bp_op_t*>& called() const { return called_; }
 
  private:
+  bp_tensor_t* hold(bp_tensor_t* t);
   bp_context_t* ctx_;
   bp_device_t dev_;
-  TensorPool* pool_;
-  std::map<std::string, bp_op_t*> ops_;
+  OpCache* ops_;
+  std::vector<bp_tensor_t*> held_;
+  std::vector<bp_op_t*> called_;
 };
 
 DType dtype_of(const bp_tensor_t* t);
@@ -71,8 +108,14 @@ std::vector<int64_t> sizes_of(const bp_tensor_t* t);
 // "to the end" markers stay usable).
 std::vector<int64_t> host_ints(const HostTensor& h);
 
-// Throws NotMapped("dtype <onnx_op>(<d>)") unless ops.yaml claims `d` for `bp_op`.
+// Throws NotMapped("dtype <onnx_op>(<d>)") when the dtype-claims hook says
+// `bp_op` does not claim `d`. Without a hook every dtype is claimed and a
+// gap shows as the operator's own error when called.
 void need_dtype(const std::string& onnx_op, const std::string& bp_op, DType d);
+// Installs the hook need_dtype asks (bp-conformance: ops.yaml's claims).
+// Set it once, before mappings run; not synchronized with running mappings.
+using DTypeClaims = std::function<bool(const std::string& bp_op, DType d)>;
+void set_dtype_claims(DTypeClaims claims);
 // Throws NotMapped("attribute <op>.<name>=<value>").
 [[noreturn]] void unsupported_attr(const std::string& op, const std::string& name, const std::string& value);
 
@@ -89,5 +132,4 @@ void register_losses(MapTable* t);
 void register_generators(MapTable* t);
 const MapTable& map_table();
 
-}  // namespace onnx_corpus
-}  // namespace bpc
+}  // namespace bponnx

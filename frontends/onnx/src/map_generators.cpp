@@ -3,10 +3,9 @@
 // host; the arithmetic (comparison, scaling, cos) runs on the device.
 #include <cmath>
 
-#include "onnx/onnx_exec.h"
+#include "bponnx/exec.h"
 
-namespace bpc {
-namespace onnx_corpus {
+namespace bponnx {
 
 namespace {
 
@@ -99,5 +98,4 @@ void register_generators(MapTable* t) {
   m["BlackmanWindow"] = window(0.42, -0.5, 0.08);
 }
 
-}  // namespace onnx_corpus
-}  // namespace bpc
+}  // namespace bponnx
