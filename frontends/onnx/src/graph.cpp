@@ -179,13 +179,24 @@ Session::~Session() = default;
 
 bool Session::prepare(std::string* err) {
   const std::string where = model_->path() + ": ";
+  std::string first;
+  std::set<std::string> missing;  // every op type without a mapping, for one complete list
   for (const OnnxNode& n : model_->nodes()) {
     if (n.op_type == "Constant" && n.domain.empty()) continue;
     if (!n.domain.empty() || !map_table().count(n.op_type)) {
-      *err = where + node_label(n) + ": no mapping to Backplane operators for ONNX op " +
-             (n.domain.empty() ? "" : n.domain + ".") + n.op_type;
-      return false;
+      const std::string op = (n.domain.empty() ? "" : n.domain + ".") + n.op_type;
+      if (first.empty()) first = node_label(n) + ": no mapping to Backplane operators for ONNX op " + op;
+      missing.insert(op);
     }
+  }
+  if (!first.empty()) {
+    *err = where + first;
+    if (missing.size() > 1) {
+      std::string all;
+      for (const std::string& m : missing) all += (all.empty() ? "" : ", ") + m;
+      *err += " (unmapped ops in this model: " + all + ")";
+    }
+    return false;
   }
   try {
     Exec ex(ctx_, dev_, &ops_);

@@ -219,6 +219,50 @@ void register_tensor_ops(MapTable* t) {
     perm = n.get_ints("perm", perm);
     return {ex.call("permute", {vt(in[0].t), vl(perm)})};
   };
+  // Shape: the input's sizes (from opset 15, sizes[start:end]) as int64, made on the host.
+  m["Shape"] = [](Exec& ex, const OnnxNode& n, const Ins& in) -> Outs {
+    const std::vector<int64_t> xs = sizes_of(in[0].t);
+    const int64_t rank = static_cast<int64_t>(xs.size());
+    auto clampi = [rank](int64_t v) { return std::max<int64_t>(0, std::min<int64_t>(rank, v < 0 ? v + rank : v)); };
+    const int64_t start = clampi(n.get_int("start", 0)), end = clampi(n.get_int("end", rank));
+    HostTensor h;
+    h.dtype = DType::kInt64;
+    for (int64_t k = start; k < end; ++k) h.values.push_back(static_cast<double>(xs[static_cast<size_t>(k)]));
+    h.sizes = {static_cast<int64_t>(h.values.size())};
+    return {ex.upload(h)};
+  };
+  // Gather with indices known on the host (constants, shapes, short token
+  // lists): one narrow per index, concatenated, reshaped to
+  // data[:axis] + indices + data[axis+1:]. Indices computed on the device
+  // and too large for a host copy would need an index_select operator,
+  // which Backplane lacks.
+  m["Gather"] = [](Exec& ex, const OnnxNode& n, const Ins& in) -> Outs {
+    if (in[1].host == nullptr) {
+      throw NotMapped{"input Gather.indices with " + std::to_string(bp_tensor_numel(in[1].t)) +
+                      " elements computed on the device (needs an index_select operator)"};
+    }
+    const std::vector<int64_t> xs = sizes_of(in[0].t);
+    const int64_t rank = static_cast<int64_t>(xs.size());
+    const int64_t axis = norm_axis(n, n.get_int("axis", 0), rank);
+    const int64_t len = xs[static_cast<size_t>(axis)];
+    std::vector<int64_t> idx = host_ints(*in[1].host);
+    for (int64_t& i : idx) {
+      if (i < -len || i >= len) throw CallFailed{"Gather: index " + std::to_string(i) + " out of range for axis size " + std::to_string(len)};
+      if (i < 0) i += len;
+    }
+    std::vector<int64_t> out_sizes(xs.begin(), xs.begin() + axis);
+    out_sizes.insert(out_sizes.end(), in[1].host->sizes.begin(), in[1].host->sizes.end());
+    out_sizes.insert(out_sizes.end(), xs.begin() + axis + 1, xs.end());
+    if (idx.empty()) return {ex.full(out_sizes, dtype_of(in[0].t), 0.0)};
+    std::vector<bp_tensor_t*> parts;
+    for (int64_t i : idx) parts.push_back(ex.call("narrow", {vt(in[0].t), vi(axis), vi(i), vi(1)}));
+    bp_value_t l{};
+    l.kind = BP_VALUE_TENSOR_LIST;
+    l.u.tensor_list.data = parts.data();
+    l.u.tensor_list.size = static_cast<int64_t>(parts.size());
+    bp_tensor_t* y = parts.size() == 1 ? ex.call("contiguous", {vt(parts[0])}) : ex.call("cat", {l, vi(axis)});
+    return {ex.call("reshape", {vt(y), vl(out_sizes)})};
+  };
   // Reshape: 0 copies the input's size (unless allowzero), -1 is inferred.
   m["Reshape"] = [](Exec& ex, const OnnxNode& n, const Ins& in) -> Outs {
     std::vector<int64_t> shape = n.opset < 5 ? n.get_ints("shape", {}) : host_ints(*in[1].host);

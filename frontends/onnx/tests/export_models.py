@@ -75,6 +75,17 @@ class Encoder(torch.nn.Module):
         return self.enc(src, src_key_padding_mask=pad_mask)
 
 
+def vit():
+    """torchvision's VisionTransformer, small; its classifier head starts at
+    zero (torchvision's init), so it gets random weights to make the output
+    depend on the whole network."""
+    m = torchvision.models.VisionTransformer(image_size=64, patch_size=8, num_layers=4, num_heads=4, hidden_dim=64,
+                                             mlp_dim=128, num_classes=10)
+    torch.nn.init.normal_(m.heads.head.weight, std=0.5)
+    torch.nn.init.normal_(m.heads.head.bias, std=0.5)
+    return m
+
+
 def models():
     g = torch.Generator().manual_seed(SEED)
     img = lambda n=1, s=64: torch.randn(n, 3, s, s, generator=g)
@@ -85,9 +96,7 @@ def models():
         "resnet18": (lambda: tv.resnet18(weights=None), (img(),), ["input"]),
         "mobilenet_v3_small": (lambda: tv.mobilenet_v3_small(weights=None), (img(),), ["input"]),
         "squeezenet1_1": (lambda: tv.squeezenet1_1(weights=None), (img(),), ["input"]),
-        "vit_small": (lambda: tv.VisionTransformer(image_size=64, patch_size=8, num_layers=4, num_heads=4,
-                                                   hidden_dim=64, mlp_dim=128, num_classes=10),
-                      (img(),), ["input"]),
+        "vit_small": (vit, (img(),), ["input"]),
         "transformer_encoder": (Encoder, (torch.randn(2, 10, 64, generator=g), mask), ["src", "pad_mask"]),
         "gpt_small": (GPT, (torch.randint(0, 100, (1, 16), generator=g),), ["tokens"]),
     }

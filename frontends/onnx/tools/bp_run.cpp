@@ -153,7 +153,7 @@ std::string compare(bp_context_t* ctx, bp_tensor_t* got, const bponnx::RawTensor
     }
     std::ostringstream os;
     os << "max abs " << max_abs << ", max rel " << max_rel;
-    if (bad == 0) return "";
+    if (bad == 0) return os.str();
     os << "; " << bad << " of " << e.values.size() << " beyond rtol " << rtol << " atol " << atol << " (worst at flat index "
        << worst << ": got " << a.values[worst] << ", expected " << e.values[worst] << ")";
     return os.str();
