@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <limits>
+#include <type_traits>
 
 namespace bponnx {
 
@@ -104,13 +106,60 @@ bp_tensor_t* cpu_tensor(bp_context_t* ctx, const std::vector<int64_t>& sizes, DL
   return t;
 }
 
+// Integers saturate (NaN -> 0) instead of the undefined out-of-range cast.
+template <typename T>
+T narrow_to(double x) {
+  if (std::is_floating_point<T>::value) return static_cast<T>(x);
+  if (std::isnan(x)) return T(0);
+  const double lo = static_cast<double>(std::numeric_limits<T>::lowest());
+  const double hi = static_cast<double>(std::numeric_limits<T>::max());
+  if (x <= lo) return std::numeric_limits<T>::lowest();
+  if (x >= hi) return std::numeric_limits<T>::max();
+  return static_cast<T>(x);
+}
+
+template <typename T>
+void put(const std::vector<double>& values, std::string* out) {
+  out->resize(values.size() * sizeof(T));
+  for (size_t k = 0; k < values.size(); ++k) {
+    const T v = narrow_to<T>(values[k]);
+    std::memcpy(&(*out)[k * sizeof(T)], &v, sizeof(T));
+  }
+}
+
+// Encodes values (already representable in `d`) as `d`'s bytes; false for
+// float16/bfloat16, which the caller casts with Backplane's to.dtype instead.
+bool encode(DType d, const std::vector<double>& values, std::string* out) {
+  switch (d) {
+    case DType::kFloat32: put<float>(values, out); return true;
+    case DType::kFloat64: put<double>(values, out); return true;
+    case DType::kInt8: put<int8_t>(values, out); return true;
+    case DType::kUInt8: put<uint8_t>(values, out); return true;
+    case DType::kInt32: put<int32_t>(values, out); return true;
+    case DType::kInt64: put<int64_t>(values, out); return true;
+    case DType::kBool: {
+      std::vector<double> b;
+      for (double v : values) b.push_back(v != 0.0 ? 1.0 : 0.0);
+      put<uint8_t>(b, out);
+      return true;
+    }
+    default: return false;
+  }
+}
+
 }  // namespace
 
+bp_tensor_t* Exec::host_tensor(const std::vector<int64_t>& sizes, DType d, const std::vector<double>& values) {
+  std::string bytes;
+  if (encode(d, values, &bytes)) return hold(cpu_tensor(ctx_, sizes, dtype_to_dl(d), bytes.data(), bytes.size()));
+  // float16/bfloat16: float64 on the host, rounded by the CPU's to.dtype.
+  bp_tensor_t* wide = hold(cpu_tensor(ctx_, sizes, dtype_to_dl(DType::kFloat64), values.data(),
+                                      values.size() * sizeof(double)));
+  return cast(wide, d);
+}
+
 bp_tensor_t* Exec::upload(const HostTensor& h) {
-  // float64 on the host, cast on the CPU to the dtype, then moved.
-  bp_tensor_t* host = hold(cpu_tensor(ctx_, h.sizes, dtype_to_dl(DType::kFloat64), h.values.data(),
-                                      h.values.size() * sizeof(double)));
-  host = cast(host, h.dtype);
+  bp_tensor_t* host = host_tensor(h.sizes, h.dtype, h.values);
   if (dev_.backend == 0) return host;
   bp_tensor_t* t = nullptr;
   const bp_status_t st = bp_tensor_to_device(host, dev_, &t);
@@ -145,10 +194,7 @@ HostTensor Exec::to_host(bp_tensor_t* t) {
   return h;
 }
 
-bp_tensor_t* Exec::scalar(double v, DType d) {
-  bp_tensor_t* t = hold(cpu_tensor(ctx_, {}, dtype_to_dl(DType::kFloat64), &v, sizeof v));
-  return cast(t, d);
-}
+bp_tensor_t* Exec::scalar(double v, DType d) { return host_tensor({}, d, {v}); }
 
 bp_tensor_t* Exec::full(const std::vector<int64_t>& sizes, DType d, double v) {
   bp_tensor_t* t = nullptr;

@@ -95,6 +95,8 @@ class Exec {
 
  private:
   bp_tensor_t* hold(bp_tensor_t* t);
+  // A CPU tensor of `d` holding `values` (representable in d).
+  bp_tensor_t* host_tensor(const std::vector<int64_t>& sizes, DType d, const std::vector<double>& values);
   bp_context_t* ctx_;
   bp_device_t dev_;
   OpCache* ops_;
