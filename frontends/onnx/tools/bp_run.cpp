@@ -9,6 +9,7 @@
 #include <random>
 #include <sstream>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include <CLI/CLI.hpp>
 
@@ -271,14 +272,26 @@ int main(int argc, char** argv) {
     return kExitBadInput;
   }
   bprun::Recorder rec(ctx, dev, !trace_path.empty(), shadow, shadow_rtol, shadow_atol);
-  if (report || shadow || !trace_path.empty()) {
-    session.set_observer([&](const bponnx::NodeRun& nr) { rec.on_node(nr); });
+  const bool recording = report || shadow || !trace_path.empty();
+  const bool progress = isatty(2) != 0;  // a progress line on a terminal, for runs over a second
+  const auto t0 = std::chrono::steady_clock::now();
+  double last_progress = 0.0;
+  if (recording || progress) {
+    session.set_observer([&](const bponnx::NodeRun& nr) {
+      if (recording) rec.on_node(nr);
+      const double t = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+      if (progress && t > 1.0 && t - last_progress > 0.25) {
+        std::fprintf(stderr, "\rbp-run: node %zu of %zu (%s), %.1f s ", nr.index + 1, model.nodes().size(),
+                     nr.node->op_type.c_str(), t);
+        last_progress = t;
+      }
+    });
   }
   rec.begin_run();
   std::vector<bp_tensor_t*> outputs;
-  const auto t0 = std::chrono::steady_clock::now();
   const bool ok = session.run(inputs, &outputs, &err);
   const double first_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  if (last_progress > 0.0) std::fprintf(stderr, "\n");
   struct OutputsGuard {
     std::vector<bp_tensor_t*>* v;
     ~OutputsGuard() {
