@@ -12,6 +12,7 @@
 #include <vector>
 
 #include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
 #include <onnx/onnx_pb.h>
 
 #include "bponnx/graph.h"
@@ -302,12 +303,42 @@ TEST_F(GraphTest, BpRunExitCodes) {
   EXPECT_EQ(run_tool(ok + " --device nosuchdevice"), 2);
   EXPECT_EQ(run_tool(ok + " --device cpu --input x=" + dir_ + "/nothere.npy"), 2);
   EXPECT_EQ(run_tool(ok + " --device cpu --input nosuchinput=x.npy"), 2);
-  // --trace writes JSON with one event per node.
-  EXPECT_EQ(run_tool(ok + " --device cpu --seed 1 --trace " + dir_ + "/t.json"), 0);
-  std::ifstream t(dir_ + "/t.json");
-  const std::string text((std::istreambuf_iterator<char>(t)), std::istreambuf_iterator<char>());
-  EXPECT_NE(text.find("\"traceEvents\""), std::string::npos);
-  EXPECT_NE(text.find("\"name\": \"Relu\""), std::string::npos) << text;
+}
+
+std::string read_text(const std::string& path) {
+  std::ifstream t(path);
+  return std::string((std::istreambuf_iterator<char>(t)), std::istreambuf_iterator<char>());
+}
+
+TEST_F(GraphTest, BpRunTraceAndReport) {
+  Graph g;
+  g.input("x", {2, 3});
+  g.output("y", {2, 3});
+  g.node("Relu", {"x"}, {"r"}, "relu_node");
+  g.node("Neg", {"r"}, {"y"}, "neg_node");
+  const std::string model = g.save(dir_ + "/m.onnx");
+  // --trace: valid trace-event JSON, one complete ("X") event per node.
+  ASSERT_EQ(run_tool(model + " --device cpu --seed 1 --trace " + dir_ + "/t.json"), 0);
+  const nlohmann::json j = nlohmann::json::parse(read_text(dir_ + "/t.json"), nullptr, false);
+  ASSERT_FALSE(j.is_discarded());
+  ASSERT_EQ(j["traceEvents"].size(), 2u);
+  EXPECT_EQ(j["traceEvents"][0]["name"], "Relu");
+  EXPECT_EQ(j["traceEvents"][0]["ph"], "X");
+  EXPECT_EQ(j["traceEvents"][1]["args"]["node"], "neg_node");
+  EXPECT_EQ(j["traceEvents"][1]["args"]["input_shapes"], "[2, 3]");
+  // --report on vendor_sim (relu native there, neg through the CPU fallback)
+  // lists Neg as the fallback op.
+  const int rc = std::system((std::string(BP_RUN_PATH) + " " + model + " --device vendor_sim --seed 1 --report >" +
+                              dir_ + "/report.txt 2>&1").c_str());
+  const std::string report = read_text(dir_ + "/report.txt");
+  if (report.find("--device vendor_sim") != std::string::npos) GTEST_SKIP() << "no vendor_sim device: " << report;
+  ASSERT_EQ(WEXITSTATUS(rc), 0) << report;
+  EXPECT_NE(report.find("native        1 nodes"), std::string::npos) << report;
+  EXPECT_NE(report.find("fallback      1 nodes"), std::string::npos) << report;
+  const size_t todo = report.find("fallback time by ONNX op");
+  ASSERT_NE(todo, std::string::npos) << report;
+  EXPECT_NE(report.find("Neg", todo), std::string::npos) << report;
+  EXPECT_EQ(report.find("Relu", todo), std::string::npos) << report;
 }
 
 // A "neg" kernel for vendor_sim that computes nothing: the device's result
