@@ -223,6 +223,15 @@ std::vector<int64_t> sizes_of(const bp_tensor_t* t) {
   return std::vector<int64_t>(s, s + bp_tensor_ndim(t));
 }
 
+const HostTensor& host_of(const NodeInput& in) {
+  if (in.host == nullptr) {
+    throw NotMapped{in.t == nullptr ? std::string("input: a shape-like input is left out")
+                                    : "input: a shape-like input of " + std::to_string(bp_tensor_numel(in.t)) +
+                                          " elements computed on the device (its values are needed on the host)"};
+  }
+  return *in.host;
+}
+
 std::vector<int64_t> host_ints(const HostTensor& h) {
   std::vector<int64_t> r;
   const double lim = 4611686018427387904.0;  // 2^62

@@ -6,6 +6,7 @@
 #include <set>
 #include <sstream>
 
+#include <onnx/defs/schema.h>
 #include <onnx/onnx_pb.h>
 
 #include "bponnx/proto.h"
@@ -36,6 +37,33 @@ ValueInfo value_info(const onnx::ValueInfoProto& vi) {
 std::string node_label(const OnnxNode& n) {
   return "node '" + (n.name.empty() ? n.outputs.empty() ? std::string("?") : n.outputs[0] : n.name) + "' (" +
          (n.domain.empty() ? "" : n.domain + ".") + n.op_type + ", opset " + std::to_string(n.opset) + ")";
+}
+
+// The node's input and output counts against ONNX's schema of its op at its
+// opset (libonnx): "" when they fit or ONNX does not know the op (then it
+// has no mapping either, which prepare() reports).
+std::string check_arity(const OnnxNode& n) {
+  const onnx::OpSchema* schema = onnx::OpSchemaRegistry::Schema(n.op_type, static_cast<int>(n.opset), n.domain);
+  if (schema == nullptr) return "";
+  const int ins = static_cast<int>(n.inputs.size()), outs = static_cast<int>(n.outputs.size());
+  if (ins < schema->min_input() || ins > schema->max_input()) {
+    return std::to_string(ins) + " inputs, ONNX's schema takes " + std::to_string(schema->min_input()) + " to " +
+           std::to_string(schema->max_input());
+  }
+  if (outs < schema->min_output() || outs > schema->max_output()) {
+    return std::to_string(outs) + " outputs, ONNX's schema makes " + std::to_string(schema->min_output()) + " to " +
+           std::to_string(schema->max_output());
+  }
+  const auto& formal = schema->inputs();
+  for (size_t k = 0; k < formal.size() && k < n.inputs.size(); ++k) {
+    if (formal[k].GetOption() == onnx::OpSchema::Single && n.inputs[k].empty()) {
+      return "required input " + std::to_string(k) + " (" + formal[k].GetName() + ") is left out";
+    }
+  }
+  for (size_t k = 0; k < n.outputs.size(); ++k) {
+    if (k == 0 && n.outputs[k].empty()) return "output 0 has no name";
+  }
+  return "";
 }
 
 }  // namespace
@@ -90,6 +118,11 @@ bool Model::load(const std::string& path, Model* out, std::string* err) {
     const std::string dom = np.domain() == "ai.onnx" ? "" : np.domain();
     if (!node_from_proto(np, opsets.count(dom) ? opsets[dom] : 0, base, &nodes[static_cast<size_t>(k)], err)) {
       *err = where + *err;
+      return false;
+    }
+    const std::string arity = check_arity(nodes[static_cast<size_t>(k)]);
+    if (!arity.empty()) {
+      *err = where + node_label(nodes[static_cast<size_t>(k)]) + ": " + arity;
       return false;
     }
     for (const std::string& o : nodes[static_cast<size_t>(k)].outputs) {

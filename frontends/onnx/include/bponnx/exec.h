@@ -44,9 +44,14 @@ struct CallFailed {
 // One node input: on the device (nullptr when left out) and on the host.
 struct NodeInput {
   bp_tensor_t* t = nullptr;
-  const HostTensor* host = nullptr;
+  const HostTensor* host = nullptr;  // nullptr when the values are not on the host
   bool present() const { return t != nullptr; }
 };
+
+// The host values of a shape-like input. Throws NotMapped naming the need
+// when the input is left out or has no host copy (computed on the device and
+// larger than the executor copies back).
+const HostTensor& host_of(const NodeInput& in);
 
 // Boxed argument helpers; an int list borrows `v`, which must outlive the call.
 
