@@ -200,8 +200,9 @@ struct Session::Slot {
 };
 
 namespace {
-// Inputs this small also get a host copy (shape-like inputs: Reshape's
-// shape, Slice's starts, Range's limits, ...).
+// Values this small also get a host copy (shape-like inputs: Reshape's
+// shape, Slice's starts, Range's limits, ...): initializers and constants
+// of any dtype, once at prepare(); computed values when integer or bool.
 constexpr int64_t kHostCopyLimit = 64;
 }  // namespace
 
@@ -369,7 +370,9 @@ bool Session::run_nodes(std::map<std::string, Slot>* values, std::string* err) {
           auto pit = persistent_.find(name);
           Slot* s = pit != persistent_.end() ? pit->second.get() : &values->at(name);
           in.t = s->t;
-          if (!s->host_ready && bp_tensor_numel(s->t) <= kHostCopyLimit) {
+          // Computed values: only integer and bool ones (shapes, indices,
+          // axes); a float activation is never read back for this.
+          if (!s->host_ready && bp_tensor_numel(s->t) <= kHostCopyLimit && !dtype_is_float(dtype_of(s->t))) {
             s->host = ex.to_host(s->t);
             s->host_ready = true;
           }
