@@ -9,6 +9,7 @@ packages=(
   ocl-icd-opencl-dev opencl-headers pocl-opencl-icd clinfo
   hipcc libamdhip64-dev
   libonnx-dev libonnx-testdata libprotobuf-dev protobuf-compiler
+  python3-torch python3-torchvision  # frontends/onnx model tests: export_models.py
   libxml2-dev libxml2-utils
   abigail-tools
   dpkg-dev file

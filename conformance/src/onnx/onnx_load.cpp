@@ -10,6 +10,7 @@
 #include <nlohmann/json.hpp>
 #include <onnx/onnx_pb.h>
 
+#include "bponnx/proto.h"
 #include "onnx/onnx_model.h"
 
 namespace bpc {
@@ -98,32 +99,6 @@ bool tensor_from_proto(const onnx::TensorProto& p, OnnxTensor* out, std::string*
   return true;
 }
 
-OnnxAttribute attribute_from_proto(const onnx::AttributeProto& a, std::string* err) {
-  OnnxAttribute r;
-  switch (a.type()) {
-    case onnx::AttributeProto::INT: r.kind = OnnxAttribute::kInt; r.i = a.i(); break;
-    case onnx::AttributeProto::FLOAT: r.kind = OnnxAttribute::kFloat; r.f = a.f(); break;
-    case onnx::AttributeProto::STRING: r.kind = OnnxAttribute::kString; r.s = a.s(); break;
-    case onnx::AttributeProto::INTS:
-      r.kind = OnnxAttribute::kInts;
-      r.ints.assign(a.ints().begin(), a.ints().end());
-      break;
-    case onnx::AttributeProto::FLOATS:
-      r.kind = OnnxAttribute::kFloats;
-      for (float f : a.floats()) r.floats.push_back(f);
-      break;
-    case onnx::AttributeProto::TENSOR:
-      r.kind = OnnxAttribute::kTensor;
-      tensor_from_proto(a.t(), &r.tensor, err);
-      break;
-    default:
-      r.kind = OnnxAttribute::kOther;
-      r.type_name = onnx::AttributeProto::AttributeType_Name(a.type());
-      break;
-  }
-  return r;
-}
-
 const char* value_kind(const onnx::TypeProto& t) {
   switch (t.value_case()) {
     case onnx::TypeProto::kTensorType: return "tensor";
@@ -203,16 +178,15 @@ bool load_onnx_test(const std::string& dir, OnnxTest* out, std::string* err) {
   }
   const onnx::NodeProto& n = g.node(0);
   OnnxNode& node = out->node;
-  node.op_type = n.op_type();
-  node.domain = n.domain() == "ai.onnx" ? "" : n.domain();
+  const std::string domain = n.domain() == "ai.onnx" ? "" : n.domain();
+  int64_t opset = 0;
   for (const auto& os : model.opset_import()) {
-    const std::string dom = os.domain() == "ai.onnx" ? "" : os.domain();
-    if (dom == node.domain) node.opset = os.version();
+    if ((os.domain() == "ai.onnx" ? "" : os.domain()) == domain) opset = os.version();
   }
-  node.inputs.assign(n.input().begin(), n.input().end());
-  node.outputs.assign(n.output().begin(), n.output().end());
-  std::string attr_err;
-  for (const auto& a : n.attribute()) node.attrs[a.name()] = attribute_from_proto(a, &attr_err);
+  if (!bponnx::node_from_proto(n, opset, dir, &node, err)) {
+    *err = dir + "/model.onnx: " + *err;
+    return false;
+  }
 
   // Graph inputs fed by the data sets: those that are not initializers.
   std::map<std::string, OnnxTensor> initializers;

@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "bponnx/model.h"
 #include "sample.h"
 
 namespace bpc {
@@ -22,31 +23,10 @@ struct OnnxTensor {
   bool present = false;  // false: an optional input left out (empty name)
 };
 
-struct OnnxAttribute {
-  enum Kind { kInt, kFloat, kString, kInts, kFloats, kTensor, kOther } kind = kOther;
-  int64_t i = 0;
-  double f = 0.0;
-  std::string s;
-  std::vector<int64_t> ints;
-  std::vector<double> floats;
-  OnnxTensor tensor;
-  std::string type_name;  // for kOther: "GRAPH", "STRINGS", ...
-};
-
-struct OnnxNode {
-  std::string op_type;
-  std::string domain;      // "" for the default ONNX domain
-  int64_t opset = 0;       // the model's opset of the node's domain
-  std::vector<std::string> inputs;   // "" = optional input left out
-  std::vector<std::string> outputs;  // "" = optional output not asked for
-  std::map<std::string, OnnxAttribute> attrs;
-
-  bool has(const std::string& name) const { return attrs.count(name) != 0; }
-  int64_t get_int(const std::string& name, int64_t dflt) const;
-  double get_float(const std::string& name, double dflt) const;
-  std::string get_string(const std::string& name, const std::string& dflt) const;
-  std::vector<int64_t> get_ints(const std::string& name, const std::vector<int64_t>& dflt) const;
-};
+// A node and its attributes: the ONNX frontend's types (frontends/onnx),
+// shared with its node-to-operator mapping.
+using bponnx::OnnxAttribute;
+using bponnx::OnnxNode;
 
 // One test_data_set_N: the node's inputs (same order as OnnxNode::inputs;
 // initializers and left-out optional inputs filled in) and the expected
@@ -73,8 +53,8 @@ struct OnnxTest {
   double atol = 1e-7;
 };
 
-// ONNX TensorProto.DataType code -> Backplane dtype; false (and *name set to
-// the ONNX name, "uint16") when Backplane has no such dtype.
+// ONNX TensorProto.DataType code -> the suite's dtype (bponnx::dtype_from_onnx's
+// answer); false (and *name set to the ONNX name, "uint16") when Backplane has no such dtype.
 bool dtype_from_onnx(int elem_type, DType* out, std::string* name);
 const char* onnx_type_name(int elem_type);
 

@@ -6,7 +6,9 @@
 
 #include "device_tensor.h"
 #include "gen.h"
-#include "onnx/onnx_exec.h"
+#include "bponnx/exec.h"
+#include "boxed_values.h"
+#include "opdb.h"
 
 namespace bpc {
 namespace onnx_corpus {
@@ -49,6 +51,47 @@ std::string unsupported_dtype(const OnnxTest& t) {
     }
   }
   return "";
+}
+
+// The frontend's view of a host tensor (same values; dtype by its DLPack code).
+bponnx::HostTensor to_frontend(const HostTensor& h) {
+  bponnx::HostTensor r;
+  bponnx::dtype_from_dl(dtype_to_dl(h.dtype), &r.dtype);
+  r.sizes = h.sizes;
+  r.values = h.values;
+  return r;
+}
+
+// A data-set tensor made on `dev` (contiguous), held by `pool`: made on the
+// host, moved when `dev` is not the CPU (no operator runs, so the kernel
+// counters see only the mapping's calls).
+bp_tensor_t* upload(bp_context_t* ctx, bp_device_t dev, const HostTensor& h, TensorPool* pool) {
+  std::vector<uint8_t> bytes;
+  dtype_encode(h.dtype, h.values, &bytes);
+  const uint8_t dummy = 0;
+  bp_tensor_t* host = nullptr;
+  bp_status_t st = bp_tensor_from_host(ctx, bp_device_t{0, 0}, h.ndim(), h.sizes.data(), dtype_to_dl(h.dtype),
+                                       bytes.empty() ? &dummy : bytes.data(), bytes.size(), &host);
+  if (st != BP_STATUS_OK) throw bponnx::CallFailed{api_error("bp_tensor_from_host", st)};
+  pool->hold(host);
+  if (dev.backend == 0) return host;
+  bp_tensor_t* t = nullptr;
+  st = bp_tensor_to_device(host, dev, &t);
+  if (st != BP_STATUS_OK) throw bponnx::CallFailed{api_error("bp_tensor_to_device", st)};
+  return pool->hold(t);
+}
+
+// The mapping asks ops.yaml's claims (the suite's table) before calling.
+void install_claims() {
+  static const bool once = [] {
+    bponnx::set_dtype_claims([](const std::string& op, bponnx::DType d) {
+      const OpClaim* c = find_claim(op);
+      DType ours;
+      return c != nullptr && dtype_from_dl(bponnx::dtype_to_dl(d), &ours) && c->claims(ours);
+    });
+    return true;
+  }();
+  (void)once;
 }
 
 }  // namespace
@@ -112,7 +155,8 @@ OnnxTestResult run_loaded_test(bp_context_t* ctx, bp_device_t dev, const OnnxTes
     return r;
   };
   if (!test.not_mapped.empty()) return not_mapped(test.not_mapped);
-  const MapTable& table = map_table();
+  install_claims();
+  const bponnx::MapTable& table = bponnx::map_table();
   const auto fn = table.find(test.node.op_type);
   if (!test.node.domain.empty() || fn == table.end()) return not_mapped("op " + r.onnx_op);
   const std::string bad = unsupported_dtype(test);
@@ -123,22 +167,26 @@ OnnxTestResult run_loaded_test(bp_context_t* ctx, bp_device_t dev, const OnnxTes
   std::string failure;
   for (const OnnxDataSet& ds : test.data_sets) {
     TensorPool pool;
-    Exec ex(ctx, dev, &pool);
+    bponnx::OpCache ops(ctx);
+    bponnx::Exec ex(ctx, dev, &ops);
     std::vector<bp_tensor_t*> outs;
+    std::vector<bponnx::HostTensor> hosts;
+    hosts.reserve(ds.inputs.size());
     try {
-      std::vector<NodeInput> ins;
+      std::vector<bponnx::NodeInput> ins;
       for (const OnnxTensor& t : ds.inputs) {
-        NodeInput in;
+        bponnx::NodeInput in;
         if (t.present) {
-          in.host = &t.t;
-          in.t = ex.upload(t.t);
+          hosts.push_back(to_frontend(t.t));
+          in.host = &hosts.back();
+          in.t = upload(ctx, dev, t.t, &pool);
         }
         ins.push_back(in);
       }
       outs = fn->second(ex, test.node, ins);
-    } catch (const NotMapped& e) {
+    } catch (const bponnx::NotMapped& e) {
       return not_mapped(e.reason);
-    } catch (const CallFailed& e) {
+    } catch (const bponnx::CallFailed& e) {
       r.outcome = "error";
       r.message = ds.name + ": " + e.message;
       return r;

@@ -3,10 +3,9 @@
 // host; the arithmetic (comparison, scaling, cos) runs on the device.
 #include <cmath>
 
-#include "onnx/onnx_exec.h"
+#include "bponnx/exec.h"
 
-namespace bpc {
-namespace onnx_corpus {
+namespace bponnx {
 
 namespace {
 
@@ -40,7 +39,7 @@ MapFn window(double a0, double a1, double a2) {
     const DType d = output_dtype(n, "output_datatype", DType::kFloat32);
     if (!dtype_is_float(d)) throw NotMapped{"dtype " + n.op_type + "(" + dtype_name(d) + ")"};
     need_dtype(n.op_type, "cos", d);
-    const int64_t size = host_ints(*in[0].host).at(0);
+    const int64_t size = host_ints(host_of(in[0])).at(0);
     const double den = n.get_int("periodic", 1) != 0 ? static_cast<double>(size) : static_cast<double>(size - 1);
     bp_tensor_t* pos = positions(ex, size, 0, 1, d);
     auto term = [&](double a, double mult) {
@@ -60,7 +59,7 @@ void register_generators(MapTable* t) {
   // OneHot: values[1] where indices (negative ones wrapped by depth) equal the position along axis, else values[0].
   m["OneHot"] = [](Exec& ex, const OnnxNode& n, const Ins& in) -> Outs {
     need_dtype(n.op_type, "where.self", dtype_of(in[2].t));
-    const int64_t depth = static_cast<int64_t>(in[1].host->values.at(0));
+    const int64_t depth = static_cast<int64_t>(host_of(in[1]).values.at(0));
     const int64_t out_rank = bp_tensor_ndim(in[0].t) + 1;
     int64_t axis = n.get_int("axis", -1);
     if (axis < 0) axis += out_rank;
@@ -89,7 +88,7 @@ void register_generators(MapTable* t) {
   m["Range"] = [](Exec& ex, const OnnxNode& n, const Ins& in) -> Outs {
     const DType d = dtype_of(in[0].t);
     need_dtype(n.op_type, "mul.Tensor", d);
-    const double start = in[0].host->values.at(0), limit = in[1].host->values.at(0), delta = in[2].host->values.at(0);
+    const double start = host_of(in[0]).values.at(0), limit = host_of(in[1]).values.at(0), delta = host_of(in[2]).values.at(0);
     const int64_t count = std::max<int64_t>(static_cast<int64_t>(std::ceil((limit - start) / delta)), 0);
     bp_tensor_t* y = ex.call("mul.Tensor", {vt(positions(ex, count, 0, 1, d)), vt(in[2].t)});
     return {ex.call("add.Tensor", {vt(y), vt(in[0].t)})};
@@ -99,5 +98,4 @@ void register_generators(MapTable* t) {
   m["BlackmanWindow"] = window(0.42, -0.5, 0.08);
 }
 
-}  // namespace onnx_corpus
-}  // namespace bpc
+}  // namespace bponnx

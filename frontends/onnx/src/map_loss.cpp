@@ -2,10 +2,9 @@
 // reduction and log_softmax calls. Backplane has no gather: the target's
 // class is picked with a one-hot mask (target == class position), which
 // touches exactly one class per element, so the sums stay exact.
-#include "onnx/onnx_exec.h"
+#include "bponnx/exec.h"
 
-namespace bpc {
-namespace onnx_corpus {
+namespace bponnx {
 
 namespace {
 
@@ -75,5 +74,4 @@ void register_losses(MapTable* t) {
   };
 }
 
-}  // namespace onnx_corpus
-}  // namespace bpc
+}  // namespace bponnx

@@ -4,10 +4,9 @@
 #include <algorithm>
 #include <numeric>
 
-#include "onnx/onnx_exec.h"
+#include "bponnx/exec.h"
 
-namespace bpc {
-namespace onnx_corpus {
+namespace bponnx {
 
 namespace {
 
@@ -37,7 +36,7 @@ ReduceSpec reduce_spec(const OnnxNode& n, const Ins& in, int64_t axes_input_from
   ReduceSpec s;
   std::vector<int64_t> axes;
   if (n.opset >= axes_input_from) {
-    if (in.size() > 1 && in[1].present()) axes = host_ints(*in[1].host);
+    if (in.size() > 1 && in[1].present()) axes = host_ints(host_of(in[1]));
   } else {
     axes = n.get_ints("axes", {});
   }
@@ -110,7 +109,7 @@ MapFn arg(bool is_min) {
 
 // Unsqueeze/Squeeze axes: attribute before opset 13, input from 13.
 std::vector<int64_t> axes_of(const OnnxNode& n, const Ins& in) {
-  if (n.opset >= 13) return in.size() > 1 && in[1].present() ? host_ints(*in[1].host) : std::vector<int64_t>{};
+  if (n.opset >= 13) return in.size() > 1 && in[1].present() ? host_ints(host_of(in[1])) : std::vector<int64_t>{};
   return n.get_ints("axes", {});
 }
 
@@ -158,7 +157,7 @@ void register_tensor_ops(MapTable* t) {
     const DType d = dtype_of(in[0].t);
     need_dtype(n.op_type, "matmul", d);
     const int64_t rank = bp_tensor_ndim(in[0].t);
-    const int64_t axis = norm_axis(n, host_ints(*in[1].host).at(0), rank);
+    const int64_t axis = norm_axis(n, host_ints(host_of(in[1])).at(0), rank);
     const int64_t len = sizes_of(in[0].t)[static_cast<size_t>(axis)];
     const bool exclusive = n.get_int("exclusive", 0) != 0, reverse = n.get_int("reverse", 0) != 0;
     HostTensor tri;  // tri[i][j] = 1 when input i adds into output j
@@ -179,7 +178,7 @@ void register_tensor_ops(MapTable* t) {
     const DType d = dtype_of(in[0].t);
     need_dtype(n.op_type, "where.self", d);
     const std::vector<int64_t> xs = sizes_of(in[0].t);
-    const int64_t k = in.size() > 1 && in[1].present() ? host_ints(*in[1].host).at(0) : 0;
+    const int64_t k = in.size() > 1 && in[1].present() ? host_ints(host_of(in[1])).at(0) : 0;
     const bool upper = n.get_int("upper", 1) != 0;
     HostTensor mask;
     mask.dtype = DType::kBool;
@@ -220,9 +219,53 @@ void register_tensor_ops(MapTable* t) {
     perm = n.get_ints("perm", perm);
     return {ex.call("permute", {vt(in[0].t), vl(perm)})};
   };
+  // Shape: the input's sizes (from opset 15, sizes[start:end]) as int64, made on the host.
+  m["Shape"] = [](Exec& ex, const OnnxNode& n, const Ins& in) -> Outs {
+    const std::vector<int64_t> xs = sizes_of(in[0].t);
+    const int64_t rank = static_cast<int64_t>(xs.size());
+    auto clampi = [rank](int64_t v) { return std::max<int64_t>(0, std::min<int64_t>(rank, v < 0 ? v + rank : v)); };
+    const int64_t start = clampi(n.get_int("start", 0)), end = clampi(n.get_int("end", rank));
+    HostTensor h;
+    h.dtype = DType::kInt64;
+    for (int64_t k = start; k < end; ++k) h.values.push_back(static_cast<double>(xs[static_cast<size_t>(k)]));
+    h.sizes = {static_cast<int64_t>(h.values.size())};
+    return {ex.upload(h)};
+  };
+  // Gather with indices known on the host (constants, shapes, short token
+  // lists): one narrow per index, concatenated, reshaped to
+  // data[:axis] + indices + data[axis+1:]. Indices computed on the device
+  // and too large for a host copy would need an index_select operator,
+  // which Backplane lacks.
+  m["Gather"] = [](Exec& ex, const OnnxNode& n, const Ins& in) -> Outs {
+    if (in[1].host == nullptr) {
+      throw NotMapped{"input Gather.indices with " + std::to_string(bp_tensor_numel(in[1].t)) +
+                      " elements computed on the device (needs an index_select operator)"};
+    }
+    const std::vector<int64_t> xs = sizes_of(in[0].t);
+    const int64_t rank = static_cast<int64_t>(xs.size());
+    const int64_t axis = norm_axis(n, n.get_int("axis", 0), rank);
+    const int64_t len = xs[static_cast<size_t>(axis)];
+    std::vector<int64_t> idx = host_ints(host_of(in[1]));
+    for (int64_t& i : idx) {
+      if (i < -len || i >= len) throw CallFailed{"Gather: index " + std::to_string(i) + " out of range for axis size " + std::to_string(len)};
+      if (i < 0) i += len;
+    }
+    std::vector<int64_t> out_sizes(xs.begin(), xs.begin() + axis);
+    out_sizes.insert(out_sizes.end(), host_of(in[1]).sizes.begin(), host_of(in[1]).sizes.end());
+    out_sizes.insert(out_sizes.end(), xs.begin() + axis + 1, xs.end());
+    if (idx.empty()) return {ex.full(out_sizes, dtype_of(in[0].t), 0.0)};
+    std::vector<bp_tensor_t*> parts;
+    for (int64_t i : idx) parts.push_back(ex.call("narrow", {vt(in[0].t), vi(axis), vi(i), vi(1)}));
+    bp_value_t l{};
+    l.kind = BP_VALUE_TENSOR_LIST;
+    l.u.tensor_list.data = parts.data();
+    l.u.tensor_list.size = static_cast<int64_t>(parts.size());
+    bp_tensor_t* y = parts.size() == 1 ? ex.call("contiguous", {vt(parts[0])}) : ex.call("cat", {l, vi(axis)});
+    return {ex.call("reshape", {vt(y), vl(out_sizes)})};
+  };
   // Reshape: 0 copies the input's size (unless allowzero), -1 is inferred.
   m["Reshape"] = [](Exec& ex, const OnnxNode& n, const Ins& in) -> Outs {
-    std::vector<int64_t> shape = n.opset < 5 ? n.get_ints("shape", {}) : host_ints(*in[1].host);
+    std::vector<int64_t> shape = n.opset < 5 ? n.get_ints("shape", {}) : host_ints(host_of(in[1]));
     const std::vector<int64_t> xs = sizes_of(in[0].t);
     if (n.get_int("allowzero", 0) == 0) {
       for (size_t k = 0; k < shape.size(); ++k) {
@@ -267,7 +310,7 @@ void register_tensor_ops(MapTable* t) {
   };
   // Expand broadcasts both ways: the result has the broadcast of both shapes.
   m["Expand"] = [](Exec& ex, const OnnxNode&, const Ins& in) -> Outs {
-    std::vector<int64_t> shape = host_ints(*in[1].host);
+    std::vector<int64_t> shape = host_ints(host_of(in[1]));
     std::vector<int64_t> xs = sizes_of(in[0].t);
     const size_t r = std::max(shape.size(), xs.size());
     shape.insert(shape.begin(), r - shape.size(), 1);
@@ -283,10 +326,10 @@ void register_tensor_ops(MapTable* t) {
       ends = n.get_ints("ends", {});
       axes = n.get_ints("axes", {});
     } else {
-      starts = host_ints(*in[1].host);
-      ends = host_ints(*in[2].host);
-      if (in.size() > 3 && in[3].present()) axes = host_ints(*in[3].host);
-      if (in.size() > 4 && in[4].present()) steps = host_ints(*in[4].host);
+      starts = host_ints(host_of(in[1]));
+      ends = host_ints(host_of(in[2]));
+      if (in.size() > 3 && in[3].present()) axes = host_ints(host_of(in[3]));
+      if (in.size() > 4 && in[4].present()) steps = host_ints(host_of(in[4]));
     }
     const std::vector<int64_t> xs = sizes_of(in[0].t);
     const int64_t rank = static_cast<int64_t>(xs.size());
@@ -313,7 +356,7 @@ void register_tensor_ops(MapTable* t) {
   m["Split"] = [](Exec& ex, const OnnxNode& n, const Ins& in) -> Outs {
     const std::vector<int64_t> xs = sizes_of(in[0].t);
     const int64_t axis = norm_axis(n, n.get_int("axis", 0), static_cast<int64_t>(xs.size()));
-    std::vector<int64_t> split = n.opset >= 13 ? (in.size() > 1 && in[1].present() ? host_ints(*in[1].host)
+    std::vector<int64_t> split = n.opset >= 13 ? (in.size() > 1 && in[1].present() ? host_ints(host_of(in[1]))
                                                                                     : std::vector<int64_t>{})
                                                : n.get_ints("split", {});
     const int64_t parts = static_cast<int64_t>(n.outputs.size());
@@ -333,7 +376,7 @@ void register_tensor_ops(MapTable* t) {
   // Tile: reshape to [1, d0, 1, d1, ...], expand to [r0, d0, r1, d1, ...], reshape.
   m["Tile"] = [](Exec& ex, const OnnxNode&, const Ins& in) -> Outs {
     const std::vector<int64_t> xs = sizes_of(in[0].t);
-    const std::vector<int64_t> reps = host_ints(*in[1].host);
+    const std::vector<int64_t> reps = host_ints(host_of(in[1]));
     std::vector<int64_t> inter, big, out;
     for (size_t k = 0; k < xs.size(); ++k) {
       inter.insert(inter.end(), {1, xs[k]});
@@ -366,7 +409,7 @@ void register_tensor_ops(MapTable* t) {
     const std::string mode = n.get_string("mode", "constant");
     const DType d = dtype_of(in[0].t);
     need_dtype(n.op_type, "copy_", d);
-    std::vector<int64_t> pads = n.opset < 11 ? n.get_ints("pads", {}) : host_ints(*in[1].host);
+    std::vector<int64_t> pads = n.opset < 11 ? n.get_ints("pads", {}) : host_ints(host_of(in[1]));
     if (mode == "edge" || mode == "reflect") {
       // Each border built from one-wide narrows of the input (reflect
       // mirrors without the edge element), then cat along the axis.
@@ -394,7 +437,7 @@ void register_tensor_ops(MapTable* t) {
     }
     if (mode != "constant") unsupported_attr(n.op_type, "mode", mode);
     double value = n.get_float("value", 0.0);
-    if (n.opset >= 11 && in.size() > 2 && in[2].present() && !in[2].host->values.empty()) value = in[2].host->values[0];
+    if (n.opset >= 11 && in.size() > 2 && in[2].present() && !host_of(in[2]).values.empty()) value = host_of(in[2]).values[0];
     if (in.size() > 3 && in[3].present()) unsupported_attr(n.op_type, "axes", "input");
     const std::vector<int64_t> xs = sizes_of(in[0].t);
     const size_t r = xs.size();
@@ -418,17 +461,18 @@ void register_tensor_ops(MapTable* t) {
     DType d = DType::kFloat32;
     double v = 0.0;
     if (n.has("value")) {
-      const OnnxTensor& t = n.attrs.at("value").tensor;
+      const RawTensor& t = n.attrs.at("value").tensor;
       if (!t.unsupported.empty()) throw NotMapped{"dtype " + n.op_type + "(" + t.unsupported + ")"};
-      d = t.t.dtype;
-      if (!t.t.values.empty()) v = t.t.values[0];
+      d = t.dtype;
+      const HostTensor h = ex.to_host(ex.upload(t));
+      if (!h.values.empty()) v = h.values[0];
     }
-    return {ex.full(host_ints(*in[0].host), d, v)};
+    return {ex.full(host_ints(host_of(in[0])), d, v)};
   };
   // Dropout at inference (or with ratio 0) is the identity; a mask output is all true.
   m["Dropout"] = [](Exec& ex, const OnnxNode& n, const Ins& in) -> Outs {
-    const bool training = n.opset >= 12 && in.size() > 2 && in[2].present() && in[2].host->values.at(0) != 0.0;
-    const bool zero_ratio = n.opset >= 12 && in.size() > 1 && in[1].present() && in[1].host->values.at(0) == 0.0;
+    const bool training = n.opset >= 12 && in.size() > 2 && in[2].present() && host_of(in[2]).values.at(0) != 0.0;
+    const bool zero_ratio = n.opset >= 12 && in.size() > 1 && in[1].present() && host_of(in[1]).values.at(0) == 0.0;
     if ((training && !zero_ratio) || n.get_int("is_test", 1) == 0) unsupported_attr(n.op_type, "training_mode", "1");
     Outs outs{ex.call("clone", {vt(in[0].t)})};
     if (n.outputs.size() > 1 && !n.outputs[1].empty()) outs.push_back(ex.full(sizes_of(in[0].t), DType::kBool, 1.0));
@@ -436,5 +480,4 @@ void register_tensor_ops(MapTable* t) {
   };
 }
 
-}  // namespace onnx_corpus
-}  // namespace bpc
+}  // namespace bponnx

@@ -6,10 +6,9 @@
 #include <algorithm>
 #include <limits>
 
-#include "onnx/onnx_exec.h"
+#include "bponnx/exec.h"
 
-namespace bpc {
-namespace onnx_corpus {
+namespace bponnx {
 
 namespace {
 
@@ -323,5 +322,4 @@ void register_nn(MapTable* t) {
   };
 }
 
-}  // namespace onnx_corpus
-}  // namespace bpc
+}  // namespace bponnx

@@ -5,10 +5,9 @@
 #include <cmath>
 #include <limits>
 
-#include "onnx/onnx_exec.h"
+#include "bponnx/exec.h"
 
-namespace bpc {
-namespace onnx_corpus {
+namespace bponnx {
 
 namespace {
 
@@ -272,5 +271,4 @@ void register_elementwise(MapTable* t) {
   };
 }
 
-}  // namespace onnx_corpus
-}  // namespace bpc
+}  // namespace bponnx

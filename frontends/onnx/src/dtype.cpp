@@ -1,0 +1,67 @@
+#include "bponnx/dtype.h"
+
+namespace bponnx {
+
+const char* dtype_name(DType d) {
+  switch (d) {
+    case DType::kFloat32: return "float32";
+    case DType::kFloat64: return "float64";
+    case DType::kFloat16: return "float16";
+    case DType::kBFloat16: return "bfloat16";
+    case DType::kInt8: return "int8";
+    case DType::kUInt8: return "uint8";
+    case DType::kInt32: return "int32";
+    case DType::kInt64: return "int64";
+    case DType::kBool: return "bool";
+  }
+  return "?";
+}
+
+DLDataType dtype_to_dl(DType d) {
+  switch (d) {
+    case DType::kFloat32: return DLDataType{kDLFloat, 32, 1};
+    case DType::kFloat64: return DLDataType{kDLFloat, 64, 1};
+    case DType::kFloat16: return DLDataType{kDLFloat, 16, 1};
+    case DType::kBFloat16: return DLDataType{kDLBfloat, 16, 1};
+    case DType::kInt8: return DLDataType{kDLInt, 8, 1};
+    case DType::kUInt8: return DLDataType{kDLUInt, 8, 1};
+    case DType::kInt32: return DLDataType{kDLInt, 32, 1};
+    case DType::kInt64: return DLDataType{kDLInt, 64, 1};
+    case DType::kBool: return DLDataType{BP_DTYPE_CODE_BOOL, 8, 1};
+  }
+  return DLDataType{kDLFloat, 32, 1};
+}
+
+bool dtype_from_dl(DLDataType dl, DType* out) {
+  for (int k = 0; k <= static_cast<int>(DType::kBool); ++k) {
+    const DLDataType c = dtype_to_dl(static_cast<DType>(k));
+    if (c.code == dl.code && c.bits == dl.bits && dl.lanes == 1) {
+      *out = static_cast<DType>(k);
+      return true;
+    }
+  }
+  return false;
+}
+
+size_t dtype_itemsize(DType d) { return d == DType::kBool ? 1 : dtype_to_dl(d).bits / 8; }
+
+bool dtype_is_float(DType d) {
+  return d == DType::kFloat32 || d == DType::kFloat64 || d == DType::kFloat16 || d == DType::kBFloat16;
+}
+
+static int64_t product(const std::vector<int64_t>& sizes) {
+  int64_t n = 1;
+  for (int64_t s : sizes) n *= s;
+  return n;
+}
+
+int64_t HostTensor::numel() const { return product(sizes); }
+int64_t RawTensor::numel() const { return product(sizes); }
+
+std::string sizes_str(const std::vector<int64_t>& sizes) {
+  std::string s = "[";
+  for (size_t k = 0; k < sizes.size(); ++k) s += (k ? ", " : "") + std::to_string(sizes[k]);
+  return s + "]";
+}
+
+}  // namespace bponnx

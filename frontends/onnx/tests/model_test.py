@@ -1,0 +1,63 @@
+#!/usr/bin/python3
+"""Runs bp-run on one exported model on one device and compares every output
+with torch's (export_models.py) within the model's documented tolerance.
+
+Usage: model_test.py BP_RUN MODELS_DIR MODEL DEVICE
+Exit codes: 0 match, 1 mismatch or bp-run failed, 77 skipped (reason printed:
+model not exported because torch is missing, or no such device here).
+"""
+import json
+import os
+import subprocess
+import sys
+
+import numpy as np
+
+# Per-model tolerance: |bp - torch| <= atol + rtol * |torch| with
+# atol = atol_scale * max|torch output| (float32 all through; random weights
+# from a fixed seed). The absolute part follows the output's scale because
+# random-weight networks differ wildly in it (mobilenet_v3_small's logits are
+# ~1e-9, resnet18's ~1). Why each is what it is:
+TOLERANCE = {
+    # 20 convolutions deep with batch norm folded by the exporter; sums of up
+    # to 4608 products reorder between torch's oneDNN and Backplane's kernels.
+    "resnet18": (1e-3, 1e-4),
+    # hardswish/hardsigmoid and squeeze-excitation; depthwise convolutions.
+    "mobilenet_v3_small": (1e-3, 1e-4),
+    "squeezenet1_1": (1e-3, 1e-4),
+    # softmax attention and layer norm, 4 layers; GELU through erf.
+    "vit_small": (1e-3, 1e-4),
+    "transformer_encoder": (1e-3, 1e-4),
+    "gpt_small": (1e-3, 1e-4),
+}
+
+
+def main():
+    bp_run, models_dir, model, device = sys.argv[1:5]
+    d = os.path.join(models_dir, model)
+    meta_path = os.path.join(d, "meta.json")
+    if not os.path.exists(meta_path):
+        print(f"SKIP: {model} was not exported to {d} (python3-torch/python3-torchvision missing? see onnx_models_export)")
+        return 77
+    meta = json.load(open(meta_path))
+    rtol, atol_scale = TOLERANCE[model]
+    scale = max(float(np.abs(np.load(os.path.join(d, f"expected_{k}.npy"))).max())
+                for k in range(len(meta["outputs"])))
+    atol = atol_scale * scale
+    cmd = [bp_run, os.path.join(d, "model.onnx"), "--device", device, "--expect-rtol", str(rtol),
+           "--expect-atol", str(atol)]
+    for k, name in enumerate(meta["inputs"]):
+        cmd += ["--input", f"{name}={os.path.join(d, f'input_{k}.npy')}"]
+    for k, name in enumerate(meta["outputs"]):
+        cmd += ["--expect", f"{name}={os.path.join(d, f'expected_{k}.npy')}"]
+    print("+ " + " ".join(cmd), flush=True)
+    r = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    print(r.stdout)
+    if r.returncode == 2 and "--device" in r.stdout:
+        print(f"SKIP: no device {device} here")
+        return 77
+    return 0 if r.returncode == 0 else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,383 @@
+// bp-run: runs an ONNX model on any Backplane device (see --help).
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <cstring>
+#include <iostream>
+#include <map>
+#include <random>
+#include <sstream>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <CLI/CLI.hpp>
+
+#include "bponnx/graph.h"
+#include "npy.h"
+#include "run_report.h"
+
+namespace {
+
+constexpr int kExitOk = 0, kExitFailed = 1, kExitBadInput = 2, kExitDiverged = 3;
+
+const char* kHelpFooter = R"(Examples:
+  bp-run model.onnx                                  # first non-CPU device, random inputs
+  bp-run model.onnx --device cpu --input input=x.npy --output-dir out/
+  bp-run model.onnx --device opencl:0 --report --trace trace.json
+  bp-run model.onnx --device vendor_sim --shadow     # first node that differs from the CPU
+  bp-run model.onnx --bench 20                       # warm-up, then median and min per run
+  bp-run model.onnx --input input=x.npy --expect output_0=y.npy --expect-rtol 1e-3
+
+Exit codes:
+  0  the model ran (and matched every --expect)
+  1  a node failed to run (operator error, unmapped attribute), or an --expect mismatch
+  2  bad input: unreadable or invalid model (truncated, not ONNX, cycle, opset too new,
+     short initializer data, node with no mapping), input missing or of the wrong
+     shape or dtype, unreadable .npy, unknown device, bad option
+  3  --shadow found a node whose output differs from the CPU beyond tolerance)";
+
+bool split_assign(const std::string& s, std::string* name, std::string* file) {
+  const size_t k = s.find('=');
+  if (k == std::string::npos || k == 0) return false;
+  *name = s.substr(0, k);
+  *file = s.substr(k + 1);
+  return true;
+}
+
+// The first backend with a device that is not the CPU, else the CPU.
+bp_device_t default_device(bp_context_t* ctx) {
+  int32_t n = 0;
+  bp_backend_count(ctx, &n);
+  for (int32_t b = 1; b < n; ++b) {
+    bp_backend_info_t info{};
+    info.struct_size = sizeof info;
+    if (bp_backend_info(ctx, b, &info) == BP_STATUS_OK && info.loaded && info.device_count > 0) return {b, 0};
+  }
+  return {0, 0};
+}
+
+std::string backend_name(bp_context_t* ctx, int32_t b) {
+  bp_backend_info_t info{};
+  info.struct_size = sizeof info;
+  return bp_backend_info(ctx, b, &info) == BP_STATUS_OK && info.name ? info.name : "?";
+}
+
+bp_tensor_t* host_tensor(bp_context_t* ctx, const bponnx::RawTensor& r, std::string* err) {
+  bp_tensor_t* t = nullptr;
+  const uint8_t dummy = 0;
+  const bp_status_t st = bp_tensor_from_host(ctx, bp_device_t{0, 0}, static_cast<int32_t>(r.sizes.size()),
+                                             r.sizes.data(), bponnx::dtype_to_dl(r.dtype),
+                                             r.bytes.empty() ? &dummy : static_cast<const void*>(r.bytes.data()),
+                                             r.bytes.size(), &t);
+  if (st != BP_STATUS_OK) *err = bponnx::api_error("bp_tensor_from_host", st);
+  return st == BP_STATUS_OK ? t : nullptr;
+}
+
+// Random values of the declared shape (symbolic dims: 1): floats ~ N(0, 1),
+// integers in [0, 10), bool false.
+bool random_input(const bponnx::ValueInfo& v, std::mt19937_64* rng, bponnx::RawTensor* out, std::string* err) {
+  bponnx::DType d = bponnx::DType::kFloat32;
+  if (v.elem_type != 0 && !bponnx::dtype_from_onnx(v.elem_type, &d, nullptr)) {
+    *err = "input " + v.name + " has element type " + bponnx::onnx_type_name(v.elem_type) + ", which Backplane lacks";
+    return false;
+  }
+  out->dtype = d;
+  out->sizes.clear();
+  for (int64_t s : v.dims) out->sizes.push_back(s < 0 ? 1 : s);
+  const size_t n = static_cast<size_t>(out->numel());
+  std::normal_distribution<float> normal;
+  std::uniform_int_distribution<int64_t> ints(0, 9);
+  out->bytes.assign(n * bponnx::dtype_itemsize(d), '\0');
+  for (size_t k = 0; k < n; ++k) {
+    if (d == bponnx::DType::kFloat32) {
+      const float x = normal(*rng);
+      std::memcpy(&out->bytes[k * 4], &x, 4);
+    } else if (d == bponnx::DType::kFloat64) {
+      const double x = normal(*rng);
+      std::memcpy(&out->bytes[k * 8], &x, 8);
+    } else if (d == bponnx::DType::kInt64) {
+      const int64_t x = ints(*rng);
+      std::memcpy(&out->bytes[k * 8], &x, 8);
+    } else if (d == bponnx::DType::kInt32) {
+      const int32_t x = static_cast<int32_t>(ints(*rng));
+      std::memcpy(&out->bytes[k * 4], &x, 4);
+    } else if (d != bponnx::DType::kBool) {
+      *err = "input " + v.name + ": random " + bponnx::dtype_name(d) + " values are not supported; pass --input";
+      return false;
+    }
+  }
+  return true;
+}
+
+// A tensor's bytes on the host (made contiguous on its device first).
+bool read_raw(bp_context_t* ctx, bp_tensor_t* t, bponnx::RawTensor* out, std::string* err) {
+  try {
+    bponnx::OpCache ops(ctx);
+    bponnx::Exec ex(ctx, bp_tensor_device(t), &ops);
+    bp_tensor_t* c = bp_tensor_is_contiguous(t) ? t : ex.call("contiguous", {bponnx::vt(t)});
+    out->dtype = bponnx::dtype_of(c);
+    out->sizes = bponnx::sizes_of(c);
+    out->bytes.assign(static_cast<size_t>(out->numel()) * bponnx::dtype_itemsize(out->dtype), '\0');
+    const bp_status_t st = bp_tensor_to_host(c, out->bytes.empty() ? nullptr : &out->bytes[0], out->bytes.size());
+    if (st != BP_STATUS_OK) {
+      *err = bponnx::api_error("bp_tensor_to_host", st);
+      return false;
+    }
+  } catch (const bponnx::CallFailed& e) {
+    *err = e.message;
+    return false;
+  }
+  return true;
+}
+
+// Compares an output with an expected .npy: "" when within tolerance.
+std::string compare(bp_context_t* ctx, bp_tensor_t* got, const bponnx::RawTensor& want_raw, double rtol, double atol) {
+  try {
+    bponnx::OpCache ops(ctx);
+    bponnx::Exec cpu(ctx, bp_device_t{0, 0}, &ops);
+    const bponnx::HostTensor a = cpu.to_host(got);
+    const bponnx::HostTensor e = cpu.to_host(cpu.upload(want_raw));
+    if (a.sizes != e.sizes) return "shape " + bponnx::sizes_str(a.sizes) + ", expected " + bponnx::sizes_str(e.sizes);
+    double max_abs = 0.0, max_rel = 0.0;
+    size_t bad = 0, worst = 0;
+    double worst_excess = 0.0;
+    for (size_t k = 0; k < e.values.size(); ++k) {
+      const double d = std::fabs(a.values[k] - e.values[k]);
+      const double excess = d - (atol + rtol * std::fabs(e.values[k]));
+      max_abs = std::max(max_abs, d);
+      if (e.values[k] != 0.0) max_rel = std::max(max_rel, d / std::fabs(e.values[k]));
+      if (!(excess <= 0.0)) {
+        ++bad;
+        if (!(excess <= worst_excess)) worst_excess = excess, worst = k;
+      }
+    }
+    std::ostringstream os;
+    os << "max abs " << max_abs << ", max rel " << max_rel;
+    if (bad == 0) return os.str();
+    os << "; " << bad << " of " << e.values.size() << " beyond rtol " << rtol << " atol " << atol << " (worst at flat index "
+       << worst << ": got " << a.values[worst] << ", expected " << e.values[worst] << ")";
+    return os.str();
+  } catch (const bponnx::CallFailed& e) {
+    return e.message;
+  } catch (const bponnx::NotMapped& e) {
+    return e.reason;
+  }
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  CLI::App app{"bp-run: run an ONNX model on any Backplane device"};
+  app.footer(kHelpFooter);
+  std::string model_path, device_spec, output_dir, trace_path;
+  std::vector<std::string> input_specs, expect_specs;
+  int bench = 0;
+  uint64_t seed = 0;
+  bool report = false, shadow = false, seed_given = false;
+  double shadow_rtol = 1e-3, shadow_atol = 1e-4, expect_rtol = 1e-3, expect_atol = 1e-4;
+  app.add_option("model", model_path, "the .onnx file")->required();
+  app.add_option("--device", device_spec, "NAME[:i]; default: the first non-CPU device, else cpu");
+  app.add_option("--input", input_specs, "NAME=FILE.npy for a graph input (random values of the declared shape otherwise)");
+  app.add_option("--output-dir", output_dir, "write each graph output as DIR/<name>.npy");
+  app.add_option("--bench", bench, "after one warm-up run, time N runs; print median and min")->check(CLI::NonNegativeNumber);
+  app.add_flag("--report", report, "per backend: nodes and time native vs fallback, transfers, peak memory, fallback ops by time");
+  app.add_option("--trace", trace_path, "write a Chrome trace-event JSON (Perfetto, chrome://tracing), one event per node");
+  app.add_flag("--shadow", shadow, "run every node on the CPU too; report the first and the worst differing node");
+  app.add_option("--shadow-rtol", shadow_rtol, "relative tolerance of --shadow (default 1e-3)");
+  app.add_option("--shadow-atol", shadow_atol, "absolute tolerance of --shadow (default 1e-4)");
+  app.add_option("--expect", expect_specs, "NAME=FILE.npy: compare graph output NAME with the file");
+  app.add_option("--expect-rtol", expect_rtol, "relative tolerance of --expect (default 1e-3)");
+  app.add_option("--expect-atol", expect_atol, "absolute tolerance of --expect (default 1e-4)");
+  app.add_option("--seed", seed, "seed of the random inputs (default: from the clock; printed)")->each([&](const std::string&) { seed_given = true; });
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    const int rc = app.exit(e);
+    return rc == 0 ? kExitOk : kExitBadInput;
+  }
+
+  std::string err;
+  bponnx::Model model;
+  if (!bponnx::Model::load(model_path, &model, &err)) {
+    std::fprintf(stderr, "bp-run: %s\n", err.c_str());
+    return kExitBadInput;
+  }
+  bp_context_t* ctx = nullptr;
+  if (bp_context_create(nullptr, &ctx) != BP_STATUS_OK) {
+    std::fprintf(stderr, "bp-run: bp_context_create: %s\n", bp_last_error_message());
+    return kExitFailed;
+  }
+  struct CtxGuard {
+    bp_context_t* c;
+    ~CtxGuard() { bp_context_destroy(c); }
+  } guard{ctx};
+  int32_t loaded = 0;
+  bp_plugin_discover(ctx, &loaded);
+  bp_device_t dev = default_device(ctx);
+  if (!device_spec.empty() && bp_device_parse(ctx, device_spec.c_str(), &dev) != BP_STATUS_OK) {
+    std::fprintf(stderr, "bp-run: --device %s: %s\n", device_spec.c_str(), bp_last_error_message());
+    return kExitBadInput;
+  }
+  const std::string dev_name = backend_name(ctx, dev.backend) + ":" + std::to_string(dev.index);
+
+  // Inputs.
+  std::map<std::string, std::string> files;
+  for (const std::string& s : input_specs) {
+    std::string n, f;
+    if (!split_assign(s, &n, &f)) {
+      std::fprintf(stderr, "bp-run: --input %s: expected NAME=FILE.npy\n", s.c_str());
+      return kExitBadInput;
+    }
+    files[n] = f;
+  }
+  for (const auto& kv : files) {
+    bool known = false;
+    for (const auto& v : model.inputs()) known = known || v.name == kv.first;
+    if (!known) {
+      std::fprintf(stderr, "bp-run: --input %s: the model has no input of that name\n", kv.first.c_str());
+      return kExitBadInput;
+    }
+  }
+  if (!seed_given) seed = static_cast<uint64_t>(std::chrono::steady_clock::now().time_since_epoch().count());
+  std::mt19937_64 rng(seed);
+  std::map<std::string, bp_tensor_t*> inputs;
+  struct InputsGuard {
+    std::map<std::string, bp_tensor_t*>* m;
+    ~InputsGuard() {
+      for (auto& kv : *m) bp_tensor_release(kv.second);
+    }
+  } inputs_guard{&inputs};
+  bool random_used = false;
+  for (const auto& v : model.inputs()) {
+    bponnx::RawTensor r;
+    const auto f = files.find(v.name);
+    if (f != files.end() ? !bprun::npy_read(f->second, &r, &err) : !random_input(v, &rng, &r, &err)) {
+      std::fprintf(stderr, "bp-run: %s\n", err.c_str());
+      return kExitBadInput;
+    }
+    random_used = random_used || f == files.end();
+    bp_tensor_t* t = host_tensor(ctx, r, &err);
+    if (t == nullptr) {
+      std::fprintf(stderr, "bp-run: input %s: %s\n", v.name.c_str(), err.c_str());
+      return kExitBadInput;
+    }
+    inputs[v.name] = t;
+  }
+  if (random_used) std::printf("bp-run: random inputs, seed %llu (--seed to repeat)\n", static_cast<unsigned long long>(seed));
+
+  bponnx::Session session(ctx, dev, &model);
+  if (!session.prepare(&err)) {
+    std::fprintf(stderr, "bp-run: %s\n", err.c_str());
+    return kExitBadInput;
+  }
+  bprun::Recorder rec(ctx, dev, !trace_path.empty(), shadow, shadow_rtol, shadow_atol);
+  const bool recording = report || shadow || !trace_path.empty();
+  const bool progress = isatty(2) != 0;  // a progress line on a terminal, for runs over a second
+  const auto t0 = std::chrono::steady_clock::now();
+  double last_progress = 0.0;
+  if (recording || progress) {
+    session.set_observer([&](const bponnx::NodeRun& nr) {
+      if (recording) rec.on_node(nr);
+      const double t = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+      if (progress && t > 1.0 && t - last_progress > 0.25) {
+        std::fprintf(stderr, "\rbp-run: node %zu of %zu (%s), %.1f s ", nr.index + 1, model.nodes().size(),
+                     nr.node->op_type.c_str(), t);
+        last_progress = t;
+      }
+    });
+  }
+  rec.begin_run();
+  std::vector<bp_tensor_t*> outputs;
+  const bool ok = session.run(inputs, &outputs, &err);
+  const double first_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  if (last_progress > 0.0) std::fprintf(stderr, "\n");
+  struct OutputsGuard {
+    std::vector<bp_tensor_t*>* v;
+    ~OutputsGuard() {
+      for (bp_tensor_t* t : *v) bp_tensor_release(t);
+    }
+  } outputs_guard{&outputs};
+  if (!ok) {
+    std::fprintf(stderr, "bp-run: %s\n", err.c_str());
+    const bool bad_input = err.find(": input ") != std::string::npos && err.find("node '") == std::string::npos;
+    return bad_input ? kExitBadInput : kExitFailed;
+  }
+  std::printf("bp-run: %s on %s: %zu nodes in %.3f s\n", model_path.c_str(), dev_name.c_str(), model.nodes().size(), first_s);
+  int rc = kExitOk;
+  for (size_t k = 0; k < outputs.size(); ++k) {
+    const std::string& name = model.outputs()[k].name;
+    std::printf("  output %s: %s %s\n", name.c_str(), bponnx::dtype_name(bponnx::dtype_of(outputs[k])),
+                bponnx::sizes_str(bponnx::sizes_of(outputs[k])).c_str());
+    if (!output_dir.empty()) {
+      bponnx::RawTensor r;
+      mkdir(output_dir.c_str(), 0755);
+      if (!read_raw(ctx, outputs[k], &r, &err) || !bprun::npy_write(output_dir + "/" + name + ".npy", r, &err)) {
+        std::fprintf(stderr, "bp-run: output %s: %s\n", name.c_str(), err.c_str());
+        rc = kExitFailed;
+      }
+    }
+  }
+  for (const std::string& s : expect_specs) {
+    std::string n, f;
+    bponnx::RawTensor want;
+    if (!split_assign(s, &n, &f) || !bprun::npy_read(f, &want, &err)) {
+      std::fprintf(stderr, "bp-run: --expect %s: %s\n", s.c_str(), err.empty() ? "expected NAME=FILE.npy" : err.c_str());
+      return kExitBadInput;
+    }
+    size_t k = 0;
+    while (k < model.outputs().size() && model.outputs()[k].name != n) ++k;
+    if (k == model.outputs().size()) {
+      std::fprintf(stderr, "bp-run: --expect %s: the model has no output of that name\n", n.c_str());
+      return kExitBadInput;
+    }
+    const std::string msg = compare(ctx, outputs[k], want, expect_rtol, expect_atol);
+    const bool match = msg.empty() || msg.rfind("max abs", 0) == 0;
+    std::printf("  expect %s: %s (%s)\n", n.c_str(), match ? "match" : "MISMATCH", msg.c_str());
+    if (!match) rc = kExitFailed;
+  }
+  if (report) rec.print_report(std::cout);
+  if (!trace_path.empty()) {
+    if (!rec.write_trace(trace_path)) {
+      std::fprintf(stderr, "bp-run: cannot write %s\n", trace_path.c_str());
+      rc = kExitFailed;
+    } else {
+      std::printf("bp-run: trace written to %s\n", trace_path.c_str());
+    }
+  }
+  if (shadow) {
+    std::printf("shadow: %zu nodes checked on cpu (rtol %g, atol %g)\n", rec.shadow_checked(), shadow_rtol, shadow_atol);
+    if (!rec.shadow_error().empty()) std::printf("shadow: could not check %s\n", rec.shadow_error().c_str());
+    for (const bprun::ShadowFinding* f : {&rec.first_divergence(), &rec.worst_divergence()}) {
+      if (!f->found) continue;
+      std::printf("shadow: %s divergent node #%zu '%s' (%s), inputs %s: max abs %g, max rel %g\n",
+                  f == &rec.first_divergence() ? "first" : "worst", f->index, f->node.c_str(), f->op.c_str(),
+                  f->shapes.c_str(), f->max_abs, f->max_rel);
+    }
+    if (rec.first_divergence().found) {
+      rc = rc == kExitOk ? kExitDiverged : rc;
+    } else {
+      std::printf("shadow: every node matches the cpu\n");
+    }
+  }
+  if (bench > 0) {
+    session.set_observer(nullptr);
+    std::vector<double> times;
+    for (int i = -1; i < bench; ++i) {  // i = -1: warm-up
+      std::vector<bp_tensor_t*> outs;
+      const auto s = std::chrono::steady_clock::now();
+      if (!session.run(inputs, &outs, &err)) {
+        std::fprintf(stderr, "bp-run: %s\n", err.c_str());
+        return kExitFailed;
+      }
+      bp_device_synchronize(ctx, dev);
+      const double dt = std::chrono::duration<double>(std::chrono::steady_clock::now() - s).count();
+      for (bp_tensor_t* t : outs) bp_tensor_release(t);
+      if (i >= 0) times.push_back(dt);
+    }
+    std::sort(times.begin(), times.end());
+    std::printf("bench: %d runs on %s: median %.3f ms, min %.3f ms\n", bench, dev_name.c_str(),
+                times[times.size() / 2] * 1e3, times[0] * 1e3);
+  }
+  return rc;
+}

@@ -1,0 +1,134 @@
+#include "npy.h"
+
+#include <cstring>
+#include <fstream>
+#include <iterator>
+#include <sstream>
+
+namespace bprun {
+
+using bponnx::DType;
+
+namespace {
+
+struct Descr {
+  const char* text;
+  DType dtype;
+};
+constexpr Descr kDescrs[] = {{"<f4", DType::kFloat32}, {"<f8", DType::kFloat64}, {"<f2", DType::kFloat16},
+                             {"|i1", DType::kInt8},    {"|u1", DType::kUInt8},   {"<i4", DType::kInt32},
+                             {"<i8", DType::kInt64},   {"|b1", DType::kBool}};
+
+// The value of 'key' in the header dict: the text up to the next ',' at depth 0 (or '}').
+std::string dict_value(const std::string& h, const std::string& key) {
+  const size_t k = h.find("'" + key + "'");
+  if (k == std::string::npos) return "";
+  size_t p = h.find(':', k);
+  if (p == std::string::npos) return "";
+  ++p;
+  int depth = 0;
+  size_t e = p;
+  for (; e < h.size(); ++e) {
+    if (h[e] == '(') ++depth;
+    if (h[e] == ')') --depth;
+    if ((h[e] == ',' && depth == 0) || h[e] == '}') break;
+  }
+  std::string v = h.substr(p, e - p);
+  const size_t a = v.find_first_not_of(" '"), b = v.find_last_not_of(" '");
+  return a == std::string::npos ? "" : v.substr(a, b - a + 1);
+}
+
+}  // namespace
+
+bool npy_read(const std::string& path, bponnx::RawTensor* out, std::string* err) {
+  *out = bponnx::RawTensor{};
+  std::ifstream in(path, std::ios::binary);
+  if (!in) {
+    *err = path + ": cannot read the file";
+    return false;
+  }
+  const std::string bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  if (bytes.size() < 10 || bytes.compare(0, 6, "\x93NUMPY") != 0) {
+    *err = path + ": not a .npy file (no \\x93NUMPY magic)";
+    return false;
+  }
+  const int major = static_cast<unsigned char>(bytes[6]);
+  size_t hlen, off;
+  if (major == 1) {
+    hlen = static_cast<unsigned char>(bytes[8]) | static_cast<size_t>(static_cast<unsigned char>(bytes[9])) << 8;
+    off = 10;
+  } else if ((major == 2 || major == 3) && bytes.size() >= 12) {
+    hlen = 0;
+    for (int b = 0; b < 4; ++b) hlen |= static_cast<size_t>(static_cast<unsigned char>(bytes[8 + b])) << (8 * b);
+    off = 12;
+  } else {
+    *err = path + ": unsupported .npy version " + std::to_string(major);
+    return false;
+  }
+  if (bytes.size() < off + hlen) {
+    *err = path + ": truncated header";
+    return false;
+  }
+  const std::string h = bytes.substr(off, hlen);
+  const std::string descr = dict_value(h, "descr");
+  if (dict_value(h, "fortran_order") != "False") {
+    *err = path + ": Fortran-order arrays are not supported (save with np.ascontiguousarray)";
+    return false;
+  }
+  bool known = false;
+  for (const Descr& d : kDescrs) {
+    if (descr == d.text) {
+      out->dtype = d.dtype;
+      known = true;
+    }
+  }
+  if (!known) {
+    *err = path + ": dtype '" + descr + "' is not one Backplane reads (<f2 <f4 <f8 |i1 |u1 <i4 <i8 |b1)";
+    return false;
+  }
+  std::string shape = dict_value(h, "shape");
+  for (char& c : shape) {
+    if (c == '(' || c == ')' || c == ',') c = ' ';
+  }
+  std::istringstream ss(shape);
+  int64_t v;
+  while (ss >> v) out->sizes.push_back(v);
+  const size_t want = static_cast<size_t>(out->numel()) * bponnx::dtype_itemsize(out->dtype);
+  if (bytes.size() - off - hlen != want) {
+    *err = path + ": data has " + std::to_string(bytes.size() - off - hlen) + " bytes, shape " +
+           bponnx::sizes_str(out->sizes) + " needs " + std::to_string(want);
+    return false;
+  }
+  out->bytes = bytes.substr(off + hlen);
+  return true;
+}
+
+bool npy_write(const std::string& path, const bponnx::RawTensor& t, std::string* err) {
+  const char* descr = nullptr;
+  for (const Descr& d : kDescrs) {
+    if (d.dtype == t.dtype) descr = d.text;
+  }
+  if (descr == nullptr) {
+    *err = path + ": NumPy has no " + bponnx::dtype_name(t.dtype) + " dtype";
+    return false;
+  }
+  std::string shape = "(";
+  for (size_t k = 0; k < t.sizes.size(); ++k) shape += std::to_string(t.sizes[k]) + (t.sizes.size() == 1 || k + 1 < t.sizes.size() ? "," : "");
+  shape += ")";
+  std::string h = std::string("{'descr': '") + descr + "', 'fortran_order': False, 'shape': " + shape + ", }";
+  while ((10 + h.size() + 1) % 64 != 0) h += ' ';
+  h += '\n';
+  std::ofstream o(path, std::ios::binary);
+  const char head[10] = {'\x93', 'N', 'U', 'M', 'P', 'Y', 1, 0, static_cast<char>(h.size() & 0xff),
+                         static_cast<char>(h.size() >> 8)};
+  o.write(head, 10);
+  o << h;
+  o.write(t.bytes.data(), static_cast<std::streamsize>(t.bytes.size()));
+  if (!o) {
+    *err = path + ": cannot write the file";
+    return false;
+  }
+  return true;
+}
+
+}  // namespace bprun

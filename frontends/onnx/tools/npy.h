@@ -1,0 +1,19 @@
+// NumPy .npy files (format versions 1-3, little-endian, C order) as the
+// frontend's RawTensor. Only dtypes Backplane has: <f2 <f4 <f8 |i1 |u1 <i4
+// <i8 |b1 (bfloat16 has no NumPy dtype).
+#pragma once
+
+#include <string>
+
+#include "bponnx/dtype.h"
+
+namespace bprun {
+
+/// Reads `path`. False with *err naming the file and what is wrong
+/// (not .npy, Fortran order, big-endian or unsupported dtype, short data).
+bool npy_read(const std::string& path, bponnx::RawTensor* out, std::string* err);
+/// Writes `t` as a version 1.0 .npy file. False with *err on an I/O error
+/// or a dtype NumPy lacks (bfloat16).
+bool npy_write(const std::string& path, const bponnx::RawTensor& t, std::string* err);
+
+}  // namespace bprun
