@@ -5,7 +5,9 @@
 # command the guide shows appears here verbatim.
 #   1. cmake --install into a temporary prefix outside the linker path;
 #   2. (a) a copy of samples/vendor_plugin/ built outside the tree with only
-#      CMAKE_PREFIX_PATH, (b) a one-file C plugin built with pkg-config alone;
+#      CMAKE_PREFIX_PATH, (b) a one-file C plugin built with pkg-config alone,
+#      (c) a plugin written by the installed bp-plugin-new, built and checked
+#      with its own CI script (its kernel native, the rest through fallback);
 #   3. the *installed* bp-info and bp-conformance on each, with no
 #      LD_LIBRARY_PATH (RUNPATH must do the work; set -e fails the step if
 #      conformance or the entry-symbol check fails);
@@ -65,7 +67,36 @@ cc -std=c99 -Wall -Wextra -Werror -pedantic -o host host.c $(pkg-config --cflags
 unset PKG_CONFIG_PATH
 cd "$src"
 
-step "(c) the entry-symbol check; find_package of another major; bp-info on a file that is not a plugin"
+step "(c) a plugin scaffolded by the installed bp-plugin-new: builds with only CMAKE_PREFIX_PATH, passes conformance"
+cd "$work"
+# It refuses what would not make a plugin, writing nothing.
+for bad in 9lives my-accel MyAccel; do
+  if "$prefix/bin/bp-plugin-new" "$bad" 2>"$work/err"; then fail "bp-plugin-new accepted the name '$bad'"; fi
+  grep -q "NAME '$bad'" "$work/err" || fail "bp-plugin-new '$bad' gave no clear message: $(cat "$work/err")"
+done
+if "$prefix/bin/bp-plugin-new" myaccel onefile 2>"$work/err"; then fail "bp-plugin-new wrote into an existing directory"; fi
+grep -q "already exists" "$work/err" || fail "bp-plugin-new gave no clear message for an existing DIR: $(cat "$work/err")"
+"$prefix/bin/bp-plugin-new" myaccel
+cd myaccel
+env -u LD_LIBRARY_PATH CMAKE_PREFIX_PATH="$prefix" sh ci/conformance.sh -DCONFORMANCE_ARGS="--quick;--no-onnx"
+env -u LD_LIBRARY_PATH "$prefix/bin/bp-info" --no-discover --plugin build/libbackplane_myaccel.so
+env -u LD_LIBRARY_PATH "$prefix/bin/bp-conformance" --backend build/libbackplane_myaccel.so --op 'neg*' --quick --no-onnx --no-progress --json neg.json
+# Its one kernel (neg, float32) is native; every other cell passed through the fallback.
+python3 - build/conformance.json neg.json <<'EOF' || fail "the scaffolded plugin's conformance report is not what it should be"
+import json, sys
+for path in sys.argv[1:]:
+    dev = json.load(open(path))["devices"][0]
+    cells = [(op, dt, c["outcome"]) for op, row in dev["cells"].items() for dt, c in row.items()]
+    native = sorted(op for op, dt, o in cells if o == "native_pass")
+    bad = [c for c in cells if c[2] not in ("native_pass", "fallback_pass")]
+    print(f"{path}: {len(native)} native ({', '.join(native)}), {sum(o == 'fallback_pass' for _, _, o in cells)} fallback, others: {bad}")
+    assert dev["cells"]["neg"]["float32"]["outcome"] == "native_pass"
+    assert all(op.startswith("neg") and dt == "float32" for op, dt, o in cells if o == "native_pass")
+    assert not bad
+EOF
+cd "$src"
+
+step "(d) the entry-symbol check; find_package of another major; bp-info on a file that is not a plugin"
 # backplane_add_plugin() ran it after the link; run it again on the file itself.
 cmake -DPLUGIN="$vendor_so" -P "$prefix/lib/cmake/Backplane/BackplaneCheckPlugin.cmake"
 # ... and it does catch a library exporting more (libbackplane exports the whole C API).
@@ -111,11 +142,12 @@ check_deb() {
 check_deb backplane "usr/bin/bp-(info|conformance)|$lib/libbackplane\.so\.[0-9.]+|usr/share/backplane/conformance/.*" \
   usr/bin/bp-info usr/bin/bp-conformance "$lib/libbackplane\.so\.1"
 check_deb backplane-dev \
-  "usr/include/backplane/.*|$lib/libbackplane\.so|$lib/cmake/Backplane/.*|$lib/pkgconfig/backplane(-plugin)?\.pc|usr/share/backplane/ops\.yaml|usr/share/doc/Backplane/.*\.md" \
+  "usr/bin/bp-plugin-new|usr/share/backplane/plugin-template/.*|usr/include/backplane/.*|$lib/libbackplane\.so|$lib/cmake/Backplane/.*|$lib/pkgconfig/backplane(-plugin)?\.pc|usr/share/backplane/ops\.yaml|usr/share/doc/Backplane/.*\.md" \
   usr/include/backplane/backend.h usr/include/backplane/backplane.h usr/include/backplane/ops.hpp \
   "$lib/cmake/Backplane/BackplaneConfig.cmake" "$lib/cmake/Backplane/BackplaneConfigVersion.cmake" \
   "$lib/cmake/Backplane/plugin.map" "$lib/pkgconfig/backplane\.pc" "$lib/pkgconfig/backplane-plugin\.pc" \
-  usr/share/backplane/ops.yaml usr/share/doc/Backplane/plugin-guide.md
+  usr/share/backplane/ops.yaml usr/share/doc/Backplane/plugin-guide.md \
+  usr/bin/bp-plugin-new usr/share/backplane/plugin-template/CMakeLists.txt
 # One package per plugin the build made, holding that plugin alone.
 for so in "$build"/lib/backplane/plugins/libbackplane_*.so; do
   name=$(basename "$so" .so); name=${name#libbackplane_}
