@@ -2,7 +2,7 @@
 # CI: the installed SDK, used the way a vendor uses it (docs/plugin-guide.md,
 # "Building against the installed SDK", shows these same commands).
 # Needs build/default built (the README's test command does that). Every
-# command the guide shows appears here verbatim.
+# command the guide shows appears here verbatim (the last step checks it).
 #   1. cmake --install into a temporary prefix outside the linker path;
 #   2. (a) a copy of samples/vendor_plugin/ built outside the tree with only
 #      CMAKE_PREFIX_PATH, (b) a one-file C plugin built with pkg-config alone,
@@ -96,6 +96,28 @@ for path in sys.argv[1:]:
     assert kernel and all(op.startswith("neg") and dt == "float32" for op, dt in kernel)
     assert not bad
 EOF
+# Reading a failure: a planted bug (neg returns its input) fails exactly its
+# cell, with the sample, its inputs and a rerun line, which reproduces it.
+sed -i 's/= -\*f32_at(self, i);/= *f32_at(self, i);/' src/kernels.c
+cmake --build build
+if env -u LD_LIBRARY_PATH "$prefix/bin/bp-conformance" --backend build/libbackplane_myaccel.so --op neg --dtype float32 --quick --no-onnx --no-progress --failures-only --max-failures 1 >"$work/bug.txt"; then
+  cat "$work/bug.txt"; fail "conformance passed a neg kernel that returns its input"
+fi
+cat "$work/bug.txt"
+rerun=$(sed -n 's/^    rerun: //p' "$work/bug.txt" | head -1)
+[ "$rerun" = "bp-conformance --backend build/libbackplane_myaccel.so --op neg --dtype float32 --sample 0 --seed 1 --group ops" ] \
+  || fail "the first failure's rerun line is not the one docs/plugin-guide.md shows: $rerun"
+if env -u LD_LIBRARY_PATH "$prefix/bin/bp-conformance" --backend build/libbackplane_myaccel.so --op neg --dtype float32 --sample 0 --seed 1 --group ops --no-progress > "$work/rerun.txt"; then
+  fail "the rerun line did not reproduce the failure: $rerun"
+fi
+grep -q '^FAIL myaccel myaccel:0 neg float32 sample 0 ' "$work/rerun.txt" || fail "the rerun line ran something else: $rerun"
+sed -i 's/= \*f32_at(self, i);/= -*f32_at(self, i);/' src/kernels.c
+cmake --build build
+# Shipping: installed into the SDK's plugin directory, discovery finds it.
+cmake --install build --prefix "$prefix"
+env -u LD_LIBRARY_PATH "$prefix/bin/bp-info" > "$work/bp-info.txt"
+grep -Eq "^  myaccel .*/lib/backplane/plugins/libbackplane_myaccel\.so" "$work/bp-info.txt" \
+  || fail "bp-info's discovery does not list the installed myaccel plugin: $(cat "$work/bp-info.txt")"
 cd "$src"
 
 step "(d) the entry-symbol check; find_package of another major; bp-info on a file that is not a plugin"
@@ -175,5 +197,12 @@ env -u LD_LIBRARY_PATH "$root/usr/bin/bp-info" > "$work/bp-info.txt" || { cat "$
 cat "$work/bp-info.txt"
 grep -Eq "^  cpu .*$root/.*libbackplane_cpu\.so" "$work/bp-info.txt" \
   || fail "the extracted bp-info did not list the extracted cpu plugin"
+
+step "every command docs/plugin-guide.md shows is one this script runs"
+awk '/^```sh$/ { on = 1; next } /^```$/ { on = 0 } on' docs/plugin-guide.md > "$work/guide-commands.txt"
+[ -s "$work/guide-commands.txt" ] || fail "no commands found in docs/plugin-guide.md"
+while IFS= read -r cmd; do
+  grep -qF -- "$cmd" "$src/.ci/install_test.sh" || fail "docs/plugin-guide.md shows a command this script does not run: $cmd"
+done < "$work/guide-commands.txt"
 
 step "install test passed"
