@@ -33,8 +33,7 @@ double poison_at(DType d, const std::vector<double>& expected, size_t i) {
 
 }  // namespace
 
-void Runner::check_write_on_error(const OpEntry& op, const Case& c, int32_t backend, bp_device_t dev,
-                                  CaseResult* r) {
+void Runner::check_write_on_error(const OpEntry& op, const Case& c, int32_t backend, bp_device_t dev, CaseResult* r) {
   if (op.claim == nullptr || op.claim->variant == 1) return;
   const OpClaim* out_claim = out_variant(*op.claim);
   bp_op_t* out_op = out_claim == nullptr ? nullptr : find_op(out_claim->name);
@@ -51,8 +50,8 @@ void Runner::check_write_on_error(const OpEntry& op, const Case& c, int32_t back
     if (!c.expected.outputs.empty()) {
       out.tensor.t = c.expected.outputs[0];
     } else {  // a bad input: the out= rows use a [2, 3] tensor of self's dtype
-      out.tensor.t.dtype = !probe.args.empty() && probe.args[0].kind == Arg::kTensor ? probe.args[0].tensor.t.dtype
-                                                                                     : DType::kFloat32;
+      out.tensor.t.dtype =
+          !probe.args.empty() && probe.args[0].kind == Arg::kTensor ? probe.args[0].tensor.t.dtype : DType::kFloat32;
       out.tensor.t.sizes = {2, 3};
       out.tensor.t.values.assign(6, 0.0);
     }
@@ -88,10 +87,10 @@ void Runner::check_write_on_error(const OpEntry& op, const Case& c, int32_t back
   // mode: ... has no kernel ... for this call (<the kernel's message>) ...").
   const bool declined = st == BP_STATUS_FAILED_PRECONDITION && message.find("strict mode") != std::string::npos;
   std::ostringstream os;
-  os << "the kernel wrote its output, then returned " << (declined ? "UNIMPLEMENTED (declined the call)"
-                                                                   : bp_status_name(st))
-     << ": called as " << out_claim->name << " with the fallback refused, it changed " << changed << " of "
-     << now.size() << " elements of the poisoned out= tensor and failed with \"" << message << "\"";
+  os << "the kernel wrote its output, then returned "
+     << (declined ? "UNIMPLEMENTED (declined the call)" : bp_status_name(st)) << ": called as " << out_claim->name
+     << " with the fallback refused, it changed " << changed << " of " << now.size()
+     << " elements of the poisoned out= tensor and failed with \"" << message << "\"";
   if (r->outcome == Outcome::kFallbackPass || r->outcome == Outcome::kNativePass) {
     os << "; the original call passed only because the fallback or the error path hid the write";
   } else if (!r->message.empty()) {

@@ -190,7 +190,8 @@ static bp_status_t init(const bp_plugin_init_args_t* args) {
   const struct {
     const char* op;
     bp_kernel_fn fn;
-  } kernels[] = {{BP_OP_NEG, neg_kernel}, {BP_OP_ABS, abs_kernel}, {BP_OP_EXP, exp_kernel}, {BP_OP_MUL_TENSOR, mul_kernel}};
+  } kernels[] = {
+      {BP_OP_NEG, neg_kernel}, {BP_OP_ABS, abs_kernel}, {BP_OP_EXP, exp_kernel}, {BP_OP_MUL_TENSOR, mul_kernel}};
   for (size_t i = 0; i < sizeof kernels / sizeof kernels[0]; ++i) {
     const bp_status_t st = args->host->register_kernel(args->registrar, kernels[i].op, kernels[i].fn, NULL, 0);
     if (st != BP_STATUS_OK) return st;
