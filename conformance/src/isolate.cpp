@@ -1,5 +1,7 @@
 #include "isolate.h"
 
+#include <algorithm>
+
 namespace bpc {
 
 std::map<std::string, std::vector<TestGroup>> plan_groups() {
@@ -109,7 +111,11 @@ void run_target_isolated(const std::vector<TestGroup>& groups, const std::vector
       // The test that was running takes the child's fate. If none was (the
       // child died starting, or between tests, or could not start), every
       // test left does: running them again would end the same way.
-      const bool attributable = !child.last_test.empty() && child.status != ChildOutcome::kSpawnFailed;
+      // (The running test must be one of this child's, or nothing would be
+      // removed and the loop would not end.)
+      const bool attributable =
+          !child.last_test.empty() && child.status != ChildOutcome::kSpawnFailed &&
+          std::find(pending.test_ids.begin(), pending.test_ids.end(), child.last_test) != pending.test_ids.end();
       TestGroup rest{pending.label, {}, {}};
       for (size_t i = 0; i < pending.test_ids.size(); ++i) {
         const std::string& id = pending.test_ids[i];
