@@ -2,10 +2,12 @@
 # CI: the installed SDK, used the way a vendor uses it (docs/plugin-guide.md,
 # "Building against the installed SDK", shows these same commands).
 # Needs build/default built (the README's test command does that). Every
-# command the guide shows appears here verbatim.
+# command the guide shows appears here verbatim (the last step checks it).
 #   1. cmake --install into a temporary prefix outside the linker path;
 #   2. (a) a copy of samples/vendor_plugin/ built outside the tree with only
-#      CMAKE_PREFIX_PATH, (b) a one-file C plugin built with pkg-config alone;
+#      CMAKE_PREFIX_PATH, (b) a one-file C plugin built with pkg-config alone,
+#      (c) a plugin written by the installed bp-plugin-new, built and checked
+#      with its own CI script (its kernel native, the rest through fallback);
 #   3. the *installed* bp-info and bp-conformance on each, with no
 #      LD_LIBRARY_PATH (RUNPATH must do the work; set -e fails the step if
 #      conformance or the entry-symbol check fails);
@@ -65,7 +67,60 @@ cc -std=c99 -Wall -Wextra -Werror -pedantic -o host host.c $(pkg-config --cflags
 unset PKG_CONFIG_PATH
 cd "$src"
 
-step "(c) the entry-symbol check; find_package of another major; bp-info on a file that is not a plugin"
+step "(c) a plugin scaffolded by the installed bp-plugin-new: builds with only CMAKE_PREFIX_PATH, passes conformance"
+cd "$work"
+# It refuses what would not make a plugin, writing nothing.
+for bad in 9lives my-accel MyAccel; do
+  if "$prefix/bin/bp-plugin-new" "$bad" 2>"$work/err"; then fail "bp-plugin-new accepted the name '$bad'"; fi
+  grep -q "NAME '$bad'" "$work/err" || fail "bp-plugin-new '$bad' gave no clear message: $(cat "$work/err")"
+done
+if "$prefix/bin/bp-plugin-new" myaccel onefile 2>"$work/err"; then fail "bp-plugin-new wrote into an existing directory"; fi
+grep -q "already exists" "$work/err" || fail "bp-plugin-new gave no clear message for an existing DIR: $(cat "$work/err")"
+"$prefix/bin/bp-plugin-new" myaccel
+cd myaccel
+env -u LD_LIBRARY_PATH CMAKE_PREFIX_PATH="$prefix" sh ci/conformance.sh -DCONFORMANCE_ARGS="--quick;--no-onnx"
+env -u LD_LIBRARY_PATH "$prefix/bin/bp-info" --no-discover --plugin build/libbackplane_myaccel.so
+env -u LD_LIBRARY_PATH "$prefix/bin/bp-conformance" --backend build/libbackplane_myaccel.so --op 'neg*' --quick --no-onnx --no-progress --json neg.json
+# Its one kernel (neg, float32) ran natively; every other cell passed through
+# the fallback (or the core, for views), or had only rejected inputs.
+python3 - build/conformance.json neg.json <<'EOF' || fail "the scaffolded plugin's conformance report is not what it should be"
+import json, sys
+for path in sys.argv[1:]:
+    dev = json.load(open(path))["devices"][0]
+    cells = [(op, dt, c["outcome"]) for op, row in dev["cells"].items() for dt, c in row.items()]
+    kernel = sorted({(c["op"], c["dtype"]) for c in dev["cases"] if c.get("path") == "native"})
+    bad = [c for c in cells if c[2] not in ("native_pass", "fallback_pass", "not_reached")]
+    print(f"{path}: native kernel ran for {kernel}; {sum(o == 'fallback_pass' for _, _, o in cells)} cells via fallback; failures: {bad}")
+    assert dev["cells"]["neg"]["float32"]["outcome"] == "native_pass"
+    assert dev["cells"]["neg"]["float64"]["outcome"] == "fallback_pass"
+    assert kernel and all(op.startswith("neg") and dt == "float32" for op, dt in kernel)
+    assert not bad
+EOF
+# Reading a failure: a planted bug (neg returns its input) fails exactly its
+# cell, with the sample, its inputs and a rerun line, which reproduces it.
+sed -i 's/= -\*f32_at(self, i);/= *f32_at(self, i);/' src/kernels.c
+cmake --build build
+if env -u LD_LIBRARY_PATH "$prefix/bin/bp-conformance" --backend build/libbackplane_myaccel.so --op neg --dtype float32 --quick --no-onnx --no-progress --failures-only --max-failures 1 >"$work/bug.txt"; then
+  cat "$work/bug.txt"; fail "conformance passed a neg kernel that returns its input"
+fi
+cat "$work/bug.txt"
+rerun=$(sed -n 's/^    rerun: //p' "$work/bug.txt" | head -1)
+[ "$rerun" = "bp-conformance --backend build/libbackplane_myaccel.so --op neg --dtype float32 --sample 0 --seed 1 --group ops" ] \
+  || fail "the first failure's rerun line is not the one docs/plugin-guide.md shows: $rerun"
+if env -u LD_LIBRARY_PATH "$prefix/bin/bp-conformance" --backend build/libbackplane_myaccel.so --op neg --dtype float32 --sample 0 --seed 1 --group ops --no-progress > "$work/rerun.txt"; then
+  fail "the rerun line did not reproduce the failure: $rerun"
+fi
+grep -q '^FAIL myaccel myaccel:0 neg float32 sample 0 ' "$work/rerun.txt" || fail "the rerun line ran something else: $rerun"
+sed -i 's/= \*f32_at(self, i);/= -*f32_at(self, i);/' src/kernels.c
+cmake --build build
+# Shipping: installed into the SDK's plugin directory, discovery finds it.
+cmake --install build --prefix "$prefix"
+env -u LD_LIBRARY_PATH "$prefix/bin/bp-info" > "$work/bp-info.txt"
+grep -Eq "^  myaccel .*/lib/backplane/plugins/libbackplane_myaccel\.so" "$work/bp-info.txt" \
+  || fail "bp-info's discovery does not list the installed myaccel plugin: $(cat "$work/bp-info.txt")"
+cd "$src"
+
+step "(d) the entry-symbol check; find_package of another major; bp-info on a file that is not a plugin"
 # backplane_add_plugin() ran it after the link; run it again on the file itself.
 cmake -DPLUGIN="$vendor_so" -P "$prefix/lib/cmake/Backplane/BackplaneCheckPlugin.cmake"
 # ... and it does catch a library exporting more (libbackplane exports the whole C API).
@@ -111,11 +166,12 @@ check_deb() {
 check_deb backplane "usr/bin/bp-(info|conformance)|$lib/libbackplane\.so\.[0-9.]+|usr/share/backplane/conformance/.*" \
   usr/bin/bp-info usr/bin/bp-conformance "$lib/libbackplane\.so\.1"
 check_deb backplane-dev \
-  "usr/include/backplane/.*|$lib/libbackplane\.so|$lib/cmake/Backplane/.*|$lib/pkgconfig/backplane(-plugin)?\.pc|usr/share/backplane/ops\.yaml|usr/share/doc/Backplane/.*\.md" \
+  "usr/bin/bp-plugin-new|usr/share/backplane/plugin-template/.*|usr/include/backplane/.*|$lib/libbackplane\.so|$lib/cmake/Backplane/.*|$lib/pkgconfig/backplane(-plugin)?\.pc|usr/share/backplane/ops\.yaml|usr/share/doc/Backplane/.*\.md" \
   usr/include/backplane/backend.h usr/include/backplane/backplane.h usr/include/backplane/ops.hpp \
   "$lib/cmake/Backplane/BackplaneConfig.cmake" "$lib/cmake/Backplane/BackplaneConfigVersion.cmake" \
   "$lib/cmake/Backplane/plugin.map" "$lib/pkgconfig/backplane\.pc" "$lib/pkgconfig/backplane-plugin\.pc" \
-  usr/share/backplane/ops.yaml usr/share/doc/Backplane/plugin-guide.md
+  usr/share/backplane/ops.yaml usr/share/doc/Backplane/plugin-guide.md \
+  usr/bin/bp-plugin-new usr/share/backplane/plugin-template/CMakeLists.txt
 # One package per plugin the build made, holding that plugin alone.
 for so in "$build"/lib/backplane/plugins/libbackplane_*.so; do
   name=$(basename "$so" .so); name=${name#libbackplane_}
@@ -141,5 +197,12 @@ env -u LD_LIBRARY_PATH "$root/usr/bin/bp-info" > "$work/bp-info.txt" || { cat "$
 cat "$work/bp-info.txt"
 grep -Eq "^  cpu .*$root/.*libbackplane_cpu\.so" "$work/bp-info.txt" \
   || fail "the extracted bp-info did not list the extracted cpu plugin"
+
+step "every command docs/plugin-guide.md shows is one this script runs"
+awk '/^```sh$/ { on = 1; next } /^```$/ { on = 0 } on' docs/plugin-guide.md > "$work/guide-commands.txt"
+[ -s "$work/guide-commands.txt" ] || fail "no commands found in docs/plugin-guide.md"
+while IFS= read -r cmd; do
+  grep -qF -- "$cmd" "$src/.ci/install_test.sh" || fail "docs/plugin-guide.md shows a command this script does not run: $cmd"
+done < "$work/guide-commands.txt"
 
 step "install test passed"

@@ -13,10 +13,11 @@ string(REGEX REPLACE ".*BP_ABI_VERSION_MAJOR ([0-9]+).*" "\\1" BACKPLANE_ABI_MAJ
 string(REGEX REPLACE ".*BP_ABI_VERSION_MINOR ([0-9]+).*" "\\1" BACKPLANE_ABI_MINOR "${_bp_abi_lines}")
 set(BACKPLANE_CMAKE_INSTALL_DIR ${CMAKE_INSTALL_LIBDIR}/cmake/Backplane)
 set(BACKPLANE_OPS_YAML_INSTALL ${CMAKE_INSTALL_DATADIR}/backplane/ops.yaml)
+set(BACKPLANE_BIN_INSTALL_DIR ${CMAKE_INSTALL_BINDIR})
 configure_package_config_file(cmake/BackplaneConfig.cmake.in
   ${CMAKE_BINARY_DIR}/BackplaneConfig.cmake
   INSTALL_DESTINATION ${BACKPLANE_CMAKE_INSTALL_DIR}
-  PATH_VARS BACKPLANE_PLUGIN_INSTALL_DIR BACKPLANE_OPS_YAML_INSTALL)
+  PATH_VARS BACKPLANE_PLUGIN_INSTALL_DIR BACKPLANE_OPS_YAML_INSTALL BACKPLANE_BIN_INSTALL_DIR)
 # SameMajorVersion: what the ABI promises (a minor only adds; a major breaks).
 write_basic_package_version_file(${CMAKE_BINARY_DIR}/BackplaneConfigVersion.cmake
   VERSION ${BACKPLANE_ABI_MAJOR}.${BACKPLANE_ABI_MINOR}
@@ -56,3 +57,13 @@ install(FILES dispatcher/ops.yaml DESTINATION ${CMAKE_INSTALL_DATADIR}/backplane
 if(BP_GEN_ABI_INCLUDE_DIR)
   install(DIRECTORY ${BP_GEN_ABI_INCLUDE_DIR}/ DESTINATION ${CMAKE_INSTALL_INCLUDEDIR} COMPONENT dev)
 endif()
+
+# The plugin scaffold: bp-plugin-new NAME [DIR] copies the templates from
+# share/backplane/plugin-template (found relative to the script's own bin/),
+# with the ABI version find_package() of the new project asks for.
+file(WRITE ${CMAKE_BINARY_DIR}/plugin-template/ABI_VERSION "${BACKPLANE_ABI_MAJOR}.${BACKPLANE_ABI_MINOR}\n")
+install(PROGRAMS scaffold/bp-plugin-new DESTINATION ${CMAKE_INSTALL_BINDIR} COMPONENT dev)
+install(DIRECTORY scaffold/template/ DESTINATION ${CMAKE_INSTALL_DATADIR}/backplane/plugin-template
+        USE_SOURCE_PERMISSIONS COMPONENT dev)
+install(FILES ${CMAKE_BINARY_DIR}/plugin-template/ABI_VERSION
+        DESTINATION ${CMAKE_INSTALL_DATADIR}/backplane/plugin-template COMPONENT dev)

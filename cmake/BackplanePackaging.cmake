@@ -1,6 +1,6 @@
 # Debian packages with CPack: `cd build/default && cpack -G DEB`.
 #   backplane                 libbackplane.so.1, bp-info, bp-conformance and its expectation files
-#   backplane-dev             headers, CMake package, pkg-config files, docs, ops.yaml
+#   backplane-dev             headers, CMake package, pkg-config files, docs, ops.yaml, bp-plugin-new
 #   backplane-plugin-<name>   one per plugin built (cpu, opencl, cuda, hip, vendor-sim), so a
 #                             machine without OpenCL does not pull PoCL's loader, and so on
 # One package per install component (runtime, dev, plugin_<name>). Depends are
@@ -27,7 +27,7 @@ set(CPACK_DEBIAN_DEV_PACKAGE_SECTION libdevel)
 set(CPACK_DEBIAN_DEV_PACKAGE_DEPENDS libdlpack-dev)
 set(CPACK_COMPONENT_DEV_DEPENDS runtime)
 set(CPACK_COMPONENT_DEV_DESCRIPTION
-    "Backplane SDK: C ABI and C++ headers, CMake package, pkg-config files, docs, ops.yaml")
+    "Backplane SDK: C ABI and C++ headers, CMake package, pkg-config files, docs, ops.yaml, bp-plugin-new")
 foreach(_comp IN LISTS _bp_components)
   if(_comp MATCHES "^plugin_(.+)$")
     set(_name ${CMAKE_MATCH_1})

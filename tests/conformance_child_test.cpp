@@ -37,6 +37,25 @@ TEST(ChildProcess, ASignalIsACrashNamingTheRunningCase) {
   EXPECT_NE(c.message.find("float32 sample 3"), std::string::npos) << c.message;
 }
 
+TEST(ChildProcess, ACrashKeepsTheCaseItWasRunning) {
+  // The worker announces each case with what is known of it before it runs.
+  const char* start = R"({"start": {"test": "Ops/OpCellTest.Run/x_0__neg__float64", "what": "float64 sample 4", )"
+                      R"("case": {"op": "neg", "dtype": "float64", "sample": 4, "desc": "odd size [7]", "seed": 9, )"
+                      R"("input_shapes": [[7]], "inputs": "float64[7]", "repro": "bp-conformance --op neg"}}})";
+  const ChildOutcome c = sh(std::string("echo '") + start + "'; kill -SEGV $$");
+  EXPECT_EQ(c.status, ChildOutcome::kCrashed);
+  ASSERT_TRUE(c.has_last_case);
+  EXPECT_EQ(c.last_case.sample, 4);
+  EXPECT_EQ(c.last_case.desc, "odd size [7]");
+  EXPECT_EQ(c.last_case.seed, 9u);
+  EXPECT_EQ(c.last_case.inputs, "float64[7]");
+  ASSERT_EQ(c.last_case.input_shapes.size(), 1u);
+  EXPECT_EQ(c.last_case.repro, "bp-conformance --op neg");
+  // A case that finished clears it: the crash came after.
+  const ChildOutcome after = sh(std::string("echo '") + start + "'; echo '" + kCase + "'; kill -SEGV $$");
+  EXPECT_FALSE(after.has_last_case);
+}
+
 TEST(ChildProcess, EndedTestsAreCounted) {
   const ChildOutcome c = sh(std::string("echo '") + kStart + "'; echo '" + kCase + "'; echo '" + kEnd + "'");
   EXPECT_EQ(c.status, ChildOutcome::kExited);

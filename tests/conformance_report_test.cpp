@@ -198,5 +198,43 @@ TEST(ConformanceVerdict, FailsOnFailuresCrashesAndLostTests) {
   EXPECT_NE(v.summary.find("1 tests lost without a report"), std::string::npos) << v.summary;
 }
 
+TEST(ConformanceVerdict, WroteThenFailedFailsRejectedOnlyDoesNot) {
+  DeviceReport r;
+  r.backend = "x";
+  r.device = "x:0";
+  r.ops = {"exp", "exp_"};
+  CellResult& exp = r.cells["exp"][0];
+  fold_case(&exp, make_case(kGroupOps, "exp", "float32", 0, Outcome::kFallbackPass));
+  fold_case(&exp, make_case(kGroupOps, "exp", "float32", 1, Outcome::kWroteOnError));
+  EXPECT_EQ(exp.outcome, Outcome::kWroteOnError);
+  EXPECT_EQ(exp.failed, 1);
+  // A cell of rejected inputs only is 'r'; one real pass makes it 'N'.
+  CellResult& rejected = r.cells["exp_"][6];
+  fold_case(&rejected, make_case(kGroupOps, "exp_", "int32", 0, Outcome::kNotReached));
+  EXPECT_EQ(outcome_char(rejected.outcome), 'r');
+  CellResult mixed;
+  fold_case(&mixed, make_case(kGroupOps, "neg", "float32", 0, Outcome::kNotReached));
+  fold_case(&mixed, make_case(kGroupOps, "neg", "float32", 1, Outcome::kNativePass));
+  EXPECT_EQ(mixed.outcome, Outcome::kNativePass);
+
+  Verdict v = verdict_of(r, ReportOptions{});
+  EXPECT_FALSE(v.conformant);
+  EXPECT_NE(v.summary.find("1 cells whose kernel wrote its output, then failed"), std::string::npos) << v.summary;
+  exp = CellResult{};
+  fold_case(&exp, make_case(kGroupOps, "exp", "float32", 0, Outcome::kFallbackPass));
+  v = verdict_of(r, ReportOptions{});
+  EXPECT_TRUE(v.conformant) << v.summary;
+  EXPECT_NE(v.summary.find("1 with rejected inputs only"), std::string::npos) << v.summary;
+
+  // --baseline: W is a regression from a pass; r is not compared.
+  DeviceReport before = r;
+  r.cells["exp"][0].outcome = Outcome::kWroteOnError;
+  r.cells["exp_"][6].outcome = Outcome::kNativePass;
+  const BaselineDiff d = diff_runs(run_to_json({before}, 1, true), run_to_json({r}, 1, true));
+  ASSERT_EQ(d.regressions.size(), 1u);
+  EXPECT_EQ(d.regressions[0].after, "wrote_then_failed");
+  EXPECT_TRUE(d.fixes.empty());
+}
+
 }  // namespace
 }  // namespace bpc

@@ -25,13 +25,17 @@ void handle_line(const std::string& line, ChildOutcome* out) {
     out->last_test = s.value("test", "");
     const std::string what = s.value("what", "");
     out->last_started = out->last_test + (what.empty() ? "" : " (" + what + ")");
+    out->has_last_case = s.contains("case") && s["case"].is_object();
+    if (out->has_last_case) out->last_case = case_from_json(s["case"]);
   } else if (j.contains("case")) {
     out->cases.push_back(case_from_json(j["case"]));
     out->last_started.clear();
+    out->has_last_case = false;
   } else if (j.contains("end")) {
     out->ended_tests.insert(j["end"].value("test", ""));
     out->last_started.clear();
     out->last_test.clear();
+    out->has_last_case = false;
   } else if (j.contains("record")) {
     out->records.push_back(j["record"]);
     out->last_started.clear();
@@ -134,8 +138,10 @@ void emit_line(const nlohmann::json& j) {
   fflush(stdout);
 }
 
-void emit_start(const std::string& test_id, const std::string& what) {
-  emit_line({{"start", {{"test", test_id}, {"what", what}}}});
+void emit_start(const std::string& test_id, const std::string& what, const CaseResult* pending) {
+  nlohmann::json start = {{"test", test_id}, {"what", what}};
+  if (pending != nullptr) start["case"] = case_to_json(*pending);
+  emit_line({{"start", start}});
 }
 
 void emit_case(const CaseResult& c) { emit_line({{"case", case_to_json(c)}}); }

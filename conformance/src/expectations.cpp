@@ -166,7 +166,7 @@ void apply_xfail(const Expectations& ex, DeviceReport* report) {
       CellResult& cell = row.second[static_cast<size_t>(k)];
       const Expectation* e = ex.find_xfail(row.first, dtype_at(k));
       if (e == nullptr) continue;
-      if (cell.outcome == Outcome::kFail || cell.outcome == Outcome::kCrashed || cell.outcome == Outcome::kTimeout) {
+      if (outcome_is_failure(cell.outcome)) {
         cell.outcome = Outcome::kExpectedFail;
         cell.reason = "xfail: " + e->reason + " (" + cell.reason + ")";
       } else if (cell.outcome == Outcome::kNativePass || cell.outcome == Outcome::kFallbackPass) {

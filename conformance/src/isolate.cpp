@@ -1,5 +1,7 @@
 #include "isolate.h"
 
+#include <algorithm>
+
 namespace bpc {
 
 std::map<std::string, std::vector<TestGroup>> plan_groups() {
@@ -49,52 +51,86 @@ void add_case(DeviceReport* report, CaseResult c) {
   report->cases.push_back(std::move(c));
 }
 
+namespace {
+
+// The case filed for test `id` (index i of `group`) that a child never
+// reported: the child's fate. The test that was running when the child died
+// carries the sample it was on (when the child said) and a rerun line for
+// exactly that case.
+CaseResult lost_test(const TestGroup& group, size_t i, const ChildOutcome& child, const std::string& backend_arg,
+                     const DeviceReport& report) {
+  const std::string& id = group.test_ids[i];
+  const TestKey& key = group.keys[i];
+  const bool running = id == child.last_test;
+  CaseResult r;
+  if (running && child.has_last_case) r = child.last_case;  // sample, desc, seed, shapes, inputs, repro
+  r.group = key.group;
+  r.test_id = id;
+  r.backend = report.backend;
+  r.device = report.device;
+  r.op = key.group == kGroupAbi ? "abi." + id.substr(id.find('.') + 1, id.rfind('/') - id.find('.') - 1) : key.op;
+  r.dtype = key.dtype;
+  if (!(running && child.has_last_case)) r.sample = -1;
+  r.outcome = child.status == ChildOutcome::kTimeout       ? Outcome::kTimeout
+              : child.status == ChildOutcome::kSpawnFailed ? Outcome::kFail
+                                                           : Outcome::kCrashed;
+  const std::string message =
+      child.status == ChildOutcome::kExited ? "the worker exited before reporting this test" : child.message;
+  r.message = running ? message : message + " (this test had not run yet)";
+  if (key.group == kGroupAbi) {
+    r.repro = "bp-conformance --backend " + backend_arg + " --group abi --no-isolate --gtest_filter='" + id + "'";
+  } else if (r.repro.empty()) {
+    r.repro = "bp-conformance --backend " + backend_arg + " --op " + key.op + " --dtype " + key.dtype + " --group " +
+              (key.group == kGroupClaims ? "claims" : key.group);
+  } else if (r.repro.find(" --group ") == std::string::npos) {
+    r.repro += std::string(" --group ") + (key.group == kGroupClaims ? "claims" : key.group);
+  }
+  return r;
+}
+
+}  // namespace
+
 void run_target_isolated(const std::vector<TestGroup>& groups, const std::vector<std::string>& worker_argv,
                          const std::string& backend_arg, double timeout_s, const std::function<void(size_t, size_t, const std::string&)>& progress,
                          DeviceReport* report) {
   for (size_t g = 0; g < groups.size(); ++g) {
-    const TestGroup& group = groups[g];
-    if (progress) progress(g, groups.size(), group.label);
-    std::string filter;
-    for (const std::string& id : group.test_ids) filter += (filter.empty() ? "" : ":") + id;
-    std::vector<std::string> argv = worker_argv;
-    argv.push_back("--gtest_filter=" + filter);
-    ChildOutcome child = run_child(argv, timeout_s);
-    report->tests_expected += static_cast<int>(group.test_ids.size());
-    report->tests_reported += static_cast<int>(child.ended_tests.size());
-    for (CaseResult& c : child.cases) add_case(report, std::move(c));
-    if (child.status == ChildOutcome::kExited && child.ended_tests.size() == group.test_ids.size()) continue;
-    // Every test that never reported gets the child's fate; the one that was
-    // running when it died carries the message.
-    const Outcome fate = child.status == ChildOutcome::kTimeout ? Outcome::kTimeout
-                         : child.status == ChildOutcome::kSpawnFailed ? Outcome::kFail
-                                                                      : Outcome::kCrashed;
-    std::string message = child.message;
-    if (child.status == ChildOutcome::kExited) message = "the worker exited before reporting this test";
-    for (size_t i = 0; i < group.test_ids.size(); ++i) {
-      const std::string& id = group.test_ids[i];
-      if (child.ended_tests.count(id) != 0) continue;
-      const TestKey& key = group.keys[i];
-      const bool running = id == child.last_test;
-      ++report->tests_filed;
-      if (key.group == kGroupClaims && !running) continue;  // a probe that never ran is no finding
-      CaseResult r;
-      r.group = key.group;
-      r.test_id = id;
-      r.backend = report->backend;
-      r.device = report->device;
-      r.op = key.group == kGroupAbi ? "abi." + id.substr(id.find('.') + 1, id.rfind('/') - id.find('.') - 1) : key.op;
-      r.dtype = key.dtype;
-      r.sample = -1;
-      r.outcome = fate;
-      r.message = running ? message : message + " (this test had not run yet)";
-      if (key.group == kGroupAbi) {
-        r.repro = "bp-conformance --backend " + backend_arg + " --group abi --no-isolate --gtest_filter='" + id + "'";
-      } else {
-        r.repro = "bp-conformance --backend " + backend_arg + " --op " + key.op + " --dtype " + key.dtype +
-                  " --group " + (key.group == kGroupClaims ? "claims" : key.group) + " --no-isolate";
+    if (progress) progress(g, groups.size(), groups[g].label);
+    report->tests_expected += static_cast<int>(groups[g].test_ids.size());
+    // A crash or timeout costs only the test it happened in: the tests after
+    // it run again in a fresh child, until every test reported or was filed.
+    TestGroup pending = groups[g];
+    while (!pending.test_ids.empty()) {
+      std::string filter;
+      for (const std::string& id : pending.test_ids) filter += (filter.empty() ? "" : ":") + id;
+      std::vector<std::string> argv = worker_argv;
+      argv.push_back("--gtest_filter=" + filter);
+      ChildOutcome child = run_child(argv, timeout_s);
+      report->tests_reported += static_cast<int>(child.ended_tests.size());
+      for (CaseResult& c : child.cases) add_case(report, std::move(c));
+      if (child.status == ChildOutcome::kExited && child.ended_tests.size() == pending.test_ids.size()) break;
+      // The test that was running takes the child's fate. If none was (the
+      // child died starting, or between tests, or could not start), every
+      // test left does: running them again would end the same way.
+      // (The running test must be one of this child's, or nothing would be
+      // removed and the loop would not end.)
+      const bool attributable =
+          !child.last_test.empty() && child.status != ChildOutcome::kSpawnFailed &&
+          std::find(pending.test_ids.begin(), pending.test_ids.end(), child.last_test) != pending.test_ids.end();
+      TestGroup rest{pending.label, {}, {}};
+      for (size_t i = 0; i < pending.test_ids.size(); ++i) {
+        const std::string& id = pending.test_ids[i];
+        if (child.ended_tests.count(id) != 0) continue;
+        if (attributable && id != child.last_test) {
+          rest.test_ids.push_back(id);
+          rest.keys.push_back(pending.keys[i]);
+          continue;
+        }
+        ++report->tests_filed;
+        // A dtype probe that never ran is no finding.
+        if (pending.keys[i].group == kGroupClaims && id != child.last_test) continue;
+        add_case(report, lost_test(pending, i, child, backend_arg, *report));
       }
-      add_case(report, std::move(r));
+      pending = std::move(rest);
     }
   }
 }

@@ -2,9 +2,10 @@
 // into groups per target: one per operator (its cells and dtype probes), one
 // for the fallback group, one for the ABI group. Each group runs in its own
 // child (this executable re-run as a worker with --gtest_filter naming the
-// group's tests) under a time limit, so a segfaulting or hanging kernel costs
-// its own cells only. Tests a child never reported (expected minus reported)
-// get the child's fate: crashed or timeout.
+// group's tests) under a time limit. A crash or timeout costs only the test
+// (one (operator, dtype) cell) it happened in: that test gets the child's
+// fate, crashed or timeout, with the sample it was on, and the group's tests
+// after it run again in a fresh child (each with the full time limit).
 #pragma once
 
 #include <functional>

@@ -329,7 +329,7 @@ int main(int argc, char** argv) {
   install_case_listener();
 
   if (cli.worker) {
-    state.on_start = [](const std::string& id, const std::string& what) { emit_start(id, what); };
+    state.on_start = [](const std::string& id, const std::string& what, const CaseResult* c) { emit_start(id, what, c); };
     state.on_case = [](const CaseResult& c) { emit_case(c); };
     state.on_test_end = [](const std::string& id) { emit_test_end(id); };
     // Failures are in the stream; exit 0 means "every test reported".

@@ -15,7 +15,9 @@ namespace bpc {
 struct Totals {
   int native = 0, fallback = 0, fail = 0, unsupported = 0, untested = 0, crashed = 0, timeout = 0;
   int xfail = 0, xpass = 0;
-  bool any_failure() const { return fail + crashed + timeout + xpass > 0; }
+  int wrote = 0;        // 'W': wrote its output, then failed
+  int not_reached = 0;  // 'r': only rejected inputs, no kernel ran
+  bool any_failure() const { return fail + wrote + crashed + timeout + xpass > 0; }
 };
 Totals totals_of(const DeviceReport& r);
 

@@ -19,6 +19,8 @@ Totals totals_of(const DeviceReport& r) {
         case Outcome::kTimeout: ++t.timeout; break;
         case Outcome::kExpectedFail: ++t.xfail; break;
         case Outcome::kUnexpectedPass: ++t.xpass; break;
+        case Outcome::kWroteOnError: ++t.wrote; break;
+        case Outcome::kNotReached: ++t.not_reached; break;
         case Outcome::kNotClaimed: break;
       }
     }
@@ -30,7 +32,8 @@ void print_legend(std::ostream& os) {
   os << "Legend: N native pass (the backend's own kernels)   F pass via fallback (CPU or backend-wide)\n"
      << "        x fail   u unsupported (not run: no device, missing fp64/fp16/bf16 capability)\n"
      << "        ? claimed but no samples in bp-conformance   - dtype not claimed in ops.yaml\n"
-     << "        C crashed (isolated child died)   T timeout\n"
+     << "        C crashed (isolated child died)   T timeout   W wrote its output, then failed or declined\n"
+     << "        r rejected inputs only: every sample was bad input, no kernel ran\n"
      << "        X expected failure (xfail in expectations/<backend>.yaml)   P unexpected pass (stale xfail)\n";
 }
 
@@ -59,6 +62,8 @@ void print_totals(std::ostream& os, const DeviceReport& r) {
   const Totals t = totals_of(r);
   os << "Totals: " << t.native << " native, " << t.fallback << " fallback, " << t.fail << " fail, "
      << t.unsupported << " unsupported, " << t.untested << " untested";
+  if (t.wrote) os << ", " << t.wrote << " wrote then failed";
+  if (t.not_reached) os << ", " << t.not_reached << " rejected inputs only";
   if (t.crashed) os << ", " << t.crashed << " crashed";
   if (t.timeout) os << ", " << t.timeout << " timeout";
   if (t.xfail) os << ", " << t.xfail << " expected fail";
@@ -68,7 +73,7 @@ void print_totals(std::ostream& os, const DeviceReport& r) {
   std::vector<std::string> reasons;
   for (const auto& row : r.cells) {
     for (const CellResult& c : row.second) {
-      if ((c.outcome == Outcome::kUnsupported || c.outcome == Outcome::kUntested ||
+      if ((c.outcome == Outcome::kUnsupported || c.outcome == Outcome::kUntested || c.outcome == Outcome::kNotReached ||
            c.outcome == Outcome::kExpectedFail || c.outcome == Outcome::kUnexpectedPass) &&
           std::find(reasons.begin(), reasons.end(), c.reason) == reasons.end()) {
         reasons.push_back(c.reason);
@@ -81,9 +86,7 @@ void print_totals(std::ostream& os, const DeviceReport& r) {
 void print_failures(std::ostream& os, const DeviceReport& r, int max_cases) {
   int expected = 0, printed = 0, hidden = 0;
   for (const CaseResult& c : r.cases) {
-    if (c.outcome != Outcome::kFail && c.outcome != Outcome::kCrashed && c.outcome != Outcome::kTimeout) {
-      continue;
-    }
+    if (!outcome_is_failure(c.outcome)) continue;
     DType d;
     const auto row = r.cells.find(c.op);
     if (c.group == kGroupOps && dtype_from_name(c.dtype, &d) && row != r.cells.end() &&
@@ -99,6 +102,7 @@ void print_failures(std::ostream& os, const DeviceReport& r, int max_cases) {
     os << "FAIL " << (c.group == kGroupOps ? "" : "[" + c.group + " group] ") << c.backend << " " << c.device << " " << c.op << " " << c.dtype << " sample " << c.sample
        << " (" << c.desc << ") seed " << c.seed << ": " << outcome_name(c.outcome) << "\n    " << c.message
        << "\n";
+    if (!c.inputs.empty()) os << "    inputs: " << c.inputs << "\n";
     if (!c.repro.empty()) os << "    rerun: " << c.repro << "\n";
   }
   for (const auto& row : r.cells) {

@@ -51,11 +51,13 @@ GroupTotals group_totals(const DeviceReport& r, const std::string& group) {
       case Outcome::kFallbackPass:
       case Outcome::kExpectedFail: ++t.pass; break;
       case Outcome::kFail:
+      case Outcome::kWroteOnError:
       case Outcome::kUnexpectedPass: ++t.fail; break;
       case Outcome::kCrashed: ++t.crashed; break;
       case Outcome::kTimeout: ++t.timeout; break;
       case Outcome::kUnsupported:
-      case Outcome::kUntested: ++t.unsupported; break;
+      case Outcome::kUntested:
+      case Outcome::kNotReached: ++t.unsupported; break;
       case Outcome::kNotClaimed: break;
     }
   };
@@ -82,6 +84,7 @@ Verdict verdict_of(const DeviceReport& r, const ReportOptions& o) {
     if (n > 0) bad << (bad.tellp() > 0 ? ", " : "") << n << " " << what;
   };
   add(t.fail, "failing cells");
+  add(t.wrote, "cells whose kernel wrote its output, then failed");
   add(t.crashed, "crashed cells");
   add(t.timeout, "timed-out cells");
   if (o.verify_expectations) add(t.xpass, "unexpected passes (stale xfail)");
@@ -103,6 +106,7 @@ Verdict verdict_of(const DeviceReport& r, const ReportOptions& o) {
     if (t.xfail) s << ", " << t.xfail << " expected failures";
     if (t.xpass) s << ", " << t.xpass << " stale xfail entries";
     if (t.unsupported) s << ", " << t.unsupported << " unsupported";
+    if (t.not_reached) s << ", " << t.not_reached << " with rejected inputs only";
     if (fb.pass + fb.unsupported > 0) s << "; fallback group " << fb.pass << " cells pass";
     if (abi.pass + abi.unsupported > 0) s << "; ABI group " << abi.pass << " pass, " << abi.unsupported << " skipped";
   }

@@ -53,6 +53,7 @@ nlohmann::json case_to_json(const CaseResult& c) {
   j["seed"] = c.seed;
   j["input_shapes"] = c.input_shapes;
   j["output_shape"] = c.output_shape;
+  j["inputs"] = c.inputs;
   j["outcome"] = outcome_name(c.outcome);
   j["path"] = c.path;
   j["message"] = c.message;
@@ -81,6 +82,7 @@ CaseResult case_from_json(const nlohmann::json& j) {
   c.seed = j.value("seed", uint64_t{0});
   if (j.contains("input_shapes")) c.input_shapes = j["input_shapes"].get<std::vector<std::vector<int64_t>>>();
   if (j.contains("output_shape")) c.output_shape = j["output_shape"].get<std::vector<int64_t>>();
+  c.inputs = j.value("inputs", "");
   if (!outcome_from_name(j.value("outcome", "fail"), &c.outcome)) c.outcome = Outcome::kFail;
   c.path = j.value("path", "");
   c.message = j.value("message", "");
@@ -111,7 +113,8 @@ nlohmann::json run_to_json(const std::vector<DeviceReport>& reports, uint64_t se
     const Totals t = totals_of(r);
     d["totals"] = {{"native", t.native},           {"fallback", t.fallback}, {"fail", t.fail},
                    {"unsupported", t.unsupported}, {"untested", t.untested}, {"crashed", t.crashed},
-                   {"timeout", t.timeout}, {"expected_fail", t.xfail}, {"unexpected_pass", t.xpass}};
+                   {"timeout", t.timeout}, {"expected_fail", t.xfail}, {"unexpected_pass", t.xpass},
+                   {"wrote_then_failed", t.wrote}, {"not_reached", t.not_reached}};
     d["cells"] = cells_to_json(r.ops, r.cells);
     d["fallback_cells"] = cells_to_json(r.ops, r.fallback_cells);
     d["tests_expected"] = r.tests_expected;

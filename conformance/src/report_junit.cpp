@@ -61,6 +61,7 @@ Kind kind_of(const CaseResult& c, const DeviceReport& r) {
   }
   switch (c.outcome) {
     case Outcome::kFail:
+    case Outcome::kWroteOnError:
     case Outcome::kUnexpectedPass: return Kind::kFailure;
     case Outcome::kCrashed:
     case Outcome::kTimeout: return Kind::kError;

@@ -14,6 +14,7 @@ constexpr OutcomeRow kOutcomes[] = {
     {Outcome::kUnsupported, "unsupported", 'u'}, {Outcome::kUntested, "untested", '?'},
     {Outcome::kCrashed, "crashed", 'C'},         {Outcome::kTimeout, "timeout", 'T'},
     {Outcome::kExpectedFail, "expected_fail", 'X'}, {Outcome::kUnexpectedPass, "unexpected_pass", 'P'},
+    {Outcome::kWroteOnError, "wrote_then_failed", 'W'}, {Outcome::kNotReached, "not_reached", 'r'},
 };
 
 int severity(Outcome o) {
@@ -21,13 +22,15 @@ int severity(Outcome o) {
     case Outcome::kNotClaimed: return 0;
     case Outcome::kUntested: return 1;
     case Outcome::kUnsupported: return 2;
-    case Outcome::kNativePass: return 3;
-    case Outcome::kFallbackPass: return 4;
-    case Outcome::kFail: return 5;
-    case Outcome::kTimeout: return 6;
-    case Outcome::kCrashed: return 7;
-    case Outcome::kExpectedFail: return 5;
-    case Outcome::kUnexpectedPass: return 5;
+    case Outcome::kNotReached: return 3;  // any sample that reached a kernel says more
+    case Outcome::kNativePass: return 4;
+    case Outcome::kFallbackPass: return 5;
+    case Outcome::kFail: return 6;
+    case Outcome::kWroteOnError: return 7;
+    case Outcome::kTimeout: return 8;
+    case Outcome::kCrashed: return 9;
+    case Outcome::kExpectedFail: return 6;
+    case Outcome::kUnexpectedPass: return 6;
   }
   return 0;
 }
@@ -53,17 +56,22 @@ bool outcome_from_name(const std::string& name, Outcome* out) {
   return false;
 }
 
+bool outcome_is_failure(Outcome o) {
+  return o == Outcome::kFail || o == Outcome::kWroteOnError || o == Outcome::kCrashed || o == Outcome::kTimeout;
+}
+
 void fold_case(CellResult* cell, const CaseResult& c) {
   ++cell->cases;
-  const bool bad = c.outcome == Outcome::kFail || c.outcome == Outcome::kCrashed ||
-                   c.outcome == Outcome::kTimeout;
+  const bool bad = outcome_is_failure(c.outcome);
   if (bad) {
     if (cell->failed == 0) cell->reason = "sample " + std::to_string(c.sample) + ": " + c.message;
     ++cell->failed;
   }
   if (severity(c.outcome) > severity(cell->outcome)) {
     cell->outcome = c.outcome;
-    if (c.outcome == Outcome::kUnsupported || c.outcome == Outcome::kUntested) cell->reason = c.message;
+    if (c.outcome == Outcome::kUnsupported || c.outcome == Outcome::kUntested || c.outcome == Outcome::kNotReached) {
+      cell->reason = c.message;
+    }
   }
 }
 

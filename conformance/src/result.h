@@ -23,6 +23,9 @@ enum class Outcome {
   kTimeout,       // 'T': the isolated child ran past its time limit
   kExpectedFail,  // 'X': failed, and the backend's expectation file says xfail
   kUnexpectedPass,// 'P': passed, but listed as xfail (a stale entry: fails the run)
+  kWroteOnError,  // 'W': the kernel wrote its output, then returned an error or
+                  //      declined (UNIMPLEMENTED): found by poisoning the out= tensor
+  kNotReached,    // 'r': every sample was bad input the call rejected: no kernel computed anything
 };
 const char* outcome_name(Outcome o);  // "native_pass", ...
 char outcome_char(Outcome o);
@@ -48,6 +51,7 @@ struct CaseResult {
   uint64_t seed = 0;
   std::vector<std::vector<int64_t>> input_shapes;
   std::vector<int64_t> output_shape;
+  std::string inputs;     // every argument: "float32[2,3] transposed, float32[3], 2"
   Outcome outcome = Outcome::kFail;
   std::string path;       // "native", "cpu_fallback", "backend_fallback", "core", "none"
   std::string message;    // why it failed / was skipped; "" on a pass
@@ -76,6 +80,9 @@ struct DeviceReport {
   int tests_reported = 0;         // ... and reported back by the children
   int tests_filed = 0;            // ... not reported, filed by the parent as crashed/timeout
 };
+
+// A failing case: fail, wrote-then-failed, crashed or timeout.
+bool outcome_is_failure(Outcome o);
 
 // Folds a case outcome into its cell (fail beats fallback beats native).
 void fold_case(CellResult* cell, const CaseResult& c);

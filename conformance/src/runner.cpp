@@ -128,8 +128,44 @@ const char* capability_gap(DType d, uint64_t caps) {
 
 }  // namespace
 
-CaseResult Runner::run_case(const OpEntry& op, DType d, const Case& c, int32_t backend,
-                            bp_device_t dev, const RunOptions& opt, const std::string& label) {
+namespace {
+
+// One line: every argument of a sample, for reports ("float32[2,3] transposed, 2").
+std::string inputs_str(const Sample& s) {
+  auto tensor = [](const TensorInput& t) {
+    std::string out = std::string(dtype_name(t.t.dtype)) + sizes_str(t.t.sizes);
+    if (t.layout != Layout::kContiguous) out += std::string(" ") + layout_name(t.layout);
+    if (t.cpu_scalar) out += " (cpu scalar)";
+    return out;
+  };
+  std::ostringstream os;
+  for (size_t i = 0; i < s.args.size(); ++i) {
+    const Arg& a = s.args[i];
+    if (i > 0) os << ", ";
+    switch (a.kind) {
+      case Arg::kNone: os << "None"; break;
+      case Arg::kTensor: os << tensor(a.tensor); break;
+      case Arg::kOut: os << "out=" << tensor(a.tensor); break;
+      case Arg::kTensorList:
+        os << "[";
+        for (size_t k = 0; k < a.list.size(); ++k) os << (k ? ", " : "") << tensor(a.list[k]);
+        os << "]";
+        break;
+      case Arg::kInt: os << a.i; break;
+      case Arg::kDouble: os << fmt_double(a.d); break;
+      case Arg::kBool: os << (a.b ? "True" : "False"); break;
+      case Arg::kIntList: os << sizes_str(a.ints); break;
+      case Arg::kString: os << '"' << a.s << '"'; break;
+      case Arg::kDType: os << dtype_name(a.dtype); break;
+    }
+  }
+  return os.str();
+}
+
+}  // namespace
+
+CaseResult Runner::describe_case(const OpEntry& op, DType d, const Case& c, int32_t backend, const RunOptions& opt,
+                                 const std::string& label) {
   CaseResult r;
   r.backend = backend_name(ctx_, backend);
   r.device = label;
@@ -138,6 +174,8 @@ CaseResult Runner::run_case(const OpEntry& op, DType d, const Case& c, int32_t b
   r.sample = c.index;
   r.desc = c.sample.desc;
   r.seed = opt.seed;
+  r.group = case_group;
+  r.test_id = case_test_id;
   {
     std::ostringstream os;
     os << "bp-conformance --backend " << (opt.backend_arg.empty() ? r.backend : opt.backend_arg)
@@ -148,51 +186,35 @@ CaseResult Runner::run_case(const OpEntry& op, DType d, const Case& c, int32_t b
     if (a.kind == Arg::kTensor || a.kind == Arg::kOut) r.input_shapes.push_back(a.tensor.t.sizes);
     for (const TensorInput& t : a.list) r.input_shapes.push_back(t.t.sizes);
   }
-  if (!c.expected.error.empty()) {
-    r.outcome = Outcome::kFail;
-    r.message = "bp-conformance reference failed (suite bug): " + c.expected.error;
-    return r;
-  }
-  if (op.op == nullptr) {
-    r.outcome = Outcome::kFail;
-    r.message = "operator not found in libbackplane";
-    return r;
-  }
-  TensorPool pool;
+  r.inputs = inputs_str(c.sample);
+  return r;
+}
+
+bool Runner::make_args(const Sample& sample, bp_device_t dev, TensorPool* pool, CallArgs* out, std::string* err) {
   const OpLookup lookup = [this](const std::string& n) { return find_op(n); };
-  std::vector<bp_value_t> values(c.sample.args.size());
-  std::vector<std::vector<bp_tensor_t*>> lists(c.sample.args.size());
-  std::vector<bp_tensor_t*> arg_tensors(c.sample.args.size(), nullptr);
-  std::string err;
-  for (size_t i = 0; i < c.sample.args.size(); ++i) {
-    const Arg& a = c.sample.args[i];
-    bp_value_t& v = values[i];
-    v = bp_value_t{};
+  out->values.assign(sample.args.size(), bp_value_t{});
+  out->lists.assign(sample.args.size(), {});
+  out->tensors.assign(sample.args.size(), nullptr);
+  for (size_t i = 0; i < sample.args.size(); ++i) {
+    const Arg& a = sample.args[i];
+    bp_value_t& v = out->values[i];
     switch (a.kind) {
       case Arg::kNone: v.kind = BP_VALUE_NONE; break;
       case Arg::kTensor:
       case Arg::kOut:
         v.kind = BP_VALUE_TENSOR;
-        if (!make_device_tensor(ctx_, lookup, a.tensor, dev, &pool, &v.u.tensor, &err)) {
-          r.outcome = Outcome::kFail;
-          r.message = err;
-          return r;
-        }
-        arg_tensors[i] = v.u.tensor;
+        if (!make_device_tensor(ctx_, lookup, a.tensor, dev, pool, &v.u.tensor, err)) return false;
+        out->tensors[i] = v.u.tensor;
         break;
       case Arg::kTensorList:
         for (const TensorInput& t : a.list) {
           bp_tensor_t* dt = nullptr;
-          if (!make_device_tensor(ctx_, lookup, t, dev, &pool, &dt, &err)) {
-            r.outcome = Outcome::kFail;
-            r.message = err;
-            return r;
-          }
-          lists[i].push_back(dt);
+          if (!make_device_tensor(ctx_, lookup, t, dev, pool, &dt, err)) return false;
+          out->lists[i].push_back(dt);
         }
         v.kind = BP_VALUE_TENSOR_LIST;
-        v.u.tensor_list.data = lists[i].data();
-        v.u.tensor_list.size = static_cast<int64_t>(lists[i].size());
+        v.u.tensor_list.data = out->lists[i].data();
+        v.u.tensor_list.size = static_cast<int64_t>(out->lists[i].size());
         break;
       case Arg::kInt: v.kind = BP_VALUE_INT; v.u.i = a.i; break;
       case Arg::kDouble: v.kind = BP_VALUE_DOUBLE; v.u.d = a.d; break;
@@ -206,6 +228,32 @@ CaseResult Runner::run_case(const OpEntry& op, DType d, const Case& c, int32_t b
       case Arg::kDType: v.kind = BP_VALUE_DTYPE; v.u.dtype = dtype_to_dl(a.dtype); break;
     }
   }
+  return true;
+}
+
+CaseResult Runner::run_case(const OpEntry& op, DType d, const Case& c, int32_t backend,
+                            bp_device_t dev, const RunOptions& opt, const std::string& label) {
+  CaseResult r = describe_case(op, d, c, backend, opt, label);
+  if (!c.expected.error.empty()) {
+    r.outcome = Outcome::kFail;
+    r.message = "bp-conformance reference failed (suite bug): " + c.expected.error;
+    return r;
+  }
+  if (op.op == nullptr) {
+    r.outcome = Outcome::kFail;
+    r.message = "operator not found in libbackplane";
+    return r;
+  }
+  TensorPool pool;
+  CallArgs call;
+  std::string err;
+  if (!make_args(c.sample, dev, &pool, &call, &err)) {
+    r.outcome = Outcome::kFail;
+    r.message = err;
+    return r;
+  }
+  std::vector<bp_value_t>& values = call.values;
+  std::vector<bp_tensor_t*>& arg_tensors = call.tensors;
 
   const Counters before = snapshot(ctx_, ops_, backend);
   bp_tensor_t* result = nullptr;
@@ -258,8 +306,13 @@ CaseResult Runner::run_case(const OpEntry& op, DType d, const Case& c, int32_t b
         return r;
       }
     }
-    r.outcome = pass;
-    r.message = std::string("rejected as expected: ") + bp_status_name(st);
+    // Rejected, as it must be; but no kernel computed anything, so this case
+    // says nothing about the backend's kernels (a cell of such cases alone
+    // is 'r', not 'N').
+    const bool kernel_ran = after.native > before.native || after.fallback > before.fallback;
+    r.outcome = kernel_ran ? pass : Outcome::kNotReached;
+    r.message = std::string("rejected as expected: ") + bp_status_name(st) +
+                (kernel_ran ? "" : " (bad input: no kernel ran to completion)");
     return r;
   }
   if (st != BP_STATUS_OK) {
@@ -363,10 +416,18 @@ void Runner::run_cell(const OpEntry& op, DType d, int32_t backend, bp_device_t d
     skip(Outcome::kUntested, why);
     return;
   }
+  // A case the backend's own kernel did not complete is checked for a write
+  // before the failure (check_write_on_error).
+  int32_t kind = BP_DISPATCH_NONE;
+  const bool native_kernel = op.op != nullptr && bp_op_dispatch_kind(ctx_, op.op, backend, &kind) == BP_STATUS_OK &&
+                             kind == BP_DISPATCH_NATIVE;
   for (const Case& c : cases) {
     if (opt.sample >= 0 && c.index != opt.sample) continue;
-    if (on_case_start) on_case_start(dtype_name(d), c.index);
+    if (on_case_start) on_case_start(describe_case(op, d, c, backend, opt, report->device));
     CaseResult r = run_case(op, d, c, backend, dev, opt, report->device);
+    if (r.outcome != Outcome::kNativePass && r.path != "native" && native_kernel) {
+      check_write_on_error(op, c, backend, dev, &r);
+    }
     r.group = case_group;
     r.test_id = case_test_id;
     // Exactly this case: its group alone (the other groups would run too).

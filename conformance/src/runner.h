@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "backplane/backplane.h"
+#include "device_tensor.h"
 #include "expectations.h"
 #include "opdb.h"
 #include "result.h"
@@ -47,8 +48,9 @@ class Runner {
   DeviceReport no_device_report(int32_t backend, const RunOptions& opt);
   // An empty report for a device (names filled); *caps gets its BP_DEVICE_CAP_* bits.
   DeviceReport empty_report(int32_t backend, int32_t device_index, uint64_t* caps);
-  // Called before each case runs and after it finished (worker mode streams them).
-  std::function<void(const std::string& dtype, int sample)> on_case_start;
+  // Called before each case runs, with the case as describe_case() gives it,
+  // and after it finished (worker mode streams both).
+  std::function<void(const CaseResult& pending)> on_case_start;
   std::function<void(const CaseResult&)> on_case_done;
   // The backend's expectation file: its unsupported cells are not run.
   const Expectations* expectations = nullptr;
@@ -61,11 +63,30 @@ class Runner {
   // Runs one case; `device_label` is "cpu:0".
   CaseResult run_case(const OpEntry& op, DType d, const Case& c, int32_t backend, bp_device_t dev,
                       const RunOptions& opt, const std::string& device_label);
+  // What is known of a case before it runs: names, sample, seed, shapes,
+  // inputs, the command that reruns it (outcome not set).
+  CaseResult describe_case(const OpEntry& op, DType d, const Case& c, int32_t backend, const RunOptions& opt,
+                           const std::string& device_label);
   const OpEntry* find_entry(const std::string& name) const;
   bp_context_t* context() const { return ctx_; }
 
  private:
   bp_op_t* find_op(const std::string& name);
+  // The boxed arguments of a sample, its tensors made on `dev` (held by `pool`).
+  struct CallArgs {
+    std::vector<bp_value_t> values;
+    std::vector<std::vector<bp_tensor_t*>> lists;
+    std::vector<bp_tensor_t*> tensors;  // per argument: its tensor, or nullptr
+  };
+  bool make_args(const Sample& sample, bp_device_t dev, TensorPool* pool, CallArgs* out, std::string* err);
+  // Case `c` did not complete on the backend's own kernel (it declined, failed,
+  // or the input was rejected): reruns it through the operator's out= variant
+  // with a poisoned out tensor and the fallback refused (strict). If that call
+  // fails but the out tensor changed, the kernel wrote before failing:
+  // *r becomes kWroteOnError. Operators without an out= variant, and in-place
+  // variants (their wrong self shows in the values), are not checked.
+  // (runner_poison.cpp)
+  void check_write_on_error(const OpEntry& op, const Case& c, int32_t backend, bp_device_t dev, CaseResult* r);
 
   bp_context_t* ctx_;
   std::vector<OpEntry> ops_;

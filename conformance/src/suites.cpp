@@ -57,8 +57,8 @@ void run_cell_test(const CellParam& p, const char* group, bool quick_tier) {
   runner.expectations = &s.expectations[p.target.backend_name];
   runner.case_group = group;
   runner.case_test_id = id;
-  runner.on_case_start = [&](const std::string& dtype, int sample) {
-    if (s.on_start) s.on_start(id, dtype + " sample " + std::to_string(sample));
+  runner.on_case_start = [&](const CaseResult& pending) {
+    if (s.on_start) s.on_start(id, pending.dtype + " sample " + std::to_string(pending.sample), &pending);
   };
   runner.on_case_done = [&](const CaseResult& c) {
     if (s.on_case) s.on_case(c);
@@ -73,6 +73,7 @@ void run_cell_test(const CellParam& p, const char* group, bool quick_tier) {
   for (const CaseResult& c : report.cases) {
     switch (c.outcome) {
       case Outcome::kFail:
+      case Outcome::kWroteOnError:
         ADD_FAILURE() << c.op << " " << c.dtype << " sample " << c.sample << " (" << c.desc << "): " << c.message
                       << "\n  rerun: " << c.repro;
         ran = true;
@@ -170,7 +171,7 @@ TEST_P(DtypeClaimTest, Probe) {
   }
   if (probe == nullptr) GTEST_SKIP() << "no sample for an unclaimed dtype: " << why;
   const std::string id = current_test_id();
-  if (s.on_start) s.on_start(id, std::string(dtype_name(p.dtype)) + " probe");
+  if (s.on_start) s.on_start(id, std::string(dtype_name(p.dtype)) + " probe", nullptr);
   OpEntry entry = *op;
   entry.claim = &claim;
   RunOptions o = s.options;
@@ -214,7 +215,7 @@ const Target* target_by_id(const std::string& id) {
 class CaseListener : public ::testing::EmptyTestEventListener {
   void OnTestStart(const ::testing::TestInfo& info) override {
     SuiteState& s = suite_state();
-    if (s.on_start) s.on_start(std::string(info.test_suite_name()) + "." + info.name(), "");
+    if (s.on_start) s.on_start(std::string(info.test_suite_name()) + "." + info.name(), "", nullptr);
   }
   void OnTestEnd(const ::testing::TestInfo& info) override {
     SuiteState& s = suite_state();

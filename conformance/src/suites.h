@@ -44,7 +44,9 @@ struct SuiteState {
   std::vector<CellParam> op_cells, fallback_cells, claim_probes;
   bool abi_group = true;                                // run the Abi/ suites
   std::function<void(const CaseResult&)> on_case;       // every case, as it finishes
-  std::function<void(const std::string& test_id, const std::string& what)> on_start;  // before each case
+  // Before each case or test: its ID, "float32 sample 3", and for a case what
+  // is known of it before it runs (Runner::describe_case), else nullptr.
+  std::function<void(const std::string& test_id, const std::string& what, const CaseResult* pending)> on_start;
   std::function<void(const std::string& test_id)> on_test_end;                          // after each test
 };
 SuiteState& suite_state();

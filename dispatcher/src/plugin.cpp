@@ -222,6 +222,14 @@ Status LoadLocked(bp_context_t* ctx, const char* path, bp_plugin_t** out_plugin)
                                     bp_status_name(rc)));
   }
 
+  // A plugin built against a newer minor runs at this host's version: it must
+  // not use what the newer minor added (its struct_size checks tell it). Say so.
+  if (entry->abi_version > BP_ABI_VERSION) {
+    LogMessage(ctx, BP_LOG_WARNING,
+               fn + ": plugin built for ABI " + VersionString(entry->abi_version) +
+                   ", newer than this libbackplane's ABI " + VersionString(BP_ABI_VERSION) + "; running it at ABI " +
+                   VersionString(version) + " (what the newer minor added is not available)");
+  }
   auto plugin = std::make_unique<bp_plugin_t>();
   bp_plugin_t* p = plugin.get();
   p->ctx = ctx;

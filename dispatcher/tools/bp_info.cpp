@@ -14,10 +14,11 @@
 
 namespace {
 
-std::vector<std::string> g_log;
+std::vector<std::string> g_log;    // discovery's warnings: plugins that failed to load
+std::vector<std::string>* g_sink = &g_log;
 
 void Log(void*, int32_t level, const char* message) {
-  if (level >= BP_LOG_WARNING) g_log.push_back(message);
+  if (level >= BP_LOG_WARNING) g_sink->push_back(message);
 }
 
 const char* KindName(int32_t k) {
@@ -53,12 +54,19 @@ int main(int argc, char** argv) {
   }
   // A plugin named on the command line must load: a vendor checking a fresh
   // build wants a failing exit status and the loader's reason, not a listing.
+  // What the loader says about a plugin that did load (a newer ABI minor than
+  // this host's, for one) is a note, not a failure.
   for (const std::string& p : plugins) {
-    if (bp_plugin_load(ctx, p.c_str(), nullptr) != BP_STATUS_OK) {
+    std::vector<std::string> notes;
+    g_sink = &notes;
+    const bp_status_t st = bp_plugin_load(ctx, p.c_str(), nullptr);
+    g_sink = &g_log;
+    if (st != BP_STATUS_OK) {
       std::fprintf(stderr, "bp-info: cannot load plugin %s: %s\n", p.c_str(), bp_last_error_message());
       bp_context_destroy(ctx);
       return 1;
     }
+    for (const std::string& n : notes) std::fprintf(stderr, "bp-info: note: %s\n", n.c_str());
   }
   if (!no_discover) bp_plugin_discover(ctx, nullptr);
 
