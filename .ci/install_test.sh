@@ -120,6 +120,14 @@ grep -Eq "^  myaccel .*/lib/backplane/plugins/libbackplane_myaccel\.so" "$work/b
   || fail "bp-info's discovery does not list the installed myaccel plugin: $(cat "$work/bp-info.txt")"
 cd "$src"
 
+step "(e) the installed bp-run on a real model (squeezenet1_1 exported by torch), against torch's outputs"
+if [ -f "$build/models/squeezenet1_1/model.onnx" ]; then
+  env -u LD_LIBRARY_PATH /usr/bin/python3 frontends/onnx/tests/model_test.py "$prefix/bin/bp-run" \
+    "$build/models" squeezenet1_1 cpu | tail -3
+else
+  echo "skipped: $build/models has no exported models (ctest --preset default -R onnx_models_export makes them)"
+fi
+
 step "(d) the entry-symbol check; find_package of another major; bp-info on a file that is not a plugin"
 # backplane_add_plugin() ran it after the link; run it again on the file itself.
 cmake -DPLUGIN="$vendor_so" -P "$prefix/lib/cmake/Backplane/BackplaneCheckPlugin.cmake"
@@ -163,7 +171,7 @@ check_deb() {
   done
   echo "$pkg: $(wc -l < "$work/$pkg.files") files; Depends: $(dpkg-deb -f "$deb" Depends)"
 }
-check_deb backplane "usr/bin/bp-(info|conformance)|$lib/libbackplane\.so\.[0-9.]+|usr/share/backplane/conformance/.*" \
+check_deb backplane "usr/bin/bp-(info|conformance|run)|$lib/libbackplane\.so\.[0-9.]+|usr/share/backplane/conformance/.*" \
   usr/bin/bp-info usr/bin/bp-conformance "$lib/libbackplane\.so\.1"
 check_deb backplane-dev \
   "usr/bin/bp-plugin-new|usr/share/backplane/plugin-template/.*|usr/include/backplane/.*|$lib/libbackplane\.so|$lib/cmake/Backplane/.*|$lib/pkgconfig/backplane(-plugin)?\.pc|usr/share/backplane/ops\.yaml|usr/share/doc/Backplane/.*\.md" \
