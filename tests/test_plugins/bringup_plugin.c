@@ -141,8 +141,11 @@ static bp_status_t unary(const bp_kernel_call_t* call, int sign) {
 
 static bp_status_t neg_kernel(const bp_kernel_call_t* call) {
   if (is(call->outputs[0], kDLFloat, 64) && env_on("BPC_BRINGUP_CRASH")) {
-    volatile int* volatile nowhere = NULL;
-    *nowhere = 1; /* a real invalid access (a raised signal can be caught by a handler in the process) */
+    /* A real invalid access (a raised signal can be caught by a handler in the
+     * process). Not NULL: UBSan's null check would turn it into a report and
+     * exit status 1 in the sanitizer builds instead of SIGSEGV. */
+    volatile int* volatile nowhere = (volatile int*)(uintptr_t)8;
+    *nowhere = 1;
   }
   return unary(call, -1);
 }
