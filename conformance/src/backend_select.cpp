@@ -1,6 +1,9 @@
 #include "backend_select.h"
 
+#include <cstdlib>
 #include <iostream>
+
+#include "load_probe.h"
 
 namespace bpc {
 
@@ -25,16 +28,30 @@ bool backend_loaded(bp_context_t* ctx, int32_t b, bp_backend_info_t* info) {
 // bp_plugin_load; a name is looked up after discovery. Discovery always runs
 // (after the paths, so a given path wins over a discovered plugin of the same
 // name): the CPU fallback needs the CPU backend's kernels.
+
+// True when the load of `path` ("" for discovery) may run in this process:
+// no probe asked for, or the probe's child survived it.
+bool survives_load(const std::string& path, double timeout_s, int* load_failures) {
+  if (timeout_s <= 0) return true;
+  const LoadProbe p = probe_plugin_load(path, timeout_s);
+  const std::string line = load_verdict_line(p, path.empty() ? "plugin discovery" : path);
+  if (line.empty()) return true;
+  std::cout << line << "\n" << std::flush;
+  if (load_failures != nullptr) ++*load_failures;
+  return false;
+}
+
 }  // namespace
 
 bool select_backends(bp_context_t* ctx, const std::vector<std::string>& args,
-                     std::vector<std::pair<int32_t, std::string>>* out) {
+                     std::vector<std::pair<int32_t, std::string>>* out, double load_timeout_s, int* load_failures) {
   bool discovered = false;
   auto discover = [&] {
     if (!discovered) {
+      discovered = true;
+      if (!survives_load("", load_timeout_s, load_failures)) return;
       int32_t loaded = 0;
       bp_plugin_discover(ctx, &loaded);
-      discovered = true;
     }
   };
   if (args.empty()) {
@@ -47,17 +64,24 @@ bool select_backends(bp_context_t* ctx, const std::vector<std::string>& args,
   }
   for (const std::string& a : args) {
     if (looks_like_path(a)) {
-      const int32_t before = backend_count(ctx);
+      if (!survives_load(a, load_timeout_s, load_failures)) continue;
       const bp_status_t st = bp_plugin_load(ctx, a.c_str(), nullptr);
       if (st != BP_STATUS_OK) {
         std::cerr << "bp-conformance: cannot load plugin " << a << ": " << bp_status_name(st) << ": "
                   << bp_last_error_message() << "\n";
         return false;
       }
-      const int32_t after = backend_count(ctx);
+      // The backend of the plugin: the slot whose plugin_path is this file
+      // (resolved by the loader). A host-memory plugin (the cpu plugin) takes
+      // the existing cpu slot, so "a new slot" would find none.
+      char* real = realpath(a.c_str(), nullptr);
+      const std::string resolved = real != nullptr ? real : a;
+      std::free(real);
       bp_backend_info_t info;
-      for (int32_t b = before; b < after; ++b) {
-        if (backend_loaded(ctx, b, &info)) out->push_back({b, a});
+      for (int32_t b = 0; b < backend_count(ctx); ++b) {
+        if (backend_loaded(ctx, b, &info) && info.plugin_path != nullptr && resolved == info.plugin_path) {
+          out->push_back({b, a});
+        }
       }
     }
   }

@@ -16,7 +16,13 @@ namespace bpc {
 
 // Appends (backend id, the argument that named it or "") to *out; false
 // with a message on stderr when a path does not load or a name is unknown.
+// With load_timeout_s > 0 every load (each path, and discovery) is tried
+// first in a child (load_probe.h): a plugin that crashes, exits or hangs
+// there gets a "LOAD CRASHED" / "LOAD EXITED" / "LOAD TIMEOUT" line on
+// stdout, is skipped (for discovery: no discovery), and counts in
+// *load_failures (may be NULL); the run goes on with the others.
 bool select_backends(bp_context_t* ctx, const std::vector<std::string>& args,
-                     std::vector<std::pair<int32_t, std::string>>* out);
+                     std::vector<std::pair<int32_t, std::string>>* out, double load_timeout_s = 0,
+                     int* load_failures = nullptr);
 
 }  // namespace bpc

@@ -277,7 +277,11 @@ int main(int argc, char** argv) {
   // in the environment would turn every F cell into a failure.
   bp_context_set_strict_fallback(ctx, 0);
   std::vector<std::pair<int32_t, std::string>> backends;
-  if (!select_backends(ctx, cli.backends, &backends)) return 2;
+  // Plugin loads run first in a child (LOAD CRASHED / LOAD TIMEOUT verdicts),
+  // except in workers: their parent already tried the same loads.
+  int load_failures = 0;
+  const double load_timeout = cli.worker || onnx_cli.worker || cli.no_isolate ? 0.0 : cli.timeout;
+  if (!select_backends(ctx, cli.backends, &backends, load_timeout, &load_failures)) return 2;
   if (onnx_cli.worker) return run_onnx_worker(ctx, cli.worker_backend, cli.worker_device, onnx_opt, onnx_cli.worker_start);
   Runner runner(ctx);
   if (cli.list) {
@@ -437,5 +441,5 @@ int main(int argc, char** argv) {
     std::cerr << "bp-conformance: " << err << "\n";
     return 2;
   }
-  return failed ? 1 : 0;
+  return failed || load_failures > 0 ? 1 : 0;
 }

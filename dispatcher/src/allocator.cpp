@@ -2,7 +2,28 @@
 
 #include <string>
 
+#if defined(__SANITIZE_ADDRESS__)
+#include <sanitizer/asan_interface.h>
+#define BP_ASAN_POISON(p, n) ASAN_POISON_MEMORY_REGION(p, n)
+#define BP_ASAN_UNPOISON(p, n) ASAN_UNPOISON_MEMORY_REGION(p, n)
+#else
+#define BP_ASAN_POISON(p, n) ((void)(p), (void)(n))
+#define BP_ASAN_UNPOISON(p, n) ((void)(p), (void)(n))
+#endif
+
 namespace bp::core {
+
+void CachingAllocator::PoisonSlack(const Block* b, size_t used) const {
+  if (!raw_.host_addressable || b->ptr == nullptr) return;
+  char* p = static_cast<char*>(b->ptr);
+  BP_ASAN_UNPOISON(p, used);
+  BP_ASAN_POISON(p + used, b->size - used);
+}
+
+void CachingAllocator::UnpoisonAll(const Block* b) const {
+  if (!raw_.host_addressable || b->ptr == nullptr) return;
+  BP_ASAN_UNPOISON(b->ptr, b->size);
+}
 
 CachingAllocator::~CachingAllocator() {
   std::lock_guard<std::mutex> lock(mu_);
@@ -58,11 +79,13 @@ Status CachingAllocator::Allocate(size_t nbytes, Block** out_block, void** out_h
     allocated_ += hit->size;
     if (allocated_ > peak_) peak_ = allocated_;
     ++cache_hits_;
+    PoisonSlack(hit, nbytes);
     *out_block = hit;
     take_header();
     return Status::Ok();
   }
   void* ptr = nullptr;
+  const uint64_t serial = g_last_error_serial;
   bp_status_t rc = raw_.allocate(raw_.backend_data, raw_.device, size, &ptr);
   if (rc == BP_STATUS_OUT_OF_MEMORY) {
     // Give the cached blocks back and try once more.
@@ -71,18 +94,17 @@ Status CachingAllocator::Allocate(size_t nbytes, Block** out_block, void** out_h
     rc = raw_.allocate(raw_.backend_data, raw_.device, size, &ptr);
   }
   if (rc != BP_STATUS_OK) {
-    return Error(rc == BP_STATUS_OUT_OF_MEMORY ? BP_STATUS_OUT_OF_MEMORY : rc,
-                 std::string("allocator(") + raw_.name + ":" + std::to_string(raw_.device) +
-                     "): allocating " + std::to_string(size) + " bytes failed (" +
-                     (rc == BP_STATUS_OUT_OF_MEMORY ? "out of device memory, after emptying the cache"
-                                                    : "backend error") +
-                     ")");
+    const std::string what = std::string("allocator(") + raw_.name + ":" + std::to_string(raw_.device) +
+                             "): allocating " + std::to_string(size) + " bytes" +
+                             (rc == BP_STATUS_OUT_OF_MEMORY ? " (after emptying the cache)" : "");
+    return PluginFailure(what, rc, serial);
   }
   ++device_allocations_;
   reserved_ += size;
   allocated_ += size;
   if (allocated_ > peak_) peak_ = allocated_;
   *out_block = new Block{ptr, size, large};
+  PoisonSlack(*out_block, nbytes);
   take_header();
   return Status::Ok();
 }
@@ -108,6 +130,7 @@ void CachingAllocator::Free(Block* block, void* header) {
     return;
   }
   allocated_ -= block->size;
+  PoisonSlack(block, 0);  // a cached block is off limits until handed out again
   if (block->large) {
     large_free_.emplace(block->size, block);
     return;
@@ -148,6 +171,7 @@ void CachingAllocator::ReleaseCachedLocked() {
   for (size_t c = 0; c < kSmallClasses; ++c) {
     while (Block* b = small_free_[c]) {
       small_free_[c] = b->next;
+      UnpoisonAll(b);
       raw_.deallocate(raw_.backend_data, raw_.device, b->ptr);
       reserved_ -= b->size;
       delete b;
@@ -155,6 +179,7 @@ void CachingAllocator::ReleaseCachedLocked() {
   }
   for (uint64_t& w : small_nonempty_) w = 0;
   for (auto& [size, b] : large_free_) {
+    UnpoisonAll(b);
     raw_.deallocate(raw_.backend_data, raw_.device, b->ptr);
     reserved_ -= b->size;
     delete b;

@@ -23,6 +23,9 @@ struct RawMemory {
   bp_status_t (*allocate)(void* backend_data, int32_t device, size_t nbytes, void** out_ptr) = nullptr;
   bp_status_t (*deallocate)(void* backend_data, int32_t device, void* ptr) = nullptr;
   const char* name = "";  // backend name, for messages
+  // The pointers allocate returns are host addresses (the core's host
+  // memory): only then may a sanitizer build poison a block's slack.
+  bool host_addressable = false;
 };
 
 struct Block {
@@ -32,6 +35,12 @@ struct Block {
   Block* next = nullptr;  // next cached block of the same small size class
 };
 
+// Sanitizer mode (builds with -fsanitize=address, detected through
+// __SANITIZE_ADDRESS__): for host-addressable memory, the bytes of a block
+// past the size asked for (the rounding slack: a 16-byte tensor gets a
+// 512-byte block) and every cached block are poisoned with ASan's manual
+// poisoning interface, so a kernel writing one byte past its output, or into
+// a freed block still in the cache, is reported where it happens.
 class CachingAllocator {
  public:
   static constexpr size_t kSmallLimit = size_t(1) << 20;  // < 1 MiB: small pool
@@ -60,6 +69,9 @@ class CachingAllocator {
  private:
   static constexpr size_t kSmallClasses = kSmallLimit / kSmallRound;  // class = size / kSmallRound
   void ReleaseCachedLocked();
+  // Sanitizer mode (see above); no-ops in other builds.
+  void PoisonSlack(const Block* b, size_t used) const;
+  void UnpoisonAll(const Block* b) const;
   Block* TakeSmallLocked(size_t size);
   RawMemory raw_;
   std::mutex mu_;

@@ -6,7 +6,9 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <mutex>
 #include <string>
+#include <unordered_set>
 
 #include "api.h"
 #include "plugin.h"
@@ -65,7 +67,27 @@ bp_status_t HostProperties(void*, int32_t, bp_device_properties_t* p) {
   return BP_STATUS_OK;
 }
 
+// The live contexts (CheckContext). Never destroyed: usable at exit.
+std::mutex& LiveMu() {
+  static std::mutex* mu = new std::mutex();
+  return *mu;
+}
+std::unordered_set<const bp_context_t*>& Live() {
+  static auto* live = new std::unordered_set<const bp_context_t*>();
+  return *live;
+}
+
 }  // namespace
+
+Status CheckContext(bp_context_t* ctx, const char* fn) {
+  if (ctx == nullptr) return Error(BP_STATUS_INVALID_ARGUMENT, std::string(fn) + ": context is NULL");
+  std::lock_guard<std::mutex> lock(LiveMu());
+  if (Live().count(ctx) == 0) {
+    return Error(BP_STATUS_INVALID_ARGUMENT,
+                 std::string(fn) + ": context is not a live context (destroyed, or never created by bp_context_create)");
+  }
+  return Status::Ok();
+}
 
 void InitHostBackend(bp_context_t* ctx) {
   ctx->host_backend = 0;
@@ -100,11 +122,28 @@ void InitHostBackend(bp_context_t* ctx) {
   raw.allocate = HostAllocate;
   raw.deallocate = HostDeallocate;
   raw.name = "cpu";
+  raw.host_addressable = true;
   dev->allocator = std::make_unique<CachingAllocator>(raw);
   s.devices.push_back(dev.get());
   ctx->device_states.push_back(std::move(dev));
+  PublishBackendInfoLocked(ctx, s);
   s.loaded.store(true, std::memory_order_release);
   ctx->num_backends.store(1, std::memory_order_release);
+}
+
+void PublishBackendInfoLocked(bp_context_t* ctx, BackendSlot& slot) {
+  auto fresh = std::make_unique<BackendInfoSnapshot>();
+  fresh->name = slot.name;
+  fresh->version = slot.version;
+  fresh->path = slot.path;
+  fresh->no_device_reason = slot.no_device_reason;
+  fresh->has_no_device_reason = slot.has_no_device_reason;
+  fresh->abi_version = slot.abi_version;
+  fresh->device_type = slot.device_type;
+  fresh->device_count = slot.device_count;
+  ctx->retired_infos.reserve(ctx->retired_infos.size() + 1);  // the exchange below cannot fail halfway
+  const BackendInfoSnapshot* old = slot.info.exchange(fresh.release(), std::memory_order_acq_rel);
+  if (old != nullptr) ctx->retired_infos.push_back(old);
 }
 
 Status CheckBackendId(bp_context_t* ctx, int32_t backend, const char* fn) {
@@ -137,6 +176,8 @@ bp_context_t::~bp_context_t() {
   }
   for (const auto* f : retired_fallbacks) delete f;
   for (auto& slot : slots) delete slot.fallback.load(std::memory_order_relaxed);
+  for (const auto* i : retired_infos) delete i;
+  for (auto& slot : slots) delete slot.info.load(std::memory_order_relaxed);
 }
 
 using namespace bp::core;
@@ -164,6 +205,10 @@ BP_API bp_status_t bp_context_create(const bp_context_options_t* options, bp_con
     InitHostApi(&ctx->host_api);
     BP_RETURN_IF_ERROR(BuildCoreOps(ctx.get()));
     bp_context_t* raw = ctx.release();
+    {
+      std::lock_guard<std::mutex> lock(LiveMu());
+      Live().insert(raw);
+    }
     if (options != nullptr && options->discover_plugins) {
       int32_t loaded = 0;
       if (bp_plugin_discover(raw, &loaded) != BP_STATUS_OK) {
@@ -178,18 +223,28 @@ BP_API bp_status_t bp_context_create(const bp_context_options_t* options, bp_con
 BP_API void bp_context_destroy(bp_context_t* context) {
   if (context == nullptr) return;
   try {
+    {
+      std::lock_guard<std::mutex> lock(LiveMu());
+      if (Live().erase(context) == 0) {
+        // Destroyed twice, or never created: touching it would read freed memory.
+        SetLastError(BP_STATUS_INVALID_ARGUMENT,
+                     "bp_context_destroy: not a live context (destroyed twice, or never created)");
+        std::fprintf(stderr, "backplane: bp_context_destroy(%p): not a live context (destroyed twice?); ignored\n",
+                     static_cast<void*>(context));
+        return;
+      }
+    }
     UnloadAllPlugins(context);
     int64_t pairs = context->live_pairs.load();
     int64_t live = context->live_tensors.load() + pairs;
     int64_t storages = context->live_storages.load() + pairs;
     if (live != 0 || storages != 0) {
-#ifndef NDEBUG
-      std::fprintf(stderr,
-                   "backplane: bp_context_destroy: %lld tensor(s) and %lld storage(s) still alive (leaked by the "
-                   "caller, or DLPack exports not yet deleted)\n",
-                   static_cast<long long>(live), static_cast<long long>(storages));
-#endif
-      // Tensors still reference the context: leak it rather than free memory in use.
+      // Tensors still reference the context: leak it rather than free memory
+      // in use, and say so through the log callback (stderr without one).
+      LogMessage(context, BP_LOG_WARNING,
+                 "bp_context_destroy: " + std::to_string(live) + " tensor(s) and " + std::to_string(storages) +
+                     " storage(s) still alive (not released by the caller, or DLPack exports not yet deleted); "
+                     "the context's memory is kept for them and leaks");
       return;
     }
     delete context;

@@ -59,6 +59,19 @@ struct DeviceState {
   std::unique_ptr<CachingAllocator> allocator;
 };
 
+// What bp_backend_info, bp_backend_find and bp_device_parse read: an
+// immutable copy of a slot's description, published by the loader (under
+// ctx->mu) and read without the lock, so a query never waits on a plugin's
+// init. A replaced snapshot is retired and freed after the next unload's
+// SynchronizeReaders (its strings are borrowed "while the backend is loaded").
+struct BackendInfoSnapshot {
+  std::string name, version, path, no_device_reason;
+  bool has_no_device_reason = false;
+  uint32_t abi_version = 0;
+  int32_t device_type = kDLCPU;
+  int32_t device_count = 0;
+};
+
 struct BackendSlot {
   int32_t id = 0;
   std::atomic<bool> loaded{false};
@@ -77,9 +90,20 @@ struct BackendSlot {
   std::atomic<const KernelEntry*> fallback{nullptr};  // backend-wide fallback snapshot
   std::vector<bp_registration_t*> fallback_stack;     // writers only
   TransferCounters transfers;
+  std::atomic<const BackendInfoSnapshot*> info{nullptr};  // read with a ReadSection
 };
 
+// Publishes a fresh snapshot of `slot`'s description; the old one is retired
+// (ctx->retired_infos). Caller holds ctx->mu.
+void PublishBackendInfoLocked(bp_context_t* ctx, BackendSlot& slot);
+
 void LogMessage(bp_context_t* ctx, int32_t level, const std::string& message);
+// INVALID_ARGUMENT naming `fn` when `ctx` is NULL or not a live context (never
+// created, or already destroyed): a set of live contexts is consulted, so a
+// destroyed context is never dereferenced. Used by the entry points that are
+// not on the operator hot path (plugins, backends, devices, destroy); a
+// context created later at the same address is indistinguishable.
+Status CheckContext(bp_context_t* ctx, const char* fn);
 // OUT_OF_RANGE naming `fn` unless 0 <= backend < the context's backend count.
 Status CheckBackendId(bp_context_t* ctx, int32_t backend, const char* fn);
 
@@ -111,6 +135,7 @@ struct bp_context_t {
   std::vector<std::unique_ptr<bp::core::DeviceState>> device_states;
   std::vector<const bp::core::KernelTable*> retired_tables;  // freed at destroy
   std::vector<const bp::core::KernelEntry*> retired_fallbacks;
+  std::vector<const bp::core::BackendInfoSnapshot*> retired_infos;
 
   bp_host_api_t host_api{};
   std::atomic<int64_t> live_tensors{0};

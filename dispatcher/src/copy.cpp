@@ -245,6 +245,7 @@ Status ReadView(DeviceState* dev, const void* base, const Geometry& view, DLData
     return Status::Ok();
   }
   size_t item = DtypeItemSize(DtypeFromDL(view.dtype));
+  const uint64_t serial = g_last_error_serial;
   bp_status_t rc;
   if (DtypeEqual(view.dtype, dst_dtype) && IsContiguous(view)) {
     rc = DeviceToHost(dev, base, view.offset * item, host_dst, NumelOf(view) * item);
@@ -260,8 +261,8 @@ Status ReadView(DeviceState* dev, const void* base, const Geometry& view, DLData
     }
   }
   if (rc != BP_STATUS_OK) {
-    return Error(rc, "copy from device " + slot->name + ":" + std::to_string(dev->index) +
-                         " to host failed: " + std::string(bp_last_error_message()));
+    return PluginFailure("copy from device " + slot->name + ":" + std::to_string(dev->index) + " to host", rc,
+                         serial);
   }
   return Status::Ok();
 }
@@ -277,6 +278,7 @@ Status WriteView(DeviceState* dev, void* base, const Geometry& view, const void*
   }
   size_t item = DtypeItemSize(DtypeFromDL(view.dtype));
   const bp_backend_t& t = slot->table;
+  const uint64_t serial = g_last_error_serial;
   bp_status_t rc;
   std::vector<char> tmp;
   if (DtypeEqual(view.dtype, src_dtype) && IsContiguous(view)) {
@@ -300,8 +302,7 @@ Status WriteView(DeviceState* dev, void* base, const Geometry& view, const void*
     rc = t.stream_synchronize(t.backend_data, dev->index, dev->stream);
   }
   if (rc != BP_STATUS_OK) {
-    return Error(rc, "copy from host to device " + slot->name + ":" + std::to_string(dev->index) +
-                         " failed: " + std::string(bp_last_error_message()));
+    return PluginFailure("copy from host to device " + slot->name + ":" + std::to_string(dev->index), rc, serial);
   }
   return Status::Ok();
 }

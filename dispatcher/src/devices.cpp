@@ -16,57 +16,81 @@ extern "C" {
 
 BP_API bp_status_t bp_backend_count(bp_context_t* context, int32_t* out_count) {
   return ApiCall("bp_backend_count", [&]() -> Status {
-    BP_CHECK_ARG(context != nullptr && out_count != nullptr, "bp_backend_count", "context and out_count must not be NULL");
+    BP_RETURN_IF_ERROR(CheckContext(context, "bp_backend_count"));
+    BP_CHECK_ARG(out_count != nullptr, "bp_backend_count", "out_count is NULL");
     *out_count = context->num_backends.load(std::memory_order_acquire);
     return Status::Ok();
   });
 }
 
+// The read-only queries below never take context->mu (a plugin's init runs
+// under it, and may hang): they read the published snapshots (context.h).
+
 BP_API bp_status_t bp_backend_info(bp_context_t* context, int32_t backend, bp_backend_info_t* out_info) {
   return ApiCall("bp_backend_info", [&]() -> Status {
     const char* fn = "bp_backend_info";
-    BP_CHECK_ARG(context != nullptr && out_info != nullptr, fn, "context and out_info must not be NULL");
+    BP_RETURN_IF_ERROR(CheckContext(context, fn));
+    BP_CHECK_ARG(out_info != nullptr, fn, "out_info is NULL");
     BP_CHECK_ARG(out_info->struct_size >= sizeof(bp_backend_info_t), fn, "out_info->struct_size is too small");
     BP_RETURN_IF_ERROR(CheckBackendId(context, backend, fn));
-    std::lock_guard<std::mutex> lock(context->mu);
+    ReadSection rs;
     const BackendSlot& s = context->slots[backend];
+    const BackendInfoSnapshot* snap = s.info.load(std::memory_order_acquire);
+    if (snap == nullptr) {
+      return Error(BP_STATUS_UNAVAILABLE, std::string(fn) + ": backend " + std::to_string(backend) + " is loading");
+    }
     bp_backend_info_t info{};
-    info.name = s.name.c_str();
-    info.version = s.version.c_str();
-    info.plugin_path = s.path.c_str();
-    info.no_device_reason = s.has_no_device_reason ? s.no_device_reason.c_str() : nullptr;
-    info.abi_version = s.abi_version;
-    info.device_type = s.device_type;
-    info.device_count = s.device_count;
+    info.name = snap->name.c_str();
+    info.version = snap->version.c_str();
+    info.plugin_path = snap->path.c_str();
+    info.no_device_reason = snap->has_no_device_reason ? snap->no_device_reason.c_str() : nullptr;
+    info.abi_version = snap->abi_version;
+    info.device_type = snap->device_type;
+    info.device_count = snap->device_count;
     info.backend = backend;
-    info.loaded = s.loaded.load() ? 1 : 0;
+    info.loaded = s.loaded.load(std::memory_order_acquire) ? 1 : 0;
     info.struct_size = out_info->struct_size;  // the caller's size stays (docs/abi.md); a longer tail is not touched
     *out_info = info;
     return Status::Ok();
   });
 }
 
+namespace {
+// The loaded backend named `name` (-1 if none) and its device count; the
+// caller holds a ReadSection.
+int32_t FindLoadedBackend(bp_context_t* ctx, const std::string& name, int32_t* out_devices) {
+  int32_t n = ctx->num_backends.load(std::memory_order_acquire);
+  for (int32_t b = 0; b < n; ++b) {
+    const BackendSlot& s = ctx->slots[b];
+    if (!s.loaded.load(std::memory_order_acquire)) continue;
+    const BackendInfoSnapshot* snap = s.info.load(std::memory_order_acquire);
+    if (snap != nullptr && snap->name == name) {
+      if (out_devices != nullptr) *out_devices = snap->device_count;
+      return b;
+    }
+  }
+  return -1;
+}
+}  // namespace
+
 BP_API bp_status_t bp_backend_find(bp_context_t* context, const char* name, int32_t* out_backend) {
   return ApiCall("bp_backend_find", [&]() -> Status {
-    BP_CHECK_ARG(context != nullptr && name != nullptr && out_backend != nullptr, "bp_backend_find",
-                 "context, name and out_backend must not be NULL");
-    std::lock_guard<std::mutex> lock(context->mu);
-    int32_t n = context->num_backends.load(std::memory_order_acquire);
-    for (int32_t b = 0; b < n; ++b) {
-      if (context->slots[b].loaded.load() && context->slots[b].name == name) {
-        *out_backend = b;
-        return Status::Ok();
-      }
-    }
-    return Error(BP_STATUS_NOT_FOUND, std::string("bp_backend_find: no loaded backend named '") + name + "'");
+    BP_RETURN_IF_ERROR(CheckContext(context, "bp_backend_find"));
+    BP_CHECK_ARG(name != nullptr && out_backend != nullptr, "bp_backend_find",
+                 "name and out_backend must not be NULL");
+    ReadSection rs;
+    const int32_t b = FindLoadedBackend(context, name, nullptr);
+    if (b < 0) return Error(BP_STATUS_NOT_FOUND, std::string("bp_backend_find: no loaded backend named '") + name + "'");
+    *out_backend = b;
+    return Status::Ok();
   });
 }
 
 BP_API bp_status_t bp_device_parse(bp_context_t* context, const char* spec, bp_device_t* out_device) {
   return ApiCall("bp_device_parse", [&]() -> Status {
     const char* fn = "bp_device_parse";
-    BP_CHECK_ARG(context != nullptr && spec != nullptr && out_device != nullptr, fn,
-                 "context, spec and out_device must not be NULL");
+    BP_RETURN_IF_ERROR(CheckContext(context, fn));
+    BP_CHECK_ARG(spec != nullptr && out_device != nullptr, fn, "spec and out_device must not be NULL");
     std::string s = spec;
     std::string name = s;
     int32_t index = 0;
@@ -82,21 +106,15 @@ BP_API bp_status_t bp_device_parse(bp_context_t* context, const char* spec, bp_d
       }
       index = static_cast<int32_t>(v);
     }
-    int32_t backend = -1;
-    {
-      std::lock_guard<std::mutex> lock(context->mu);
-      int32_t n = context->num_backends.load(std::memory_order_acquire);
-      for (int32_t b = 0; b < n; ++b) {
-        if (context->slots[b].loaded.load() && context->slots[b].name == name) backend = b;
-      }
-      if (backend < 0) {
-        return Error(BP_STATUS_NOT_FOUND, std::string(fn) + ": no loaded backend named '" + name + "'");
-      }
-      if (index >= static_cast<int32_t>(context->slots[backend].devices.size())) {
-        return Error(BP_STATUS_NOT_FOUND, std::string(fn) + ": backend '" + name + "' has " +
-                                              std::to_string(context->slots[backend].devices.size()) +
-                                              " device(s); '" + s + "' does not exist");
-      }
+    ReadSection rs;
+    int32_t devices = 0;
+    const int32_t backend = FindLoadedBackend(context, name, &devices);
+    if (backend < 0) {
+      return Error(BP_STATUS_NOT_FOUND, std::string(fn) + ": no loaded backend named '" + name + "'");
+    }
+    if (index >= devices) {
+      return Error(BP_STATUS_NOT_FOUND, std::string(fn) + ": backend '" + name + "' has " + std::to_string(devices) +
+                                            " device(s); '" + s + "' does not exist");
     }
     *out_device = bp_device_t{backend, index};
     return Status::Ok();
@@ -118,9 +136,10 @@ BP_API bp_status_t bp_device_properties(bp_context_t* context, bp_device_t devic
     bp_device_properties_t p{};
     p.struct_size = sizeof(p);
     const bp_backend_t& t = dev->slot->props_table;
+    const uint64_t serial = g_last_error_serial;
     bp_status_t rc = t.device_properties(t.backend_data, device.index, &p);
     if (rc != BP_STATUS_OK) {
-      return Error(rc, std::string(fn) + ": backend '" + dev->slot->name + "' failed: " + bp_last_error_message());
+      return PluginFailure(std::string(fn) + ": backend '" + dev->slot->name + "' device_properties", rc, serial);
     }
     p.name[sizeof(p.name) - 1] = '\0';
     p.vendor[sizeof(p.vendor) - 1] = '\0';
@@ -141,9 +160,10 @@ BP_API bp_status_t bp_device_synchronize(bp_context_t* context, bp_device_t devi
     BP_RETURN_IF_ERROR(ResolveDevice(context, device, fn, &dev));
     const bp_backend_t& t = dev->slot->table;
     if (t.stream_synchronize == nullptr) return Status::Ok();
+    const uint64_t serial = g_last_error_serial;
     bp_status_t rc = t.stream_synchronize(t.backend_data, device.index, dev->stream);
     if (rc != BP_STATUS_OK) {
-      return Error(rc, std::string(fn) + ": backend '" + dev->slot->name + "' failed: " + bp_last_error_message());
+      return PluginFailure(std::string(fn) + ": backend '" + dev->slot->name + "' stream_synchronize", rc, serial);
     }
     return Status::Ok();
   });

@@ -57,6 +57,32 @@ BP_API bp_status_t bp_tensor_from_dlpack(bp_context_t* context, DLManagedTensor*
       return Error(BP_STATUS_INVALID_ARGUMENT, std::string(fn) + ": byte_offset " + std::to_string(dl.byte_offset) +
                                                    " is not a multiple of the item size " + std::to_string(item));
     }
+    // Sizes: none negative, and their product (and byte size) fits int64.
+    int64_t numel = 1;
+    for (int32_t i = 0; i < dl.ndim; ++i) {
+      if (dl.shape[i] < 0) {
+        return Error(BP_STATUS_INVALID_ARGUMENT, std::string(fn) + ": size of dim " + std::to_string(i) +
+                                                     " must be >= 0, got " + std::to_string(dl.shape[i]));
+      }
+      if (__builtin_mul_overflow(numel, dl.shape[i], &numel)) {
+        return Error(BP_STATUS_OUT_OF_RANGE, std::string(fn) + ": the number of elements overflows int64");
+      }
+    }
+    int64_t nbytes = 0;
+    if (__builtin_mul_overflow(numel, static_cast<int64_t>(item), &nbytes)) {
+      return Error(BP_STATUS_OUT_OF_RANGE, std::string(fn) + ": the byte size (" + std::to_string(numel) +
+                                               " elements of " + std::to_string(item) + " bytes) overflows int64");
+    }
+    if (dl.data == nullptr && numel != 0) {
+      return Error(BP_STATUS_INVALID_ARGUMENT, std::string(fn) + ": data is NULL for a tensor of " +
+                                                   std::to_string(numel) + " element(s)");
+    }
+    if (dl.device.device_type == kDLCPU && dl.device.device_id != 0) {
+      return Error(BP_STATUS_INVALID_ARGUMENT, std::string(fn) + ": a kDLCPU tensor must have device_id 0, got " +
+                                                   std::to_string(dl.device.device_id));
+    }
+    // What cannot be checked: that data, byte_offset and the strides stay
+    // inside the producer's buffer (DLPack carries no buffer size).
     // Find the backend of the DLPack device.
     bp_device_t device{-1, dl.device.device_id};
     if (dl.device.device_type == kDLCPU || dl.device.device_type == kDLCUDAHost) {
@@ -84,9 +110,6 @@ BP_API bp_status_t bp_tensor_from_dlpack(bp_context_t* context, DLManagedTensor*
     g.offset = static_cast<int64_t>(dl.byte_offset / item);
     int64_t stride = 1;
     for (int32_t i = dl.ndim - 1; i >= 0; --i) {
-      if (dl.shape[i] < 0) {
-        return Error(BP_STATUS_INVALID_ARGUMENT, std::string(fn) + ": negative size in dim " + std::to_string(i));
-      }
       g.sizes[i] = dl.shape[i];
       g.strides[i] = dl.strides != nullptr ? dl.strides[i] : stride;
       stride *= dl.shape[i] > 0 ? dl.shape[i] : 1;

@@ -12,7 +12,7 @@ bp_status_t CallFail(const bp_kernel_call_t* call, bp_status_t code, const char*
   if (call == nullptr || call->error_state == nullptr) return SetLastError(code, message);
   auto* slot = static_cast<CallError*>(call->error_state);
   if (slot->claimed.exchange(true, std::memory_order_acq_rel)) return code;  // the first message wins
-  slot->code = code;
+  slot->code = PluginStatus(code);
   if (message != nullptr) {
     slot->message.assign(message, strnlen(message, BP_KERNEL_ERROR_MAX_MESSAGE));
   }
@@ -41,8 +41,13 @@ std::string KernelMessage(const bp_kernel_call_t& call) {
 Status KernelFailure(const bp_kernel_call_t& call, const std::string& op_name, const std::string& backend,
                      bp_status_t rc) {
   std::string msg = KernelMessage(call);
-  if (msg.empty()) msg = op_name + ": kernel on backend '" + backend + "' failed with " + bp_status_name(rc);
-  return Error(rc, std::move(msg));
+  const bp_status_t code = PluginStatus(rc);
+  if (msg.empty()) {
+    msg = op_name + ": kernel on backend '" + backend + "' failed with " +
+          (code == rc ? std::string(bp_status_name(rc))
+                      : "status " + std::to_string(static_cast<int>(rc)) + " (not a bp_status_t; reported as INTERNAL)");
+  }
+  return Error(code, std::move(msg));
 }
 
 }  // namespace bp::core

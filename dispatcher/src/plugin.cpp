@@ -7,6 +7,8 @@
 #include <sys/stat.h>
 
 #include <algorithm>
+#include <memory>
+#include <new>
 #include <cstdlib>
 #include <cstring>
 #include <mutex>
@@ -34,6 +36,15 @@ bool ValidBackendName(const char* name) {
 
 // ---- host API callbacks -------------------------------------------------------
 
+// An operator by name for a plugin's init: one it defined earlier in this
+// init (not listed yet), or a listed one.
+bp_op_t* FindPendingOrListedOp(bp_plugin_t* p, const char* name) {
+  for (bp_op_t* op : p->defined_ops) {
+    if (op->name == name) return op;
+  }
+  return FindOp(p->ctx, name);
+}
+
 bp_status_t HostSetError(bp_status_t code, const char* message) { return SetLastError(code, message); }
 
 void HostLog(bp_registrar_t* registrar, int32_t level, const char* message) {
@@ -57,7 +68,7 @@ bp_status_t HostRegisterKernel(bp_registrar_t* r, const char* op_name, bp_kernel
   return ApiCall("register_kernel", [&]() -> Status {
     BP_RETURN_IF_ERROR(CheckInInit(r, "register_kernel"));
     BP_CHECK_ARG(op_name != nullptr && kernel != nullptr, "register_kernel", "op_name and kernel must not be NULL");
-    bp_op_t* op = FindOp(r->plugin->ctx, op_name);
+    bp_op_t* op = FindPendingOrListedOp(r->plugin, op_name);
     if (op == nullptr) {
       return Error(BP_STATUS_NOT_FOUND, std::string("register_kernel: unknown operator '") + op_name + "'");
     }
@@ -96,8 +107,14 @@ bp_status_t HostDefineOp(bp_registrar_t* r, const char* schema, bp_kernel_fn cpu
     BP_RETURN_IF_ERROR(CheckInInit(r, "define_op"));
     BP_CHECK_ARG(schema != nullptr && meta != nullptr, "define_op", "schema and meta must not be NULL");
     bp_context_t* ctx = r->plugin->ctx;  // ctx->mu is held by the loading thread
+    Schema parsed;
+    BP_RETURN_IF_ERROR(parse_schema(schema, &parsed));
+    if (bp_op_t* pending = FindPendingOrListedOp(r->plugin, parsed.full_name().c_str())) {
+      return Error(BP_STATUS_ALREADY_EXISTS, "define_op: operator '" + pending->name + "' is already defined");
+    }
     bp_op_t* op = nullptr;
-    BP_RETURN_IF_ERROR(DefineOpLocked(ctx, schema, meta, meta_data, r->plugin, &op));
+    // Not listed until the whole load commits: a failed load never shows it.
+    BP_RETURN_IF_ERROR(DefineOpLocked(ctx, schema, meta, meta_data, r->plugin, &op, /*list=*/false));
     r->plugin->defined_ops.push_back(op);
     if (cpu_kernel != nullptr) {
       bp_registration_t* reg = nullptr;
@@ -129,8 +146,6 @@ void Finalize(bp_plugin_t* p) {
   // Publish last: a slot whose plugin is finalized may be reused by a later load.
   __atomic_store_n(&p->finalized, true, __ATOMIC_RELEASE);
 }
-
-Status LoadLocked(bp_context_t* ctx, const char* path, bp_plugin_t** out_plugin);
 
 }  // namespace
 
@@ -174,18 +189,204 @@ Status PickSlotLocked(bp_context_t* ctx, const std::string& name, int32_t* out) 
   return Status::Ok();
 }
 
-Status FailInit(bp_plugin_t* p, bp_registrar_t* r, Status st) {
-  r->in_init = false;
-  UnregisterAllLocked(p);
+// Frees what earlier loads and unloads left for no one (item: a load/unload
+// cycle must not grow the context): plugin objects whose library is shut
+// down, and the device states of the slot about to be reused. Caller holds
+// ctx->mu; nothing reachable by a reader is freed (a finalized plugin has no
+// storage left, and its slot is unloaded since before SynchronizeReaders).
+void ReclaimFinalizedLocked(bp_context_t* ctx, int32_t reused_slot) {
+  if (reused_slot > 0) {
+    BackendSlot& slot = ctx->slots[reused_slot];
+    auto& states = ctx->device_states;
+    states.erase(std::remove_if(states.begin(), states.end(),
+                                [&](const std::unique_ptr<DeviceState>& d) { return d->slot == &slot; }),
+                 states.end());
+    slot.devices.clear();
+  }
+  auto& plugins = ctx->plugins;
+  for (auto it = plugins.begin(); it != plugins.end();) {
+    bp_plugin_t* q = it->get();
+    if (q->loaded || !__atomic_load_n(&q->finalized, __ATOMIC_ACQUIRE)) {
+      ++it;
+      continue;
+    }
+    for (BackendSlot& slot : ctx->slots) {
+      if (slot.plugin == q) slot.plugin = nullptr;
+    }
+    it = plugins.erase(it);
+  }
+}
+
+// Undoes a load that failed after init ran: its registrations, definitions
+// and library. Returns `st`. When undoing itself fails (out of memory while
+// republishing a table), the plugin and its library are kept, unloaded but
+// mapped, so nothing is left pointing at freed memory.
+Status FailLoad(bp_plugin_t* p, bool init_ran, Status st) {
+  bp_context_t* ctx = p->ctx;
+  p->registrar.in_init = false;
+  p->loaded = false;
+  try {
+    UnregisterAllLocked(p);
+  } catch (...) {
+    LogMessage(ctx, BP_LOG_ERROR, "plugin load of '" + p->path + "' failed and could not be fully undone (" +
+                                      st.message() + "); the library stays mapped");
+    return st;
+  }
+  if (init_ran && p->table.shutdown != nullptr) p->table.shutdown(p->table.backend_data);
+  dlclose(p->handle);
+  p->handle = nullptr;
+  auto& regs = ctx->registrations;  // inactive now; nothing else refers to them
+  regs.erase(std::remove_if(regs.begin(), regs.end(),
+                            [&](const std::unique_ptr<bp_registration_t>& r) { return r->owner == p; }),
+             regs.end());
+  auto& plugins = ctx->plugins;
+  plugins.erase(std::remove_if(plugins.begin(), plugins.end(),
+                               [&](const std::unique_ptr<bp_plugin_t>& q) { return q.get() == p; }),
+                plugins.end());
   return st;
 }
 
+// Builds one device's state (allocations only; nothing is published).
+std::unique_ptr<DeviceState> MakeDevice(BackendSlot* slot, const bp_backend_t& t, int32_t d) {
+  auto dev = std::make_unique<DeviceState>();
+  dev->slot = slot;
+  dev->index = d;
+  if (t.stream_get_default != nullptr) t.stream_get_default(t.backend_data, d, &dev->stream);
+  RawMemory raw;
+  raw.backend_data = t.backend_data;
+  raw.device = d;
+  raw.allocate = t.allocate;
+  raw.deallocate = t.deallocate;
+  raw.name = t.name;
+  dev->allocator = std::make_unique<CachingAllocator>(raw);
+  return dev;
+}
+
+// The steps after a successful init, all of which may fail (a status or a
+// thrown bad_alloc): checks, device states, the slot, registrations, and the
+// operators the plugin defined. Nothing becomes visible to readers until the
+// last lines: the slot's `loaded` flag and the operator lists.
+Status CommitLocked(bp_context_t* ctx, bp_plugin_t* p, const std::string& fn) {
+  bp_registrar_t& registrar = p->registrar;
+  const bp_backend_t& t = p->table;
+  if (!ValidBackendName(t.name)) {
+    return Error(BP_STATUS_INVALID_ARGUMENT,
+                 fn + ": backend name must match [a-z0-9_]+, got '" + std::string(t.name ? t.name : "(null)") + "'");
+  }
+  std::string name = t.name;
+  if (t.device_count == nullptr || t.device_properties == nullptr) {
+    return Error(BP_STATUS_INVALID_ARGUMENT, fn + ": backend '" + name + "' lacks device_count or device_properties");
+  }
+  // A plugin whose memory is host memory (a kDLCPU backend leaving allocate
+  // to the core: the cpu plugin) attaches its kernels to the host slot, the
+  // one every fallback runs on; any other backend gets a slot of its own.
+  const bool is_host = t.device_type == kDLCPU && t.allocate == nullptr;
+  if (!is_host && (t.allocate == nullptr || t.deallocate == nullptr || t.copy_host_to_device == nullptr ||
+                   t.copy_device_to_host == nullptr)) {
+    return Error(BP_STATUS_INVALID_ARGUMENT, fn + ": backend '" + name + "' must provide allocate, deallocate and copies");
+  }
+  int32_t count = 0;
+  const uint64_t serial = g_last_error_serial;
+  bp_status_t rc = t.device_count(t.backend_data, &count);
+  if (rc != BP_STATUS_OK) {
+    LogMessage(ctx, BP_LOG_WARNING,
+               PluginFailure(fn + ": backend '" + name + "' device_count", rc, serial).message() +
+                   "; loaded with no device");
+    count = 0;
+  } else if (count < 0 || count > BP_MAX_DEVICES) {
+    return Error(BP_STATUS_INVALID_ARGUMENT, fn + ": backend '" + name + "' reports " + std::to_string(count) +
+                                                 " devices; expected 0 to BP_MAX_DEVICES (" +
+                                                 std::to_string(BP_MAX_DEVICES) + ")");
+  }
+  int32_t id = ctx->host_backend;
+  if (is_host) {
+    if (ctx->slots[id].plugin != nullptr) {
+      return Error(BP_STATUS_ALREADY_EXISTS, fn + ": backend '" + name +
+                                                 "' uses host memory, and a host-memory plugin is already loaded "
+                                                 "(from '" + ctx->slots[id].path + "')");
+    }
+  } else {
+    Status st = PickSlotLocked(ctx, name, &id);
+    if (!st.ok()) return Error(st.code(), fn + ": " + st.message());
+  }
+  BackendSlot& slot = ctx->slots[id];
+  ReclaimFinalizedLocked(ctx, !is_host && id < ctx->num_backends.load(std::memory_order_relaxed) ? id : -1);
+  // Everything that allocates, before anything is published.
+  std::vector<std::unique_ptr<DeviceState>> devices;
+  if (!is_host) {
+    devices.reserve(static_cast<size_t>(count));
+    for (int32_t d = 0; d < count; ++d) devices.push_back(MakeDevice(&slot, t, d));
+    ctx->device_states.reserve(ctx->device_states.size() + devices.size());
+  }
+  const std::string version = t.version != nullptr ? t.version : "";
+  const std::string reason = t.no_device_reason != nullptr ? t.no_device_reason : "";
+  // Registrations: kernels are reachable only through listed operators and
+  // loaded slots, so publishing them before the slot is loaded is invisible.
+  const std::vector<PendingKernel> pending = std::move(registrar.kernels);
+  registrar.kernels.clear();
+  for (const PendingKernel& k : pending) {
+    bp_registration_t* reg = nullptr;
+    Status st = AddKernelLocked(ctx, k.op, id, k.fn, k.data, k.flags, p, &reg);
+    if (!st.ok()) return Error(st.code(), fn + ": " + st.message());
+    p->registrations.push_back(reg);
+  }
+  if (registrar.has_fallback) {
+    bp_registration_t* reg = nullptr;
+    Status st =
+        AddFallbackLocked(ctx, id, registrar.fallback.fn, registrar.fallback.data, registrar.fallback.flags, p, &reg);
+    if (!st.ok()) return Error(st.code(), fn + ": " + st.message());
+    p->registrations.push_back(reg);
+  }
+  for (bp_op_t* op : p->defined_ops) ListOpLocked(ctx, op);
+  // Publish the slot: from here nothing fails but the snapshot's allocation,
+  // done first.
+  p->backend = id;
+  if (is_host) {
+    slot.path = p->path;
+    slot.version = version;
+    slot.abi_version = p->abi_version;
+    PublishBackendInfoLocked(ctx, slot);
+    slot.plugin = p;
+    slot.props_table = t;
+    slot.has_no_device_reason = false;
+  } else {
+    slot.id = id;
+    slot.host_memory = false;
+    // A reused slot already has this name (PickSlotLocked matched it).
+    if (slot.name != name) slot.name = name;
+    slot.version = version;
+    slot.path = p->path;
+    slot.abi_version = p->abi_version;
+    slot.device_type = t.device_type;
+    slot.device_count = count;
+    slot.has_no_device_reason = t.no_device_reason != nullptr;
+    slot.no_device_reason = reason;
+    PublishBackendInfoLocked(ctx, slot);
+    slot.table = t;
+    slot.props_table = t;
+    slot.plugin = p;
+    slot.devices.clear();
+    for (auto& dev : devices) {
+      slot.devices.push_back(dev.get());
+      ctx->device_states.push_back(std::move(dev));  // capacity reserved above
+    }
+    slot.loaded.store(true, std::memory_order_release);
+    if (id == ctx->num_backends.load(std::memory_order_relaxed)) {
+      ctx->num_backends.store(id + 1, std::memory_order_release);
+    }
+  }
+  p->loaded = true;
+  return Status::Ok();
+}
+
+}  // namespace
+
 Status LoadLocked(bp_context_t* ctx, const char* path, bp_plugin_t** out_plugin) {
+  std::string resolved;
+  BP_RETURN_IF_ERROR(ResolvePluginFile(path, &resolved));
   const std::string fn = std::string("bp_plugin_load('") + path + "')";
-  struct stat sb;
-  if (stat(path, &sb) != 0) return Error(BP_STATUS_NOT_FOUND, fn + ": no such file");
-  if (!S_ISREG(sb.st_mode)) return Error(BP_STATUS_INVALID_ARGUMENT, fn + ": not a regular file");
-  void* handle = dlopen(path, RTLD_NOW | RTLD_LOCAL);
+  // An absolute, resolved path: dlopen never searches the library path.
+  void* handle = dlopen(resolved.c_str(), RTLD_NOW | RTLD_LOCAL);
   if (handle == nullptr) {
     const char* err = dlerror();
     return Error(BP_STATUS_INVALID_ARGUMENT, fn + ": not a loadable shared library: " + (err ? err : "dlopen failed"));
@@ -219,7 +420,7 @@ Status LoadLocked(bp_context_t* ctx, const char* path, bp_plugin_t** out_plugin)
     return close_on_error(Error(BP_STATUS_INCOMPATIBLE_VERSION,
                                 fn + ": ABI negotiation failed: host offered " + VersionString(BP_ABI_VERSION) +
                                     ", plugin answered " + VersionString(version) + " with status " +
-                                    bp_status_name(rc)));
+                                    bp_status_name(PluginStatus(rc))));
   }
 
   // A plugin built against a newer minor runs at this host's version: it must
@@ -230,10 +431,18 @@ Status LoadLocked(bp_context_t* ctx, const char* path, bp_plugin_t** out_plugin)
                    ", newer than this libbackplane's ABI " + VersionString(BP_ABI_VERSION) + "; running it at ABI " +
                    VersionString(version) + " (what the newer minor added is not available)");
   }
-  auto plugin = std::make_unique<bp_plugin_t>();
-  bp_plugin_t* p = plugin.get();
+  // The context owns the plugin object from here; FailLoad takes it back out.
+  bp_plugin_t* p = nullptr;
+  try {
+    ctx->plugins.push_back(std::make_unique<bp_plugin_t>());
+    p = ctx->plugins.back().get();
+    p->path = resolved;
+  } catch (...) {
+    if (p != nullptr) ctx->plugins.pop_back();
+    dlclose(handle);
+    throw;
+  }
   p->ctx = ctx;
-  p->path = path;
   p->handle = handle;
   p->abi_version = version;
   p->table.struct_size = sizeof(bp_backend_t);
@@ -247,123 +456,27 @@ Status LoadLocked(bp_context_t* ctx, const char* path, bp_plugin_t** out_plugin)
   args.host = &ctx->host_api;
   args.registrar = &registrar;
   args.backend = &p->table;
-  SetLastError(BP_STATUS_OK, "");
+  const uint64_t serial = g_last_error_serial;
   rc = entry->init(&args);
-  if (rc != BP_STATUS_OK) {
-    std::string msg = bp_last_error_message();
-    Status st = FailInit(p, &registrar,
-                         Error(rc, fn + ": plugin init failed with " + bp_status_name(rc) +
-                                       (msg.empty() ? std::string() : ": " + msg)));
-    return close_on_error(st);
-  }
   registrar.in_init = false;
-  const std::vector<PendingKernel> pending = std::move(registrar.kernels);
-  registrar.kernels.clear();
-  const bp_backend_t& t = p->table;
-  auto fail_after_init = [&](Status st) {
-    UnregisterAllLocked(p);
-    if (t.shutdown != nullptr) t.shutdown(t.backend_data);
-    return close_on_error(st);
-  };
-  if (!ValidBackendName(t.name)) {
-    return fail_after_init(Error(BP_STATUS_INVALID_ARGUMENT, fn + ": backend name must match [a-z0-9_]+, got '" +
-                                                                 std::string(t.name ? t.name : "(null)") + "'"));
+  if (rc != BP_STATUS_OK) {
+    Status st = PluginFailure(fn + ": plugin init", rc, serial);
+    return FailLoad(p, /*init_ran=*/false, std::move(st));
   }
-  std::string name = t.name;
-  if (t.device_count == nullptr || t.device_properties == nullptr) {
-    return fail_after_init(Error(BP_STATUS_INVALID_ARGUMENT,
-                                 fn + ": backend '" + name + "' lacks device_count or device_properties"));
+  Status st;
+  try {
+    st = CommitLocked(ctx, p, fn);
+  } catch (const std::bad_alloc&) {
+    st = Error(BP_STATUS_OUT_OF_MEMORY, fn + ": out of host memory while registering the plugin");
+  } catch (const std::exception& e) {
+    st = Error(BP_STATUS_INTERNAL, fn + ": internal error while registering the plugin: " + e.what());
   }
-  // A plugin whose memory is host memory (a kDLCPU backend leaving allocate
-  // to the core: the cpu plugin) attaches its kernels to the host slot, the
-  // one every fallback runs on; any other backend gets a slot of its own.
-  const bool is_host = t.device_type == kDLCPU && t.allocate == nullptr;
-  if (!is_host && (t.allocate == nullptr || t.deallocate == nullptr || t.copy_host_to_device == nullptr ||
-                  t.copy_device_to_host == nullptr)) {
-    return fail_after_init(Error(BP_STATUS_INVALID_ARGUMENT,
-                                 fn + ": backend '" + name + "' must provide allocate, deallocate and copies"));
-  }
-  int32_t count = 0;
-  if (t.device_count(t.backend_data, &count) != BP_STATUS_OK || count < 0) count = 0;
-
-  int32_t id = ctx->host_backend;
-  if (is_host) {
-    if (ctx->slots[id].plugin != nullptr) {
-      return fail_after_init(Error(BP_STATUS_ALREADY_EXISTS, fn + ": backend '" + name +
-                                                                 "' uses host memory, and a host-memory plugin is "
-                                                                 "already loaded (from '" +
-                                                                 ctx->slots[id].path + "')"));
-    }
-  } else {
-    Status st = PickSlotLocked(ctx, name, &id);
-    if (!st.ok()) return fail_after_init(Error(st.code(), fn + ": " + st.message()));
-  }
-  BackendSlot& slot = ctx->slots[id];
-  // Commit the registrations on the slot.
-  for (const PendingKernel& k : pending) {
-    bp_registration_t* reg = nullptr;
-    Status st = AddKernelLocked(ctx, k.op, id, k.fn, k.data, k.flags, p, &reg);
-    if (!st.ok()) return fail_after_init(Error(st.code(), fn + ": " + st.message()));
-    p->registrations.push_back(reg);
-  }
-  if (registrar.has_fallback) {
-    bp_registration_t* reg = nullptr;
-    Status st = AddFallbackLocked(ctx, id, registrar.fallback.fn, registrar.fallback.data, registrar.fallback.flags,
-                                  p, &reg);
-    if (!st.ok()) return fail_after_init(Error(st.code(), fn + ": " + st.message()));
-    p->registrations.push_back(reg);
-  }
-  p->backend = id;
-  p->loaded = true;
-  if (is_host) {
-    slot.plugin = p;
-    slot.path = path;
-    slot.version = t.version != nullptr ? t.version : "";
-    slot.abi_version = version;
-    slot.props_table = t;
-    slot.has_no_device_reason = false;
-  } else {
-    slot.id = id;
-    slot.host_memory = false;
-    // A reused slot already has this name (PickSlotLocked matched it), and
-    // callers may be reading it without the lock to word an "unloaded"
-    // error: write it only into a fresh slot, not yet published.
-    if (slot.name != name) slot.name = name;
-    slot.version = t.version != nullptr ? t.version : "";
-    slot.path = path;
-    slot.abi_version = version;
-    slot.device_type = t.device_type;
-    slot.device_count = count;
-    slot.has_no_device_reason = t.no_device_reason != nullptr;
-    slot.no_device_reason = t.no_device_reason != nullptr ? t.no_device_reason : "";
-    slot.table = t;
-    slot.props_table = t;
-    slot.plugin = p;
-    slot.devices.clear();
-    for (int32_t d = 0; d < count; ++d) {
-      auto dev = std::make_unique<DeviceState>();
-      dev->slot = &slot;
-      dev->index = d;
-      if (t.stream_get_default != nullptr) t.stream_get_default(t.backend_data, d, &dev->stream);
-      RawMemory raw;
-      raw.backend_data = t.backend_data;
-      raw.device = d;
-      raw.allocate = t.allocate;
-      raw.deallocate = t.deallocate;
-      raw.name = t.name;
-      dev->allocator = std::make_unique<CachingAllocator>(raw);
-      slot.devices.push_back(dev.get());
-      ctx->device_states.push_back(std::move(dev));
-    }
-    slot.loaded.store(true, std::memory_order_release);
-    if (id == ctx->num_backends.load(std::memory_order_relaxed)) {
-      ctx->num_backends.store(id + 1, std::memory_order_release);
-    }
-  }
-  ctx->plugins.push_back(std::move(plugin));
+  if (!st.ok()) return FailLoad(p, /*init_ran=*/true, std::move(st));
   if (out_plugin != nullptr) *out_plugin = p;
   return Status::Ok();
 }
+
+namespace {
 
 // Unload, phase 1 (under ctx->mu): unregister and mark the backend unloaded.
 void DetachLocked(bp_plugin_t* p) {
@@ -376,6 +489,7 @@ void DetachLocked(bp_plugin_t* p) {
     slot.path = "";
     slot.version = BACKPLANE_VERSION_STRING;
     slot.props_table = slot.table;
+    PublishBackendInfoLocked(ctx, slot);
   } else {
     slot.loaded.store(false, std::memory_order_release);
   }
@@ -388,35 +502,35 @@ bool IsLoadedPlugin(bp_context_t* ctx, bp_plugin_t* p) {
   return false;
 }
 
-std::vector<std::string> SplitColon(const char* s) {
-  std::vector<std::string> out;
-  if (s == nullptr) return out;
-  std::string cur;
-  for (const char* c = s;; ++c) {
-    if (*c == ':' || *c == '\0') {
-      if (!cur.empty()) out.push_back(cur);
-      cur.clear();
-      if (*c == '\0') break;
-    } else {
-      cur += *c;
-    }
+// Snapshots and registrations no reader can reach once the read sections
+// active now have ended: taken out of the context under ctx->mu, freed after
+// SynchronizeReaders (so a load/unload cycle does not grow the context).
+struct Retired {
+  std::vector<const KernelTable*> tables;
+  std::vector<const KernelEntry*> fallbacks;
+  std::vector<const BackendInfoSnapshot*> infos;
+  std::vector<std::unique_ptr<bp_registration_t>> registrations;
+  ~Retired() {
+    for (const auto* t : tables) delete t;
+    for (const auto* f : fallbacks) delete f;
+    for (const auto* i : infos) delete i;
   }
-  return out;
-}
+};
 
-std::vector<std::string> ListPlugins(const std::string& dir) {
-  std::vector<std::string> files;
-  DIR* d = opendir(dir.c_str());
-  if (d == nullptr) return files;
-  while (struct dirent* e = readdir(d)) {
-    std::string n = e->d_name;
-    if (n.size() > 6 && n.compare(0, 3, "lib") == 0 && n.compare(n.size() - 3, 3, ".so") == 0) {
-      files.push_back(dir + "/" + n);
+void TakeRetiredLocked(bp_context_t* ctx, bp_plugin_t* p, Retired* out) {
+  out->tables.swap(ctx->retired_tables);
+  out->fallbacks.swap(ctx->retired_fallbacks);
+  out->infos.swap(ctx->retired_infos);
+  // The plugin's registrations are inactive now; users never hold handles to them.
+  auto& regs = ctx->registrations;
+  for (auto it = regs.begin(); it != regs.end();) {
+    if ((*it)->owner == p && !(*it)->active) {
+      out->registrations.push_back(std::move(*it));
+      it = regs.erase(it);
+    } else {
+      ++it;
     }
   }
-  closedir(d);
-  std::sort(files.begin(), files.end());
-  return files;
 }
 
 }  // namespace
@@ -444,7 +558,8 @@ extern "C" {
 
 BP_API bp_status_t bp_plugin_load(bp_context_t* context, const char* path, bp_plugin_t** out_plugin) {
   return ApiCall("bp_plugin_load", [&]() -> Status {
-    BP_CHECK_ARG(context != nullptr && path != nullptr, "bp_plugin_load", "context and path must not be NULL");
+    BP_RETURN_IF_ERROR(CheckContext(context, "bp_plugin_load"));
+    BP_CHECK_ARG(path != nullptr, "bp_plugin_load", "path is NULL");
     std::lock_guard<std::mutex> lock(context->mu);
     return LoadLocked(context, path, out_plugin);
   });
@@ -452,10 +567,12 @@ BP_API bp_status_t bp_plugin_load(bp_context_t* context, const char* path, bp_pl
 
 BP_API bp_status_t bp_plugin_unload(bp_context_t* context, bp_plugin_t* plugin) {
   return ApiCall("bp_plugin_unload", [&]() -> Status {
-    BP_CHECK_ARG(context != nullptr && plugin != nullptr, "bp_plugin_unload", "context and plugin must not be NULL");
+    BP_RETURN_IF_ERROR(CheckContext(context, "bp_plugin_unload"));
+    BP_CHECK_ARG(plugin != nullptr, "bp_plugin_unload", "plugin is NULL");
     if (InReadSection()) {
       return Error(BP_STATUS_FAILED_PRECONDITION, "bp_plugin_unload: cannot unload from inside an operator call");
     }
+    Retired retired;
     {
       std::lock_guard<std::mutex> lock(context->mu);
       if (!IsLoadedPlugin(context, plugin)) {
@@ -463,57 +580,12 @@ BP_API bp_status_t bp_plugin_unload(bp_context_t* context, bp_plugin_t* plugin) 
                      "bp_plugin_unload: plugin is not loaded in this context (unloaded twice?)");
       }
       DetachLocked(plugin);
+      TakeRetiredLocked(context, plugin, &retired);
     }
     // No in-flight call may still run the plugin's code when its last
     // reference goes: wait for the calls that started before the detach.
     SynchronizeReaders();
     PluginRelease(plugin);
-    return Status::Ok();
-  });
-}
-
-BP_API bp_status_t bp_plugin_discover(bp_context_t* context, int32_t* out_loaded) {
-  return ApiCall("bp_plugin_discover", [&]() -> Status {
-    BP_CHECK_ARG(context != nullptr, "bp_plugin_discover", "context is NULL");
-    std::vector<std::string> candidates;
-    for (const std::string& f : SplitColon(secure_getenv("BACKPLANE_PLUGINS"))) candidates.push_back(f);
-    for (const std::string& d : SplitColon(secure_getenv("BACKPLANE_PLUGIN_PATH"))) {
-      for (const std::string& f : ListPlugins(d)) candidates.push_back(f);
-    }
-    Dl_info info{};
-    if (dladdr(reinterpret_cast<void*>(&bp_plugin_discover), &info) != 0 && info.dli_fname != nullptr) {
-      std::string lib = info.dli_fname;
-      size_t slash = lib.rfind('/');
-      std::string dir = slash == std::string::npos ? "." : lib.substr(0, slash);
-      for (const std::string& f : ListPlugins(dir + "/backplane/plugins")) candidates.push_back(f);
-    }
-    int32_t loaded = 0;
-    std::lock_guard<std::mutex> lock(context->mu);
-    std::vector<std::string> seen;
-    for (const std::string& f : candidates) {
-      char* real = realpath(f.c_str(), nullptr);
-      std::string key = real != nullptr ? real : f;
-      std::free(real);
-      if (std::find(seen.begin(), seen.end(), key) != seen.end()) continue;
-      seen.push_back(key);
-      bool already = false;
-      for (auto& p : context->plugins) {
-        if (!p->loaded) continue;
-        char* rp = realpath(p->path.c_str(), nullptr);
-        if (rp != nullptr && key == rp) already = true;
-        std::free(rp);
-      }
-      if (already) continue;
-      Status st = LoadLocked(context, f.c_str(), nullptr);
-      if (st.ok()) {
-        ++loaded;
-      } else if (st.code() == BP_STATUS_ALREADY_EXISTS) {
-        LogMessage(context, BP_LOG_DEBUG, "plugin discovery: skipped " + st.message());
-      } else {
-        LogMessage(context, BP_LOG_WARNING, "plugin discovery: " + st.message());
-      }
-    }
-    if (out_loaded != nullptr) *out_loaded = loaded;
     return Status::Ok();
   });
 }

@@ -52,4 +52,16 @@ void PluginRelease(bp_plugin_t* plugin);
 void InitHostApi(bp_host_api_t* api);
 // Unloads every plugin (context destroy). Caller must not be in a read section.
 void UnloadAllPlugins(bp_context_t* ctx);
+// Loads the plugin at `path` (bp_plugin_load, discovery); caller holds ctx->mu.
+// Transactional: on any error (a status, or out of memory) none of the
+// plugin's registrations, operators or devices remain, and its library is
+// closed (or, if undoing failed, kept mapped and unloaded).
+Status LoadLocked(bp_context_t* ctx, const char* path, bp_plugin_t** out_plugin);
+// Discovery rules for one plugin file (plugin_discovery.cpp): `path` resolved
+// to an absolute path with no symbolic links (realpath), a regular file,
+// neither it nor its directory world-writable unless
+// BACKPLANE_ALLOW_INSECURE_PLUGINS=1. Errors: NOT_FOUND (no such file),
+// INVALID_ARGUMENT (not a regular file, a symbolic link loop),
+// PERMISSION_DENIED (world-writable).
+Status ResolvePluginFile(const char* path, std::string* resolved);
 }  // namespace bp::core

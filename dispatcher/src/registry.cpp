@@ -103,6 +103,50 @@ void PublishFallback(bp_context_t* ctx, int32_t backend) {
   if (old != nullptr) ctx->retired_fallbacks.push_back(old);
 }
 
+// What a custom operator's schema may say (DefineOpLocked): its own
+// namespace, aliases that name an argument, and no mutation, because the
+// custom dispatch path returns fresh outputs and would silently leave an
+// in-place or out= argument unchanged.
+Status CheckCustomSchema(const Schema& s, const std::string& name) {
+  const std::string fn = "define_op: '" + name + "'";
+  if (s.ns.empty()) {
+    return Error(BP_STATUS_INVALID_ARGUMENT,
+                 fn + ": a custom operator needs a namespace of its own ('myvendor::" + s.name + "'), got none");
+  }
+  if (s.ns == "aten") {
+    return Error(BP_STATUS_INVALID_ARGUMENT,
+                 fn + ": the 'aten' namespace belongs to the core operators; use a namespace of your own");
+  }
+  for (const Argument& a : s.arguments) {
+    if (a.is_mutable && a.type != ArgType::kTensor && a.type != ArgType::kTensorList) {
+      return Error(BP_STATUS_INVALID_ARGUMENT,
+                   fn + ": argument '" + a.name + "' of type " + TypeName(a.type) + " cannot be mutable (!)");
+    }
+    if (a.is_mutable) {
+      return Error(BP_STATUS_UNIMPLEMENTED,
+                   fn + ": argument '" + a.name + "' is mutable (Tensor(" + a.alias_set +
+                       "!)); custom operators must be functional (in-place and out= custom operators are not "
+                       "supported: their results would not alias the argument)");
+    }
+  }
+  for (size_t r = 0; r < s.returns.size(); ++r) {
+    const Return& ret = s.returns[r];
+    if (ret.alias_set.empty()) continue;
+    if (ret.is_mutable) {
+      return Error(BP_STATUS_UNIMPLEMENTED,
+                   fn + ": return " + std::to_string(r) + " is mutable (Tensor(" + ret.alias_set +
+                       "!)); custom operators must be functional");
+    }
+    bool found = false;
+    for (const Argument& a : s.arguments) found = found || a.alias_set == ret.alias_set;
+    if (!found) {
+      return Error(BP_STATUS_INVALID_ARGUMENT, fn + ": return " + std::to_string(r) + " has alias annotation '" +
+                                                   ret.alias_set + "', which no argument has");
+    }
+  }
+  return Status::Ok();
+}
+
 }  // namespace
 
 Schema SchemaFromTable(const OpTableEntry& e) {
@@ -190,14 +234,41 @@ Status BuildCoreOps(bp_context_t* ctx) {
 }
 
 Status DefineOpLocked(bp_context_t* ctx, const std::string& schema_text, bp_meta_fn meta, void* meta_data,
-                      bp_plugin_t* owner, bp_op_t** out_op) {
+                      bp_plugin_t* owner, bp_op_t** out_op, bool list) {
+  Schema schema;
+  BP_RETURN_IF_ERROR(parse_schema(schema_text, &schema));
+  const std::string name = schema.full_name();
+  if (FindOp(ctx, name.c_str()) != nullptr) {
+    return Error(BP_STATUS_ALREADY_EXISTS, "define_op: operator '" + name + "' is already defined");
+  }
+  BP_RETURN_IF_ERROR(CheckCustomSchema(schema, name));
+  // A plugin reloaded defines its operators again: reuse the removed ones
+  // (no growth per load/unload cycle).
+  for (auto& old : ctx->all_ops) {
+    bp_op_t* op = old.get();
+    if (op->kind != OpKind::kCustom || !op->removed.load(std::memory_order_relaxed) || op->name != name ||
+        op->schema_text != schema_text) {
+      continue;
+    }
+    op->custom_meta = meta;
+    op->custom_meta_data = meta_data;
+    op->owner = owner;
+    for (int32_t b = 0; b < kMaxBackends; ++b) {
+      op->native_count[b].store(0, std::memory_order_relaxed);
+      op->fallback_count[b].store(0, std::memory_order_relaxed);
+      op->fallback_warned[b].store(false, std::memory_order_relaxed);
+    }
+    if (op->masked_backends.exchange(0, std::memory_order_relaxed) != 0) {
+      for (int32_t b = 0; b < kMaxBackends; ++b) Publish(ctx, op, b);
+    }
+    if (list) ListOpLocked(ctx, op);
+    *out_op = op;
+    return Status::Ok();
+  }
   auto op = std::make_unique<bp_op_t>();
   op->ctx = ctx;
-  BP_RETURN_IF_ERROR(parse_schema(schema_text, &op->schema));
-  op->name = op->schema.full_name();
-  if (FindOp(ctx, op->name.c_str()) != nullptr) {
-    return Error(BP_STATUS_ALREADY_EXISTS, "define_op: operator '" + op->name + "' is already defined");
-  }
+  op->schema = std::move(schema);
+  op->name = name;
   op->schema_text = schema_text;
   op->kind_name = "custom";
   op->kind = OpKind::kCustom;
@@ -209,9 +280,18 @@ Status DefineOpLocked(bp_context_t* ctx, const std::string& schema_text, bp_meta
   op->table.store(new KernelTable());
   bp_op_t* raw = op.get();
   ctx->all_ops.push_back(std::move(op));
-  AddToListsLocked(ctx, raw);
+  if (list) {
+    ListOpLocked(ctx, raw);
+  } else {
+    raw->removed.store(true, std::memory_order_release);  // not callable until listed
+  }
   *out_op = raw;
   return Status::Ok();
+}
+
+void ListOpLocked(bp_context_t* ctx, bp_op_t* op) {
+  AddToListsLocked(ctx, op);
+  op->removed.store(false, std::memory_order_release);
 }
 
 void UndefineOpLocked(bp_context_t* ctx, bp_op_t* op) {

@@ -93,8 +93,14 @@ namespace bp::core {
 // Builds the core operators from kOpTable. Called once by bp_context_create.
 Status BuildCoreOps(bp_context_t* ctx);
 // Creates an operator from a schema (custom operators). Caller holds ctx->mu.
+// With list false the operator is not yet findable (a plugin's init: the
+// loader lists it with ListOpLocked when the whole load commits). A removed
+// operator of the same name and schema text is revived (the same object:
+// handles kept from an earlier load work again) rather than allocated anew.
 Status DefineOpLocked(bp_context_t* ctx, const std::string& schema_text, bp_meta_fn meta,
-                      void* meta_data, bp_plugin_t* owner, bp_op_t** out_op);
+                      void* meta_data, bp_plugin_t* owner, bp_op_t** out_op, bool list = true);
+// Makes an operator defined with list false findable. Caller holds ctx->mu.
+void ListOpLocked(bp_context_t* ctx, bp_op_t* op);
 // Removes an operator from the list and name map (its object stays alive).
 void UndefineOpLocked(bp_context_t* ctx, bp_op_t* op);
 

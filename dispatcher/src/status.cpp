@@ -1,8 +1,10 @@
 // Thread-local last error, status names, and the library version queries.
 #include "status.h"
 
+#include <cstring>
 #include <string>
 
+#include "backplane/backend.h"
 #include "backplane/backplane.h"
 
 namespace bp::core {
@@ -28,9 +30,34 @@ bp_status_t SetLastError(const Status& status) {
 bp_status_t SetLastError(bp_status_t code, const char* message) {
   ++g_last_error_serial;
   LastError& last = Last();
-  last.code = code;
-  last.message = message != nullptr ? message : "";
-  return code;
+  last.code = PluginStatus(code);
+  if (message != nullptr) {
+    last.message.assign(message, strnlen(message, BP_KERNEL_ERROR_MAX_MESSAGE));
+  } else {
+    last.message.clear();
+  }
+  return last.code;
+}
+
+bp_status_t PluginStatus(bp_status_t rc) {
+  const int v = static_cast<int>(rc);
+  return v >= BP_STATUS_OK && v <= BP_STATUS_INCOMPATIBLE_VERSION ? rc : BP_STATUS_INTERNAL;
+}
+
+std::string PluginMessageSince(uint64_t serial) {
+  if (g_last_error_serial == serial) return std::string();
+  return Last().message;
+}
+
+Status PluginFailure(const std::string& what, bp_status_t rc, uint64_t serial) {
+  std::string msg = PluginMessageSince(serial);
+  bp_status_t code = PluginStatus(rc);
+  if (msg.empty()) {
+    std::string got = code == rc ? std::string(bp_status_name(rc)) : "status " + std::to_string(static_cast<int>(rc)) +
+                                                                          " (not a bp_status_t; reported as INTERNAL)";
+    return Error(code, what + " failed with " + got + " (the plugin gave no message)");
+  }
+  return Error(code, what + " failed with " + bp_status_name(code) + ": " + msg);
 }
 
 }  // namespace bp::core

@@ -53,7 +53,26 @@ inline Status Error(bp_status_t code, std::string message) { return Status(code,
 
 // Records `status` as this thread's last error (OK clears it) and returns its code.
 bp_status_t SetLastError(const Status& status);
+// The same from a C string (host->set_error): at most
+// BP_KERNEL_ERROR_MAX_MESSAGE bytes of `message` are read and kept, and a code
+// the ABI does not define is recorded (and returned) as INTERNAL.
 bp_status_t SetLastError(bp_status_t code, const char* message);
+
+// Plugin-reported errors (host->set_error, call->fail, a status a plugin
+// function returned) as the core reports them:
+// A status a plugin returned, as the core reports it: a code the ABI defines
+// stays; any other value (a plugin returning 42 or -1) becomes INTERNAL.
+bp_status_t PluginStatus(bp_status_t rc);
+// The message this thread's last error holds if it was set after `serial`
+// (g_last_error_serial read just before the plugin was called), else "": a
+// plugin that failed without a message never inherits an earlier, unrelated
+// error's text. Messages are capped at BP_KERNEL_ERROR_MAX_MESSAGE bytes by
+// SetLastError(code, const char*), the entry point plugins reach.
+std::string PluginMessageSince(uint64_t serial);
+// The Status of plugin function `what` (e.g. "copy from host to device
+// testdev:0") that returned `rc`: "<what> failed with <STATUS>: <message>", or, when the
+// plugin left none, "<what> failed with <STATUS> (the plugin gave no message)".
+Status PluginFailure(const std::string& what, bp_status_t rc, uint64_t serial);
 
 // Counts this thread's SetLastError calls: a caller that remembers the value
 // can tell whether the last error was set after that point (kernel_error.h).

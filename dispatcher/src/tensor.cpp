@@ -259,14 +259,19 @@ Status EmptyTensorLike(bp_context_t* ctx, DeviceState* dev, const Geometry& like
 #endif
 }
 
+bool CheckLiveTensor(const bp_tensor_t* t, const char* fn) {
+  if (t->magic == kTensorMagic) return true;
+  // Released already: its header was marked dead (debug builds keep it in a
+  // quarantine; release builds hand it back to the allocator's header cache,
+  // whose link overwrites the mark). Ignored, not freed a second time.
+  std::string msg = std::string(fn) + ": tensor " + std::to_string(reinterpret_cast<uintptr_t>(t)) +
+                    " was already freed (double release or use after release); the call is ignored";
+  std::fprintf(stderr, "backplane: %s\n", msg.c_str());
+  SetLastError(Status(BP_STATUS_INVALID_ARGUMENT, std::move(msg)));
+  return false;
+}
+
 void TensorRelease(bp_tensor_t* t) {
-#ifndef NDEBUG
-  if (t->magic != kTensorMagic) {
-    std::fprintf(stderr, "backplane: bp_tensor_release on a tensor that was already freed "
-                         "(double release or use after free) at %p\n", static_cast<void*>(t));
-    std::abort();
-  }
-#endif
 #ifdef NDEBUG
   // The sole holder (count 1) needs no atomic read-modify-write: no one else
   // can add a reference. Debug builds decrement always, to catch double releases.
@@ -282,6 +287,7 @@ void TensorRelease(bp_tensor_t* t) {
   }
 #endif
   if (prev != 1) return;
+  t->magic = kTensorDead;  // a second release sees this (CheckLiveTensor)
   bp_context_t* ctx = t->storage->ctx;
   if (t->embedded) {
     // The header's memory goes with its storage's; nothing may touch t (or
@@ -299,8 +305,7 @@ void TensorRelease(bp_tensor_t* t) {
   ctx->live_tensors.fetch_sub(1, std::memory_order_relaxed);
 #ifndef NDEBUG
   // Debug builds keep recently freed headers (poisoned) in a quarantine so a
-  // second release is caught with a message instead of corrupting memory.
-  t->magic = kTensorDead;
+  // second release is caught with a message even after many allocations.
   t->storage = nullptr;
   static std::mutex quarantine_mu;
   static bp_tensor_t* quarantine[4096] = {};
@@ -416,18 +421,12 @@ BP_API int32_t bp_tensor_is_contiguous(const bp_tensor_t* tensor) {
 }
 
 BP_API void bp_tensor_retain(bp_tensor_t* tensor) {
-  if (tensor == nullptr) return;
-#ifndef NDEBUG
-  if (tensor->magic != kTensorMagic) {
-    std::fprintf(stderr, "backplane: bp_tensor_retain on a freed tensor %p\n", static_cast<void*>(tensor));
-    std::abort();
-  }
-#endif
+  if (tensor == nullptr || !CheckLiveTensor(tensor, "bp_tensor_retain")) return;
   TensorRetain(tensor);
 }
 
 BP_API void bp_tensor_release(bp_tensor_t* tensor) {
-  if (tensor == nullptr) return;
+  if (tensor == nullptr || !CheckLiveTensor(tensor, "bp_tensor_release")) return;
   ReadSection rs;
   TensorRelease(tensor);
 }

@@ -76,5 +76,9 @@ Status EmptyTensorLike(bp_context_t* ctx, DeviceState* dev, const Geometry& like
 // A new tensor header over `storage` (takes a storage reference).
 bp_tensor_t* WrapStorage(bp_context_t* ctx, Storage* storage, const Geometry& geo);
 void TensorRelease(bp_tensor_t* t);
+// True for a live tensor header; for one already released (its magic marked
+// dead), reports "<fn>: tensor ... was already freed" on stderr and as this
+// thread's last error (INVALID_ARGUMENT) and returns false.
+bool CheckLiveTensor(const bp_tensor_t* t, const char* fn);
 inline void TensorRetain(bp_tensor_t* t) { t->refs.fetch_add(1, std::memory_order_relaxed); }
 }  // namespace bp::core

@@ -117,8 +117,15 @@ typedef struct bp_kernel_call_t {
   void* error_state;
 } bp_kernel_call_t;
 
-/* Longest message, in bytes, bp_kernel_call_t.fail keeps (ABI 1.2). */
+/* Longest message, in bytes, the host keeps from a plugin: through
+ * bp_kernel_call_t.fail (ABI 1.2) and, since 1.2, through
+ * bp_host_api_t.set_error too; longer messages are truncated, and only that
+ * many bytes of them are read. */
 #define BP_KERNEL_ERROR_MAX_MESSAGE 4096
+
+/* Most devices one backend may report (bp_backend_t.device_count), since ABI
+ * 1.2; each device costs the host a caching allocator and a default stream. */
+#define BP_MAX_DEVICES 1024
 
 /* A kernel. Returns BP_STATUS_OK, or an error code after attaching a message
  * naming the operator: with call->fail (ABI >= 1.2; bp_kit_fail() picks it) or
@@ -173,8 +180,12 @@ typedef struct bp_host_api_t {
 
   /* Records a message for the calling thread's last error and returns `code`,
    * so a plugin can write `return host->set_error(BP_STATUS_INVALID_ARGUMENT, "...")`.
-   * `message` is copied; it should name the operator, the argument, what was
-   * expected and what came. */
+   * `message` is copied (at most BP_KERNEL_ERROR_MAX_MESSAGE bytes; NULL for
+   * none); it should name the operator, the argument, what was expected and
+   * what came. A `code` that is not a bp_status_t value is recorded and
+   * returned as BP_STATUS_INTERNAL. A plugin function that fails without
+   * setting a message gets a generic one naming the backend and the call,
+   * never an earlier error's text. */
   bp_status_t (*set_error)(bp_status_t code, const char* message);
 
   /* Sends a message to the context's log callback (stderr by default). */
@@ -196,7 +207,12 @@ typedef struct bp_host_api_t {
   /* Defines a new operator from a schema string in the plugin's namespace
    * ("myvendor::fused_gelu(Tensor self) -> Tensor") with its CPU kernel (used
    * on the CPU and by the CPU fallback) and its meta function. Errors:
-   * INVALID_ARGUMENT (bad schema, with the column), ALREADY_EXISTS. The
+   * INVALID_ARGUMENT (bad schema, with the column; a schema with no
+   * namespace or in "aten::"; an alias annotation on a return that matches
+   * no argument; a mutable (!) annotation on anything but a Tensor),
+   * UNIMPLEMENTED (a mutable alias, i.e. an in-place or out= operator such as
+   * "ns::op_(Tensor(a!) self) -> Tensor(a!)": custom operators are
+   * functional, they return fresh tensors), ALREADY_EXISTS. The
    * operator lives until the plugin is unloaded. */
   bp_status_t (*define_op)(bp_registrar_t* registrar, const char* schema,
                            bp_kernel_fn cpu_kernel, void* cpu_kernel_data,
@@ -239,7 +255,10 @@ typedef struct bp_backend_t {
    * the plugin; lives until shutdown. */
   const char* no_device_reason;
 
-  /* Number of devices; 0 is valid (the plugin stays loaded). Required. */
+  /* Number of devices; 0 is valid (the plugin stays loaded). At most
+   * BP_MAX_DEVICES: a larger count (or a negative one) makes the load fail
+   * with INVALID_ARGUMENT before the host allocates anything per device; a
+   * failing device_count loads the backend with no device. Required. */
   bp_status_t (*device_count)(void* backend_data, int32_t* out_count);
   /* Fills properties of device `device` (struct_size preset). Required. */
   bp_status_t (*device_properties)(void* backend_data, int32_t device,

@@ -104,21 +104,34 @@ BP_API bp_status_t bp_context_set_strict_fallback(bp_context_t* context, int32_t
 
 /* Loads the plugin at `path` (dlopen with RTLD_LOCAL), negotiates the ABI
  * version, runs its init and registers its kernels. `out_plugin` may be NULL.
- * Errors: NOT_FOUND (no such file), INVALID_ARGUMENT (not a shared library,
- * or no bp_plugin_entry symbol), INCOMPATIBLE_VERSION (other ABI major),
- * ALREADY_EXISTS (a backend of the same name is loaded), or the status its
- * init returned. Costs: one dlopen plus registration (target <= 5 ms). */
+ * `path` is resolved first (realpath: relative to the current directory, every
+ * symbolic link followed) and dlopen gets that absolute path, so the library
+ * path is never searched. A file or directory writable by everyone is refused
+ * unless the environment has BACKPLANE_ALLOW_INSECURE_PLUGINS=1 (development
+ * only; read with secure_getenv). Transactional: on any error none of the
+ * plugin's kernels, operators or devices remain. Loading a plugin runs its
+ * code in this process: docs/security.md.
+ * Errors: NOT_FOUND (no such file), INVALID_ARGUMENT (not a regular file, a
+ * symbolic link loop, not a shared library, no bp_plugin_entry symbol, bad
+ * backend table, more than BP_MAX_DEVICES devices), PERMISSION_DENIED
+ * (world-writable), INCOMPATIBLE_VERSION (other ABI major), ALREADY_EXISTS
+ * (a backend of the same name is loaded), OUT_OF_MEMORY, or the status its
+ * init returned (with its message, or a generic one naming the plugin).
+ * Costs: one dlopen plus registration (target <= 5 ms). */
 BP_API bp_status_t bp_plugin_load(bp_context_t* context, const char* path,
                                   bp_plugin_t** out_plugin);
 
 /* Loads plugins by discovery, in this order, skipping a backend name already
  * loaded: (1) BACKPLANE_PLUGINS, a ':'-separated list of plugin files;
  * (2) BACKPLANE_PLUGIN_PATH, a ':'-separated list of directories searched
- * for lib*backplane_*.so / *.so plugins; (3) the install directory
+ * for files named lib*.so; (3) the install directory
  * <libdir>/backplane/plugins, and the build tree's plugin directory when run
- * from it. Environment variables are read with secure_getenv (ignored in
- * setuid programs). A file that fails to load is reported through the log
- * callback and skipped. `out_loaded` (may be NULL) receives how many loaded. */
+ * from it. Entries of (1) and (2) that are not absolute paths (".",
+ * "plugins") are ignored with a warning. Environment variables are read with
+ * secure_getenv (ignored in setuid programs). Every file passes the checks of
+ * bp_plugin_load (resolved path, not world-writable). A file that fails to
+ * load is reported through the log callback and skipped. `out_loaded` (may
+ * be NULL) receives how many loaded. */
 BP_API bp_status_t bp_plugin_discover(bp_context_t* context, int32_t* out_loaded);
 
 /* Unloads a plugin: removes its registrations and its backend; tensors still
@@ -200,7 +213,16 @@ BP_API bp_status_t bp_tensor_to_device(const bp_tensor_t* tensor, bp_device_t de
 /* Wraps a DLPack tensor zero-copy. On success the tensor owns `managed` and
  * calls its deleter exactly once, when the last reference is released; on
  * error ownership stays with the caller. The DLPack device must belong to a
- * loaded backend. Errors: INVALID_ARGUMENT (NULL, lanes != 1, bad ndim). */
+ * loaded backend. Checked: dtype (lanes 1, a supported type), ndim in
+ * [0, BP_MAX_NDIM], shape not NULL when ndim > 0, no negative size, the
+ * element count and byte size fit int64, data not NULL unless there are no
+ * elements, byte_offset a multiple of the item size, device_id 0 for kDLCPU.
+ * Not checkable (DLPack carries no buffer size): that data + byte_offset and
+ * the strides stay inside the producer's buffer; that is the producer's
+ * promise. Errors: INVALID_ARGUMENT (NULL, lanes, dtype, ndim, a negative
+ * size, NULL data, byte_offset, kDLCPU device_id != 0), OUT_OF_RANGE (element
+ * count or byte size overflows int64), NOT_FOUND (no loaded backend has the
+ * DLPack device type, or no such device index). */
 BP_API bp_status_t bp_tensor_from_dlpack(bp_context_t* context, DLManagedTensor* managed,
                                          bp_tensor_t** out_tensor);
 /* Exports zero-copy. The returned DLManagedTensor holds a reference on the

@@ -1,0 +1,198 @@
+// "fault": one misbehaving plugin for the fault suite (fault_plugin_test.cpp,
+// conformance_load_isolation_test.cpp). The environment variable BP_FAULT,
+// read at each step, picks the one fault it commits; unset, it is a small,
+// correct backend (host memory behind opaque-looking pointers, one kernel:
+// add.Tensor for float32).
+//
+//   entry_null            bp_plugin_entry() returns NULL
+//   negotiate_fail        negotiate returns UNAVAILABLE
+//   negotiate_newer       negotiate answers a newer minor than offered
+//   init_fail             init fails with a message
+//   init_fail_silent      init fails with no message
+//   init_fail_unknown     init returns 1234 (not a bp_status_t)
+//   init_huge_message     init fails with a 64 MiB message
+//   init_crash            init dereferences NULL
+//   init_exit             init calls _exit(3)
+//   init_hang             init sleeps forever
+//   bad_name              backend name "Fault!"
+//   devices_huge          device_count reports 5,000,000
+//   devices_negative      device_count reports -1
+//   device_count_fail     device_count fails
+//   properties_fail       device_properties fails with no message
+//   alloc_fail            allocate fails (OUT_OF_MEMORY) with a message
+//   alloc_fail_silent     allocate fails (INTERNAL) with no message
+//   h2d_fail              copy_host_to_device fails with a message
+//   d2h_fail_silent       copy_device_to_host fails with no message
+//   kernel_fail           the kernel fails with a message
+//   kernel_fail_silent    the kernel fails with no message
+//   kernel_fail_unknown   the kernel returns -7 (not a bp_status_t)
+//   kernel_huge_message   the kernel fails with a 64 MiB message
+//   kernel_write_then_fail  the kernel writes its output, then fails
+//   kernel_crash          the kernel dereferences NULL
+//   kernel_hang           the kernel sleeps forever
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdlib>
+#include <cstring>
+#include <new>
+#include <string>
+#include <thread>
+
+#include "backplane/backend.h"
+#include "backplane/op_args.h"
+#include "backplane/plugin_kit.h"
+
+namespace {
+
+const bp_host_api_t* g_host = nullptr;
+
+bool Fault(const char* name) {
+  const char* f = std::getenv("BP_FAULT");
+  return f != nullptr && std::strcmp(f, name) == 0;
+}
+
+[[noreturn]] void Hang() {
+  for (;;) std::this_thread::sleep_for(std::chrono::seconds(1));
+}
+
+void Crash() {
+  volatile int* p = nullptr;
+  *p = 1;  // SIGSEGV on purpose
+}
+
+const std::string& Huge() {
+  static const std::string* huge = new std::string(std::string("fault: ") + std::string(64u << 20, 'x'));
+  return *huge;
+}
+
+bp_status_t DeviceCount(void*, int32_t* out) {
+  if (Fault("device_count_fail")) return g_host->set_error(BP_STATUS_UNAVAILABLE, "fault: driver went away");
+  *out = Fault("devices_huge") ? 5000000 : Fault("devices_negative") ? -1 : 1;
+  return BP_STATUS_OK;
+}
+
+bp_status_t Properties(void*, int32_t, bp_device_properties_t* p) {
+  if (Fault("properties_fail")) return BP_STATUS_INTERNAL;
+  std::strcpy(p->name, "fault device");
+  std::strcpy(p->vendor, "backplane tests");
+  std::strcpy(p->driver_version, "1");
+  p->total_memory_bytes = 1u << 30;
+  p->capabilities = BP_DEVICE_CAP_FP64;
+  p->alignment_bytes = 64;
+  p->compute_units = 1;
+  p->extensions[0] = '\0';
+  return BP_STATUS_OK;
+}
+
+bp_status_t Allocate(void*, int32_t, size_t n, void** out) {
+  if (Fault("alloc_fail")) return g_host->set_error(BP_STATUS_OUT_OF_MEMORY, "fault: device memory exhausted");
+  if (Fault("alloc_fail_silent")) return BP_STATUS_INTERNAL;
+  *out = n == 0 ? nullptr : std::malloc(n);
+  return n != 0 && *out == nullptr ? BP_STATUS_OUT_OF_MEMORY : BP_STATUS_OK;
+}
+
+bp_status_t Deallocate(void*, int32_t, void* ptr) {
+  std::free(ptr);
+  return BP_STATUS_OK;
+}
+
+bp_status_t H2D(void*, int32_t, const void* src, void* dst, size_t off, size_t n, bp_stream_t) {
+  if (Fault("h2d_fail")) return g_host->set_error(BP_STATUS_DATA_LOSS, "fault: DMA engine error");
+  std::memcpy(static_cast<char*>(dst) + off, src, n);
+  return BP_STATUS_OK;
+}
+
+bp_status_t D2H(void*, int32_t, const void* src, size_t off, void* dst, size_t n, bp_stream_t) {
+  if (Fault("d2h_fail_silent")) return BP_STATUS_DATA_LOSS;
+  std::memcpy(dst, static_cast<const char*>(src) + off, n);
+  return BP_STATUS_OK;
+}
+
+bp_status_t D2D(void*, int32_t, const void* src, size_t soff, void* dst, size_t doff, size_t n, bp_stream_t) {
+  std::memmove(static_cast<char*>(dst) + doff, static_cast<const char*>(src) + soff, n);
+  return BP_STATUS_OK;
+}
+
+float* Elem(const DLTensor* t, int64_t index) {
+  int64_t off = 0;
+  for (int32_t d = t->ndim - 1; d >= 0; --d) {
+    off += (index % t->shape[d]) * t->strides[d];
+    index /= t->shape[d];
+  }
+  return reinterpret_cast<float*>(static_cast<char*>(t->data) + t->byte_offset) + off;
+}
+
+// add.Tensor for float32, or the fault BP_FAULT names.
+bp_status_t AddKernel(const bp_kernel_call_t* call) {
+  if (Fault("kernel_fail")) {
+    return bp_kit_fail(call, g_host, BP_STATUS_INVALID_ARGUMENT, "fault: add.Tensor: argument 'other': rejected");
+  }
+  if (Fault("kernel_fail_silent")) return BP_STATUS_ABORTED;
+  if (Fault("kernel_fail_unknown")) return static_cast<bp_status_t>(-7);
+  if (Fault("kernel_huge_message")) return bp_kit_fail(call, g_host, BP_STATUS_INTERNAL, Huge().c_str());
+  if (Fault("kernel_crash")) Crash();
+  if (Fault("kernel_hang")) Hang();
+  const DLTensor* x = call->args[BP_ARG_ADD_TENSOR_SELF].u.tensor;
+  const DLTensor* y = call->args[BP_ARG_ADD_TENSOR_OTHER].u.tensor;
+  const DLTensor* out = call->outputs[0];
+  if (out->dtype.code != kDLFloat || out->dtype.bits != 32) return BP_STATUS_UNIMPLEMENTED;
+  const bp_kernel_arg_t& a = call->args[BP_ARG_ADD_TENSOR_ALPHA];
+  const double alpha = a.kind == BP_VALUE_DOUBLE ? a.u.d : static_cast<double>(a.u.i);
+  int64_t n = 1;
+  for (int32_t d = 0; d < out->ndim; ++d) n *= out->shape[d];
+  for (int64_t i = 0; i < n; ++i) *Elem(out, i) = static_cast<float>(*Elem(x, i) + alpha * *Elem(y, i));
+  if (Fault("kernel_write_then_fail")) {
+    return bp_kit_fail(call, g_host, BP_STATUS_DATA_LOSS, "fault: add.Tensor: wrote the output, then failed");
+  }
+  return BP_STATUS_OK;
+}
+
+bp_status_t StreamDefault(void*, int32_t, bp_stream_t* out) {
+  *out = nullptr;
+  return BP_STATUS_OK;
+}
+bp_status_t StreamSync(void*, int32_t, bp_stream_t) { return BP_STATUS_OK; }
+
+bp_status_t Negotiate(uint32_t* v) {
+  if (Fault("negotiate_fail")) return BP_STATUS_UNAVAILABLE;
+  if (Fault("negotiate_newer")) {
+    *v = BP_MAKE_ABI_VERSION(BP_ABI_VERSION_MAJOR, BP_ABI_VERSION_MINOR + 1);
+    return BP_STATUS_OK;
+  }
+  return bp_kit_negotiate(v, BP_ABI_VERSION);
+}
+
+bp_status_t Init(const bp_plugin_init_args_t* args) {
+  g_host = args->host;
+  if (Fault("init_fail")) return g_host->set_error(BP_STATUS_UNAVAILABLE, "fault: no driver");
+  if (Fault("init_fail_silent")) return BP_STATUS_UNAVAILABLE;
+  if (Fault("init_fail_unknown")) return static_cast<bp_status_t>(1234);
+  if (Fault("init_huge_message")) return g_host->set_error(BP_STATUS_UNAVAILABLE, Huge().c_str());
+  if (Fault("init_crash")) Crash();
+  if (Fault("init_exit")) _exit(3);
+  if (Fault("init_hang")) Hang();
+  bp_backend_t* b = args->backend;
+  b->name = Fault("bad_name") ? "Fault!" : "fault";
+  b->version = "0.1.0";
+  b->device_type = kDLExtDev;
+  b->backend_data = nullptr;
+  b->device_count = DeviceCount;
+  b->device_properties = Properties;
+  b->allocate = Allocate;
+  b->deallocate = Deallocate;
+  b->copy_host_to_device = H2D;
+  b->copy_device_to_host = D2H;
+  b->copy_device_to_device = D2D;
+  b->stream_get_default = StreamDefault;
+  b->stream_synchronize = StreamSync;
+  return args->host->register_kernel(args->registrar, BP_OP_ADD_TENSOR, AddKernel, nullptr, 0);
+}
+
+const bp_plugin_entry_t kEntry = {sizeof(bp_plugin_entry_t), BP_ABI_VERSION, 0, Negotiate, Init};
+
+}  // namespace
+
+extern "C" BP_PLUGIN_EXPORT const bp_plugin_entry_t* bp_plugin_entry(void) {
+  return Fault("entry_null") ? nullptr : &kEntry;
+}
