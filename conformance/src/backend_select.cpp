@@ -44,7 +44,8 @@ bool survives_load(const std::string& path, double timeout_s, int* load_failures
 }  // namespace
 
 bool select_backends(bp_context_t* ctx, const std::vector<std::string>& args,
-                     std::vector<std::pair<int32_t, std::string>>* out, double load_timeout_s, int* load_failures) {
+                     std::vector<std::pair<int32_t, std::string>>* out, double load_timeout_s, int* load_failures,
+                     std::vector<std::string>* skipped_paths) {
   bool discovered = false;
   auto discover = [&] {
     if (!discovered) {
@@ -64,7 +65,10 @@ bool select_backends(bp_context_t* ctx, const std::vector<std::string>& args,
   }
   for (const std::string& a : args) {
     if (looks_like_path(a)) {
-      if (!survives_load(a, load_timeout_s, load_failures)) continue;
+      if (!survives_load(a, load_timeout_s, load_failures)) {
+        if (skipped_paths != nullptr) skipped_paths->push_back(a);
+        continue;
+      }
       const bp_status_t st = bp_plugin_load(ctx, a.c_str(), nullptr);
       if (st != BP_STATUS_OK) {
         std::cerr << "bp-conformance: cannot load plugin " << a << ": " << bp_status_name(st) << ": "

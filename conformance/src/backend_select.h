@@ -20,9 +20,11 @@ namespace bpc {
 // first in a child (load_probe.h): a plugin that crashes, exits or hangs
 // there gets a "LOAD CRASHED" / "LOAD EXITED" / "LOAD TIMEOUT" line on
 // stdout, is skipped (for discovery: no discovery), and counts in
-// *load_failures (may be NULL); the run goes on with the others.
+// *load_failures (may be NULL); the run goes on with the others. Each path
+// skipped that way is appended to *skipped_paths (may be NULL), so that the
+// workers, which load the same plugins again, are not given it.
 bool select_backends(bp_context_t* ctx, const std::vector<std::string>& args,
                      std::vector<std::pair<int32_t, std::string>>* out, double load_timeout_s = 0,
-                     int* load_failures = nullptr);
+                     int* load_failures = nullptr, std::vector<std::string>* skipped_paths = nullptr);
 
 }  // namespace bpc

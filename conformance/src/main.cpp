@@ -6,6 +6,7 @@
 //   bp-conformance --backend cpu --op 'add*' --dtype float32 --json out.json
 //   bp-conformance --backend cpu --op add.Tensor --dtype float32 --sample 3 --seed 1
 //   bp-conformance --list-tests          the GoogleTest IDs of the run
+#include <algorithm>
 #include <cstdio>
 #include <iostream>
 #include <set>
@@ -281,7 +282,12 @@ int main(int argc, char** argv) {
   // except in workers: their parent already tried the same loads.
   int load_failures = 0;
   const double load_timeout = cli.worker || onnx_cli.worker || cli.no_isolate ? 0.0 : cli.timeout;
-  if (!select_backends(ctx, cli.backends, &backends, load_timeout, &load_failures)) return 2;
+  std::vector<std::string> skipped_paths;
+  if (!select_backends(ctx, cli.backends, &backends, load_timeout, &load_failures, &skipped_paths)) return 2;
+  // Workers load the --backend plugins again: never the ones whose load failed here.
+  for (const std::string& path : skipped_paths) {
+    cli.backends.erase(std::remove(cli.backends.begin(), cli.backends.end(), path), cli.backends.end());
+  }
   if (onnx_cli.worker) return run_onnx_worker(ctx, cli.worker_backend, cli.worker_device, onnx_opt, onnx_cli.worker_start);
   Runner runner(ctx);
   if (cli.list) {
