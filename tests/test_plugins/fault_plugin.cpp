@@ -33,6 +33,7 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <cstdint>
 #include <cstdlib>
 #include <cstring>
 #include <new>
@@ -57,13 +58,16 @@ bool Fault(const char* name) {
 }
 
 void Crash() {
-  volatile int* p = nullptr;
-  *p = 1;  // SIGSEGV on purpose
+  // SIGSEGV on purpose. Not NULL: UBSan's null check would turn it into a
+  // report and exit status 1 in the sanitizer builds.
+  volatile int* volatile p = reinterpret_cast<volatile int*>(uintptr_t{8});
+  *p = 1;
 }
 
 const std::string& Huge() {
-  static const std::string* huge = new std::string(std::string("fault: ") + std::string(64u << 20, 'x'));
-  return *huge;
+  // Destroyed when the plugin is unloaded (LeakSanitizer reports a leaked one).
+  static const std::string huge = std::string("fault: ") + std::string(64u << 20, 'x');
+  return huge;
 }
 
 bp_status_t DeviceCount(void*, int32_t* out) {
