@@ -13,6 +13,7 @@ packages=(
   libxml2-dev libxml2-utils
   abigail-tools
   dpkg-dev file
+  clang-14
 )
 missing=()
 for p in "${packages[@]}"; do

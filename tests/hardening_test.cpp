@@ -9,6 +9,7 @@
 #include <chrono>
 #include <climits>
 #include <cstdlib>
+#include <cstring>
 #include <fstream>
 #include <string>
 #include <thread>
@@ -261,6 +262,33 @@ TEST_F(HardeningTest, DlpackCpuDeviceIdMustBeZero) {
   bp_tensor_t* out = nullptr;
   EXPECT_EQ(bp_tensor_from_dlpack(ctx_, &t.m, &out), BP_STATUS_INVALID_ARGUMENT);
   EXPECT_THAT(LastError(), HasSubstr("device_id 0, got 7"));
+}
+
+// Found by fuzz/dlpack_fuzz.cpp: a device type this dlpack.h does not list (a
+// producer built against a newer DLPack) was loaded as the enum (undefined
+// behaviour, reported by UBSan); it is read as an integer and reported.
+TEST_F(HardeningTest, DlpackUnknownDeviceTypeIsNotFound) {
+  Managed t;
+  const int32_t unknown = 117;
+  std::memcpy(&t.m.dl_tensor.device.device_type, &unknown, sizeof(unknown));
+  bp_tensor_t* out = nullptr;
+  EXPECT_EQ(bp_tensor_from_dlpack(ctx_, &t.m, &out), BP_STATUS_NOT_FOUND);
+  EXPECT_THAT(LastError(), HasSubstr("no loaded backend has DLPack device type 117"));
+  EXPECT_EQ(out, nullptr);
+}
+
+// Found by fuzz/dlpack_fuzz.cpp: no elements (a zero dimension), but the other
+// dimensions' product overflows int64 when the contiguous strides are computed.
+TEST_F(HardeningTest, DlpackStrideOverflowWithAZeroDimensionIsRejected) {
+  Managed t;
+  t.m.dl_tensor.ndim = 3;
+  t.shape[0] = int64_t(1) << 40;
+  t.shape[1] = 0;
+  t.shape[2] = int64_t(1) << 40;
+  bp_tensor_t* out = nullptr;
+  EXPECT_EQ(bp_tensor_from_dlpack(ctx_, &t.m, &out), BP_STATUS_OUT_OF_RANGE);
+  EXPECT_THAT(LastError(), HasSubstr("contiguous strides"));
+  EXPECT_EQ(out, nullptr);
 }
 
 // ---- item 6: custom operator schemas --------------------------------------------

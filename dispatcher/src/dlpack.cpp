@@ -1,4 +1,5 @@
 // Zero-copy DLPack import and export.
+#include <cstring>
 #include <string>
 
 #include "api.h"
@@ -39,6 +40,12 @@ BP_API bp_status_t bp_tensor_from_dlpack(bp_context_t* context, DLManagedTensor*
                  "context, managed and out_tensor must not be NULL");
     ReadSection rs;
     const DLTensor& dl = managed->dl_tensor;
+    // Read as an integer: a producer built against a newer dlpack.h may pass a
+    // device type this build's enum does not list (loading it as the enum is
+    // undefined behaviour; found by fuzz/dlpack_fuzz.cpp).
+    int32_t device_type = 0;
+    static_assert(sizeof(dl.device.device_type) == sizeof(device_type), "DLDeviceType is 32 bits");
+    std::memcpy(&device_type, &dl.device.device_type, sizeof(device_type));
     if (dl.dtype.lanes != 1) {
       return Error(BP_STATUS_INVALID_ARGUMENT, std::string(fn) + ": dtype lanes must be 1, got " +
                                                    std::to_string(dl.dtype.lanes));
@@ -77,7 +84,7 @@ BP_API bp_status_t bp_tensor_from_dlpack(bp_context_t* context, DLManagedTensor*
       return Error(BP_STATUS_INVALID_ARGUMENT, std::string(fn) + ": data is NULL for a tensor of " +
                                                    std::to_string(numel) + " element(s)");
     }
-    if (dl.device.device_type == kDLCPU && dl.device.device_id != 0) {
+    if (device_type == kDLCPU && dl.device.device_id != 0) {
       return Error(BP_STATUS_INVALID_ARGUMENT, std::string(fn) + ": a kDLCPU tensor must have device_id 0, got " +
                                                    std::to_string(dl.device.device_id));
     }
@@ -85,20 +92,20 @@ BP_API bp_status_t bp_tensor_from_dlpack(bp_context_t* context, DLManagedTensor*
     // inside the producer's buffer (DLPack carries no buffer size).
     // Find the backend of the DLPack device.
     bp_device_t device{-1, dl.device.device_id};
-    if (dl.device.device_type == kDLCPU || dl.device.device_type == kDLCUDAHost) {
+    if (device_type == kDLCPU || device_type == kDLCUDAHost) {
       device = {context->host_backend, 0};
     } else {
       int32_t n = context->num_backends.load(std::memory_order_acquire);
       for (int32_t b = 0; b < n; ++b) {
         if (b != context->host_backend && context->slots[b].loaded.load(std::memory_order_acquire) &&
-            context->slots[b].device_type == static_cast<int32_t>(dl.device.device_type)) {
+            context->slots[b].device_type == device_type) {
           device.backend = b;
           break;
         }
       }
       if (device.backend < 0) {
         return Error(BP_STATUS_NOT_FOUND, std::string(fn) + ": no loaded backend has DLPack device type " +
-                                              std::to_string(dl.device.device_type));
+                                              std::to_string(device_type));
       }
     }
     DeviceState* dev = nullptr;
@@ -112,7 +119,12 @@ BP_API bp_status_t bp_tensor_from_dlpack(bp_context_t* context, DLManagedTensor*
     for (int32_t i = dl.ndim - 1; i >= 0; --i) {
       g.sizes[i] = dl.shape[i];
       g.strides[i] = dl.strides != nullptr ? dl.strides[i] : stride;
-      stride *= dl.shape[i] > 0 ? dl.shape[i] : 1;
+      // With a zero-size dimension the element count fits while the other
+      // dimensions' product may not (found by fuzz/dlpack_fuzz.cpp).
+      if (__builtin_mul_overflow(stride, dl.shape[i] > 0 ? dl.shape[i] : 1, &stride)) {
+        return Error(BP_STATUS_OUT_OF_RANGE, std::string(fn) + ": the contiguous strides of a tensor of " +
+                                                 std::to_string(dl.ndim) + " dimensions overflow int64");
+      }
     }
     auto* s = new Storage();
     context->live_storages.fetch_add(1, std::memory_order_relaxed);
