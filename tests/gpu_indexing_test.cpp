@@ -223,30 +223,30 @@ TEST(GpuNumeric, BFloat16RoundsToNearestEvenAndKeepsNan) {
 }
 
 TEST(GpuNumeric, FillPatternsMatchTheDtype) {
-  EXPECT_EQ(FillPattern(ScalarType::kBool, true, 0.5, 0), 1u);
-  EXPECT_EQ(FillPattern(ScalarType::kBool, false, 0.0, 0), 0u);
-  EXPECT_EQ(FillPattern(ScalarType::kInt8, false, 0.0, -1), 0xffu);
-  EXPECT_EQ(FillPattern(ScalarType::kInt32, true, -2.7, 0), 0xfffffffeu);  // truncation
-  EXPECT_EQ(FillPattern(ScalarType::kInt64, false, 0.0, -3), static_cast<uint64_t>(-3));
-  EXPECT_EQ(FillPattern(ScalarType::kFloat16, true, 1.0, 0), 0x3c00u);
-  EXPECT_EQ(FillPattern(ScalarType::kBFloat16, true, -2.0, 0), 0xc000u);
-  EXPECT_EQ(FillPattern(ScalarType::kFloat32, false, 0.0, 1), 0x3f800000u);
+  EXPECT_EQ(FillPattern(DType::kBool, true, 0.5, 0), 1u);
+  EXPECT_EQ(FillPattern(DType::kBool, false, 0.0, 0), 0u);
+  EXPECT_EQ(FillPattern(DType::kInt8, false, 0.0, -1), 0xffu);
+  EXPECT_EQ(FillPattern(DType::kInt32, true, -2.7, 0), 0xfffffffeu);  // truncation
+  EXPECT_EQ(FillPattern(DType::kInt64, false, 0.0, -3), static_cast<uint64_t>(-3));
+  EXPECT_EQ(FillPattern(DType::kFloat16, true, 1.0, 0), 0x3c00u);
+  EXPECT_EQ(FillPattern(DType::kBFloat16, true, -2.0, 0), 0xc000u);
+  EXPECT_EQ(FillPattern(DType::kFloat32, false, 0.0, 1), 0x3f800000u);
   const double d = 0.1;
   uint64_t bits;
   std::memcpy(&bits, &d, sizeof bits);
-  EXPECT_EQ(FillPattern(ScalarType::kFloat64, true, 0.1, 0), bits);
+  EXPECT_EQ(FillPattern(DType::kFloat64, true, 0.1, 0), bits);
 }
 
-TEST(GpuDtype, DLPackCodesMapToScalarTypes) {
-  EXPECT_EQ(FromDL(DLDataType{kDLFloat, 32, 1}), ScalarType::kFloat32);
-  EXPECT_EQ(FromDL(DLDataType{kDLFloat, 16, 1}), ScalarType::kFloat16);
-  EXPECT_EQ(FromDL(DLDataType{kDLBfloat, 16, 1}), ScalarType::kBFloat16);
-  EXPECT_EQ(FromDL(DLDataType{BP_DTYPE_CODE_BOOL, 8, 1}), ScalarType::kBool);
-  EXPECT_EQ(FromDL(DLDataType{kDLUInt, 8, 1}), ScalarType::kUInt8);
-  EXPECT_EQ(FromDL(DLDataType{kDLInt, 16, 1}), ScalarType::kInvalid);
-  EXPECT_EQ(FromDL(DLDataType{kDLFloat, 32, 4}), ScalarType::kInvalid);
-  EXPECT_EQ(ItemSize(ScalarType::kInt64), 8);
-  EXPECT_EQ(ItemSize(ScalarType::kBool), 1);
+TEST(GpuDtype, DLPackCodesMapToDTypes) {
+  EXPECT_EQ(FromDL(DLDataType{kDLFloat, 32, 1}), DType::kFloat32);
+  EXPECT_EQ(FromDL(DLDataType{kDLFloat, 16, 1}), DType::kFloat16);
+  EXPECT_EQ(FromDL(DLDataType{kDLBfloat, 16, 1}), DType::kBFloat16);
+  EXPECT_EQ(FromDL(DLDataType{BP_DTYPE_CODE_BOOL, 8, 1}), DType::kBool);
+  EXPECT_EQ(FromDL(DLDataType{kDLUInt, 8, 1}), DType::kUInt8);
+  EXPECT_EQ(FromDL(DLDataType{kDLInt, 16, 1}), DType::kInvalid);
+  EXPECT_EQ(FromDL(DLDataType{kDLFloat, 32, 4}), DType::kInvalid);
+  EXPECT_EQ(ItemSize(DType::kInt64), 8);
+  EXPECT_EQ(ItemSize(DType::kBool), 1);
 }
 
 }  // namespace

@@ -70,28 +70,28 @@ struct Tensor {
   double GetAt(int64_t off) const {
     const unsigned char* p = storage.data() + off * item();
     switch (bp_gpu::FromDL(dtype)) {
-      case bp_gpu::ScalarType::kFloat32: return Load<float>(p);
-      case bp_gpu::ScalarType::kFloat64: return Load<double>(p);
-      case bp_gpu::ScalarType::kFloat16: return bp_gpu::HalfBitsToFloat(Load<uint16_t>(p));
-      case bp_gpu::ScalarType::kBFloat16: return bp_gpu::BFloat16BitsToFloat(Load<uint16_t>(p));
-      case bp_gpu::ScalarType::kInt32: return Load<int32_t>(p);
-      case bp_gpu::ScalarType::kInt64: return static_cast<double>(Load<int64_t>(p));
-      case bp_gpu::ScalarType::kUInt8: return *p;
-      case bp_gpu::ScalarType::kBool: return *p ? 1.0 : 0.0;
+      case bp_gpu::DType::kFloat32: return Load<float>(p);
+      case bp_gpu::DType::kFloat64: return Load<double>(p);
+      case bp_gpu::DType::kFloat16: return bp_gpu::HalfBitsToFloat(Load<uint16_t>(p));
+      case bp_gpu::DType::kBFloat16: return bp_gpu::BFloat16BitsToFloat(Load<uint16_t>(p));
+      case bp_gpu::DType::kInt32: return Load<int32_t>(p);
+      case bp_gpu::DType::kInt64: return static_cast<double>(Load<int64_t>(p));
+      case bp_gpu::DType::kUInt8: return *p;
+      case bp_gpu::DType::kBool: return *p ? 1.0 : 0.0;
       default: return NAN;
     }
   }
   void SetAt(int64_t off, double v) {
     unsigned char* p = storage.data() + off * item();
     switch (bp_gpu::FromDL(dtype)) {
-      case bp_gpu::ScalarType::kFloat32: return Store(p, static_cast<float>(v));
-      case bp_gpu::ScalarType::kFloat64: return Store(p, v);
-      case bp_gpu::ScalarType::kFloat16: return Store(p, bp_gpu::FloatToHalfBits(static_cast<float>(v)));
-      case bp_gpu::ScalarType::kBFloat16: return Store(p, bp_gpu::FloatToBFloat16Bits(static_cast<float>(v)));
-      case bp_gpu::ScalarType::kInt32: return Store(p, static_cast<int32_t>(v));
-      case bp_gpu::ScalarType::kInt64: return Store(p, static_cast<int64_t>(v));
-      case bp_gpu::ScalarType::kUInt8: *p = static_cast<uint8_t>(v); return;
-      case bp_gpu::ScalarType::kBool: *p = v != 0.0; return;
+      case bp_gpu::DType::kFloat32: return Store(p, static_cast<float>(v));
+      case bp_gpu::DType::kFloat64: return Store(p, v);
+      case bp_gpu::DType::kFloat16: return Store(p, bp_gpu::FloatToHalfBits(static_cast<float>(v)));
+      case bp_gpu::DType::kBFloat16: return Store(p, bp_gpu::FloatToBFloat16Bits(static_cast<float>(v)));
+      case bp_gpu::DType::kInt32: return Store(p, static_cast<int32_t>(v));
+      case bp_gpu::DType::kInt64: return Store(p, static_cast<int64_t>(v));
+      case bp_gpu::DType::kUInt8: *p = static_cast<uint8_t>(v); return;
+      case bp_gpu::DType::kBool: *p = v != 0.0; return;
       default: return;
     }
   }

@@ -11,7 +11,7 @@
 
 namespace bp::core::metatest {
 
-using D = DtypeId;
+using D = DType;
 
 inline Geometry T(std::vector<int64_t> sizes, D dtype = D::kFloat32) {
   Geometry g;

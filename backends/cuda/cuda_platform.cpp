@@ -160,19 +160,19 @@ bp_status_t Gemm(const bp_kernel_call_t* call, PlatformState* state, const GemmP
   cudaDataType_t type;
   cublasComputeType_t compute;
   switch (p.dtype) {
-    case ScalarType::kFloat32:
+    case DType::kFloat32:
       type = CUDA_R_32F;
       compute = CUBLAS_COMPUTE_32F;
       break;
-    case ScalarType::kFloat16:
+    case DType::kFloat16:
       type = CUDA_R_16F;
       compute = CUBLAS_COMPUTE_32F;
       break;
-    case ScalarType::kBFloat16:
+    case DType::kBFloat16:
       type = CUDA_R_16BF;
       compute = CUBLAS_COMPUTE_32F;
       break;
-    case ScalarType::kFloat64:
+    case DType::kFloat64:
       type = CUDA_R_64F;
       compute = CUBLAS_COMPUTE_64F;
       break;

@@ -11,7 +11,7 @@
 
 namespace bp_gpu {
 
-enum class ScalarType : int32_t {
+enum class DType : int32_t {
   kBool,
   kUInt8,
   kInt8,
@@ -24,78 +24,78 @@ enum class ScalarType : int32_t {
   kInvalid,
 };
 
-inline ScalarType FromDL(DLDataType t) {
-  if (t.lanes != 1) return ScalarType::kInvalid;
+inline DType FromDL(DLDataType t) {
+  if (t.lanes != 1) return DType::kInvalid;
   switch (t.code) {
     case kDLFloat:
-      return t.bits == 16   ? ScalarType::kFloat16
-             : t.bits == 32 ? ScalarType::kFloat32
-             : t.bits == 64 ? ScalarType::kFloat64
-                            : ScalarType::kInvalid;
+      return t.bits == 16   ? DType::kFloat16
+             : t.bits == 32 ? DType::kFloat32
+             : t.bits == 64 ? DType::kFloat64
+                            : DType::kInvalid;
     case kDLBfloat:
-      return t.bits == 16 ? ScalarType::kBFloat16 : ScalarType::kInvalid;
+      return t.bits == 16 ? DType::kBFloat16 : DType::kInvalid;
     case kDLInt:
-      return t.bits == 8    ? ScalarType::kInt8
-             : t.bits == 32 ? ScalarType::kInt32
-             : t.bits == 64 ? ScalarType::kInt64
-                            : ScalarType::kInvalid;
+      return t.bits == 8    ? DType::kInt8
+             : t.bits == 32 ? DType::kInt32
+             : t.bits == 64 ? DType::kInt64
+                            : DType::kInvalid;
     case kDLUInt:
-      return t.bits == 8 ? ScalarType::kUInt8 : ScalarType::kInvalid;
+      return t.bits == 8 ? DType::kUInt8 : DType::kInvalid;
     case BP_DTYPE_CODE_BOOL:
-      return t.bits == 8 ? ScalarType::kBool : ScalarType::kInvalid;
+      return t.bits == 8 ? DType::kBool : DType::kInvalid;
     default:
-      return ScalarType::kInvalid;
+      return DType::kInvalid;
   }
 }
 
-inline const char* ScalarTypeName(ScalarType s) {
+inline const char* ScalarTypeName(DType s) {
   switch (s) {
-    case ScalarType::kBool:
+    case DType::kBool:
       return "bool";
-    case ScalarType::kUInt8:
+    case DType::kUInt8:
       return "uint8";
-    case ScalarType::kInt8:
+    case DType::kInt8:
       return "int8";
-    case ScalarType::kInt32:
+    case DType::kInt32:
       return "int32";
-    case ScalarType::kInt64:
+    case DType::kInt64:
       return "int64";
-    case ScalarType::kFloat16:
+    case DType::kFloat16:
       return "float16";
-    case ScalarType::kBFloat16:
+    case DType::kBFloat16:
       return "bfloat16";
-    case ScalarType::kFloat32:
+    case DType::kFloat32:
       return "float32";
-    case ScalarType::kFloat64:
+    case DType::kFloat64:
       return "float64";
     default:
       return "unsupported dtype";
   }
 }
 
-inline int ItemSize(ScalarType s) {
+inline int ItemSize(DType s) {
   switch (s) {
-    case ScalarType::kBool:
-    case ScalarType::kUInt8:
-    case ScalarType::kInt8:
+    case DType::kBool:
+    case DType::kUInt8:
+    case DType::kInt8:
       return 1;
-    case ScalarType::kFloat16:
-    case ScalarType::kBFloat16:
+    case DType::kFloat16:
+    case DType::kBFloat16:
       return 2;
-    case ScalarType::kInt32:
-    case ScalarType::kFloat32:
+    case DType::kInt32:
+    case DType::kFloat32:
       return 4;
-    case ScalarType::kInt64:
-    case ScalarType::kFloat64:
+    case DType::kInt64:
+    case DType::kFloat64:
       return 8;
     default:
       return 0;
   }
 }
 
-inline bool IsFloatingType(ScalarType s) {
-  return s == ScalarType::kFloat16 || s == ScalarType::kBFloat16 || s == ScalarType::kFloat32 ||
-         s == ScalarType::kFloat64;
+inline bool IsFloatingType(DType s) {
+  return s == DType::kFloat16 || s == DType::kBFloat16 || s == DType::kFloat32 ||
+         s == DType::kFloat64;
 }
 
 template <typename T>
@@ -106,25 +106,25 @@ struct Tag {
 // Calls f(Tag<T>{}) for the element type of `s`; BP_STATUS_INTERNAL for a
 // dtype the caller should have rejected already.
 template <typename F>
-bp_status_t DispatchAll(ScalarType s, F&& f) {
+bp_status_t DispatchAll(DType s, F&& f) {
   switch (s) {
-    case ScalarType::kBool:
+    case DType::kBool:
       return f(Tag<bool>{});
-    case ScalarType::kUInt8:
+    case DType::kUInt8:
       return f(Tag<uint8_t>{});
-    case ScalarType::kInt8:
+    case DType::kInt8:
       return f(Tag<int8_t>{});
-    case ScalarType::kInt32:
+    case DType::kInt32:
       return f(Tag<int32_t>{});
-    case ScalarType::kInt64:
+    case DType::kInt64:
       return f(Tag<int64_t>{});
-    case ScalarType::kFloat16:
+    case DType::kFloat16:
       return f(Tag<Half>{});
-    case ScalarType::kBFloat16:
+    case DType::kBFloat16:
       return f(Tag<BFloat16>{});
-    case ScalarType::kFloat32:
+    case DType::kFloat32:
       return f(Tag<float>{});
-    case ScalarType::kFloat64:
+    case DType::kFloat64:
       return f(Tag<double>{});
     default:
       return BP_STATUS_INTERNAL;
@@ -132,8 +132,8 @@ bp_status_t DispatchAll(ScalarType s, F&& f) {
 }
 
 template <typename F>
-bp_status_t DispatchNoBool(ScalarType s, F&& f) {
-  if (s == ScalarType::kBool) return BP_STATUS_INTERNAL;
+bp_status_t DispatchNoBool(DType s, F&& f) {
+  if (s == DType::kBool) return BP_STATUS_INTERNAL;
   return DispatchAll(s, [&](auto tag) -> bp_status_t {
     using T = typename decltype(tag)::type;
     if constexpr (std::is_same<T, bool>::value) {
@@ -145,15 +145,15 @@ bp_status_t DispatchNoBool(ScalarType s, F&& f) {
 }
 
 template <typename F>
-bp_status_t DispatchFloat(ScalarType s, F&& f) {
+bp_status_t DispatchFloat(DType s, F&& f) {
   switch (s) {
-    case ScalarType::kFloat16:
+    case DType::kFloat16:
       return f(Tag<Half>{});
-    case ScalarType::kBFloat16:
+    case DType::kBFloat16:
       return f(Tag<BFloat16>{});
-    case ScalarType::kFloat32:
+    case DType::kFloat32:
       return f(Tag<float>{});
-    case ScalarType::kFloat64:
+    case DType::kFloat64:
       return f(Tag<double>{});
     default:
       return BP_STATUS_INTERNAL;

@@ -146,11 +146,11 @@ inline bool SameDtype(const DLTensor* a, const DLTensor* b) {
 
 // A tensor's dtype, checked against the family's allowed set.
 inline bp_status_t CheckDtype(const bp_kernel_call_t* call, const char* what, const DLTensor* t,
-                              bool allow_bool, bool allow_int, ScalarType* out) {
-  const ScalarType s = FromDL(t->dtype);
-  bool ok = s != ScalarType::kInvalid;
-  if (s == ScalarType::kBool && !allow_bool) ok = false;
-  if (!IsFloatingType(s) && s != ScalarType::kBool && !allow_int) ok = false;
+                              bool allow_bool, bool allow_int, DType* out) {
+  const DType s = FromDL(t->dtype);
+  bool ok = s != DType::kInvalid;
+  if (s == DType::kBool && !allow_bool) ok = false;
+  if (!IsFloatingType(s) && s != DType::kBool && !allow_int) ok = false;
   if (!ok) {
     // UNIMPLEMENTED before writing anything: the dispatcher then runs the
     // CPU fallback for this call (backend.h kernel contract).
@@ -177,7 +177,7 @@ inline bp_status_t RequireSameDtype(const bp_kernel_call_t* call, const DLTensor
 }
 
 inline bp_status_t RequireDtype(const bp_kernel_call_t* call, const DLTensor* t, const char* name,
-                                ScalarType want) {
+                                DType want) {
   if (FromDL(t->dtype) == want) return BP_STATUS_OK;
   return KernelError(call, BP_STATUS_UNIMPLEMENTED, "argument '%s' has dtype %s, expected %s", name,
                      ScalarTypeName(FromDL(t->dtype)), ScalarTypeName(want));

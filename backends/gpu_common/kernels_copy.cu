@@ -37,24 +37,24 @@ __global__ void StridedCopyKernel(int64_t n, OffsetCalculator<2> calc, U* out, c
 }
 
 __device__ inline double LoadAsDouble(const char* p, int32_t st) {
-  switch (static_cast<ScalarType>(st)) {
-    case ScalarType::kBool:
+  switch (static_cast<DType>(st)) {
+    case DType::kBool:
       return *reinterpret_cast<const bool*>(p) ? 1.0 : 0.0;
-    case ScalarType::kUInt8:
+    case DType::kUInt8:
       return *reinterpret_cast<const uint8_t*>(p);
-    case ScalarType::kInt8:
+    case DType::kInt8:
       return *reinterpret_cast<const int8_t*>(p);
-    case ScalarType::kInt32:
+    case DType::kInt32:
       return *reinterpret_cast<const int32_t*>(p);
-    case ScalarType::kInt64:
+    case DType::kInt64:
       return static_cast<double>(*reinterpret_cast<const int64_t*>(p));
-    case ScalarType::kFloat16:
+    case DType::kFloat16:
       return Load(reinterpret_cast<const Half*>(p));
-    case ScalarType::kBFloat16:
+    case DType::kBFloat16:
       return Load(reinterpret_cast<const BFloat16*>(p));
-    case ScalarType::kFloat32:
+    case DType::kFloat32:
       return *reinterpret_cast<const float*>(p);
-    case ScalarType::kFloat64:
+    case DType::kFloat64:
       return *reinterpret_cast<const double*>(p);
     default:
       return 0.0;
@@ -62,16 +62,16 @@ __device__ inline double LoadAsDouble(const char* p, int32_t st) {
 }
 
 __device__ inline int64_t LoadAsInt(const char* p, int32_t st) {
-  switch (static_cast<ScalarType>(st)) {
-    case ScalarType::kBool:
+  switch (static_cast<DType>(st)) {
+    case DType::kBool:
       return *reinterpret_cast<const bool*>(p) ? 1 : 0;
-    case ScalarType::kUInt8:
+    case DType::kUInt8:
       return *reinterpret_cast<const uint8_t*>(p);
-    case ScalarType::kInt8:
+    case DType::kInt8:
       return *reinterpret_cast<const int8_t*>(p);
-    case ScalarType::kInt32:
+    case DType::kInt32:
       return *reinterpret_cast<const int32_t*>(p);
-    case ScalarType::kInt64:
+    case DType::kInt64:
       return *reinterpret_cast<const int64_t*>(p);
     default:
       return 0;
@@ -80,33 +80,33 @@ __device__ inline int64_t LoadAsInt(const char* p, int32_t st) {
 
 template <typename V>
 __device__ inline void StoreAs(char* p, int32_t st, V v) {
-  switch (static_cast<ScalarType>(st)) {
-    case ScalarType::kBool:
+  switch (static_cast<DType>(st)) {
+    case DType::kBool:
       Store(reinterpret_cast<bool*>(p), v);
       break;
     // Floating values reach integers through int64 (C-style truncation).
-    case ScalarType::kUInt8:
+    case DType::kUInt8:
       Store(reinterpret_cast<uint8_t*>(p), static_cast<int64_t>(v));
       break;
-    case ScalarType::kInt8:
+    case DType::kInt8:
       Store(reinterpret_cast<int8_t*>(p), static_cast<int64_t>(v));
       break;
-    case ScalarType::kInt32:
+    case DType::kInt32:
       Store(reinterpret_cast<int32_t*>(p), static_cast<int64_t>(v));
       break;
-    case ScalarType::kInt64:
+    case DType::kInt64:
       Store(reinterpret_cast<int64_t*>(p), static_cast<int64_t>(v));
       break;
-    case ScalarType::kFloat16:
+    case DType::kFloat16:
       Store(reinterpret_cast<Half*>(p), v);
       break;
-    case ScalarType::kBFloat16:
+    case DType::kBFloat16:
       Store(reinterpret_cast<BFloat16*>(p), v);
       break;
-    case ScalarType::kFloat32:
+    case DType::kFloat32:
       Store(reinterpret_cast<float*>(p), v);
       break;
-    case ScalarType::kFloat64:
+    case DType::kFloat64:
       Store(reinterpret_cast<double*>(p), v);
       break;
     default:
@@ -131,11 +131,11 @@ __global__ void ConvertKernel(int64_t n, OffsetCalculator<2> calc, char* out, in
   }
 }
 
-bool IsIntegralOrBool(ScalarType s) { return !IsFloatingType(s); }
+bool IsIntegralOrBool(DType s) { return !IsFloatingType(s); }
 
 // Copies `src` (broadcast to `dst`'s sizes by its strides) into `dst`.
 bp_status_t LaunchCopy(const bp_kernel_call_t* call, const DLTensor* dst, const DLTensor* src) {
-  ScalarType dst_st = ScalarType::kInvalid, src_st = ScalarType::kInvalid;
+  DType dst_st = DType::kInvalid, src_st = DType::kInvalid;
   if (bp_status_t s = CheckDtype(call, "self", dst, true, true, &dst_st)) return s;
   if (bp_status_t s = CheckDtype(call, "src", src, true, true, &src_st)) return s;
   const int64_t n = TensorNumel(dst);
@@ -183,7 +183,7 @@ bp_status_t FillEntry(const bp_kernel_call_t* call) {
     return KernelError(call, BP_STATUS_INVALID_ARGUMENT, "expected the tensor self as output");
   }
   const DLTensor* out = call->outputs[0];
-  ScalarType st = ScalarType::kInvalid;
+  DType st = DType::kInvalid;
   if (bp_status_t s = CheckDtype(call, "self", out, true, true, &st)) return s;
   const ScalarValue v = ScalarArg(call, BP_ARG_FILL__SCALAR_VALUE, 0.0);
   const uint64_t pattern = FillPattern(st, v.is_floating, v.d, v.i);

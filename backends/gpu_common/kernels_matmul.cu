@@ -77,7 +77,7 @@ bp_status_t RunGemm(const bp_kernel_call_t* call, const GemmProblem& p) {
   return CheckLaunch(call, "GemmTiledKernel");
 }
 
-bp_status_t CheckFloat(const bp_kernel_call_t* call, const DLTensor* out, ScalarType* st) {
+bp_status_t CheckFloat(const bp_kernel_call_t* call, const DLTensor* out, DType* st) {
   return CheckDtype(call, "out", out, false, false, st);
 }
 

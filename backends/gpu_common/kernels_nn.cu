@@ -140,7 +140,7 @@ bp_status_t SoftmaxEntry(const bp_kernel_call_t* call) {
                        "expected tensor self, int dim and an output");
   }
   const DLTensor* out = call->outputs[0];
-  ScalarType st = ScalarType::kInvalid;
+  DType st = DType::kInvalid;
   if (bp_status_t s = CheckDtype(call, "self", out, false, false, &st)) return s;
   if (bp_status_t s = RequireSameDtype(call, out, "out", in, "self")) return s;
   const int32_t ndim = out->ndim;
@@ -188,7 +188,7 @@ bp_status_t LayerNormEntry(const bp_kernel_call_t* call) {
   double eps = 1e-5;
   const int eps_arg = BP_ARG_LAYER_NORM_EPS;
   if (call->num_args > eps_arg && call->args[eps_arg].kind == BP_VALUE_DOUBLE) eps = call->args[eps_arg].u.d;
-  ScalarType st = ScalarType::kInvalid;
+  DType st = DType::kInvalid;
   if (bp_status_t s = CheckDtype(call, "input", out, false, false, &st)) return s;
   if (bp_status_t s = RequireSameDtype(call, out, "out", in, "input")) return s;
   if (bp_status_t s = RequireSameDtype(call, out, "out", weight, "weight")) return s;
@@ -252,7 +252,7 @@ bp_status_t BatchNormEntry(const bp_kernel_call_t* call) {
   const int eps_arg = BP_ARG_BATCH_NORM_EPS;
   if (call->num_args > eps_arg && call->args[eps_arg].kind == BP_VALUE_DOUBLE) eps = call->args[eps_arg].u.d;
   const DLTensor* out = call->outputs[0];
-  ScalarType st = ScalarType::kInvalid;
+  DType st = DType::kInvalid;
   if (bp_status_t s = CheckDtype(call, "input", out, false, false, &st)) return s;
   if (bp_status_t s = RequireSameDtype(call, out, "out", in, "input")) return s;
   const DLTensor* params[4] = {weight, bias, mean, var};

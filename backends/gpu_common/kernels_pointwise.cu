@@ -72,7 +72,7 @@ bp_status_t RunBinary(const bp_kernel_call_t* call, int32_t op) {
                        "expected tensors self, other and an output");
   }
   const DLTensor* out = call->outputs[0];
-  ScalarType st = ScalarType::kInvalid;
+  DType st = DType::kInvalid;
   if (bp_status_t s = CheckDtype(call, "out", out, true, true, &st)) return s;
   if (bp_status_t s = RequireSameDtype(call, out, "out", a, "self")) return s;
   if (bp_status_t s = RequireSameDtype(call, out, "out", b, "other")) return s;
@@ -128,10 +128,10 @@ bp_status_t CompareEntry(const bp_kernel_call_t* call) {
                        "expected tensors self, other and an output");
   }
   const DLTensor* out = call->outputs[0];
-  ScalarType st = ScalarType::kInvalid;
+  DType st = DType::kInvalid;
   if (bp_status_t s = CheckDtype(call, "self", a, true, true, &st)) return s;
   if (bp_status_t s = RequireSameDtype(call, a, "self", b, "other")) return s;
-  if (bp_status_t s = RequireDtype(call, out, "out", ScalarType::kBool)) return s;
+  if (bp_status_t s = RequireDtype(call, out, "out", DType::kBool)) return s;
   const int64_t n = TensorNumel(out);
   const LaunchConfig cfg = PointwiseLaunch(n, SmCount(call));
   if (cfg.grid == 0) return BP_STATUS_OK;
@@ -158,11 +158,11 @@ bp_status_t WhereEntry(const bp_kernel_call_t* call) {
                        "expected tensors condition, self, other and an output");
   }
   const DLTensor* out = call->outputs[0];
-  ScalarType st = ScalarType::kInvalid;
+  DType st = DType::kInvalid;
   if (bp_status_t s = CheckDtype(call, "out", out, true, true, &st)) return s;
   if (bp_status_t s = RequireSameDtype(call, out, "out", a, "self")) return s;
   if (bp_status_t s = RequireSameDtype(call, out, "out", b, "other")) return s;
-  if (bp_status_t s = RequireDtype(call, cond, "condition", ScalarType::kBool)) return s;
+  if (bp_status_t s = RequireDtype(call, cond, "condition", DType::kBool)) return s;
   const int64_t n = TensorNumel(out);
   const LaunchConfig cfg = PointwiseLaunch(n, SmCount(call));
   if (cfg.grid == 0) return BP_STATUS_OK;
@@ -196,7 +196,7 @@ bp_status_t UnaryEntry(const bp_kernel_call_t* call) {
     }
   }
   const bool int_ok = op == kNeg || op == kAbs || op == kRelu;
-  ScalarType st = ScalarType::kInvalid;
+  DType st = DType::kInvalid;
   if (bp_status_t s = CheckDtype(call, "self", out, false, int_ok, &st)) return s;
   if (bp_status_t s = RequireSameDtype(call, out, "out", in, "self")) return s;
   const int64_t n = TensorNumel(out);

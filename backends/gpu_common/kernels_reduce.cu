@@ -166,12 +166,12 @@ bp_status_t ReduceEntry(const bp_kernel_call_t* call) {
   } else {
     for (int d = 0; d < in->ndim; ++d) reduced[d] = true;
   }
-  ScalarType st = ScalarType::kInvalid;
+  DType st = DType::kInvalid;
   if (bp_status_t s =
           CheckDtype(call, "self", in, op != kMean && op != kArgmax, op != kMean, &st)) {
     return s;
   }
-  if (bp_status_t s = op == kArgmax ? RequireDtype(call, out, "out", ScalarType::kInt64)
+  if (bp_status_t s = op == kArgmax ? RequireDtype(call, out, "out", DType::kInt64)
                                     : RequireSameDtype(call, in, "self", out, "out")) {
     return s;
   }

@@ -18,7 +18,7 @@ namespace bp_gpu {
 // the element offsets of A, B and C (operands 0, 1, 2); batch strides may be
 // zero for A and B (broadcast). beta == 0 means C is not read.
 struct GemmProblem {
-  ScalarType dtype = ScalarType::kInvalid;
+  DType dtype = DType::kInvalid;
   int64_t m = 0, n = 0, k = 0;
   int64_t batch_count = 1;
   OffsetCalculator<3> batch;

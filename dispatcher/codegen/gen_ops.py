@@ -26,7 +26,7 @@ import sys
 
 import yaml
 
-# Same order as DtypeId in dispatcher/src/dtype.h: bit i of dtype_mask.
+# Same order as DType in dispatcher/src/dtype.h: bit i of dtype_mask.
 DTYPES = ["bool", "uint8", "int8", "int32", "int64", "float16", "bfloat16", "float32", "float64"]
 KINDS = {"pointwise", "reduction", "linalg", "nn", "copy", "view", "composite"}
 METAS = {

@@ -80,9 +80,9 @@ uint16_t FloatToBFloat16(float f) {
 }
 
 bool CanCast(DLDataType from, DLDataType to) {
-  DtypeId f = DtypeFromDL(from), t = DtypeFromDL(to);
+  DType f = DtypeFromDL(from), t = DtypeFromDL(to);
   if (DtypeIsFloating(f) && DtypeIsIntegral(t, true)) return false;
-  if (f != DtypeId::kBool && t == DtypeId::kBool) return false;
+  if (f != DType::kBool && t == DType::kBool) return false;
   return true;
 }
 
@@ -95,17 +95,17 @@ struct Value {
   int64_t i;
 };
 
-inline Value Load(const char* p, DtypeId id) {
+inline Value Load(const char* p, DType id) {
   switch (id) {
-    case DtypeId::kBool: return {false, 0, *reinterpret_cast<const uint8_t*>(p) != 0};
-    case DtypeId::kUInt8: return {false, 0, *reinterpret_cast<const uint8_t*>(p)};
-    case DtypeId::kInt8: return {false, 0, *reinterpret_cast<const int8_t*>(p)};
-    case DtypeId::kInt32: { int32_t v; std::memcpy(&v, p, 4); return {false, 0, v}; }
-    case DtypeId::kInt64: { int64_t v; std::memcpy(&v, p, 8); return {false, 0, v}; }
-    case DtypeId::kFloat16: { uint16_t v; std::memcpy(&v, p, 2); return {true, HalfToFloat(v), 0}; }
-    case DtypeId::kBFloat16: { uint16_t v; std::memcpy(&v, p, 2); return {true, BFloat16ToFloat(v), 0}; }
-    case DtypeId::kFloat32: { float v; std::memcpy(&v, p, 4); return {true, v, 0}; }
-    case DtypeId::kFloat64: { double v; std::memcpy(&v, p, 8); return {true, v, 0}; }
+    case DType::kBool: return {false, 0, *reinterpret_cast<const uint8_t*>(p) != 0};
+    case DType::kUInt8: return {false, 0, *reinterpret_cast<const uint8_t*>(p)};
+    case DType::kInt8: return {false, 0, *reinterpret_cast<const int8_t*>(p)};
+    case DType::kInt32: { int32_t v; std::memcpy(&v, p, 4); return {false, 0, v}; }
+    case DType::kInt64: { int64_t v; std::memcpy(&v, p, 8); return {false, 0, v}; }
+    case DType::kFloat16: { uint16_t v; std::memcpy(&v, p, 2); return {true, HalfToFloat(v), 0}; }
+    case DType::kBFloat16: { uint16_t v; std::memcpy(&v, p, 2); return {true, BFloat16ToFloat(v), 0}; }
+    case DType::kFloat32: { float v; std::memcpy(&v, p, 4); return {true, v, 0}; }
+    case DType::kFloat64: { double v; std::memcpy(&v, p, 8); return {true, v, 0}; }
     default: return {false, 0, 0};
   }
 }
@@ -119,17 +119,17 @@ inline int64_t FloatToInt(double d) {
   return static_cast<int64_t>(d);
 }
 
-inline void Store(char* p, DtypeId id, const Value& v) {
+inline void Store(char* p, DType id, const Value& v) {
   switch (id) {
-    case DtypeId::kBool: *reinterpret_cast<uint8_t*>(p) = v.is_float ? (v.d != 0.0) : (v.i != 0); break;
-    case DtypeId::kUInt8: *reinterpret_cast<uint8_t*>(p) = (uint8_t)(v.is_float ? FloatToInt(v.d) : v.i); break;
-    case DtypeId::kInt8: *reinterpret_cast<int8_t*>(p) = (int8_t)(v.is_float ? FloatToInt(v.d) : v.i); break;
-    case DtypeId::kInt32: { int32_t x = (int32_t)(v.is_float ? FloatToInt(v.d) : v.i); std::memcpy(p, &x, 4); break; }
-    case DtypeId::kInt64: { int64_t x = v.is_float ? FloatToInt(v.d) : v.i; std::memcpy(p, &x, 8); break; }
-    case DtypeId::kFloat16: { uint16_t x = FloatToHalf((float)(v.is_float ? v.d : (double)v.i)); std::memcpy(p, &x, 2); break; }
-    case DtypeId::kBFloat16: { uint16_t x = FloatToBFloat16((float)(v.is_float ? v.d : (double)v.i)); std::memcpy(p, &x, 2); break; }
-    case DtypeId::kFloat32: { float x = (float)(v.is_float ? v.d : (double)v.i); std::memcpy(p, &x, 4); break; }
-    case DtypeId::kFloat64: { double x = v.is_float ? v.d : (double)v.i; std::memcpy(p, &x, 8); break; }
+    case DType::kBool: *reinterpret_cast<uint8_t*>(p) = v.is_float ? (v.d != 0.0) : (v.i != 0); break;
+    case DType::kUInt8: *reinterpret_cast<uint8_t*>(p) = (uint8_t)(v.is_float ? FloatToInt(v.d) : v.i); break;
+    case DType::kInt8: *reinterpret_cast<int8_t*>(p) = (int8_t)(v.is_float ? FloatToInt(v.d) : v.i); break;
+    case DType::kInt32: { int32_t x = (int32_t)(v.is_float ? FloatToInt(v.d) : v.i); std::memcpy(p, &x, 4); break; }
+    case DType::kInt64: { int64_t x = v.is_float ? FloatToInt(v.d) : v.i; std::memcpy(p, &x, 8); break; }
+    case DType::kFloat16: { uint16_t x = FloatToHalf((float)(v.is_float ? v.d : (double)v.i)); std::memcpy(p, &x, 2); break; }
+    case DType::kBFloat16: { uint16_t x = FloatToBFloat16((float)(v.is_float ? v.d : (double)v.i)); std::memcpy(p, &x, 2); break; }
+    case DType::kFloat32: { float x = (float)(v.is_float ? v.d : (double)v.i); std::memcpy(p, &x, 4); break; }
+    case DType::kFloat64: { double x = v.is_float ? v.d : (double)v.i; std::memcpy(p, &x, 8); break; }
     default: break;
   }
 }
@@ -200,7 +200,7 @@ Geometry ContiguousLike(const Geometry& like, DLDataType dtype) {
 void HostConvert(const void* src_base, const Geometry& src, void* dst_base, const Geometry& dst) {
   int64_t n = NumelOf(dst);
   if (n == 0) return;
-  DtypeId sid = DtypeFromDL(src.dtype), did = DtypeFromDL(dst.dtype);
+  DType sid = DtypeFromDL(src.dtype), did = DtypeFromDL(dst.dtype);
   size_t ssize = DtypeItemSize(sid), dsize = DtypeItemSize(did);
   const char* s = static_cast<const char*>(src_base);
   char* d = static_cast<char*>(dst_base);

@@ -247,8 +247,8 @@ Status CallOp(bp_context_t* ctx, const bp_op_t* op, const bp_value_t* args, int3
     Status st;
     ForEachTensor(op, b, lists, [&](int32_t i, int j, bp_tensor_t*&, Geometry& g) {
       if (!st.ok() || (i == op->mutated_arg && op->variant == OpVariant::kOut)) return;
-      DtypeId id = DtypeFromDL(g.dtype);
-      if (id == DtypeId::kInvalid || (op->dtype_mask & DtypeBit(id)) == 0) {
+      DType id = DtypeFromDL(g.dtype);
+      if (id == DType::kInvalid || (op->dtype_mask & DtypeBit(id)) == 0) {
         st = Error(BP_STATUS_INVALID_ARGUMENT,
                    op->name + ": argument '" + op->arg_names[i] + "'" + (j >= 0 ? "[" + std::to_string(j) + "]" : "") +
                        " has dtype " + DtypeName(g.dtype) + "; " + op->name + " takes " + DtypeList(op->dtype_mask));

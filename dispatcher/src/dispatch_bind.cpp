@@ -47,10 +47,10 @@ std::string DeviceText(bp_context_t* ctx, bp_device_t d) {
 
 std::string DtypeList(uint32_t mask) {
   std::string s;
-  for (int32_t i = 0; i < static_cast<int32_t>(DtypeId::kCount); ++i) {
+  for (int32_t i = 0; i < static_cast<int32_t>(DType::kCount); ++i) {
     if (mask & (1u << i)) {
       if (!s.empty()) s += ", ";
-      s += DtypeName(static_cast<DtypeId>(i));
+      s += DtypeName(static_cast<DType>(i));
     }
   }
   return s;
@@ -175,7 +175,7 @@ Status BindArgs(const bp_op_t* op, const bp_value_t* args, int32_t num_args, Bou
         case ArgType::kScalarType:
           if (k == BP_VALUE_DTYPE) {
             ok = true;
-            if (DtypeFromDL(v->u.dtype) == DtypeId::kInvalid) {
+            if (DtypeFromDL(v->u.dtype) == DType::kInvalid) {
               return Error(BP_STATUS_INVALID_ARGUMENT, op->name + ": argument '" + a.name + "' is an unsupported dtype " +
                                                            DtypeName(v->u.dtype));
             }

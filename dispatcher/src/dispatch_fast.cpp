@@ -106,13 +106,13 @@ FastFamily FamilyOf(const MetaFunctions* m) {
 
 // The meta family's checks for a call whose tensors all have dtype `id`;
 // false where the meta function would cast, or fail. Sets the output dtype.
-bool FamilyAccepts(const bp_op_t* op, DtypeId id, const bp_kernel_arg_t* kargs, DLDataType* want) {
+bool FamilyAccepts(const bp_op_t* op, DType id, const bp_kernel_arg_t* kargs, DLDataType* want) {
   const int32_t nmeta = op->num_meta_args;
   switch (op->fast) {
     case FastFamily::kBinary:
-      if (id == DtypeId::kBool && op->fast_rejects_bool) return false;
+      if (id == DType::kBool && op->fast_rejects_bool) return false;
       if (nmeta > 2) {  // alpha, as torch's alpha_check
-        if (kargs[2].kind == BP_VALUE_BOOL && id != DtypeId::kBool) return false;
+        if (kargs[2].kind == BP_VALUE_BOOL && id != DType::kBool) return false;
         if (kargs[2].kind == BP_VALUE_DOUBLE && !DtypeIsFloating(id)) return false;
       }
       return true;
@@ -120,8 +120,8 @@ bool FamilyAccepts(const bp_op_t* op, DtypeId id, const bp_kernel_arg_t* kargs, 
     case FastFamily::kDivMode:
       if (kargs[2].kind == BP_VALUE_NONE) return DtypeIsFloating(id);
       return std::strcmp(kargs[2].u.str, "trunc") == 0 || std::strcmp(kargs[2].u.str, "floor") == 0;
-    case FastFamily::kComparison: *want = DtypeToDL(DtypeId::kBool); return true;
-    case FastFamily::kUnaryNoBool: return id != DtypeId::kBool;
+    case FastFamily::kComparison: *want = DtypeToDL(DType::kBool); return true;
+    case FastFamily::kUnaryNoBool: return id != DType::kBool;
     case FastFamily::kUnaryFloat: return DtypeIsFloating(id);
     case FastFamily::kUnaryFloatOnly: {
       if (!DtypeIsFloating(id)) return false;
@@ -254,8 +254,8 @@ bool TryFastPointwise(bp_context_t* ctx, const bp_op_t* op, const bp_value_t* ar
   Uninit<Geometry> made;
   if (broadcast && !BroadcastSizes(op, tensors, sizes, &ref, &made.value)) return false;
   const int32_t ndim = ref->ndim;
-  const DtypeId id = DtypeFromDL(dtype);
-  if (id == DtypeId::kInvalid || (op->dtype_mask & DtypeBit(id)) == 0) return false;
+  const DType id = DtypeFromDL(dtype);
+  if (id == DType::kInvalid || (op->dtype_mask & DtypeBit(id)) == 0) return false;
   DLDataType want = dtype;
   if (!FamilyAccepts(op, id, kargs, &want)) return false;
   if (op->fast != FastFamily::kFill && !SizesFit(*ref, want.bits / 8)) return false;

@@ -50,8 +50,8 @@ BP_API bp_status_t bp_tensor_from_dlpack(bp_context_t* context, DLManagedTensor*
       return Error(BP_STATUS_INVALID_ARGUMENT, std::string(fn) + ": dtype lanes must be 1, got " +
                                                    std::to_string(dl.dtype.lanes));
     }
-    DtypeId id = DtypeFromDL(dl.dtype);
-    if (id == DtypeId::kInvalid) {
+    DType id = DtypeFromDL(dl.dtype);
+    if (id == DType::kInvalid) {
       return Error(BP_STATUS_INVALID_ARGUMENT, std::string(fn) + ": unsupported dtype " + DtypeName(dl.dtype));
     }
     if (dl.ndim < 0 || dl.ndim > BP_MAX_NDIM) {

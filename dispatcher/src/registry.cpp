@@ -50,7 +50,7 @@ Status SetupFromSchema(bp_op_t* op) {
           v.u.int_list.size = static_cast<int64_t>(op->default_ints[i].size());
           break;
         case BP_VALUE_STRING: v.u.str = a.default_value->str.c_str(); break;
-        case BP_VALUE_DTYPE: v.u.dtype = DtypeToDL(static_cast<DtypeId>(d.i)); break;
+        case BP_VALUE_DTYPE: v.u.dtype = DtypeToDL(static_cast<DType>(d.i)); break;
         default: v.kind = BP_VALUE_NONE; break;
       }
     } else if (a.optional) {

@@ -157,8 +157,8 @@ Status MakeContiguousGeometry(const char* fn, int32_t ndim, const int64_t* sizes
                                                  std::to_string(BP_MAX_NDIM) + "], got " + std::to_string(ndim));
   }
   if (ndim > 0 && sizes == nullptr) return Error(BP_STATUS_INVALID_ARGUMENT, std::string(fn) + ": sizes is NULL");
-  DtypeId id = DtypeFromDL(dtype);
-  if (id == DtypeId::kInvalid) {
+  DType id = DtypeFromDL(dtype);
+  if (id == DType::kInvalid) {
     return Error(BP_STATUS_INVALID_ARGUMENT,
                  std::string(fn) + ": unsupported dtype " + DtypeName(dtype) +
                      " (expected bool, uint8, int8, int32, int64, float16, bfloat16, float32 or float64)");

@@ -41,11 +41,11 @@ struct Operands {
   const DLTensor* a;
   const DLTensor* b;
   DLTensor* out;
-  Dt dt;
+  DType dt;
 };
 
 inline Operands Get(const bp_kernel_call_t* call) {
-  Operands o{TensorArg(call, 0), TensorArg(call, 1), call->outputs[0], Dt::kInvalid};
+  Operands o{TensorArg(call, 0), TensorArg(call, 1), call->outputs[0], DType::kInvalid};
   o.dt = DtOf(o.out->dtype);
   return o;
 }
@@ -54,7 +54,7 @@ bp_status_t AddSub(const bp_kernel_call_t* call, bool subtract) {
   const Operands o = Get(call);
   if (o.a == nullptr || o.b == nullptr) return Fail(call, BP_STATUS_INVALID_ARGUMENT, "expected two tensors");
   if (Numel(*o.out) == 0) return BP_STATUS_OK;
-  if (o.dt == Dt::kInvalid) return FailDtype(call, *o.out);
+  if (o.dt == DType::kInvalid) return FailDtype(call, *o.out);
   return Dispatch(o.dt, BP_STATUS_INTERNAL, [&](auto tag) -> bp_status_t {
     using T = typename decltype(tag)::type;
     using C = opmath_t<T>;
@@ -89,7 +89,7 @@ bp_status_t Simple(const bp_kernel_call_t* call, Body body) {
   const Operands o = Get(call);
   if (o.a == nullptr || o.b == nullptr) return Fail(call, BP_STATUS_INVALID_ARGUMENT, "expected two tensors");
   if (Numel(*o.out) == 0) return BP_STATUS_OK;
-  if (o.dt == Dt::kInvalid) return FailDtype(call, *o.out);
+  if (o.dt == DType::kInvalid) return FailDtype(call, *o.out);
   return Dispatch(o.dt, BP_STATUS_INTERNAL, [&](auto tag) -> bp_status_t { return body(tag, o); });
 }
 

@@ -11,9 +11,9 @@ bp_status_t Compare(const bp_kernel_call_t* call, Cmp cmp) {
   DLTensor* out = call->outputs[0];
   if (a == nullptr || b == nullptr) return Fail(call, BP_STATUS_INVALID_ARGUMENT, "expected two tensors");
   if (Numel(*out) == 0) return BP_STATUS_OK;  // nothing to compute, whatever the views
-  if (DtOf(out->dtype) != Dt::kBool) return FailDtype(call, *out);
-  const Dt dt = DtOf(a->dtype);
-  if (dt == Dt::kInvalid || DtOf(b->dtype) != dt) return FailDtype(call, *a);
+  if (DtOf(out->dtype) != DType::kBool) return FailDtype(call, *out);
+  const DType dt = DtOf(a->dtype);
+  if (dt == DType::kInvalid || DtOf(b->dtype) != dt) return FailDtype(call, *a);
   return Dispatch(dt, BP_STATUS_INTERNAL, [&](auto tag) -> bp_status_t {
     using T = typename decltype(tag)::type;
     using C = opmath_t<T>;
@@ -38,11 +38,11 @@ bp_status_t Where(const bp_kernel_call_t* call) {
   if (cond == nullptr || a == nullptr || b == nullptr)
     return Fail(call, BP_STATUS_INVALID_ARGUMENT, "expected three tensors");
   if (Numel(*out) == 0) return BP_STATUS_OK;
-  if (DtOf(cond->dtype) != Dt::kBool)
+  if (DtOf(cond->dtype) != DType::kBool)
     return Fail(call, BP_STATUS_INVALID_ARGUMENT, "argument 'condition' expected dtype bool but got %s",
                 DtName(DtOf(cond->dtype)));
-  const Dt dt = DtOf(out->dtype);
-  if (dt == Dt::kInvalid) return FailDtype(call, *out);
+  const DType dt = DtOf(out->dtype);
+  if (dt == DType::kInvalid) return FailDtype(call, *out);
   return Dispatch(dt, BP_STATUS_INTERNAL, [&](auto tag) -> bp_status_t {
     using T = typename decltype(tag)::type;
     // Select the stored values (no opmath round trip): bit-exact for float16.

@@ -157,7 +157,7 @@ bp_status_t Conv2d(const bp_kernel_call_t* call) {
   c.groups = IntArg(call, 6, 1);
   if (c.x->ndim != 4 || c.w->ndim != 4 || c.y->ndim != 4 || c.groups < 1 || c.y->shape[1] % c.groups != 0)
     return Fail(call, BP_STATUS_INVALID_ARGUMENT, "expected 4-D input, weight and output and groups dividing channels");
-  const Dt dt = DtOf(c.y->dtype);
+  const DType dt = DtOf(c.y->dtype);
   if (Numel(*c.y) == 0) return BP_STATUS_OK;
   // oneDNN takes neither broadcast (stride 0) nor overlapping layouts.
   auto broadcast = [](const DLTensor* t) {
@@ -165,9 +165,9 @@ bp_status_t Conv2d(const bp_kernel_call_t* call) {
       if (t->strides[d] == 0 && t->shape[d] > 1) return true;
     return false;
   };
-  if ((dt == Dt::kFloat32 || dt == Dt::kBFloat16) && !broadcast(c.x) && !broadcast(c.w) && !broadcast(c.bias)) {
+  if ((dt == DType::kFloat32 || dt == DType::kBFloat16) && !broadcast(c.x) && !broadcast(c.w) && !broadcast(c.bias)) {
     try {
-      DnnlConv(c, dt == Dt::kFloat32 ? dnnl::memory::data_type::f32 : dnnl::memory::data_type::bf16);
+      DnnlConv(c, dt == DType::kFloat32 ? dnnl::memory::data_type::f32 : dnnl::memory::data_type::bf16);
       return BP_STATUS_OK;
     } catch (const dnnl::error&) {
       // fall back to the direct loop
@@ -176,10 +176,10 @@ bp_status_t Conv2d(const bp_kernel_call_t* call) {
     }
   }
   switch (dt) {
-    case Dt::kFloat32: DirectConv<float>(c); return BP_STATUS_OK;
-    case Dt::kFloat64: DirectConv<double>(c); return BP_STATUS_OK;
-    case Dt::kBFloat16: DirectConv<BFloat16>(c); return BP_STATUS_OK;
-    case Dt::kFloat16: DirectConv<Half>(c); return BP_STATUS_OK;
+    case DType::kFloat32: DirectConv<float>(c); return BP_STATUS_OK;
+    case DType::kFloat64: DirectConv<double>(c); return BP_STATUS_OK;
+    case DType::kBFloat16: DirectConv<BFloat16>(c); return BP_STATUS_OK;
+    case DType::kFloat16: DirectConv<Half>(c); return BP_STATUS_OK;
     default: return FailDtype(call, *c.y);
   }
 }
@@ -321,10 +321,10 @@ bp_status_t Pool2d(const bp_kernel_call_t* call) {
   if (P.k[0] <= 0 || P.k[1] <= 0 || P.s[0] <= 0 || P.s[1] <= 0)
     return Fail(call, BP_STATUS_INVALID_ARGUMENT, "kernel_size and stride must be positive");
   switch (DtOf(y->dtype)) {
-    case Dt::kFloat32: PoolLoop<float, kMax>(*x, *y, P); return BP_STATUS_OK;
-    case Dt::kFloat64: PoolLoop<double, kMax>(*x, *y, P); return BP_STATUS_OK;
-    case Dt::kBFloat16: PoolLoop<BFloat16, kMax>(*x, *y, P); return BP_STATUS_OK;
-    case Dt::kFloat16: PoolLoop<Half, kMax>(*x, *y, P); return BP_STATUS_OK;
+    case DType::kFloat32: PoolLoop<float, kMax>(*x, *y, P); return BP_STATUS_OK;
+    case DType::kFloat64: PoolLoop<double, kMax>(*x, *y, P); return BP_STATUS_OK;
+    case DType::kBFloat16: PoolLoop<BFloat16, kMax>(*x, *y, P); return BP_STATUS_OK;
+    case DType::kFloat16: PoolLoop<Half, kMax>(*x, *y, P); return BP_STATUS_OK;
     default: return FailDtype(call, *y);
   }
 }

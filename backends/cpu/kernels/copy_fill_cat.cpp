@@ -20,8 +20,8 @@ bool SameLayoutContiguous(const DLTensor& a, const DLTensor& b) {
 }  // namespace
 
 bp_status_t CopyTensor(const DLTensor& dst, const DLTensor& src) {
-  const Dt dd = DtOf(dst.dtype), sd = DtOf(src.dtype);
-  if (dd == Dt::kInvalid || sd == Dt::kInvalid) return BP_STATUS_UNIMPLEMENTED;
+  const DType dd = DtOf(dst.dtype), sd = DtOf(src.dtype);
+  if (dd == DType::kInvalid || sd == DType::kInvalid) return BP_STATUS_UNIMPLEMENTED;
   const int64_t n = Numel(dst);
   if (n == 0) return BP_STATUS_OK;
   if (dd == sd && SameLayoutContiguous(dst, src)) {
@@ -79,8 +79,8 @@ bp_status_t Copy(const bp_kernel_call_t* call) {
 
 bp_status_t Fill(const bp_kernel_call_t* call) {
   DLTensor* out = call->outputs[0];
-  const Dt dt = DtOf(out->dtype);
-  if (dt == Dt::kInvalid) return FailDtype(call, *out);
+  const DType dt = DtOf(out->dtype);
+  if (dt == DType::kInvalid) return FailDtype(call, *out);
   if (Arg(call, 1)->kind == BP_VALUE_NONE)
     return Fail(call, BP_STATUS_INVALID_ARGUMENT, "argument 'value' expected a scalar");
   return Dispatch(dt, BP_STATUS_INTERNAL, [&](auto tag) -> bp_status_t {

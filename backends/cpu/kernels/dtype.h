@@ -149,8 +149,8 @@ inline T Store(V v) {
   return Cast<T>(v);
 }
 
-// Dense dtype ids (same order as the core's DtypeId).
-enum class Dt : int32_t {
+// Dense dtype ids (same order as the core's DType).
+enum class DType : int32_t {
   kBool = 0,
   kUInt8,
   kInt8,
@@ -163,32 +163,32 @@ enum class Dt : int32_t {
   kInvalid = -1
 };
 
-inline Dt DtOf(DLDataType t) {
-  if (t.lanes != 1) return Dt::kInvalid;
+inline DType DtOf(DLDataType t) {
+  if (t.lanes != 1) return DType::kInvalid;
   switch (t.code) {
     case kDLFloat:
-      return t.bits == 32 ? Dt::kFloat32 : t.bits == 64 ? Dt::kFloat64 : t.bits == 16 ? Dt::kFloat16 : Dt::kInvalid;
+      return t.bits == 32 ? DType::kFloat32 : t.bits == 64 ? DType::kFloat64 : t.bits == 16 ? DType::kFloat16 : DType::kInvalid;
     case kDLBfloat:
-      return t.bits == 16 ? Dt::kBFloat16 : Dt::kInvalid;
+      return t.bits == 16 ? DType::kBFloat16 : DType::kInvalid;
     case kDLInt:
-      return t.bits == 8 ? Dt::kInt8 : t.bits == 32 ? Dt::kInt32 : t.bits == 64 ? Dt::kInt64 : Dt::kInvalid;
+      return t.bits == 8 ? DType::kInt8 : t.bits == 32 ? DType::kInt32 : t.bits == 64 ? DType::kInt64 : DType::kInvalid;
     case kDLUInt:
-      return t.bits == 8 ? Dt::kUInt8 : Dt::kInvalid;
+      return t.bits == 8 ? DType::kUInt8 : DType::kInvalid;
     case BP_DTYPE_CODE_BOOL:
-      return t.bits == 8 ? Dt::kBool : Dt::kInvalid;
+      return t.bits == 8 ? DType::kBool : DType::kInvalid;
     default:
-      return Dt::kInvalid;
+      return DType::kInvalid;
   }
 }
 
-inline bool IsFloatingDt(Dt d) {
-  return d == Dt::kFloat16 || d == Dt::kBFloat16 || d == Dt::kFloat32 || d == Dt::kFloat64;
+inline bool IsFloatingDt(DType d) {
+  return d == DType::kFloat16 || d == DType::kBFloat16 || d == DType::kFloat32 || d == DType::kFloat64;
 }
 
-inline const char* DtName(Dt d) {
+inline const char* DtName(DType d) {
   static const char* const kNames[] = {"bool",    "uint8",    "int8",    "int32",  "int64",
                                        "float16", "bfloat16", "float32", "float64"};
-  return d == Dt::kInvalid ? "invalid" : kNames[static_cast<int>(d)];
+  return d == DType::kInvalid ? "invalid" : kNames[static_cast<int>(d)];
 }
 
 template <typename T>
@@ -198,17 +198,17 @@ struct Tag {
 
 // Calls f(Tag<T>{}) for the C++ type of `d`; returns `bad` for kInvalid.
 template <typename F, typename R = decltype(std::declval<F>()(Tag<float>{}))>
-inline R Dispatch(Dt d, std::common_type_t<R> bad, F&& f) {
+inline R Dispatch(DType d, std::common_type_t<R> bad, F&& f) {
   switch (d) {
-    case Dt::kBool: return f(Tag<bool>{});
-    case Dt::kUInt8: return f(Tag<uint8_t>{});
-    case Dt::kInt8: return f(Tag<int8_t>{});
-    case Dt::kInt32: return f(Tag<int32_t>{});
-    case Dt::kInt64: return f(Tag<int64_t>{});
-    case Dt::kFloat16: return f(Tag<Half>{});
-    case Dt::kBFloat16: return f(Tag<BFloat16>{});
-    case Dt::kFloat32: return f(Tag<float>{});
-    case Dt::kFloat64: return f(Tag<double>{});
+    case DType::kBool: return f(Tag<bool>{});
+    case DType::kUInt8: return f(Tag<uint8_t>{});
+    case DType::kInt8: return f(Tag<int8_t>{});
+    case DType::kInt32: return f(Tag<int32_t>{});
+    case DType::kInt64: return f(Tag<int64_t>{});
+    case DType::kFloat16: return f(Tag<Half>{});
+    case DType::kBFloat16: return f(Tag<BFloat16>{});
+    case DType::kFloat32: return f(Tag<float>{});
+    case DType::kFloat64: return f(Tag<double>{});
     default: return bad;
   }
 }

@@ -24,11 +24,11 @@ dnnl::engine& Engine() {
   return engine;
 }
 
-bool DnnlType(Dt dt, dnnl::memory::data_type* out) {
+bool DnnlType(DType dt, dnnl::memory::data_type* out) {
   switch (dt) {
-    case Dt::kFloat32: *out = dnnl::memory::data_type::f32; return true;
-    case Dt::kBFloat16: *out = dnnl::memory::data_type::bf16; return true;
-    case Dt::kFloat16: *out = dnnl::memory::data_type::f16; return true;
+    case DType::kFloat32: *out = dnnl::memory::data_type::f32; return true;
+    case DType::kBFloat16: *out = dnnl::memory::data_type::bf16; return true;
+    case DType::kFloat16: *out = dnnl::memory::data_type::f16; return true;
     default: return false;
   }
 }
@@ -229,7 +229,7 @@ bp_status_t GemmOriented(const bp_kernel_call_t* call, const DLTensor& A, const 
 
 bp_status_t Gemm(const bp_kernel_call_t* call, const DLTensor& A, const DLTensor& B, const DLTensor& C,
                  double alpha, double beta) {
-  const Dt dt = DtOf(C.dtype);
+  const DType dt = DtOf(C.dtype);
   if (DtOf(A.dtype) != dt || DtOf(B.dtype) != dt)
     return Fail(call, BP_STATUS_INVALID_ARGUMENT, "operands have dtypes %s, %s and output %s (expected one dtype)",
                 DtName(DtOf(A.dtype)), DtName(DtOf(B.dtype)), DtName(dt));
@@ -258,7 +258,7 @@ bp_status_t Gemm(const bp_kernel_call_t* call, const DLTensor& A, const DLTensor
 
 bp_status_t GemmOriented(const bp_kernel_call_t* call, const DLTensor& A, const DLTensor& B, const DLTensor& C,
                          double alpha, double beta) {
-  const Dt dt = DtOf(C.dtype);
+  const DType dt = DtOf(C.dtype);
   dnnl::memory::data_type ddt;
   const bool k_zero = A.shape[A.ndim - 1] == 0;
   if (DnnlType(dt, &ddt) && C.ndim <= kDnnlMaxDims && !k_zero) {

@@ -221,8 +221,8 @@ bp_status_t RunReduce(const bp_kernel_call_t* call) {
   int64_t storage[BP_MAX_NDIM];
   const int64_t* dims = nullptr;
   const int64_t nd = Dims(call, *x, storage, &dims);
-  const Dt dt = DtOf(x->dtype);
-  if (dt == Dt::kInvalid) return FailDtype(call, *x);
+  const DType dt = DtOf(x->dtype);
+  if (dt == DType::kInvalid) return FailDtype(call, *x);
   return Dispatch(dt, BP_STATUS_INTERNAL, [&](auto tag) -> bp_status_t {
     using T = typename decltype(tag)::type;
     if constexpr (Allowed<T>::value) {
@@ -270,7 +270,7 @@ bp_status_t Mean(const bp_kernel_call_t* c) { return RunReduce<MakeMean, FloatOn
 bp_status_t Amax(const bp_kernel_call_t* c) { return RunReduce<MakeAmax, Any>(c); }
 bp_status_t Amin(const bp_kernel_call_t* c) { return RunReduce<MakeAmin, Any>(c); }
 bp_status_t Argmax(const bp_kernel_call_t* c) {
-  if (DtOf(c->outputs[0]->dtype) != Dt::kInt64)
+  if (DtOf(c->outputs[0]->dtype) != DType::kInt64)
     return Fail(c, BP_STATUS_INVALID_ARGUMENT, "output expected dtype int64 but got %s",
                 DtName(DtOf(c->outputs[0]->dtype)));
   return RunReduce<MakeArgmax, NoBool>(c);

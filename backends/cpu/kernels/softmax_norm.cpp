@@ -91,10 +91,10 @@ struct RowSplit {
 template <typename Body>
 bp_status_t FloatDispatch(const bp_kernel_call_t* call, const DLTensor& out, Body body) {
   switch (DtOf(out.dtype)) {
-    case Dt::kFloat32: body(Tag<float>{}); return BP_STATUS_OK;
-    case Dt::kFloat64: body(Tag<double>{}); return BP_STATUS_OK;
-    case Dt::kFloat16: body(Tag<Half>{}); return BP_STATUS_OK;
-    case Dt::kBFloat16: body(Tag<BFloat16>{}); return BP_STATUS_OK;
+    case DType::kFloat32: body(Tag<float>{}); return BP_STATUS_OK;
+    case DType::kFloat64: body(Tag<double>{}); return BP_STATUS_OK;
+    case DType::kFloat16: body(Tag<Half>{}); return BP_STATUS_OK;
+    case DType::kBFloat16: body(Tag<BFloat16>{}); return BP_STATUS_OK;
     default: return FailDtype(call, out);
   }
 }

@@ -20,7 +20,7 @@ template <typename Scalar>
 bp_status_t VecF32(const bp_kernel_call_t* call, VecFn vec, Scalar scalar) {
   const DLTensor* a = TensorArg(call, 0);
   DLTensor* out = call->outputs[0];
-  if (a == nullptr || DtOf(out->dtype) != Dt::kFloat32 || DtOf(a->dtype) != Dt::kFloat32) return scalar(call);
+  if (a == nullptr || DtOf(out->dtype) != DType::kFloat32 || DtOf(a->dtype) != DType::kFloat32) return scalar(call);
   const DLTensor* ops[2] = {out, a};
   RunOps(ops, [vec](char* const* p, const int64_t* s, int64_t n) {
     if (s[0] == sizeof(float) && s[1] == sizeof(float)) {
@@ -46,8 +46,8 @@ bp_status_t Unary(const bp_kernel_call_t* call, Make make) {
   DLTensor* out = call->outputs[0];
   if (a == nullptr) return Fail(call, BP_STATUS_INVALID_ARGUMENT, "argument 'self' expected a tensor");
   if (Numel(*out) == 0) return BP_STATUS_OK;
-  const Dt dt = DtOf(out->dtype);
-  if (dt == Dt::kInvalid) return FailDtype(call, *out);
+  const DType dt = DtOf(out->dtype);
+  if (dt == DType::kInvalid) return FailDtype(call, *out);
   return Dispatch(dt, BP_STATUS_INTERNAL, [&](auto tag) -> bp_status_t {
     using T = typename decltype(tag)::type;
     if constexpr (Allowed<T>::value) {

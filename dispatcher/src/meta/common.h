@@ -27,24 +27,24 @@ inline bool Has(const MetaCallInfo& info, const MetaArg* args, int i) {
 }
 
 // Requires args[i] to be a tensor with a dtype Backplane knows.
-Status RequireTensor(const MetaCallInfo& info, const MetaArg* args, int i, DtypeId* out_dtype);
+Status RequireTensor(const MetaCallInfo& info, const MetaArg* args, int i, DType* out_dtype);
 // Requires an INT_LIST (or NONE when allow_none).
 Status RequireIntList(const MetaCallInfo& info, const MetaArg* args, int i);
 
 // PyTorch's promoteTypes on Backplane's dtype set; kInvalid where PyTorch's
 // answer is outside it (uint8 with int8 -> int16).
-DtypeId PromoteTypes(DtypeId a, DtypeId b);
+DType PromoteTypes(DType a, DType b);
 // ResultType with an error naming the arguments when there is no common dtype.
 Status ResultTypeChecked(const MetaCallInfo& info, const MetaArg* args, const int* idx, int count,
-                         DtypeId* out);
+                         DType* out);
 // torch's canCast: floating -> integral and non-bool -> bool are refused.
-bool CanCast(DtypeId from, DtypeId to);
+bool CanCast(DType from, DType to);
 
 // Checks element count and byte size fit int64 (OUT_OF_RANGE) and rank.
 Status CheckSizes(const MetaCallInfo& info, const char* what, const int64_t* sizes, int32_t ndim,
-                  DtypeId dtype);
+                  DType dtype);
 // Fills plan->outputs[index] as a contiguous tensor and checks its size.
-Status SetOutput(const MetaCallInfo& info, MetaPlan* plan, int index, DtypeId dtype,
+Status SetOutput(const MetaCallInfo& info, MetaPlan* plan, int index, DType dtype,
                  const int64_t* sizes, int32_t ndim, bp_device_t device);
 // The device of the call: the first tensor with dims, else the first tensor.
 bp_device_t CallDevice(const MetaCallInfo& info, const MetaArg* args);

@@ -48,7 +48,7 @@ void Rewrite(MetaPlan* plan, int arg, int slot, const int64_t* v) {
   plan->rewritten[arg].num_ints = 2;
 }
 
-Status Input3or4(const MetaCallInfo& info, const MetaArg* args, DtypeId* d) {
+Status Input3or4(const MetaCallInfo& info, const MetaArg* args, DType* d) {
   BP_RETURN_IF_ERROR(RequireTensor(info, args, 0, d));
   const Geometry& in = *args[0].tensor;
   bool ok = in.ndim == 3 || in.ndim == 4;
@@ -64,7 +64,7 @@ Status Input3or4(const MetaCallInfo& info, const MetaArg* args, DtypeId* d) {
   return Status::Ok();
 }
 
-Status SetOutput4(const MetaCallInfo& info, const MetaArg* args, MetaPlan* plan, DtypeId d, int64_t c,
+Status SetOutput4(const MetaCallInfo& info, const MetaArg* args, MetaPlan* plan, DType d, int64_t c,
                   const int64_t* hw) {
   const Geometry& in = *args[0].tensor;
   int64_t sizes[4];
@@ -80,7 +80,7 @@ std::string HW(int64_t h, int64_t w) { return "(" + std::to_string(h) + " x " + 
 
 // conv2d(input, weight, bias, stride, padding, dilation, groups)
 Status Conv2dInfer(const MetaCallInfo& info, const MetaArg* args, MetaPlan* plan) {
-  DtypeId d, wd;
+  DType d, wd;
   BP_RETURN_IF_ERROR(Input3or4(info, args, &d));
   BP_RETURN_IF_ERROR(RequireTensor(info, args, 1, &wd));
   const Geometry& in = *args[0].tensor;
@@ -116,7 +116,7 @@ Status Conv2dInfer(const MetaCallInfo& info, const MetaArg* args, MetaPlan* plan
                      std::to_string(c_in));
   }
   if (Has(info, args, 2)) {
-    DtypeId bd;
+    DType bd;
     BP_RETURN_IF_ERROR(RequireTensor(info, args, 2, &bd));
     const Geometry& b = *args[2].tensor;
     if (b.ndim != 1 || b.sizes[0] != w.sizes[0] || bd != d) {
@@ -187,7 +187,7 @@ struct PoolArgs {
 };
 
 Status PoolInfer(const MetaCallInfo& info, const MetaArg* args, const PoolArgs& pos, MetaPlan* plan) {
-  DtypeId d;
+  DType d;
   BP_RETURN_IF_ERROR(Input3or4(info, args, &d));
   const Geometry& in = *args[0].tensor;
   int64_t kernel[2], stride[2], padding[2], dilation[2] = {1, 1};

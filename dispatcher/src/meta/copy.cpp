@@ -9,7 +9,7 @@ namespace {
 // copy_(self, src, non_blocking): src broadcasts to self's sizes; the kernel
 // converts the dtype. outputs[0] is self.
 Status CopyInfer(const MetaCallInfo& info, const MetaArg* args, MetaPlan* plan) {
-  DtypeId d;
+  DType d;
   BP_RETURN_IF_ERROR(RequireTensor(info, args, 0, &d));
   BP_RETURN_IF_ERROR(RequireTensor(info, args, 1, nullptr));
   const Geometry& self = *args[0].tensor;
@@ -61,7 +61,7 @@ Status CatInfer(const MetaCallInfo& info, const MetaArg* args, MetaPlan* plan) {
   int64_t ref_index = 0;
   for (int64_t j = 0; j < list.num_tensors; ++j) {
     const Geometry* g = list.tensors[j];
-    if (g == nullptr || DtypeFromDL(g->dtype) == DtypeId::kInvalid) {
+    if (g == nullptr || DtypeFromDL(g->dtype) == DType::kInvalid) {
       return Error(BP_STATUS_INVALID_ARGUMENT, ArgPrefix(info, 0) + "element " + std::to_string(j) +
                                                    " is not a tensor of a dtype Backplane knows");
     }
@@ -75,7 +75,7 @@ Status CatInfer(const MetaCallInfo& info, const MetaArg* args, MetaPlan* plan) {
     }
   }
   const int idx[1] = {0};
-  DtypeId d;
+  DType d;
   BP_RETURN_IF_ERROR(ResultTypeChecked(info, args, idx, 1, &d));
   for (int64_t j = 0; j < list.num_tensors; ++j) {
     if (DtypeFromDL(list.tensors[j]->dtype) != d) plan->cast_to[0] = DtypeToDL(d);
@@ -112,8 +112,8 @@ Status CatInfer(const MetaCallInfo& info, const MetaArg* args, MetaPlan* plan) {
 // to.dtype(self, dtype, non_blocking, copy): self's sizes in `dtype`.
 Status ToDtypeInfer(const MetaCallInfo& info, const MetaArg* args, MetaPlan* plan) {
   BP_RETURN_IF_ERROR(RequireTensor(info, args, 0, nullptr));
-  DtypeId d = Has(info, args, 1) && args[1].kind == BP_VALUE_DTYPE ? DtypeFromDL(args[1].dtype) : DtypeId::kInvalid;
-  if (d == DtypeId::kInvalid) {
+  DType d = Has(info, args, 1) && args[1].kind == BP_VALUE_DTYPE ? DtypeFromDL(args[1].dtype) : DType::kInvalid;
+  if (d == DType::kInvalid) {
     return Error(BP_STATUS_INVALID_ARGUMENT,
                  ArgPrefix(info, 1) + "expected a dtype Backplane knows, got " +
                      (Has(info, args, 1) && args[1].kind == BP_VALUE_DTYPE ? DtypeName(args[1].dtype) : "another kind"));
@@ -124,7 +124,7 @@ Status ToDtypeInfer(const MetaCallInfo& info, const MetaArg* args, MetaPlan* pla
 
 // clone(self) and contiguous(self): a contiguous tensor like self.
 Status LikeSelfInfer(const MetaCallInfo& info, const MetaArg* args, MetaPlan* plan) {
-  DtypeId d;
+  DType d;
   BP_RETURN_IF_ERROR(RequireTensor(info, args, 0, &d));
   const Geometry& g = *args[0].tensor;
   return SetOutput(info, plan, 0, d, g.sizes, g.ndim, g.device);

@@ -109,14 +109,14 @@ std::string ArgPrefix(const MetaCallInfo& info, int arg) {
   return std::string(info.op_name ? info.op_name : "?") + ": argument '" + ArgName(info, arg) + "' ";
 }
 
-Status RequireTensor(const MetaCallInfo& info, const MetaArg* args, int i, DtypeId* out_dtype) {
+Status RequireTensor(const MetaCallInfo& info, const MetaArg* args, int i, DType* out_dtype) {
   if (i >= info.num_args || args[i].kind != BP_VALUE_TENSOR || args[i].tensor == nullptr) {
     return Error(BP_STATUS_INVALID_ARGUMENT, ArgPrefix(info, i) + "expected a tensor, got " +
                                                  (i >= info.num_args ? "nothing" : "another kind"));
   }
   const Geometry& g = *args[i].tensor;
-  DtypeId d = DtypeFromDL(g.dtype);
-  if (d == DtypeId::kInvalid) {
+  DType d = DtypeFromDL(g.dtype);
+  if (d == DType::kInvalid) {
     return Error(BP_STATUS_INVALID_ARGUMENT,
                  ArgPrefix(info, i) + "has unsupported dtype " + DtypeName(g.dtype));
   }
@@ -137,7 +137,7 @@ Status RequireIntList(const MetaCallInfo& info, const MetaArg* args, int i) {
 }
 
 Status CheckSizes(const MetaCallInfo& info, const char* what, const int64_t* sizes, int32_t ndim,
-                  DtypeId dtype) {
+                  DType dtype) {
   if (ndim > BP_MAX_NDIM) {
     return Error(BP_STATUS_INVALID_ARGUMENT, std::string(info.op_name) + ": " + what + " would have rank " +
                                                  std::to_string(ndim) + ", more than BP_MAX_NDIM (" +
@@ -166,7 +166,7 @@ Status CheckSizes(const MetaCallInfo& info, const char* what, const int64_t* siz
   return Status::Ok();
 }
 
-Status SetOutput(const MetaCallInfo& info, MetaPlan* plan, int index, DtypeId dtype, const int64_t* sizes,
+Status SetOutput(const MetaCallInfo& info, MetaPlan* plan, int index, DType dtype, const int64_t* sizes,
                  int32_t ndim, bp_device_t device) {
   BP_RETURN_IF_ERROR(CheckSizes(info, "the output", sizes, ndim, dtype));
   Geometry& g = plan->outputs[index];

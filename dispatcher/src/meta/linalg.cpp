@@ -74,7 +74,7 @@ Status MatmulShapes(const MetaCallInfo& info, const MetaArg* args, int32_t* full
 }
 
 Status MatmulInfer(const MetaCallInfo& info, const MetaArg* args, MetaPlan* plan) {
-  DtypeId d;
+  DType d;
   BP_RETURN_IF_ERROR(RequireTensor(info, args, 0, &d));
   BP_RETURN_IF_ERROR(RequireTensor(info, args, 1, nullptr));
   BP_RETURN_IF_ERROR(SameDtype(info, args, 0, 1));
@@ -144,7 +144,7 @@ Status CheckScalar(const MetaCallInfo& info, const MetaArg* args, int i) {
 
 // addmm(self, mat1, mat2, *, beta, alpha): self broadcasts to [M, N].
 Status AddmmInfer(const MetaCallInfo& info, const MetaArg* args, MetaPlan* plan) {
-  DtypeId d;
+  DType d;
   for (int i = 0; i < 3; ++i) BP_RETURN_IF_ERROR(RequireTensor(info, args, i, i == 0 ? &d : nullptr));
   BP_RETURN_IF_ERROR(RequireRank(info, args, 1, 2));
   BP_RETURN_IF_ERROR(RequireRank(info, args, 2, 2));
@@ -181,7 +181,7 @@ Status AddmmPrepare(const MetaCallInfo& info, const MetaArg* args, const MetaPla
 
 // linear(input [..., K], weight [N, K], bias [N] or None) -> [..., N].
 Status LinearInfer(const MetaCallInfo& info, const MetaArg* args, MetaPlan* plan) {
-  DtypeId d;
+  DType d;
   BP_RETURN_IF_ERROR(RequireTensor(info, args, 0, &d));
   BP_RETURN_IF_ERROR(RequireTensor(info, args, 1, nullptr));
   const Geometry& in = *args[0].tensor;

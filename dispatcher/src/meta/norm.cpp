@@ -7,7 +7,7 @@ namespace {
 
 // softmax.int(self, dim, dtype=None): the input is cast to the output dtype.
 Status SoftmaxInfer(const MetaCallInfo& info, const MetaArg* args, MetaPlan* plan) {
-  DtypeId self;
+  DType self;
   BP_RETURN_IF_ERROR(RequireTensor(info, args, 0, &self));
   if (!Has(info, args, 1) || args[1].kind != BP_VALUE_INT) {
     return Error(BP_STATUS_INVALID_ARGUMENT, ArgPrefix(info, 1) + "expected an int");
@@ -15,9 +15,9 @@ Status SoftmaxInfer(const MetaCallInfo& info, const MetaArg* args, MetaPlan* pla
   const Geometry& g = *args[0].tensor;
   int32_t dim = 0;
   BP_RETURN_IF_ERROR(WrapDim(info, 1, args[1].i, g.ndim, &dim));
-  DtypeId out = self;
+  DType out = self;
   if (Has(info, args, 2)) {
-    out = args[2].kind == BP_VALUE_DTYPE ? DtypeFromDL(args[2].dtype) : DtypeId::kInvalid;
+    out = args[2].kind == BP_VALUE_DTYPE ? DtypeFromDL(args[2].dtype) : DType::kInvalid;
     if (!DtypeIsFloating(out)) {
       return Error(BP_STATUS_INVALID_ARGUMENT,
                    ArgPrefix(info, 2) + "expected a floating dtype, got " +
@@ -34,10 +34,10 @@ Status SoftmaxInfer(const MetaCallInfo& info, const MetaArg* args, MetaPlan* pla
   return SetOutput(info, plan, 0, out, g.sizes, g.ndim, g.device);
 }
 
-Status OptionalParam(const MetaCallInfo& info, const MetaArg* args, int i, DtypeId dtype, const int64_t* sizes,
+Status OptionalParam(const MetaCallInfo& info, const MetaArg* args, int i, DType dtype, const int64_t* sizes,
                      int32_t ndim) {
   if (!Has(info, args, i)) return Status::Ok();
-  DtypeId d;
+  DType d;
   BP_RETURN_IF_ERROR(RequireTensor(info, args, i, &d));
   const Geometry& g = *args[i].tensor;
   bool same = g.ndim == ndim;
@@ -53,14 +53,14 @@ Status OptionalParam(const MetaCallInfo& info, const MetaArg* args, int i, Dtype
   return Status::Ok();
 }
 
-Status RequireFloating(const MetaCallInfo& info, int i, DtypeId d) {
+Status RequireFloating(const MetaCallInfo& info, int i, DType d) {
   if (DtypeIsFloating(d)) return Status::Ok();
   return Error(BP_STATUS_INVALID_ARGUMENT, ArgPrefix(info, i) + "expected a floating dtype, got " + DtypeName(d));
 }
 
 // layer_norm(input, normalized_shape, weight, bias, eps, cudnn_enable).
 Status LayerNormInfer(const MetaCallInfo& info, const MetaArg* args, MetaPlan* plan) {
-  DtypeId d;
+  DType d;
   BP_RETURN_IF_ERROR(RequireTensor(info, args, 0, &d));
   BP_RETURN_IF_ERROR(RequireFloating(info, 0, d));
   BP_RETURN_IF_ERROR(RequireIntList(info, args, 1));
@@ -85,7 +85,7 @@ Status LayerNormInfer(const MetaCallInfo& info, const MetaArg* args, MetaPlan* p
 // batch_norm(input, weight, bias, running_mean, running_var, training, momentum,
 // eps, cudnn_enabled): inference only.
 Status BatchNormInfer(const MetaCallInfo& info, const MetaArg* args, MetaPlan* plan) {
-  DtypeId d;
+  DType d;
   BP_RETURN_IF_ERROR(RequireTensor(info, args, 0, &d));
   BP_RETURN_IF_ERROR(RequireFloating(info, 0, d));
   if (Has(info, args, 5) && args[5].kind == BP_VALUE_BOOL && args[5].b) {

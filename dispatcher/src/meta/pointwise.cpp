@@ -40,7 +40,7 @@ Status BroadcastAll(const MetaCallInfo& info, const MetaArg* args, const int* id
 // Shared by every pointwise family: broadcast, promote (or use `fixed`),
 // record casts, set the output.
 Status PointwiseInfer(const MetaCallInfo& info, const MetaArg* args, const int* idx, int count,
-                      DtypeId compute, DtypeId out_dtype, MetaPlan* plan) {
+                      DType compute, DType out_dtype, MetaPlan* plan) {
   int32_t ndim = 0;
   int64_t sizes[BP_MAX_NDIM];
   BP_RETURN_IF_ERROR(BroadcastAll(info, args, idx, count, &ndim, sizes));
@@ -63,13 +63,13 @@ Status PointwisePrepare(const MetaCallInfo& info, const MetaArg* args, const Met
 }
 
 // torch's alpha_check.
-Status CheckAlpha(const MetaCallInfo& info, const MetaArg* args, int i, DtypeId dtype) {
+Status CheckAlpha(const MetaCallInfo& info, const MetaArg* args, int i, DType dtype) {
   if (!Has(info, args, i)) return Status::Ok();
   const MetaArg& a = args[i];
   if (a.kind != BP_VALUE_INT && a.kind != BP_VALUE_DOUBLE && a.kind != BP_VALUE_BOOL) {
     return Error(BP_STATUS_INVALID_ARGUMENT, ArgPrefix(info, i) + "expected a Scalar (int, float or bool)");
   }
-  if (IsBoolScalar(a) && dtype != DtypeId::kBool) {
+  if (IsBoolScalar(a) && dtype != DType::kBool) {
     return Error(BP_STATUS_INVALID_ARGUMENT, ArgPrefix(info, i) +
                                                  "is a bool; boolean alpha is only supported for bool "
                                                  "results, got result dtype " + DtypeName(dtype));
@@ -83,7 +83,7 @@ Status CheckAlpha(const MetaCallInfo& info, const MetaArg* args, int i, DtypeId 
   return Status::Ok();
 }
 
-Status BinaryCommon(const MetaCallInfo& info, const MetaArg* args, DtypeId* common) {
+Status BinaryCommon(const MetaCallInfo& info, const MetaArg* args, DType* common) {
   BP_RETURN_IF_ERROR(RequireTensor(info, args, 0, nullptr));
   BP_RETURN_IF_ERROR(RequireTensor(info, args, 1, nullptr));
   const int idx[2] = {0, 1};
@@ -91,11 +91,11 @@ Status BinaryCommon(const MetaCallInfo& info, const MetaArg* args, DtypeId* comm
 }
 
 Status BinaryInfer(const MetaCallInfo& info, const MetaArg* args, MetaPlan* plan) {
-  DtypeId common;
+  DType common;
   BP_RETURN_IF_ERROR(BinaryCommon(info, args, &common));
   if (BaseNameIs(info, "sub")) {
-    bool a = DtypeFromDL(args[0].tensor->dtype) == DtypeId::kBool;
-    bool b = DtypeFromDL(args[1].tensor->dtype) == DtypeId::kBool;
+    bool a = DtypeFromDL(args[0].tensor->dtype) == DType::kBool;
+    bool b = DtypeFromDL(args[1].tensor->dtype) == DType::kBool;
     if (a && b) {
       return Error(BP_STATUS_INVALID_ARGUMENT,
                    std::string(info.op_name) + ": subtraction of two bool tensors ('self' and 'other') "
@@ -114,9 +114,9 @@ Status BinaryInfer(const MetaCallInfo& info, const MetaArg* args, MetaPlan* plan
 
 // Integers and bool divide as the default float dtype (torch.div).
 Status TrueDivideInfer(const MetaCallInfo& info, const MetaArg* args, MetaPlan* plan) {
-  DtypeId common;
+  DType common;
   BP_RETURN_IF_ERROR(BinaryCommon(info, args, &common));
-  if (!DtypeIsFloating(common)) common = DtypeId::kFloat32;
+  if (!DtypeIsFloating(common)) common = DType::kFloat32;
   const int idx[2] = {0, 1};
   return PointwiseInfer(info, args, idx, 2, common, common, plan);
 }
@@ -131,30 +131,30 @@ Status DivModeInfer(const MetaCallInfo& info, const MetaArg* args, MetaPlan* pla
     return Error(BP_STATUS_INVALID_ARGUMENT,
                  ArgPrefix(info, 2) + "expected one of None, 'trunc' or 'floor', got '" + mode + "'");
   }
-  DtypeId common;
+  DType common;
   BP_RETURN_IF_ERROR(BinaryCommon(info, args, &common));
   const int idx[2] = {0, 1};
   return PointwiseInfer(info, args, idx, 2, common, common, plan);
 }
 
 Status ComparisonInfer(const MetaCallInfo& info, const MetaArg* args, MetaPlan* plan) {
-  DtypeId common;
+  DType common;
   BP_RETURN_IF_ERROR(BinaryCommon(info, args, &common));
   const int idx[2] = {0, 1};
-  return PointwiseInfer(info, args, idx, 2, common, DtypeId::kBool, plan);
+  return PointwiseInfer(info, args, idx, 2, common, DType::kBool, plan);
 }
 
 Status WhereInfer(const MetaCallInfo& info, const MetaArg* args, MetaPlan* plan) {
-  DtypeId cond;
+  DType cond;
   BP_RETURN_IF_ERROR(RequireTensor(info, args, 0, &cond));
   BP_RETURN_IF_ERROR(RequireTensor(info, args, 1, nullptr));
   BP_RETURN_IF_ERROR(RequireTensor(info, args, 2, nullptr));
-  if (cond != DtypeId::kBool) {
+  if (cond != DType::kBool) {
     return Error(BP_STATUS_INVALID_ARGUMENT,
                  ArgPrefix(info, 0) + "expected a bool tensor, got dtype " + DtypeName(cond));
   }
   const int vals[2] = {1, 2};
-  DtypeId common;
+  DType common;
   BP_RETURN_IF_ERROR(ResultTypeChecked(info, args, vals, 2, &common));
   const int idx[3] = {0, 1, 2};
   BP_RETURN_IF_ERROR(PointwiseInfer(info, args, idx, 3, common, common, plan));
@@ -163,9 +163,9 @@ Status WhereInfer(const MetaCallInfo& info, const MetaArg* args, MetaPlan* plan)
 }
 
 Status UnaryNoBoolInfer(const MetaCallInfo& info, const MetaArg* args, MetaPlan* plan) {
-  DtypeId d;
+  DType d;
   BP_RETURN_IF_ERROR(RequireTensor(info, args, 0, &d));
-  if (d == DtypeId::kBool) {
+  if (d == DType::kBool) {
     if (BaseNameIs(info, "neg")) {
       return Error(BP_STATUS_INVALID_ARGUMENT,
                    ArgPrefix(info, 0) + "is a bool tensor; negation is not supported on bool (to "
@@ -179,15 +179,15 @@ Status UnaryNoBoolInfer(const MetaCallInfo& info, const MetaArg* args, MetaPlan*
 
 // Integral and bool inputs compute in float32, the default dtype (torch.exp).
 Status UnaryFloatInfer(const MetaCallInfo& info, const MetaArg* args, MetaPlan* plan) {
-  DtypeId d;
+  DType d;
   BP_RETURN_IF_ERROR(RequireTensor(info, args, 0, &d));
-  if (!DtypeIsFloating(d)) d = DtypeId::kFloat32;
+  if (!DtypeIsFloating(d)) d = DType::kFloat32;
   const int idx[1] = {0};
   return PointwiseInfer(info, args, idx, 1, d, d, plan);
 }
 
 Status UnaryFloatOnlyInfer(const MetaCallInfo& info, const MetaArg* args, MetaPlan* plan) {
-  DtypeId d;
+  DType d;
   BP_RETURN_IF_ERROR(RequireTensor(info, args, 0, &d));
   if (!DtypeIsFloating(d)) {
     return Error(BP_STATUS_INVALID_ARGUMENT,

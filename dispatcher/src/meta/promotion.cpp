@@ -13,65 +13,65 @@ namespace bp::core {
 namespace meta {
 namespace {
 
-int Category(DtypeId d) {
-  if (d == DtypeId::kBool) return 0;
+int Category(DType d) {
+  if (d == DType::kBool) return 0;
   return DtypeIsFloating(d) ? 2 : 1;
 }
 
 // Promotion within a tier, undefined (kInvalid) skipped; `bad` records a
 // combination with no result in our set.
-DtypeId PromoteSkip(DtypeId a, DtypeId b, bool* bad) {
-  if (a == DtypeId::kInvalid) return b;
-  if (b == DtypeId::kInvalid) return a;
-  DtypeId r = PromoteTypes(a, b);
-  if (r == DtypeId::kInvalid) *bad = true;
+DType PromoteSkip(DType a, DType b, bool* bad) {
+  if (a == DType::kInvalid) return b;
+  if (b == DType::kInvalid) return a;
+  DType r = PromoteTypes(a, b);
+  if (r == DType::kInvalid) *bad = true;
   return r;
 }
 
 // c10's combine_categories.
-DtypeId Combine(DtypeId higher, DtypeId lower, bool* bad) {
-  if (higher != DtypeId::kInvalid && DtypeIsFloating(higher)) return higher;
-  if (higher == DtypeId::kBool || (lower != DtypeId::kInvalid && DtypeIsFloating(lower))) {
+DType Combine(DType higher, DType lower, bool* bad) {
+  if (higher != DType::kInvalid && DtypeIsFloating(higher)) return higher;
+  if (higher == DType::kBool || (lower != DType::kInvalid && DtypeIsFloating(lower))) {
     return PromoteSkip(higher, lower, bad);
   }
-  if (higher != DtypeId::kInvalid) return higher;
+  if (higher != DType::kInvalid) return higher;
   return lower;
 }
 
 }  // namespace
 
-DtypeId PromoteTypes(DtypeId a, DtypeId b) {
-  if (a == DtypeId::kInvalid || b == DtypeId::kInvalid) return DtypeId::kInvalid;
+DType PromoteTypes(DType a, DType b) {
+  if (a == DType::kInvalid || b == DType::kInvalid) return DType::kInvalid;
   if (a == b) return a;
-  if (a == DtypeId::kBool) return b;
-  if (b == DtypeId::kBool) return a;
+  if (a == DType::kBool) return b;
+  if (b == DType::kBool) return a;
   int ca = Category(a), cb = Category(b);
   if (ca != cb) return ca > cb ? a : b;  // integral with floating: the floating one
   if (ca == 1) {
     // uint8 with int8 needs int16, which Backplane does not have.
-    if ((a == DtypeId::kUInt8 && b == DtypeId::kInt8) || (a == DtypeId::kInt8 && b == DtypeId::kUInt8)) {
-      return DtypeId::kInvalid;
+    if ((a == DType::kUInt8 && b == DType::kInt8) || (a == DType::kInt8 && b == DType::kUInt8)) {
+      return DType::kInvalid;
     }
-    return a > b ? a : b;  // DtypeId orders the integral types by width
+    return a > b ? a : b;  // DType orders the integral types by width
   }
-  if ((a == DtypeId::kFloat16 && b == DtypeId::kBFloat16) || (a == DtypeId::kBFloat16 && b == DtypeId::kFloat16)) {
-    return DtypeId::kFloat32;
+  if ((a == DType::kFloat16 && b == DType::kBFloat16) || (a == DType::kBFloat16 && b == DType::kFloat16)) {
+    return DType::kFloat32;
   }
   return a > b ? a : b;
 }
 
-bool CanCast(DtypeId from, DtypeId to) {
+bool CanCast(DType from, DType to) {
   if (DtypeIsFloating(from) && DtypeIsIntegral(to, false)) return false;
-  if (from != DtypeId::kBool && to == DtypeId::kBool) return false;
+  if (from != DType::kBool && to == DType::kBool) return false;
   return true;
 }
 
-static DtypeId ResultTypeImpl(const MetaArg* args, const int* idx, int count, bool* bad) {
-  DtypeId dim = DtypeId::kInvalid, zero = DtypeId::kInvalid, wrapped = DtypeId::kInvalid;
+static DType ResultTypeImpl(const MetaArg* args, const int* idx, int count, bool* bad) {
+  DType dim = DType::kInvalid, zero = DType::kInvalid, wrapped = DType::kInvalid;
   auto add_tensor = [&](const Geometry* g) {
     if (g == nullptr) return;
-    DtypeId d = DtypeFromDL(g->dtype);
-    if (d == DtypeId::kInvalid) {
+    DType d = DtypeFromDL(g->dtype);
+    if (d == DType::kInvalid) {
       *bad = true;
       return;
     }
@@ -88,9 +88,9 @@ static DtypeId ResultTypeImpl(const MetaArg* args, const int* idx, int count, bo
       case BP_VALUE_TENSOR_LIST:
         for (int64_t j = 0; j < a.num_tensors; ++j) add_tensor(a.tensors[j]);
         break;
-      case BP_VALUE_INT: wrapped = PromoteSkip(wrapped, DtypeId::kInt64, bad); break;
-      case BP_VALUE_DOUBLE: wrapped = PromoteSkip(wrapped, DtypeId::kFloat32, bad); break;
-      case BP_VALUE_BOOL: wrapped = PromoteSkip(wrapped, DtypeId::kBool, bad); break;
+      case BP_VALUE_INT: wrapped = PromoteSkip(wrapped, DType::kInt64, bad); break;
+      case BP_VALUE_DOUBLE: wrapped = PromoteSkip(wrapped, DType::kFloat32, bad); break;
+      case BP_VALUE_BOOL: wrapped = PromoteSkip(wrapped, DType::kBool, bad); break;
       default: break;
     }
   }
@@ -98,10 +98,10 @@ static DtypeId ResultTypeImpl(const MetaArg* args, const int* idx, int count, bo
 }
 
 Status ResultTypeChecked(const MetaCallInfo& info, const MetaArg* args, const int* idx, int count,
-                         DtypeId* out) {
+                         DType* out) {
   bool bad = false;
-  DtypeId r = ResultTypeImpl(args, idx, count, &bad);
-  if (bad || r == DtypeId::kInvalid) {
+  DType r = ResultTypeImpl(args, idx, count, &bad);
+  if (bad || r == DType::kInvalid) {
     std::string names, dtypes;
     for (int k = 0; k < count; ++k) {
       const MetaArg& a = args[idx[k]];
@@ -121,8 +121,8 @@ Status ResultTypeChecked(const MetaCallInfo& info, const MetaArg* args, const in
 }  // namespace meta
 
 bool CanCastDtype(DLDataType from, DLDataType to) {
-  DtypeId f = DtypeFromDL(from), t = DtypeFromDL(to);
-  return f != DtypeId::kInvalid && t != DtypeId::kInvalid && meta::CanCast(f, t);
+  DType f = DtypeFromDL(from), t = DtypeFromDL(to);
+  return f != DType::kInvalid && t != DType::kInvalid && meta::CanCast(f, t);
 }
 
 Status CheckOutput(const MetaCallInfo& info, const MetaPlan& plan, int index, const Geometry& actual,
@@ -148,7 +148,7 @@ Status CheckOutput(const MetaCallInfo& info, const MetaPlan& plan, int index, co
 
 DLDataType ResultType(const MetaArg* args, const int* arg_indices, int count) {
   bool bad = false;
-  DtypeId r = meta::ResultTypeImpl(args, arg_indices, count, &bad);
+  DType r = meta::ResultTypeImpl(args, arg_indices, count, &bad);
   if (bad) return DLDataType{0, 0, 0};  // bits == 0: no common dtype
   return DtypeToDL(r);
 }

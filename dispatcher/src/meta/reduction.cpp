@@ -48,7 +48,7 @@ bool KeepDim(const MetaCallInfo& info, const MetaArg* args, int i) {
 
 // Output sizes, the rewritten dim list and the output dtype for every reduction.
 Status ReduceInfer(const MetaCallInfo& info, const MetaArg* args, int dim_arg, int keepdim_arg,
-                   DtypeId out_dtype, DtypeId input_dtype, bool nonempty_dims, MetaPlan* plan) {
+                   DType out_dtype, DType input_dtype, bool nonempty_dims, MetaPlan* plan) {
   const Geometry& self = *args[0].tensor;
   bool mask[BP_MAX_NDIM];
   BP_RETURN_IF_ERROR(ReducedDims(info, args, dim_arg, self.ndim, mask));
@@ -115,10 +115,10 @@ Status ReducePrepare(const MetaCallInfo& info, const MetaArg* args, const MetaPl
   return Status::Ok();
 }
 
-Status OptionalDtype(const MetaCallInfo& info, const MetaArg* args, int i, DtypeId* out) {
-  *out = DtypeId::kInvalid;
+Status OptionalDtype(const MetaCallInfo& info, const MetaArg* args, int i, DType* out) {
+  *out = DType::kInvalid;
   if (!Has(info, args, i)) return Status::Ok();
-  if (args[i].kind != BP_VALUE_DTYPE || DtypeFromDL(args[i].dtype) == DtypeId::kInvalid) {
+  if (args[i].kind != BP_VALUE_DTYPE || DtypeFromDL(args[i].dtype) == DType::kInvalid) {
     return Error(BP_STATUS_INVALID_ARGUMENT,
                  ArgPrefix(info, i) + "expected a dtype Backplane knows, got " +
                      (args[i].kind == BP_VALUE_DTYPE ? DtypeName(args[i].dtype) : "another kind"));
@@ -129,22 +129,22 @@ Status OptionalDtype(const MetaCallInfo& info, const MetaArg* args, int i, Dtype
 
 // sum.dim_IntList(self, dim, keepdim, *, dtype): integral and bool sum in int64.
 Status SumInfer(const MetaCallInfo& info, const MetaArg* args, MetaPlan* plan) {
-  DtypeId self, dtype;
+  DType self, dtype;
   BP_RETURN_IF_ERROR(RequireTensor(info, args, 0, &self));
   BP_RETURN_IF_ERROR(OptionalDtype(info, args, 3, &dtype));
-  if (dtype == DtypeId::kInvalid) dtype = DtypeIsIntegral(self, true) ? DtypeId::kInt64 : self;
+  if (dtype == DType::kInvalid) dtype = DtypeIsIntegral(self, true) ? DType::kInt64 : self;
   return ReduceInfer(info, args, 1, 2, dtype, dtype, false, plan);
 }
 
 Status MeanInfer(const MetaCallInfo& info, const MetaArg* args, MetaPlan* plan) {
-  DtypeId self, dtype;
+  DType self, dtype;
   BP_RETURN_IF_ERROR(RequireTensor(info, args, 0, &self));
   BP_RETURN_IF_ERROR(OptionalDtype(info, args, 3, &dtype));
-  if (dtype != DtypeId::kInvalid && !DtypeIsFloating(dtype)) {
+  if (dtype != DType::kInvalid && !DtypeIsFloating(dtype)) {
     return Error(BP_STATUS_INVALID_ARGUMENT,
                  ArgPrefix(info, 3) + "expected a floating dtype, got " + DtypeName(dtype));
   }
-  if (dtype == DtypeId::kInvalid) {
+  if (dtype == DType::kInvalid) {
     if (!DtypeIsFloating(self)) {
       return Error(BP_STATUS_INVALID_ARGUMENT,
                    ArgPrefix(info, 0) + "expected a floating dtype (mean cannot infer an output dtype "
@@ -156,16 +156,16 @@ Status MeanInfer(const MetaCallInfo& info, const MetaArg* args, MetaPlan* plan) 
 }
 
 Status MinMaxInfer(const MetaCallInfo& info, const MetaArg* args, MetaPlan* plan) {
-  DtypeId self;
+  DType self;
   BP_RETURN_IF_ERROR(RequireTensor(info, args, 0, &self));
   return ReduceInfer(info, args, 1, 2, self, self, true, plan);
 }
 
 // argmax(self, dim=None, keepdim): dim None means the flattened tensor.
 Status ArgmaxInfer(const MetaCallInfo& info, const MetaArg* args, MetaPlan* plan) {
-  DtypeId self;
+  DType self;
   BP_RETURN_IF_ERROR(RequireTensor(info, args, 0, &self));
-  if (self == DtypeId::kBool) {
+  if (self == DType::kBool) {
     return Error(BP_STATUS_INVALID_ARGUMENT, ArgPrefix(info, 0) + "expected a numeric dtype, got bool");
   }
   if (Has(info, args, 1) && args[1].kind != BP_VALUE_INT) {
@@ -176,7 +176,7 @@ Status ArgmaxInfer(const MetaCallInfo& info, const MetaArg* args, MetaPlan* plan
                  ArgPrefix(info, 0) + "of sizes " + SizesText(*args[0].tensor) +
                      " is empty; expected a dim to be specified for an empty input");
   }
-  return ReduceInfer(info, args, 1, 2, DtypeId::kInt64, self, true, plan);
+  return ReduceInfer(info, args, 1, 2, DType::kInt64, self, true, plan);
 }
 
 }  // namespace
