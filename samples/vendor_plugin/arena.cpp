@@ -4,10 +4,12 @@
 
 namespace vendor_sim {
 
-bool Arena::Init(size_t capacity) {
+bool Arena::Init(size_t capacity, size_t alignment) {
   base_ = static_cast<char*>(std::malloc(capacity));
   if (base_ == nullptr) return false;
   capacity_ = capacity;
+  alignment_ = alignment;
+  live_ = 0;
   free_.clear();
   used_.clear();
   free_[0] = capacity;
@@ -23,7 +25,7 @@ void Arena::Release() {
 }
 
 bool Arena::Allocate(size_t nbytes, void** out_handle) {
-  const size_t size = (nbytes + kAlignment - 1) / kAlignment * kAlignment;
+  const size_t size = (nbytes + alignment_ - 1) / alignment_ * alignment_;
   if (size == 0 || size < nbytes) return false;
   std::lock_guard<std::mutex> lock(mu_);
   for (auto it = free_.begin(); it != free_.end(); ++it) {
@@ -32,6 +34,7 @@ bool Arena::Allocate(size_t nbytes, void** out_handle) {
     free_.erase(it);
     if (left > 0) free_[offset + size] = left;
     used_[offset] = size;
+    live_ += size;
     *out_handle = reinterpret_cast<void*>(kHandleTag + offset);
     return true;
   }
@@ -47,6 +50,7 @@ bool Arena::Free(void* handle) {
   if (it == used_.end()) return false;
   size_t start = offset, size = it->second;
   used_.erase(it);
+  live_ -= size;
   // Coalesce with the free neighbours.
   auto next = free_.lower_bound(start);
   if (next != free_.end() && next->first == start + size) {
@@ -63,6 +67,11 @@ bool Arena::Free(void* handle) {
   }
   free_[start] = size;
   return true;
+}
+
+size_t Arena::live_bytes() {
+  std::lock_guard<std::mutex> lock(mu_);
+  return live_;
 }
 
 char* Arena::Resolve(const void* handle, size_t offset, size_t nbytes) {

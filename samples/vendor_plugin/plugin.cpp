@@ -2,10 +2,12 @@
 // One device whose memory is a private arena reached only through handles
 // and the copy functions below; two native kernels (kernels.cpp); every other
 // operator runs through the core's CPU fallback. Includes only abi/ headers.
+#include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <new>
+#include <thread>
 
 #include "vendor_sim.h"
 
@@ -48,7 +50,7 @@ bp_status_t DeviceProperties(void* bd, int32_t device, bp_device_properties_t* o
   std::snprintf(p.driver_version, sizeof p.driver_version, "1.0.0");
   p.total_memory_bytes = S(bd)->arena.capacity();
   p.capabilities = BP_DEVICE_CAP_FP64 | BP_DEVICE_CAP_FP16 | BP_DEVICE_CAP_BF16;  // not UNIFIED
-  p.alignment_bytes = static_cast<uint32_t>(Arena::kAlignment);
+  p.alignment_bytes = static_cast<uint32_t>(S(bd)->arena.alignment());
   p.compute_units = 1;
   // Fill only what the caller's (possibly older, smaller) struct holds.
   const size_t size = out->struct_size;
@@ -62,6 +64,13 @@ bp_status_t Allocate(void* bd, int32_t device, size_t nbytes, void** out_ptr) {
   if (nbytes == 0) {
     *out_ptr = nullptr;
     return BP_STATUS_OK;
+  }
+  const size_t limit = S(bd)->faults.memory_limit_bytes;
+  if (limit != 0 && S(bd)->arena.live_bytes() + nbytes > limit) {
+    char what[160];
+    std::snprintf(what, sizeof what, "out of device memory allocating %zu bytes (BP_VENDOR_SIM_OOM_AFTER_BYTES=%zu)",
+                  nbytes, limit);
+    return Fail(S(bd), BP_STATUS_OUT_OF_MEMORY, "allocate", what);
   }
   if (!S(bd)->arena.Allocate(nbytes, out_ptr)) {
     char what[128];
@@ -84,6 +93,8 @@ bp_status_t CopyH2D(void* bd, int32_t device, const void* src, void* dst, size_t
                     bp_stream_t) {
   if (CheckDevice(S(bd), device, "copy_host_to_device") != BP_STATUS_OK) return BP_STATUS_OUT_OF_RANGE;
   if (nbytes == 0) return BP_STATUS_OK;
+  if (S(bd)->faults.NextCopyFails())
+    return Fail(S(bd), BP_STATUS_INTERNAL, "copy_host_to_device", "injected copy failure (BP_VENDOR_SIM_FAIL_COPIES)");
   char* d = S(bd)->arena.Resolve(dst, dst_offset, nbytes);
   if (d == nullptr || src == nullptr)
     return Fail(S(bd), BP_STATUS_INVALID_ARGUMENT, "copy_host_to_device", "destination range outside its allocation");
@@ -95,6 +106,8 @@ bp_status_t CopyD2H(void* bd, int32_t device, const void* src, size_t src_offset
                     bp_stream_t) {
   if (CheckDevice(S(bd), device, "copy_device_to_host") != BP_STATUS_OK) return BP_STATUS_OUT_OF_RANGE;
   if (nbytes == 0) return BP_STATUS_OK;
+  if (S(bd)->faults.NextCopyFails())
+    return Fail(S(bd), BP_STATUS_INTERNAL, "copy_device_to_host", "injected copy failure (BP_VENDOR_SIM_FAIL_COPIES)");
   const char* s = S(bd)->arena.Resolve(src, src_offset, nbytes);
   if (s == nullptr || dst == nullptr)
     return Fail(S(bd), BP_STATUS_INVALID_ARGUMENT, "copy_device_to_host", "source range outside its allocation");
@@ -106,6 +119,8 @@ bp_status_t CopyD2D(void* bd, int32_t device, const void* src, size_t src_offset
                     size_t nbytes, bp_stream_t) {
   if (CheckDevice(S(bd), device, "copy_device_to_device") != BP_STATUS_OK) return BP_STATUS_OUT_OF_RANGE;
   if (nbytes == 0) return BP_STATUS_OK;
+  if (S(bd)->faults.NextCopyFails())
+    return Fail(S(bd), BP_STATUS_INTERNAL, "copy_device_to_device", "injected copy failure (BP_VENDOR_SIM_FAIL_COPIES)");
   const char* s = S(bd)->arena.Resolve(src, src_offset, nbytes);
   char* d = S(bd)->arena.Resolve(dst, dst_offset, nbytes);
   if (s == nullptr || d == nullptr)
@@ -118,7 +133,12 @@ bp_status_t StreamGetDefault(void*, int32_t, bp_stream_t* out_stream) {
   *out_stream = nullptr;  // one implicit in-order queue
   return BP_STATUS_OK;
 }
-bp_status_t StreamSynchronize(void*, int32_t, bp_stream_t) { return BP_STATUS_OK; }
+bp_status_t StreamSynchronize(void* bd, int32_t, bp_stream_t) {
+  // Work completes when it is enqueued, unless BP_VENDOR_SIM_LATENCY_US says
+  // the device is late.
+  if (S(bd)->faults.latency_us != 0) std::this_thread::sleep_for(std::chrono::microseconds(S(bd)->faults.latency_us));
+  return BP_STATUS_OK;
+}
 
 void Shutdown(void* bd) {
   State* s = S(bd);
@@ -140,7 +160,8 @@ bp_status_t Init(const bp_plugin_init_args_t* args) {
     const long v = std::strtol(env, nullptr, 10);
     if (v > 0) mib = static_cast<size_t>(v);
   }
-  if (!s->arena.Init(mib << 20)) {
+  s->faults.ReadEnvironment();
+  if (!s->arena.Init(mib << 20, s->faults.alignment)) {
     delete s;
     return args->host->set_error(BP_STATUS_OUT_OF_MEMORY, "vendor_sim: init: cannot reserve the device arena");
   }

@@ -2,6 +2,7 @@
 #pragma once
 
 #include "arena.h"
+#include "faults.h"
 #include "backplane/backend.h"
 #include "backplane/op_args.h"     // BP_OP_* names, BP_ARG_* argument indices
 #include "backplane/plugin_kit.h"  // negotiation, struct_size checks, bp_kit_fail
@@ -11,6 +12,7 @@ namespace vendor_sim {
 struct State {
   const bp_host_api_t* host = nullptr;
   Arena arena;
+  Faults faults;  // device faults on demand (faults.h), off by default
 };
 
 // Reports an error through the host ("vendor_sim: <op>: <what>") and returns code.
