@@ -22,6 +22,7 @@
 #include "baseline.h"
 #include "device_inventory.h"
 #include "isolate.h"
+#include "models_group.h"
 #include "onnx/onnx_corpus.h"  // ONNX node-test corpus
 #include "report.h"
 #include "runner.h"
@@ -49,6 +50,7 @@ struct Cli {
   int max_failures = 50;
   bool no_isolate = false;
   std::string expectations;  // file or directory; default: the installed or source-tree directory
+  std::string models;        // the models group's directory; "none" turns it off
   double timeout = 300.0;
   bool worker = false;       // internal: run the tests --gtest_filter names, stream JSON lines
   std::vector<std::string> gtest_args;
@@ -226,6 +228,10 @@ int main(int argc, char** argv) {
                  "expectation file, or directory of <backend>.yaml files (default: the installed ones)")
       ->type_name("PATH");
   app.add_option("--timeout", cli.timeout, "time limit in seconds of one isolated group (default 300)");
+  app.add_option("--models", cli.models,
+                 "directory of exported models for the models group (default: the build tree's, when it has them; "
+                 "'none': no models group). The group runs in full runs only (no --op, --dtype, --quick)")
+      ->type_name("DIR");
   app.add_flag("--worker", cli.worker)->group("");
   app.add_option("--worker-backend", cli.worker_backend)->group("");  // the ONNX corpus worker's target
   app.add_option("--worker-device", cli.worker_device)->group("");
@@ -415,6 +421,24 @@ int main(int argc, char** argv) {
     failed = failed || (onnx_cli.explicit_request && onnx_any_failure(onnx_reports));
   }
 
+  // Real networks through bp-run (the models group), in full runs only.
+  std::vector<ModelsReport> model_reports;
+  const std::string models_dir = models_dir_to_use(cli.models);
+  const bool full_run = app.count("--op") + app.count("--dtype") == 0 && !cli.quick && cli.sample < 0;
+  if (!models_dir.empty() && full_run) {
+    const std::string exe = self_exe();
+    const std::string bp_run = exe.substr(0, exe.rfind('/')) + "/bp-run";
+    for (const Target& t : targets) {
+      progress.show(t.device_label, 0, 1, "models");
+      model_reports.push_back(run_models(bp_run, models_dir, t.device_label, static_cast<int>(cli.timeout)));
+      progress.clear();
+    }
+    print_models(std::cout, model_reports);
+  } else if (full_run && cli.models != "none") {
+    std::cout << "\nModels: not run (no exported models found; frontends/onnx/tests/export_models.py makes them with "
+                 "python3-torch, and --models DIR points at them)\n";
+  }
+
   std::cout << "\nVerdicts:\n";
   for (const DeviceReport& r : reports) {
     std::cout << "  " << verdict_line(r, ro);
@@ -423,11 +447,15 @@ int main(int argc, char** argv) {
         std::cout << "; ONNX node tests " << o.passed() << " of " << o.mapped() << " mapped pass";
       }
     }
+    for (const ModelsReport& m : model_reports) {
+      if (m.device == r.device) std::cout << "; " << models_verdict(m);
+    }
     std::cout << "\n";
   }
 
   nlohmann::json run = run_to_json(reports, opt.seed, opt.full);
   if (run_onnx) run["onnx_node_tests"] = onnx_to_json(onnx_reports);
+  if (!model_reports.empty()) run["models"] = models_to_json(model_reports);
   if (!cli.baseline.empty()) {
     std::string err;
     BaselineDiff diff;
