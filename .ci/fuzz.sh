@@ -3,6 +3,7 @@
 #   schema_fuzz        the operator schema parser, with the round-trip property
 #   expectations_fuzz  bp-conformance's expectation-file parser
 #   dlpack_fuzz        bp_tensor_from_dlpack (links an instrumented libbackplane core)
+#   onnx_load_fuzz     the ONNX model loader (frontends/onnx; libonnx and protobuf as installed)
 # Each starts from its committed seed corpus (fuzz/corpus/<name>) and runs for
 # FUZZ_SECONDS (default 60) seconds; a crash fails the script and leaves the
 # input in build/fuzz/artifacts/ (make it a regression test, add it to the
@@ -13,7 +14,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 seconds=${FUZZ_SECONDS:-60}
 targets=("$@")
-[ ${#targets[@]} -gt 0 ] || targets=(schema_fuzz expectations_fuzz dlpack_fuzz)
+[ ${#targets[@]} -gt 0 ] || targets=(schema_fuzz expectations_fuzz dlpack_fuzz onnx_load_fuzz)
 CXX=${FUZZ_CXX:-clang++-14}
 command -v "$CXX" >/dev/null || { echo "fuzz.sh: $CXX not found (apt-get install clang-14)"; exit 2; }
 out=build/fuzz
@@ -24,7 +25,7 @@ version=$(sed -n 's/^project(Backplane VERSION \([0-9.]*\).*/\1/p' CMakeLists.tx
 flags=(-std=c++17 -O1 -g -fno-omit-frame-pointer -fsanitize=fuzzer-no-link,address,undefined
        -fno-sanitize-recover=undefined -DBACKPLANE_BUILDING_LIBRARY=1 "-DBACKPLANE_VERSION_STRING=\"$version\""
        -Iabi/include -I$gen/abi/include -Idispatcher/src -Idispatcher/include -I$gen/include -Ifallback
-       -Iconformance/src)
+       -Iconformance/src -Ifrontends/onnx/include -DONNX_ML=1 -DONNX_NAMESPACE=onnx)
 jobs=$(nproc 2>/dev/null || echo 2)
 
 # Compiles sources to objects (skipping up-to-date ones) and prints the object paths.
@@ -45,8 +46,9 @@ build() {
   local name=$1
   shift
   mapfile -t objs < <(objects "fuzz/$name.cpp" "$@")
-  "$CXX" -fsanitize=fuzzer,address,undefined "${objs[@]}" -ldl -lpthread -o "$out/$name"
+  "$CXX" -fsanitize=fuzzer,address,undefined "${objs[@]}" "${libs[@]}" -ldl -lpthread -o "$out/$name"
 }
+libs=()
 
 for t in "${targets[@]}"; do
   case $t in
@@ -57,6 +59,15 @@ for t in "${targets[@]}"; do
       mapfile -t core < <(ls dispatcher/src/*.cpp dispatcher/src/*/*.cpp; echo "$gen/op_table.cpp"; \
                           echo fallback/host_fallback.cpp)
       build dlpack_fuzz "${core[@]}" ;;
+    onnx_load_fuzz)
+      # The loader alone: it calls no operator, so libbackplane comes from the
+      # default build (uninstrumented) for the symbols the library references.
+      libs=(-Lbuild/default/lib -Wl,-rpath,"$PWD/build/default/lib" -lbackplane -lonnx -lonnx_proto -lprotobuf)
+      build onnx_load_fuzz frontends/onnx/src/proto.cpp frontends/onnx/src/graph.cpp frontends/onnx/src/model.cpp \
+        frontends/onnx/src/dtype.cpp frontends/onnx/src/exec.cpp frontends/onnx/src/map_elementwise.cpp \
+        frontends/onnx/src/map_generators.cpp frontends/onnx/src/map_loss.cpp frontends/onnx/src/map_nn.cpp \
+        frontends/onnx/src/map_tensor.cpp
+      libs=() ;;
     *) echo "fuzz.sh: unknown target $t"; exit 2 ;;
   esac
 done
