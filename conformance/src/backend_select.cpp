@@ -31,25 +31,32 @@ bool backend_loaded(bp_context_t* ctx, int32_t b, bp_backend_info_t* info) {
 
 // True when the load of `path` ("" for discovery) may run in this process:
 // no probe asked for, or the probe's child survived it.
-bool survives_load(const std::string& path, double timeout_s, int* load_failures) {
+bool survives_load(const std::string& path, double timeout_s, std::vector<std::string>* skipped) {
   if (timeout_s <= 0) return true;
   const LoadProbe p = probe_plugin_load(path, timeout_s);
   const std::string line = load_verdict_line(p, path.empty() ? "plugin discovery" : path);
   if (line.empty()) return true;
   std::cout << line << "\n" << std::flush;
-  if (load_failures != nullptr) ++*load_failures;
+  if (skipped != nullptr) skipped->push_back(path);
   return false;
 }
 
 }  // namespace
 
 bool select_backends(bp_context_t* ctx, const std::vector<std::string>& args,
-                     std::vector<std::pair<int32_t, std::string>>* out, double load_timeout_s, int* load_failures) {
+                     std::vector<std::pair<int32_t, std::string>>* out, double load_timeout_s,
+                     std::vector<std::string>* skipped) {
   bool discovered = false;
   auto discover = [&] {
     if (!discovered) {
       discovered = true;
-      if (!survives_load("", load_timeout_s, load_failures)) return;
+      // A discovery that took the probe down is skipped here and, through the
+      // environment, in the worker children this process starts later.
+      if (std::getenv("BPC_SKIP_DISCOVERY") != nullptr) return;
+      if (!survives_load("", load_timeout_s, skipped)) {
+        setenv("BPC_SKIP_DISCOVERY", "1", 1);
+        return;
+      }
       int32_t loaded = 0;
       bp_plugin_discover(ctx, &loaded);
     }
@@ -64,7 +71,7 @@ bool select_backends(bp_context_t* ctx, const std::vector<std::string>& args,
   }
   for (const std::string& a : args) {
     if (looks_like_path(a)) {
-      if (!survives_load(a, load_timeout_s, load_failures)) continue;
+      if (!survives_load(a, load_timeout_s, skipped)) continue;
       const bp_status_t st = bp_plugin_load(ctx, a.c_str(), nullptr);
       if (st != BP_STATUS_OK) {
         std::cerr << "bp-conformance: cannot load plugin " << a << ": " << bp_status_name(st) << ": "

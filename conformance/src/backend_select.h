@@ -19,10 +19,11 @@ namespace bpc {
 // With load_timeout_s > 0 every load (each path, and discovery) is tried
 // first in a child (load_probe.h): a plugin that crashes, exits or hangs
 // there gets a "LOAD CRASHED" / "LOAD EXITED" / "LOAD TIMEOUT" line on
-// stdout, is skipped (for discovery: no discovery), and counts in
-// *load_failures (may be NULL); the run goes on with the others.
+// stdout, is skipped (for discovery: no discovery), and is appended to
+// *skipped (may be NULL; "" for discovery) so workers are not given it; the
+// run goes on with the others.
 bool select_backends(bp_context_t* ctx, const std::vector<std::string>& args,
                      std::vector<std::pair<int32_t, std::string>>* out, double load_timeout_s = 0,
-                     int* load_failures = nullptr);
+                     std::vector<std::string>* skipped = nullptr);
 
 }  // namespace bpc

@@ -6,6 +6,7 @@
 //   bp-conformance --backend cpu --op 'add*' --dtype float32 --json out.json
 //   bp-conformance --backend cpu --op add.Tensor --dtype float32 --sample 3 --seed 1
 //   bp-conformance --list-tests          the GoogleTest IDs of the run
+#include <algorithm>
 #include <cstdio>
 #include <iostream>
 #include <set>
@@ -279,9 +280,13 @@ int main(int argc, char** argv) {
   std::vector<std::pair<int32_t, std::string>> backends;
   // Plugin loads run first in a child (LOAD CRASHED / LOAD TIMEOUT verdicts),
   // except in workers: their parent already tried the same loads.
-  int load_failures = 0;
+  std::vector<std::string> load_skipped;
   const double load_timeout = cli.worker || onnx_cli.worker || cli.no_isolate ? 0.0 : cli.timeout;
-  if (!select_backends(ctx, cli.backends, &backends, load_timeout, &load_failures)) return 2;
+  if (!select_backends(ctx, cli.backends, &backends, load_timeout, &load_skipped)) return 2;
+  for (const std::string& s : load_skipped) {  // workers must not load it again
+    cli.backends.erase(std::remove(cli.backends.begin(), cli.backends.end(), s), cli.backends.end());
+  }
+  const size_t load_failures = load_skipped.size();
   if (onnx_cli.worker) return run_onnx_worker(ctx, cli.worker_backend, cli.worker_device, onnx_opt, onnx_cli.worker_start);
   Runner runner(ctx);
   if (cli.list) {
