@@ -52,7 +52,7 @@ for t in "${targets[@]}"; do
   case $t in
     schema_fuzz) build schema_fuzz dispatcher/src/schema.cpp dispatcher/src/status.cpp ;;
     expectations_fuzz) build expectations_fuzz conformance/src/expectations.cpp conformance/src/dtype.cpp \
-                         conformance/src/result.cpp ;;
+                         conformance/src/result.cpp conformance/src/floatfmt.cpp ;;
     dlpack_fuzz)
       mapfile -t core < <(ls dispatcher/src/*.cpp dispatcher/src/*/*.cpp; echo "$gen/op_table.cpp"; \
                           echo fallback/host_fallback.cpp)
