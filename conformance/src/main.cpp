@@ -21,6 +21,7 @@
 #include "baseline.h"
 #include "device_inventory.h"
 #include "isolate.h"
+#include "models/models_group.h"  // the models group (real networks)
 #include "onnx/onnx_corpus.h"  // ONNX node-test corpus
 #include "report.h"
 #include "runner.h"
@@ -230,6 +231,8 @@ int main(int argc, char** argv) {
   app.add_option("--worker-device", cli.worker_device)->group("");
   OnnxCli onnx_cli;  // ONNX node-test corpus (onnx/onnx_corpus.h)
   add_onnx_options(app, &onnx_cli);
+  ModelsCli models_cli;
+  add_models_options(app, &models_cli);
   // --gtest_* flags (--gtest_filter with --no-isolate, ...) go to GoogleTest.
   app.allow_extras();
   CLI11_PARSE(app, argc, argv);
@@ -279,6 +282,7 @@ int main(int argc, char** argv) {
   std::vector<std::pair<int32_t, std::string>> backends;
   if (!select_backends(ctx, cli.backends, &backends)) return 2;
   if (onnx_cli.worker) return run_onnx_worker(ctx, cli.worker_backend, cli.worker_device, onnx_opt, onnx_cli.worker_start);
+  if (!models_cli.worker_model.empty()) return run_models_worker(ctx, cli.worker_backend, cli.worker_device, models_cli);
   Runner runner(ctx);
   if (cli.list) {
     list_everything(ctx, runner, backends);
@@ -405,6 +409,15 @@ int main(int argc, char** argv) {
     failed = failed || (onnx_cli.explicit_request && onnx_any_failure(onnx_reports));
   }
 
+  std::vector<std::string> models_argv = {self_exe(), "--seed", std::to_string(cli.seed)};
+  for (const std::string& b : cli.backends) models_argv.insert(models_argv.end(), {"--backend", b});
+  const ModelsGroup models = run_models_group(
+      ctx, targets, models_cli, app.count("--op") + app.count("--dtype") + app.count("--group") + app.count("--sample") + cli.quick > 0,
+      !cli.no_isolate, models_argv, cli.timeout, [&](const Target& t, const std::string& what) { progress.show(t.device_label, 0, 1, what); },
+      std::cout, &reports);
+  progress.clear();
+  failed = failed || models.failed_explicit;
+
   std::cout << "\nVerdicts:\n";
   for (const DeviceReport& r : reports) {
     std::cout << "  " << verdict_line(r, ro);
@@ -413,11 +426,13 @@ int main(int argc, char** argv) {
         std::cout << "; ONNX node tests " << o.passed() << " of " << o.mapped() << " mapped pass";
       }
     }
+    std::cout << models_verdict_suffix(models, r.device);
     std::cout << "\n";
   }
 
   nlohmann::json run = run_to_json(reports, opt.seed, opt.full);
   if (run_onnx) run["onnx_node_tests"] = onnx_to_json(onnx_reports);
+  if (models.selected) run["models"] = models_to_json(models);
   if (!cli.baseline.empty()) {
     std::string err;
     BaselineDiff diff;

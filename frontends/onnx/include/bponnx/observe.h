@@ -64,6 +64,8 @@ class ShadowCheck {
   /// node and op empty when nothing was checked).
   const ShadowFinding& worst() const { return worst_; }
   size_t checked() const { return checked_; }
+  /// How many checked nodes had an output beyond tolerance.
+  size_t beyond() const { return beyond_; }
   /// "<node>: <reason>" of the first node that could not be checked, or "".
   const std::string& error() const { return error_; }
 
@@ -73,7 +75,7 @@ class ShadowCheck {
   double rtol_, atol_;
   ShadowFinding first_, worst_;
   bool any_ = false;
-  size_t checked_ = 0;
+  size_t checked_ = 0, beyond_ = 0;
   std::string error_;
 };
 
@@ -92,8 +94,5 @@ struct OutputMatch {
 /// Compares `got` (any device) with `want` (host bytes, e.g. from npy_read)
 /// on the CPU, in float64.
 OutputMatch compare_output(bp_context_t* ctx, bp_tensor_t* got, const RawTensor& want, double rtol, double atol);
-/// max |v| over `t`'s values (0 for an empty tensor); false with *err when
-/// the values cannot be made on the CPU (an unsupported dtype).
-bool max_abs_value(bp_context_t* ctx, const RawTensor& t, double* out, std::string* err);
 
 }  // namespace bponnx
