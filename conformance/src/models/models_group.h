@@ -43,7 +43,8 @@ struct ModelResult {
   std::string worst_node, worst_op;  // "" when no node was compared
   int64_t worst_index = -1;
   double worst_max_abs = 0.0, worst_max_rel = 0.0, worst_ratio = 0.0;  // ratio > 1: beyond the node's tolerance
-  int beyond_nodes = 0;        // nodes beyond the shadow tolerance
+  int shadow_nodes = 0;        // nodes compared with the CPU
+  int beyond_nodes = 0;        // ... and beyond the shadow tolerance
   std::string shadow_error;    // the first node the CPU could not run, if any
 };
 

@@ -22,11 +22,18 @@ double share(double part, double whole) { return whole > 0.0 ? 100.0 * part / wh
 std::string worst_node(const ModelResult& m) {
   if (!m.shadowed) return "worst node: - (the cpu is the shadow)";
   if (m.worst_node.empty()) return "worst node: - (no node compared" + (m.shadow_error.empty() ? ")" : ": " + m.shadow_error + ")");
+  if (m.worst_ratio == 0.0) {
+    return "worst node: none, each of " + std::to_string(m.shadow_nodes) + " nodes equals the cpu's result" +
+           (m.shadow_error.empty() ? "" : "; not compared: " + m.shadow_error);
+  }
   std::string s = "worst node #" + std::to_string(m.worst_index) + " '" + m.worst_node + "' (" + m.worst_op +
                   "): max abs " + fmt("%.3g", m.worst_max_abs) + ", max rel " + fmt("%.3g", m.worst_max_rel) + ", " +
-                  (m.worst_ratio > 1e6 ? std::string("far beyond") : fmt("%.3g", m.worst_ratio * 100.0) + "% of") +
-                  " its tolerance";
-  if (m.beyond_nodes > 0) s += "; " + std::to_string(m.beyond_nodes) + " nodes beyond tolerance";
+                  (std::isinf(m.worst_ratio) ? std::string("beyond its tolerance (NaN, infinity or sizes differ)")
+                   : m.worst_ratio > 1.0     ? fmt("%.3g", m.worst_ratio) + "x its tolerance"
+                                             : fmt("%.3g", m.worst_ratio * 100.0) + "% of its tolerance");
+  if (m.beyond_nodes > 0) {
+    s += "; " + std::to_string(m.beyond_nodes) + " of " + std::to_string(m.shadow_nodes) + " nodes beyond tolerance";
+  }
   if (!m.shadow_error.empty()) s += "; not compared: " + m.shadow_error;
   return s;
 }
@@ -79,6 +86,7 @@ nlohmann::json model_to_json(const ModelResult& m) {
             {"worst_max_abs", m.worst_max_abs},
             {"worst_max_rel", m.worst_max_rel},
             {"worst_tolerance_share", m.worst_ratio > 1e300 ? nlohmann::json("inf") : nlohmann::json(m.worst_ratio)},
+            {"nodes_compared", m.shadow_nodes},
             {"nodes_beyond_tolerance", m.beyond_nodes},
             {"error", m.shadow_error}}}};
 }
@@ -112,6 +120,7 @@ ModelResult model_from_json(const nlohmann::json& j) {
   m.worst_max_rel = s.value("worst_max_rel", 0.0);
   const nlohmann::json share = s.value("worst_tolerance_share", nlohmann::json(0.0));
   m.worst_ratio = share.is_number() ? share.get<double>() : HUGE_VAL;
+  m.shadow_nodes = s.value("nodes_compared", 0);
   m.beyond_nodes = s.value("nodes_beyond_tolerance", 0);
   m.shadow_error = s.value("error", "");
   return m;

@@ -97,6 +97,7 @@ void shadow_run(bp_context_t* ctx, bp_device_t dev, bponnx::Session* s, const st
     r->worst_max_rel = w.max_rel;
     r->worst_ratio = w.ratio;
   }
+  r->shadow_nodes = static_cast<int>(shadow.checked());
   r->beyond_nodes = static_cast<int>(shadow.beyond());
   r->shadow_error = shadow.error();
 }
