@@ -37,7 +37,7 @@ struct ModelResult {
   double rtol = 0.0, atol = 0.0;
   double max_abs = 0.0, max_rel = 0.0;  // over every output
   int nodes = 0, native_nodes = 0, fallback_nodes = 0, core_nodes = 0;
-  double seconds = 0.0, native_seconds = 0.0, fallback_seconds = 0.0, core_seconds = 0.0;  // the timed run
+  double seconds = 0.0, native_seconds = 0.0, fallback_seconds = 0.0, core_seconds = 0.0;  // sums of each node's fastest timed run
   // The shadow check (not run on the CPU backend: it would compare the CPU with itself).
   bool shadowed = false;
   std::string worst_node, worst_op;  // "" when no node was compared

@@ -1,6 +1,6 @@
 // Running one exported model on a device through the ONNX frontend
-// (bponnx::Session), twice: first with the CPU shadow check and each node's
-// path, then timed, its outputs compared with torch's.
+// (bponnx::Session): first with the CPU shadow check and each node's path,
+// then timed, its outputs compared with torch's.
 #include <algorithm>
 #include <map>
 
@@ -14,6 +14,8 @@ namespace bpc {
 bool models_support_built() { return true; }
 
 namespace {
+
+constexpr int kTimedRuns = 3;
 
 std::string device_label(bp_context_t* ctx, bp_device_t dev) {
   bp_backend_info_t info{};
@@ -129,19 +131,30 @@ ModelResult run_model(bp_context_t* ctx, bp_device_t dev, const std::string& dir
   std::map<size_t, bponnx::NodePath> paths;
   shadow_run(ctx, dev, &s, inputs, &paths, &r);
   if (r.outcome == "error") return r;
-  // Run 2: timed, compared with torch.
+  // Runs 2..4: timed; each node's time is its fastest of the three (the
+  // per-node synchronization makes single runs noisy on a loaded machine).
+  // The last run's outputs are compared with torch's.
+  std::map<size_t, double> fastest;
   s.set_observer([&](const bponnx::NodeRun& nr) {
-    const auto it = paths.find(nr.index);
-    const bponnx::NodePath p = it != paths.end() ? it->second : bponnx::node_path(ctx, dev.backend, nr.ops);
-    r.seconds += nr.seconds;
-    (p == bponnx::NodePath::kNative ? r.native_seconds
-     : p == bponnx::NodePath::kFallback ? r.fallback_seconds
-                                        : r.core_seconds) += nr.seconds;
+    auto it = fastest.find(nr.index);
+    if (it == fastest.end() || nr.seconds < it->second) fastest[nr.index] = nr.seconds;
+    if (!paths.count(nr.index)) paths[nr.index] = bponnx::node_path(ctx, dev.backend, nr.ops);
   });
   Held outs;
-  if (!s.run(inputs, &outs.v, &err)) {
-    fail(&r, err);
-    return r;
+  for (int run = 0; run < kTimedRuns; ++run) {
+    for (bp_tensor_t* t : outs.v) bp_tensor_release(t);
+    outs.v.clear();
+    if (!s.run(inputs, &outs.v, &err)) {
+      fail(&r, err);
+      return r;
+    }
+  }
+  for (const auto& nt : fastest) {
+    const bponnx::NodePath p = paths[nt.first];
+    r.seconds += nt.second;
+    (p == bponnx::NodePath::kNative ? r.native_seconds
+     : p == bponnx::NodePath::kFallback ? r.fallback_seconds
+                                        : r.core_seconds) += nt.second;
   }
   r.nodes = static_cast<int>(paths.size());
   for (const auto& np : paths) {
