@@ -413,7 +413,7 @@ int main(int argc, char** argv) {
   for (const std::string& b : cli.backends) models_argv.insert(models_argv.end(), {"--backend", b});
   const ModelsGroup models = run_models_group(
       ctx, targets, models_cli, app.count("--op") + app.count("--dtype") + app.count("--group") + app.count("--sample") + cli.quick > 0,
-      !cli.no_isolate, models_argv, cli.timeout, [&](const Target& t, const std::string& what) { progress.show(t.device_label, 0, 1, what); },
+      !cli.no_isolate, models_argv, state.backend_args, cli.timeout, [&](const Target& t, const std::string& what) { progress.show(t.device_label, 0, 1, what); },
       std::cout, &reports);
   progress.clear();
   failed = failed || models.failed_explicit;

@@ -60,8 +60,14 @@ grep -Eq "worst node #0 'z' \(Mul\): max abs .*x its tolerance; 1 of 1 nodes bey
   fail "the shadow check does not name the Mul node"
 grep -Eq '^  neg_model +crashed +child killed by signal 11' "$out" || fail "neg_model is not crashed with signal 11"
 grep -Eq '^  abs_model +timeout' "$out" || fail "abs_model did not time out"
-grep -q "rerun: bp-run $dir/models/neg_model/model.onnx --device crashdev:0 --input x=" "$out" ||
+grep -q "rerun: BACKPLANE_PLUGINS=$plugin bp-run $dir/models/neg_model/model.onnx --device crashdev:0 --input x=" "$out" ||
   fail "no bp-run rerun line for the crashed model"
+# The mismatch's rerun line works as printed: bp-run names the same node.
+rerun=$(grep -m1 -o "rerun: BACKPLANE_PLUGINS=.*mul_model.*" "$out" | sed 's/^rerun: //')
+(cd "$(dirname "$bin")" && env ${rerun%% *} ./${rerun#* }) >"$dir/rerun.txt" 2>&1
+rc=$?
+[ "$rc" = 1 ] || { cat "$dir/rerun.txt"; fail "the rerun line exited $rc, expected 1 (mismatch)"; }
+grep -q "shadow: first divergent node #0 'z' (Mul)" "$dir/rerun.txt" || { cat "$dir/rerun.txt"; fail "the rerun does not name the node"; }
 grep -Eq 'crashdev \(crashdev:0\): .*; models 1 of 4 match: add_model \(abs_model timeout, mul_model mismatch, neg_model crashed\)$' "$out" ||
   fail "the verdict line does not name the models"
 grep -q '"models": \[' "$dir/run.json" || fail "the JSON report has no models array"

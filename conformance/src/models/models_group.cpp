@@ -155,6 +155,7 @@ std::string model_rerun(const std::string& dir, const std::string& name, const M
                         const std::string& device, bool expect) {
   const std::string d = dir + "/" + name;
   std::ostringstream os;
+  os.precision(9);  // the tolerance as meta.json has it
   os << "bp-run " << d << "/model.onnx --device " << device;
   for (size_t k = 0; k < meta.inputs.size(); ++k) os << " --input " << meta.inputs[k] << "=" << d << "/input_" << k << ".npy";
   if (expect) {
@@ -180,7 +181,7 @@ int run_models_worker(bp_context_t* ctx, const std::string& backend, int32_t dev
 
 ModelsGroup run_models_group(bp_context_t* ctx, const std::vector<Target>& targets, const ModelsCli& cli,
                              bool subset_selected, bool isolate, const std::vector<std::string>& worker_argv,
-                             double timeout_s, const std::function<void(const Target&, const std::string&)>& progress,
+                             const std::map<std::string, std::string>& backend_args, double timeout_s, const std::function<void(const Target&, const std::string&)>& progress,
                              std::ostream& os, std::vector<DeviceReport>* reports) {
   ModelsGroup g;
   if (cli.no_models || cli.dir == "none" || (subset_selected && !cli.explicit_request)) return g;
@@ -197,9 +198,13 @@ ModelsGroup run_models_group(bp_context_t* ctx, const std::vector<Target>& targe
     rep.backend = t.backend_name;
     rep.device = t.device_label;
     rep.error = names.empty() ? why : "";
+    const auto arg = backend_args.find(t.backend_name);
+    const bool by_path = arg != backend_args.end() && arg->second.find('/') != std::string::npos;
     for (const std::string& name : names) {
       progress(t, "model " + name);
       rep.models.push_back(run_isolated(ctx, t, dir, name, isolate, worker_argv, timeout_s));
+      std::string& rerun = rep.models.back().rerun;
+      if (by_path && !rerun.empty()) rerun = "BACKPLANE_PLUGINS=" + arg->second + " " + rerun;
     }
     g.reports.push_back(rep);
     g.failed_explicit = g.failed_explicit || (cli.explicit_request && rep.matched() < static_cast<int>(names.size()));

@@ -13,6 +13,7 @@
 #pragma once
 
 #include <functional>
+#include <map>
 #include <ostream>
 #include <string>
 #include <vector>
@@ -40,7 +41,7 @@ struct ModelResult {
   double seconds = 0.0, native_seconds = 0.0, fallback_seconds = 0.0, core_seconds = 0.0;  // sums of each node's fastest timed run
   // The shadow check (not run on the CPU backend: it would compare the CPU with itself).
   bool shadowed = false;
-  std::string worst_node, worst_op;  // "" when no node was compared
+  std::string worst_node, worst_op;  // "" when no node was compared or every node equals the CPU's
   int64_t worst_index = -1;
   double worst_max_abs = 0.0, worst_max_rel = 0.0, worst_ratio = 0.0;  // ratio > 1: beyond the node's tolerance
   int shadow_nodes = 0;        // nodes compared with the CPU
@@ -101,14 +102,16 @@ struct ModelsGroup {
 };
 
 // The whole group: runs every model on every target (each in a child made
-// from `worker_argv` when `isolate`), prints its section, and files one
+// from `worker_argv` when `isolate`; `backend_args` says how the user named
+// each backend, so a rerun line of a plugin given by path loads it through
+// BACKPLANE_PLUGINS), prints its section, and files one
 // case per (device, model) under group "models" in `reports` (JSON and
 // JUnit carry them). Not selected (returns at once) with --no-models or
 // --models none, or when `subset_selected` (--op, --dtype, --group,
 // --sample or --quick narrowed the run) and --models was not given.
 ModelsGroup run_models_group(bp_context_t* ctx, const std::vector<Target>& targets, const ModelsCli& cli,
                              bool subset_selected, bool isolate, const std::vector<std::string>& worker_argv,
-                             double timeout_s, const std::function<void(const Target&, const std::string&)>& progress,
+                             const std::map<std::string, std::string>& backend_args, double timeout_s, const std::function<void(const Target&, const std::string&)>& progress,
                              std::ostream& os, std::vector<DeviceReport>* reports);
 
 // "; models 6 of 6 match: resnet18, ..." for the verdict line of `device`

@@ -21,8 +21,8 @@ double share(double part, double whole) { return whole > 0.0 ? 100.0 * part / wh
 
 std::string worst_node(const ModelResult& m) {
   if (!m.shadowed) return "worst node: - (the cpu is the shadow)";
-  if (m.worst_node.empty()) return "worst node: - (no node compared" + (m.shadow_error.empty() ? ")" : ": " + m.shadow_error + ")");
-  if (m.worst_ratio == 0.0) {
+  if (m.shadow_nodes == 0) return "worst node: - (no node compared" + (m.shadow_error.empty() ? ")" : ": " + m.shadow_error + ")");
+  if (m.worst_node.empty()) {
     return "worst node: none, each of " + std::to_string(m.shadow_nodes) + " nodes equals the cpu's result" +
            (m.shadow_error.empty() ? "" : "; not compared: " + m.shadow_error);
   }

@@ -91,7 +91,7 @@ void shadow_run(bp_context_t* ctx, bp_device_t dev, bponnx::Session* s, const st
   }
   if (!r->shadowed) return;
   const bponnx::ShadowFinding& w = shadow.worst();
-  if (!w.node.empty()) {
+  if (!w.node.empty() && w.ratio > 0.0) {  // ratio 0: every node equals the CPU's result
     r->worst_node = w.node;
     r->worst_op = w.op;
     r->worst_index = static_cast<int64_t>(w.index);
