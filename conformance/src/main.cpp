@@ -409,12 +409,14 @@ int main(int argc, char** argv) {
     failed = failed || (onnx_cli.explicit_request && onnx_any_failure(onnx_reports));
   }
 
+  // The models group (real networks), per device, each model in a child.
   std::vector<std::string> models_argv = {self_exe(), "--seed", std::to_string(cli.seed)};
   for (const std::string& b : cli.backends) models_argv.insert(models_argv.end(), {"--backend", b});
+  const bool narrowed = app.count("--op") + app.count("--dtype") + app.count("--group") + app.count("--sample") > 0;
   const ModelsGroup models = run_models_group(
-      ctx, targets, models_cli, app.count("--op") + app.count("--dtype") + app.count("--group") + app.count("--sample") + cli.quick > 0,
-      !cli.no_isolate, models_argv, state.backend_args, cli.timeout, [&](const Target& t, const std::string& what) { progress.show(t.device_label, 0, 1, what); },
-      std::cout, &reports);
+      ctx, targets, models_cli, narrowed || cli.quick, !cli.no_isolate, models_argv, state.backend_args, cli.timeout,
+      [&](const Target& t, const std::string& what) { progress.show(t.device_label, 0, 1, what); }, std::cout,
+      &reports);
   progress.clear();
   failed = failed || models.failed_explicit;
 

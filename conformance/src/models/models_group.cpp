@@ -2,15 +2,15 @@
 // backend device, and what main() gets back (see models_group.h).
 #include "models/models_group.h"
 
-#include <algorithm>
 #include <dirent.h>
-#include <fstream>
-#include <iostream>
-#include <sstream>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include <CLI/CLI.hpp>
+#include <algorithm>
+#include <fstream>
+#include <iostream>
+#include <sstream>
 
 #include "child_process.h"
 
@@ -58,11 +58,11 @@ std::string join(const std::vector<std::string>& v, const std::string& sep) {
 
 // One model on one target: in a child (a crash or a timeout is that model's
 // outcome) or in this process.
-ModelResult run_isolated(bp_context_t* ctx, const Target& t, const std::string& dir, const std::string& name, bool isolate,
-                         std::vector<std::string> argv, double timeout_s) {
+ModelResult run_isolated(bp_context_t* ctx, const Target& t, const std::string& dir, const std::string& name,
+                         bool isolate, std::vector<std::string> argv, double timeout_s) {
   if (!isolate) return run_model(ctx, bp_device_t{t.backend, t.device}, dir, name);
-  argv.insert(argv.end(), {"--worker-backend", t.backend_name, "--worker-device", std::to_string(t.device),
-                           "--models", dir, "--models-worker", name});
+  argv.insert(argv.end(), {"--worker-backend", t.backend_name, "--worker-device", std::to_string(t.device), "--models",
+                           dir, "--models-worker", name});
   const ChildOutcome child = run_child(argv, timeout_s);
   for (const nlohmann::json& j : child.records) {
     if (j.is_object() && j.value("model", "") == name) return model_from_json(j);
@@ -157,7 +157,8 @@ std::string model_rerun(const std::string& dir, const std::string& name, const M
   std::ostringstream os;
   os.precision(9);  // the tolerance as meta.json has it
   os << "bp-run " << d << "/model.onnx --device " << device;
-  for (size_t k = 0; k < meta.inputs.size(); ++k) os << " --input " << meta.inputs[k] << "=" << d << "/input_" << k << ".npy";
+  for (size_t k = 0; k < meta.inputs.size(); ++k)
+    os << " --input " << meta.inputs[k] << "=" << d << "/input_" << k << ".npy";
   if (expect) {
     for (size_t k = 0; k < meta.outputs.size(); ++k) {
       os << " --expect " << meta.outputs[k] << "=" << d << "/expected_" << k << ".npy";
@@ -181,8 +182,9 @@ int run_models_worker(bp_context_t* ctx, const std::string& backend, int32_t dev
 
 ModelsGroup run_models_group(bp_context_t* ctx, const std::vector<Target>& targets, const ModelsCli& cli,
                              bool subset_selected, bool isolate, const std::vector<std::string>& worker_argv,
-                             const std::map<std::string, std::string>& backend_args, double timeout_s, const std::function<void(const Target&, const std::string&)>& progress,
-                             std::ostream& os, std::vector<DeviceReport>* reports) {
+                             const std::map<std::string, std::string>& backend_args, double timeout_s,
+                             const std::function<void(const Target&, const std::string&)>& progress, std::ostream& os,
+                             std::vector<DeviceReport>* reports) {
   ModelsGroup g;
   if (cli.no_models || cli.dir == "none" || (subset_selected && !cli.explicit_request)) return g;
   g.selected = true;
@@ -234,8 +236,8 @@ std::string models_verdict_suffix(const ModelsGroup& g, const std::string& devic
         other.push_back(m.model + " " + m.outcome);
       }
     }
-    std::string s = "; models " + std::to_string(match.size()) + " of " + std::to_string(r.models.size()) +
-                    " match" + (match.empty() ? "" : ": " + join(match, ", "));
+    std::string s = "; models " + std::to_string(match.size()) + " of " + std::to_string(r.models.size()) + " match" +
+                    (match.empty() ? "" : ": " + join(match, ", "));
     if (!other.empty()) s += " (" + join(other, ", ") + ")";
     return s;
   }
@@ -245,8 +247,11 @@ std::string models_verdict_suffix(const ModelsGroup& g, const std::string& devic
 nlohmann::json models_to_json(const ModelsGroup& g) {
   nlohmann::json a = nlohmann::json::array();
   for (const ModelsReport& r : g.reports) {
-    nlohmann::json d = {{"backend", r.backend}, {"device", r.device}, {"error", r.error},
-                        {"total", r.models.size()}, {"matched", r.matched()}};
+    nlohmann::json d = {{"backend", r.backend},
+                        {"device", r.device},
+                        {"error", r.error},
+                        {"total", r.models.size()},
+                        {"matched", r.matched()}};
     d["models"] = nlohmann::json::array();
     for (const ModelResult& m : r.models) d["models"].push_back(model_to_json(m));
     a.push_back(d);

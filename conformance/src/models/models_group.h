@@ -14,11 +14,10 @@
 
 #include <functional>
 #include <map>
+#include <nlohmann/json.hpp>
 #include <ostream>
 #include <string>
 #include <vector>
-
-#include <nlohmann/json.hpp>
 
 #include "backplane/backplane.h"
 #include "result.h"
@@ -38,15 +37,16 @@ struct ModelResult {
   double rtol = 0.0, atol = 0.0;
   double max_abs = 0.0, max_rel = 0.0;  // over every output
   int nodes = 0, native_nodes = 0, fallback_nodes = 0, core_nodes = 0;
-  double seconds = 0.0, native_seconds = 0.0, fallback_seconds = 0.0, core_seconds = 0.0;  // sums of each node's fastest timed run
+  double seconds = 0.0, native_seconds = 0.0, fallback_seconds = 0.0,
+         core_seconds = 0.0;  // sums of each node's fastest timed run
   // The shadow check (not run on the CPU backend: it would compare the CPU with itself).
   bool shadowed = false;
   std::string worst_node, worst_op;  // "" when no node was compared or every node equals the CPU's
   int64_t worst_index = -1;
   double worst_max_abs = 0.0, worst_max_rel = 0.0, worst_ratio = 0.0;  // ratio > 1: beyond the node's tolerance
-  int shadow_nodes = 0;        // nodes compared with the CPU
-  int beyond_nodes = 0;        // ... and beyond the shadow tolerance
-  std::string shadow_error;    // the first node the CPU could not run, if any
+  int shadow_nodes = 0;                                                // nodes compared with the CPU
+  int beyond_nodes = 0;                                                // ... and beyond the shadow tolerance
+  std::string shadow_error;                                            // the first node the CPU could not run, if any
 };
 
 struct ModelsReport {
@@ -111,8 +111,9 @@ struct ModelsGroup {
 // --sample or --quick narrowed the run) and --models was not given.
 ModelsGroup run_models_group(bp_context_t* ctx, const std::vector<Target>& targets, const ModelsCli& cli,
                              bool subset_selected, bool isolate, const std::vector<std::string>& worker_argv,
-                             const std::map<std::string, std::string>& backend_args, double timeout_s, const std::function<void(const Target&, const std::string&)>& progress,
-                             std::ostream& os, std::vector<DeviceReport>* reports);
+                             const std::map<std::string, std::string>& backend_args, double timeout_s,
+                             const std::function<void(const Target&, const std::string&)>& progress, std::ostream& os,
+                             std::vector<DeviceReport>* reports);
 
 // "; models 6 of 6 match: resnet18, ..." for the verdict line of `device`
 // ("" when the group was not selected).

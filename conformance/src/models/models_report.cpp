@@ -21,7 +21,8 @@ double share(double part, double whole) { return whole > 0.0 ? 100.0 * part / wh
 
 std::string worst_node(const ModelResult& m) {
   if (!m.shadowed) return "worst node: - (the cpu is the shadow)";
-  if (m.shadow_nodes == 0) return "worst node: - (no node compared" + (m.shadow_error.empty() ? ")" : ": " + m.shadow_error + ")");
+  if (m.shadow_nodes == 0)
+    return "worst node: - (no node compared" + (m.shadow_error.empty() ? ")" : ": " + m.shadow_error + ")");
   if (m.worst_node.empty()) {
     return "worst node: none, each of " + std::to_string(m.shadow_nodes) + " nodes equals the cpu's result" +
            (m.shadow_error.empty() ? "" : "; not compared: " + m.shadow_error);
@@ -75,9 +76,13 @@ nlohmann::json model_to_json(const ModelResult& m) {
           {"atol", m.atol},
           {"max_abs_error", m.max_abs},
           {"max_rel_error", m.max_rel},
-          {"nodes", {{"total", m.nodes}, {"native", m.native_nodes}, {"fallback", m.fallback_nodes}, {"core", m.core_nodes}}},
+          {"nodes",
+           {{"total", m.nodes}, {"native", m.native_nodes}, {"fallback", m.fallback_nodes}, {"core", m.core_nodes}}},
           {"seconds",
-           {{"total", m.seconds}, {"native", m.native_seconds}, {"fallback", m.fallback_seconds}, {"core", m.core_seconds}}},
+           {{"total", m.seconds},
+            {"native", m.native_seconds},
+            {"fallback", m.fallback_seconds},
+            {"core", m.core_seconds}}},
           {"shadow",
            {{"checked", m.shadowed},
             {"worst_node", m.worst_node},
@@ -152,7 +157,9 @@ CaseResult model_case(const ModelsReport& r, const ModelResult& m) {
   if (m.outcome == "match") {
     c.outcome = m.fallback_nodes > 0 ? Outcome::kFallbackPass : Outcome::kNativePass;
   } else {
-    c.outcome = m.outcome == "crashed" ? Outcome::kCrashed : m.outcome == "timeout" ? Outcome::kTimeout : Outcome::kFail;
+    c.outcome = m.outcome == "crashed"   ? Outcome::kCrashed
+                : m.outcome == "timeout" ? Outcome::kTimeout
+                                         : Outcome::kFail;
     c.message = m.outcome + ": " + m.message;
   }
   return c;

@@ -152,7 +152,7 @@ ModelResult run_model(bp_context_t* ctx, bp_device_t dev, const std::string& dir
   for (const auto& nt : fastest) {
     const bponnx::NodePath p = paths[nt.first];
     r.seconds += nt.second;
-    (p == bponnx::NodePath::kNative ? r.native_seconds
+    (p == bponnx::NodePath::kNative     ? r.native_seconds
      : p == bponnx::NodePath::kFallback ? r.fallback_seconds
                                         : r.core_seconds) += nt.second;
   }

@@ -8,9 +8,12 @@ namespace bponnx {
 
 const char* node_path_name(NodePath p) {
   switch (p) {
-    case NodePath::kNative: return "native";
-    case NodePath::kFallback: return "fallback";
-    case NodePath::kCore: break;
+    case NodePath::kNative:
+      return "native";
+    case NodePath::kFallback:
+      return "fallback";
+    case NodePath::kCore:
+      break;
   }
   return "core";
 }
@@ -103,8 +106,8 @@ std::string OutputMatch::message(double rtol, double atol) const {
   std::ostringstream os;
   os << "max abs " << max_abs << ", max rel " << max_rel;
   if (beyond > 0) {
-    os << "; " << beyond << " of " << count << " beyond rtol " << rtol << " atol " << atol
-       << " (worst at flat index " << worst_index << ": got " << worst_got << ", expected " << worst_want << ")";
+    os << "; " << beyond << " of " << count << " beyond rtol " << rtol << " atol " << atol << " (worst at flat index "
+       << worst_index << ": got " << worst_got << ", expected " << worst_want << ")";
   }
   return os.str();
 }

@@ -84,8 +84,8 @@ struct OutputMatch {
   bool match = false;
   std::string error;  // sizes differ, or a call failed: "shape [2, 3], expected [3, 2]"
   double max_abs = 0.0, max_rel = 0.0;
-  size_t beyond = 0, count = 0;   // elements beyond tolerance, of count
-  size_t worst_index = 0;         // flat index of the element furthest beyond
+  size_t beyond = 0, count = 0;  // elements beyond tolerance, of count
+  size_t worst_index = 0;        // flat index of the element furthest beyond
   double worst_got = 0.0, worst_want = 0.0;
   /// "max abs 1e-06, max rel 2e-05" and, on a mismatch, "; 3 of 1000 beyond
   /// rtol R atol A (worst at flat index I: got G, expected E)"; or error.
