@@ -96,12 +96,15 @@ void add_models_options(CLI::App& app, ModelsCli* cli) {
 std::string models_dir(const ModelsCli& cli) {
   if (!cli.dir.empty()) return cli.dir;
   const std::string installed = self_dir() + "/../share/backplane/models";
-  if (exists(installed)) return installed;
 #ifdef BPC_BUILD_MODELS_DIR
-  return BPC_BUILD_MODELS_DIR;
-#else
-  return installed;
+  // A bp-conformance in its build tree uses the build tree's models; an
+  // installed one its installed directory (nothing installs models there
+  // today), else the build tree's when it still exists.
+  const std::string build = BPC_BUILD_MODELS_DIR;
+  const std::string build_root = build.substr(0, build.rfind('/') + 1);
+  if (self_dir().rfind(build_root, 0) == 0 || (!exists(installed) && exists(build))) return build;
 #endif
+  return installed;
 }
 
 std::vector<std::string> list_models(const std::string& dir, std::string* err) {

@@ -64,8 +64,9 @@ struct ModelsCli {
 };
 void add_models_options(CLI::App& app, ModelsCli* cli);
 
-// The models directory: --models, else the first existing of the installed
-// <prefix>/share/backplane/models and the build tree's models directory.
+// The models directory: --models; else the build tree's models directory
+// for a bp-conformance in its build tree; else <prefix>/share/backplane/models
+// beside an installed one (or the build tree's when only that exists).
 std::string models_dir(const ModelsCli& cli);
 
 // The models under `dir` (directories with model.onnx and meta.json),
