@@ -22,7 +22,7 @@
 #include "baseline.h"
 #include "device_inventory.h"
 #include "isolate.h"
-#include "models_group.h"
+#include "models/models_group.h"  // the models group (real networks)
 #include "onnx/onnx_corpus.h"  // ONNX node-test corpus
 #include "report.h"
 #include "runner.h"
@@ -228,15 +228,13 @@ int main(int argc, char** argv) {
                  "expectation file, or directory of <backend>.yaml files (default: the installed ones)")
       ->type_name("PATH");
   app.add_option("--timeout", cli.timeout, "time limit in seconds of one isolated group (default 300)");
-  app.add_option("--models", cli.models,
-                 "directory of exported models for the models group (default: the build tree's, when it has them; "
-                 "'none': no models group). The group runs in full runs only (no --op, --dtype, --quick)")
-      ->type_name("DIR");
   app.add_flag("--worker", cli.worker)->group("");
   app.add_option("--worker-backend", cli.worker_backend)->group("");  // the ONNX corpus worker's target
   app.add_option("--worker-device", cli.worker_device)->group("");
   OnnxCli onnx_cli;  // ONNX node-test corpus (onnx/onnx_corpus.h)
   add_onnx_options(app, &onnx_cli);
+  ModelsCli models_cli;
+  add_models_options(app, &models_cli);
   // --gtest_* flags (--gtest_filter with --no-isolate, ...) go to GoogleTest.
   app.allow_extras();
   CLI11_PARSE(app, argc, argv);
@@ -295,6 +293,7 @@ int main(int argc, char** argv) {
     cli.backends.erase(std::remove(cli.backends.begin(), cli.backends.end(), path), cli.backends.end());
   }
   if (onnx_cli.worker) return run_onnx_worker(ctx, cli.worker_backend, cli.worker_device, onnx_opt, onnx_cli.worker_start);
+  if (!models_cli.worker_model.empty()) return run_models_worker(ctx, cli.worker_backend, cli.worker_device, models_cli);
   Runner runner(ctx);
   if (cli.list) {
     list_everything(ctx, runner, backends);
@@ -421,23 +420,16 @@ int main(int argc, char** argv) {
     failed = failed || (onnx_cli.explicit_request && onnx_any_failure(onnx_reports));
   }
 
-  // Real networks through bp-run (the models group), in full runs only.
-  std::vector<ModelsReport> model_reports;
-  const std::string models_dir = models_dir_to_use(cli.models);
-  const bool full_run = app.count("--op") + app.count("--dtype") == 0 && !cli.quick && cli.sample < 0;
-  if (!models_dir.empty() && full_run) {
-    const std::string exe = self_exe();
-    const std::string bp_run = exe.substr(0, exe.rfind('/')) + "/bp-run";
-    for (const Target& t : targets) {
-      progress.show(t.device_label, 0, 1, "models");
-      model_reports.push_back(run_models(bp_run, models_dir, t.device_label, static_cast<int>(cli.timeout)));
-      progress.clear();
-    }
-    print_models(std::cout, model_reports);
-  } else if (full_run && cli.models != "none") {
-    std::cout << "\nModels: not run (no exported models found; frontends/onnx/tests/export_models.py makes them with "
-                 "python3-torch, and --models DIR points at them)\n";
-  }
+  // The models group (real networks), per device, each model in a child.
+  std::vector<std::string> models_argv = {self_exe(), "--seed", std::to_string(cli.seed)};
+  for (const std::string& b : cli.backends) models_argv.insert(models_argv.end(), {"--backend", b});
+  const bool narrowed = app.count("--op") + app.count("--dtype") + app.count("--group") + app.count("--sample") > 0;
+  const ModelsGroup models = run_models_group(
+      ctx, targets, models_cli, narrowed || cli.quick, !cli.no_isolate, models_argv, state.backend_args, cli.timeout,
+      [&](const Target& t, const std::string& what) { progress.show(t.device_label, 0, 1, what); }, std::cout,
+      &reports);
+  progress.clear();
+  failed = failed || models.failed_explicit;
 
   std::cout << "\nVerdicts:\n";
   for (const DeviceReport& r : reports) {
@@ -447,15 +439,13 @@ int main(int argc, char** argv) {
         std::cout << "; ONNX node tests " << o.passed() << " of " << o.mapped() << " mapped pass";
       }
     }
-    for (const ModelsReport& m : model_reports) {
-      if (m.device == r.device) std::cout << "; " << models_verdict(m);
-    }
+    std::cout << models_verdict_suffix(models, r.device);
     std::cout << "\n";
   }
 
   nlohmann::json run = run_to_json(reports, opt.seed, opt.full);
   if (run_onnx) run["onnx_node_tests"] = onnx_to_json(onnx_reports);
-  if (!model_reports.empty()) run["models"] = models_to_json(model_reports);
+  if (models.selected) run["models"] = models_to_json(models);
   if (!cli.baseline.empty()) {
     std::string err;
     BaselineDiff diff;

@@ -127,6 +127,7 @@ std::string junit_xml(const std::vector<DeviceReport>& reports) {
       property(os, "device", c->device);
       property(os, "group", c->group);
       property(os, "op", c->op);
+      if (!c->desc.empty()) property(os, "desc", c->desc);
       property(os, "dtype", c->dtype);
       property(os, "sample", std::to_string(c->sample));
       property(os, "input_shapes", shapes_str(c->input_shapes));

@@ -1,12 +1,12 @@
 /* "crashdev": a deliberately broken test backend for bp-conformance. Host
- * memory, one device. Its `neg` kernel raises SIGSEGV, its `abs` kernel never
- * returns, its `mul.Tensor` kernel writes wrong values (float32; other dtypes
- * decline), and its float32 `exp` kernel is right unless the environment sets
+ * memory, one device. Its `neg` kernel dies of SIGSEGV (an invalid write),
+ * its `abs` kernel never returns, its `mul.Tensor` kernel writes wrong values
+ * (float32; other dtypes decline), and its float32 `exp` kernel is right unless the environment sets
  * BPC_CRASHDEV_BREAK_EXP=1 (a regression planted for --baseline). Every other
  * operator falls back to the CPU. Built into a test-only directory, never
  * installed or discovered. */
 #include <math.h>
-#include <signal.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -89,9 +89,14 @@ static bp_status_t stream_sync(void* bd, int32_t device, bp_stream_t s) {
   return BP_STATUS_OK;
 }
 
+/* A real invalid write, not raise(SIGSEGV): a handler a host library installs
+ * (pocl's LLVM, loaded with the OpenCL plugin, resets itself and returns)
+ * swallows a raised signal once, while a faulting store runs again and kills. */
+static volatile uintptr_t g_bad_address = 0;
+
 static bp_status_t crash_kernel(const bp_kernel_call_t* call) {
   (void)call;
-  raise(SIGSEGV);
+  *(volatile int*)g_bad_address = 1;
   return BP_STATUS_INTERNAL;
 }
 

@@ -14,7 +14,8 @@
 #include <CLI/CLI.hpp>
 
 #include "bponnx/graph.h"
-#include "npy.h"
+#include "bponnx/npy.h"
+#include "bponnx/observe.h"
 #include "run_report.h"
 
 namespace {
@@ -131,40 +132,6 @@ bool read_raw(bp_context_t* ctx, bp_tensor_t* t, bponnx::RawTensor* out, std::st
   return true;
 }
 
-// Compares an output with an expected .npy: "" when within tolerance.
-std::string compare(bp_context_t* ctx, bp_tensor_t* got, const bponnx::RawTensor& want_raw, double rtol, double atol) {
-  try {
-    bponnx::OpCache ops(ctx);
-    bponnx::Exec cpu(ctx, bp_device_t{0, 0}, &ops);
-    const bponnx::HostTensor a = cpu.to_host(got);
-    const bponnx::HostTensor e = cpu.to_host(cpu.upload(want_raw));
-    if (a.sizes != e.sizes) return "shape " + bponnx::sizes_str(a.sizes) + ", expected " + bponnx::sizes_str(e.sizes);
-    double max_abs = 0.0, max_rel = 0.0;
-    size_t bad = 0, worst = 0;
-    double worst_excess = 0.0;
-    for (size_t k = 0; k < e.values.size(); ++k) {
-      const double d = std::fabs(a.values[k] - e.values[k]);
-      const double excess = d - (atol + rtol * std::fabs(e.values[k]));
-      max_abs = std::max(max_abs, d);
-      if (e.values[k] != 0.0) max_rel = std::max(max_rel, d / std::fabs(e.values[k]));
-      if (!(excess <= 0.0)) {
-        ++bad;
-        if (!(excess <= worst_excess)) worst_excess = excess, worst = k;
-      }
-    }
-    std::ostringstream os;
-    os << "max abs " << max_abs << ", max rel " << max_rel;
-    if (bad == 0) return os.str();
-    os << "; " << bad << " of " << e.values.size() << " beyond rtol " << rtol << " atol " << atol << " (worst at flat index "
-       << worst << ": got " << a.values[worst] << ", expected " << e.values[worst] << ")";
-    return os.str();
-  } catch (const bponnx::CallFailed& e) {
-    return e.message;
-  } catch (const bponnx::NotMapped& e) {
-    return e.reason;
-  }
-}
-
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -175,7 +142,7 @@ int main(int argc, char** argv) {
   int bench = 0;
   uint64_t seed = 0;
   bool report = false, shadow = false, seed_given = false;
-  double shadow_rtol = 1e-3, shadow_atol = 1e-4, expect_rtol = 1e-3, expect_atol = 1e-4;
+  double shadow_rtol = bponnx::kShadowRtol, shadow_atol = bponnx::kShadowAtol, expect_rtol = 1e-3, expect_atol = 1e-4;
   app.add_option("model", model_path, "the .onnx file")->required();
   app.add_option("--device", device_spec, "NAME[:i]; default: the first non-CPU device, else cpu");
   app.add_option("--input", input_specs, "NAME=FILE.npy for a graph input (random values of the declared shape otherwise)");
@@ -252,7 +219,7 @@ int main(int argc, char** argv) {
   for (const auto& v : model.inputs()) {
     bponnx::RawTensor r;
     const auto f = files.find(v.name);
-    if (f != files.end() ? !bprun::npy_read(f->second, &r, &err) : !random_input(v, &rng, &r, &err)) {
+    if (f != files.end() ? !bponnx::npy_read(f->second, &r, &err) : !random_input(v, &rng, &r, &err)) {
       std::fprintf(stderr, "bp-run: %s\n", err.c_str());
       return kExitBadInput;
     }
@@ -312,7 +279,7 @@ int main(int argc, char** argv) {
     if (!output_dir.empty()) {
       bponnx::RawTensor r;
       mkdir(output_dir.c_str(), 0755);
-      if (!read_raw(ctx, outputs[k], &r, &err) || !bprun::npy_write(output_dir + "/" + name + ".npy", r, &err)) {
+      if (!read_raw(ctx, outputs[k], &r, &err) || !bponnx::npy_write(output_dir + "/" + name + ".npy", r, &err)) {
         std::fprintf(stderr, "bp-run: output %s: %s\n", name.c_str(), err.c_str());
         rc = kExitFailed;
       }
@@ -321,7 +288,7 @@ int main(int argc, char** argv) {
   for (const std::string& s : expect_specs) {
     std::string n, f;
     bponnx::RawTensor want;
-    if (!split_assign(s, &n, &f) || !bprun::npy_read(f, &want, &err)) {
+    if (!split_assign(s, &n, &f) || !bponnx::npy_read(f, &want, &err)) {
       std::fprintf(stderr, "bp-run: --expect %s: %s\n", s.c_str(), err.empty() ? "expected NAME=FILE.npy" : err.c_str());
       return kExitBadInput;
     }
@@ -331,10 +298,10 @@ int main(int argc, char** argv) {
       std::fprintf(stderr, "bp-run: --expect %s: the model has no output of that name\n", n.c_str());
       return kExitBadInput;
     }
-    const std::string msg = compare(ctx, outputs[k], want, expect_rtol, expect_atol);
-    const bool match = msg.empty() || msg.rfind("max abs", 0) == 0;
-    std::printf("  expect %s: %s (%s)\n", n.c_str(), match ? "match" : "MISMATCH", msg.c_str());
-    if (!match) rc = kExitFailed;
+    const bponnx::OutputMatch m = bponnx::compare_output(ctx, outputs[k], want, expect_rtol, expect_atol);
+    std::printf("  expect %s: %s (%s)\n", n.c_str(), m.match ? "match" : "MISMATCH",
+                m.message(expect_rtol, expect_atol).c_str());
+    if (!m.match) rc = kExitFailed;
   }
   if (report) rec.print_report(std::cout);
   if (!trace_path.empty()) {
@@ -348,7 +315,7 @@ int main(int argc, char** argv) {
   if (shadow) {
     std::printf("shadow: %zu nodes checked on cpu (rtol %g, atol %g)\n", rec.shadow_checked(), shadow_rtol, shadow_atol);
     if (!rec.shadow_error().empty()) std::printf("shadow: could not check %s\n", rec.shadow_error().c_str());
-    for (const bprun::ShadowFinding* f : {&rec.first_divergence(), &rec.worst_divergence()}) {
+    for (const bponnx::ShadowFinding* f : {&rec.first_divergence(), &rec.worst_divergence()}) {
       if (!f->found) continue;
       std::printf("shadow: %s divergent node #%zu '%s' (%s), inputs %s: max abs %g, max rel %g\n",
                   f == &rec.first_divergence() ? "first" : "worst", f->index, f->node.c_str(), f->op.c_str(),

@@ -23,32 +23,10 @@ uint64_t total_bytes(const bp_transfer_stats_t& s) {
   return s.host_to_device_bytes + s.device_to_host_bytes + s.device_to_device_bytes;
 }
 
-// "native" when every operator the node called ran on the backend's own
-// kernels (or the core's views), "fallback" when any went through a fallback.
-std::string path_of(bp_context_t* ctx, int32_t backend, const std::vector<bp_op_t*>& ops) {
-  bool native = false, fallback = false;
-  for (bp_op_t* op : ops) {
-    int32_t kind = BP_DISPATCH_NONE;
-    if (bp_op_dispatch_kind(ctx, op, backend, &kind) != BP_STATUS_OK) continue;
-    native = native || kind == BP_DISPATCH_NATIVE;
-    fallback = fallback || kind == BP_DISPATCH_BACKEND_FALLBACK || kind == BP_DISPATCH_CPU_FALLBACK;
-  }
-  return fallback ? "fallback" : native ? "native" : "core";
-}
-
-std::string shapes_of(const std::vector<bponnx::NodeInput>& ins) {
-  std::string s;
-  for (const bponnx::NodeInput& in : ins) {
-    if (!s.empty()) s += " ";
-    s += in.t ? bponnx::sizes_str(bponnx::sizes_of(in.t)) : "-";
-  }
-  return s;
-}
-
 }  // namespace
 
 Recorder::Recorder(bp_context_t* ctx, bp_device_t dev, bool trace, bool shadow, double rtol, double atol)
-    : ctx_(ctx), dev_(dev), trace_(trace), shadow_(shadow), rtol_(rtol), atol_(atol) {}
+    : ctx_(ctx), dev_(dev), trace_(trace), shadow_on_(shadow), shadow_(ctx, dev, rtol, atol) {}
 
 void Recorder::begin_run() {
   nodes_.clear();
@@ -60,10 +38,10 @@ void Recorder::begin_run() {
 void Recorder::on_node(const bponnx::NodeRun& nr) {
   NodeRecord r;
   const bponnx::OnnxNode& n = *nr.node;
-  r.name = n.name.empty() ? n.outputs.at(0) : n.name;
+  r.name = bponnx::node_display_name(n);
   r.op = n.op_type;
-  r.path = path_of(ctx_, dev_.backend, nr.ops);
-  r.shapes = shapes_of(*nr.inputs);
+  r.path = bponnx::node_path_name(bponnx::node_path(ctx_, dev_.backend, nr.ops));
+  r.shapes = bponnx::input_shapes(*nr.inputs);
   for (const bponnx::NodeInput& in : *nr.inputs) {
     r.dtypes += std::string(r.dtypes.empty() ? "" : " ") + (in.t ? bponnx::dtype_name(bponnx::dtype_of(in.t)) : "-");
   }
@@ -76,59 +54,7 @@ void Recorder::on_node(const bponnx::NodeRun& nr) {
   h2d_ = s.host_to_device_bytes, d2h_ = s.device_to_host_bytes, d2d_ = s.device_to_device_bytes;
   h2d_n_ = s.host_to_device_count, d2h_n_ = s.device_to_host_count, d2d_n_ = s.device_to_device_count;
   nodes_.push_back(r);
-  if (shadow_) shadow(nr, r.name);
-}
-
-void Recorder::shadow(const bponnx::NodeRun& nr, const std::string& label) {
-  try {
-    bponnx::OpCache ops(ctx_);
-    bponnx::Exec cpu(ctx_, bp_device_t{0, 0}, &ops);
-    bponnx::Exec dev(ctx_, dev_, &ops);
-    std::vector<bponnx::NodeInput> ins = *nr.inputs;
-    std::vector<bp_tensor_t*> moved;
-    for (bponnx::NodeInput& in : ins) {
-      if (in.t == nullptr || bp_tensor_device(in.t).backend == 0) continue;
-      bp_tensor_t* c = nullptr;
-      if (bp_tensor_to_device(in.t, bp_device_t{0, 0}, &c) != BP_STATUS_OK) throw bponnx::CallFailed{"input copy"};
-      moved.push_back(c);
-      in.t = c;
-    }
-    const std::vector<bp_tensor_t*> want = bponnx::run_node(cpu, *nr.node, ins);
-    for (bp_tensor_t* t : moved) bp_tensor_release(t);
-    ++shadow_checked_;
-    for (size_t k = 0; k < want.size() && k < nr.outputs.size(); ++k) {
-      if (want[k] == nullptr || nr.outputs[k] == nullptr) continue;
-      const bponnx::HostTensor e = cpu.to_host(want[k]);
-      const bponnx::HostTensor a = dev.to_host(nr.outputs[k]);
-      ShadowFinding f;
-      f.index = nr.index;
-      f.node = label;
-      f.op = nr.node->op_type;
-      f.shapes = shapes_of(*nr.inputs);
-      if (a.sizes != e.sizes) {
-        f.excess = INFINITY;
-      }
-      for (size_t i = 0; i < e.values.size() && a.sizes == e.sizes; ++i) {
-        const double x = a.values[i], y = e.values[i];
-        if (std::isnan(x) != std::isnan(y) || (std::isinf(y) && x != y)) {
-          f.excess = INFINITY;
-          continue;
-        }
-        if (std::isnan(y) || std::isinf(y)) continue;
-        const double d = std::fabs(x - y);
-        f.max_abs = std::max(f.max_abs, d);
-        if (y != 0.0) f.max_rel = std::max(f.max_rel, d / std::fabs(y));
-        f.excess = std::max(f.excess, d - (atol_ + rtol_ * std::fabs(y)));
-      }
-      f.found = f.excess > 0.0;
-      if (f.found && !first_.found) first_ = f;
-      if (f.found && (!worst_.found || f.excess > worst_.excess)) worst_ = f;
-    }
-  } catch (const bponnx::NotMapped& e) {
-    if (shadow_error_.empty()) shadow_error_ = label + ": " + e.reason;
-  } catch (const bponnx::CallFailed& e) {
-    if (shadow_error_.empty()) shadow_error_ = label + ": " + e.message;
-  }
+  if (shadow_on_) shadow_.check(nr);
 }
 
 void Recorder::print_report(std::ostream& os) const {

@@ -9,15 +9,9 @@
 #include <vector>
 
 #include "bponnx/graph.h"
+#include "bponnx/observe.h"
 
 namespace bprun {
-
-struct ShadowFinding {
-  bool found = false;
-  size_t index = 0;
-  std::string node, op, shapes;
-  double max_abs = 0.0, max_rel = 0.0, excess = 0.0;
-};
 
 class Recorder {
  public:
@@ -32,11 +26,12 @@ class Recorder {
   void print_report(std::ostream& os) const;
   /// --trace: Chrome trace-event JSON of the last run. False when `path` cannot be written.
   bool write_trace(const std::string& path) const;
-  /// --shadow: the first node beyond tolerance and the worst (excess over tolerance).
-  const ShadowFinding& first_divergence() const { return first_; }
-  const ShadowFinding& worst_divergence() const { return worst_; }
-  size_t shadow_checked() const { return shadow_checked_; }
-  std::string shadow_error() const { return shadow_error_; }
+  /// --shadow: the first node beyond tolerance and the one furthest beyond
+  /// it (the largest share of its tolerance; `found` when beyond).
+  const bponnx::ShadowFinding& first_divergence() const { return shadow_.first(); }
+  const bponnx::ShadowFinding& worst_divergence() const { return shadow_.worst(); }
+  size_t shadow_checked() const { return shadow_.checked(); }
+  std::string shadow_error() const { return shadow_.error(); }
 
  private:
   struct NodeRecord {
@@ -44,17 +39,13 @@ class Recorder {
     double start_us = 0.0, dur_us = 0.0;
     uint64_t bytes = 0;
   };
-  void shadow(const bponnx::NodeRun& nr, const std::string& label);
   bp_context_t* ctx_;
   bp_device_t dev_;
-  bool trace_, shadow_;
-  double rtol_, atol_;
+  bool trace_, shadow_on_;
+  bponnx::ShadowCheck shadow_;
   std::vector<NodeRecord> nodes_;
   double clock_us_ = 0.0;
   uint64_t h2d_ = 0, d2h_ = 0, d2d_ = 0, h2d_n_ = 0, d2h_n_ = 0, d2d_n_ = 0, last_bytes_ = 0;
-  ShadowFinding first_, worst_;
-  size_t shadow_checked_ = 0;
-  std::string shadow_error_;
 };
 
 }  // namespace bprun

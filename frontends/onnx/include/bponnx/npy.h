@@ -7,13 +7,13 @@
 
 #include "bponnx/dtype.h"
 
-namespace bprun {
+namespace bponnx {
 
 /// Reads `path`. False with *err naming the file and what is wrong
 /// (not .npy, Fortran order, big-endian or unsupported dtype, short data).
-bool npy_read(const std::string& path, bponnx::RawTensor* out, std::string* err);
+bool npy_read(const std::string& path, RawTensor* out, std::string* err);
 /// Writes `t` as a version 1.0 .npy file. False with *err on an I/O error
 /// or a dtype NumPy lacks (bfloat16).
-bool npy_write(const std::string& path, const bponnx::RawTensor& t, std::string* err);
+bool npy_write(const std::string& path, const RawTensor& t, std::string* err);
 
-}  // namespace bprun
+}  // namespace bponnx

@@ -1,13 +1,11 @@
-#include "npy.h"
+#include "bponnx/npy.h"
 
 #include <cstring>
 #include <fstream>
 #include <iterator>
 #include <sstream>
 
-namespace bprun {
-
-using bponnx::DType;
+namespace bponnx {
 
 namespace {
 
@@ -40,8 +38,8 @@ std::string dict_value(const std::string& h, const std::string& key) {
 
 }  // namespace
 
-bool npy_read(const std::string& path, bponnx::RawTensor* out, std::string* err) {
-  *out = bponnx::RawTensor{};
+bool npy_read(const std::string& path, RawTensor* out, std::string* err) {
+  *out = RawTensor{};
   std::ifstream in(path, std::ios::binary);
   if (!in) {
     *err = path + ": cannot read the file";
@@ -93,23 +91,23 @@ bool npy_read(const std::string& path, bponnx::RawTensor* out, std::string* err)
   std::istringstream ss(shape);
   int64_t v;
   while (ss >> v) out->sizes.push_back(v);
-  const size_t want = static_cast<size_t>(out->numel()) * bponnx::dtype_itemsize(out->dtype);
+  const size_t want = static_cast<size_t>(out->numel()) * dtype_itemsize(out->dtype);
   if (bytes.size() - off - hlen != want) {
     *err = path + ": data has " + std::to_string(bytes.size() - off - hlen) + " bytes, shape " +
-           bponnx::sizes_str(out->sizes) + " needs " + std::to_string(want);
+           sizes_str(out->sizes) + " needs " + std::to_string(want);
     return false;
   }
   out->bytes = bytes.substr(off + hlen);
   return true;
 }
 
-bool npy_write(const std::string& path, const bponnx::RawTensor& t, std::string* err) {
+bool npy_write(const std::string& path, const RawTensor& t, std::string* err) {
   const char* descr = nullptr;
   for (const Descr& d : kDescrs) {
     if (d.dtype == t.dtype) descr = d.text;
   }
   if (descr == nullptr) {
-    *err = path + ": NumPy has no " + bponnx::dtype_name(t.dtype) + " dtype";
+    *err = path + ": NumPy has no " + dtype_name(t.dtype) + " dtype";
     return false;
   }
   std::string shape = "(";
@@ -131,4 +129,4 @@ bool npy_write(const std::string& path, const bponnx::RawTensor& t, std::string*
   return true;
 }
 
-}  // namespace bprun
+}  // namespace bponnx
