@@ -13,7 +13,7 @@
 #include <cstring>
 #include <type_traits>
 
-#include "vendor_sim.h"
+#include "kernels.h"
 
 namespace vendor_sim {
 namespace {
@@ -82,6 +82,8 @@ T AddOne(T x, T y, double alpha_d, int64_t alpha_i) {
     return alpha_d == 1.0 ? x + y : static_cast<T>(x + static_cast<T>(alpha_d) * y);
   }
 }
+
+}  // namespace
 
 bp_status_t Add(const bp_kernel_call_t* call) {
   State* s = static_cast<State*>(call->kernel_data);
@@ -152,20 +154,6 @@ bp_status_t Relu(const bp_kernel_call_t* call) {
     });
   }
   return status;
-}
-
-}  // namespace
-
-bp_status_t RegisterKernels(const bp_plugin_init_args_t* args, State* state) {
-  const struct {
-    const char* op;
-    bp_kernel_fn fn;
-  } kernels[] = {{BP_OP_ADD_TENSOR, Add}, {BP_OP_RELU, Relu}};
-  for (const auto& k : kernels) {
-    const bp_status_t st = args->host->register_kernel(args->registrar, k.op, k.fn, state, 0);
-    if (st != BP_STATUS_OK) return st;
-  }
-  return BP_STATUS_OK;
 }
 
 }  // namespace vendor_sim

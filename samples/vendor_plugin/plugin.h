@@ -1,4 +1,5 @@
-// Shared state of the vendor_sim plugin.
+// The state of one vendor_sim plugin instance (bp_backend_t.backend_data and
+// every kernel's kernel_data) and the error helpers every file uses.
 #pragma once
 
 #include "arena.h"
@@ -13,14 +14,14 @@ struct State {
   Arena arena;
 };
 
+// The State behind a bp_backend_t function's backend_data.
+inline State* StateOf(void* backend_data) { return static_cast<State*>(backend_data); }
+
 // Reports an error through the host ("vendor_sim: <op>: <what>") and returns code.
 bp_status_t Fail(const State* state, bp_status_t code, const char* op, const char* what);
 
 // A kernel's error ("vendor_sim: <call->op_name>: <what>"), attached to the
 // call itself (ABI >= 1.2; host->set_error on an older host). Returns code.
 bp_status_t KernelFail(const bp_kernel_call_t* call, bp_status_t code, const char* what);
-
-// Registers the native kernels (add.Tensor, relu). Returns the first error.
-bp_status_t RegisterKernels(const bp_plugin_init_args_t* args, State* state);
 
 }  // namespace vendor_sim
