@@ -11,7 +11,7 @@
 #include <string>
 #include <vector>
 
-#include "backend_state.h"
+#include "plugin.h"
 #include "backplane/backend.h"
 
 namespace bpcl {

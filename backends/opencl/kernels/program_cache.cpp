@@ -2,6 +2,7 @@
 
 #include <cinttypes>
 #include <cstdio>
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <vector>
@@ -11,6 +12,15 @@
 #include "kernel_sources.h"
 
 namespace bpcl {
+
+std::string DefaultCacheDir() {
+  if (const char* dir = secure_getenv("BACKPLANE_OPENCL_CACHE_DIR")) return dir;
+  if (const char* xdg = secure_getenv("XDG_CACHE_HOME"); xdg != nullptr && xdg[0] == '/')
+    return std::string(xdg) + "/backplane/opencl";
+  if (const char* home = secure_getenv("HOME"); home != nullptr && home[0] != '\0')
+    return std::string(home) + "/.cache/backplane/opencl";
+  return "";
+}
 
 uint64_t Fnv1a64(const std::string& s, uint64_t h) {
   for (unsigned char c : s) {

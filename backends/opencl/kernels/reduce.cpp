@@ -8,7 +8,7 @@
 
 #include "geometry.h"
 #include "kernel_sources.h"
-#include "ops.h"
+#include "kernels.h"
 
 namespace bpcl {
 

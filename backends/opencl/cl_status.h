@@ -37,6 +37,12 @@ bp_status_t ClErrorToStatus(cl_int err);
 // "<call>: <CL name>" as an error status; OK when err == CL_SUCCESS.
 Status ClCheck(cl_int err, const char* call);
 
+// `st` with its message prefixed "opencl <fn>: " (a slot's name); OK stays OK.
+inline Status Prefixed(const char* fn, Status st) {
+  if (st.ok()) return st;
+  return Status(st.code(), std::string("opencl ") + fn + ": " + st.message());
+}
+
 }  // namespace bpcl
 
 #define BPCL_RETURN_IF_ERROR(expr)      \

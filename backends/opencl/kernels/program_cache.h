@@ -6,7 +6,7 @@
 
 #include <string>
 
-#include "backend_state.h"
+#include "plugin.h"
 
 namespace bpcl {
 
@@ -22,6 +22,10 @@ Status GetProgram(Backend* backend, Device* d, const char* name, const char* bod
 // releases it: a test hook for the build-failure path.
 Status BuildProgramUncached(Backend* backend, Device* d, const char* name, const std::string& source,
                             const std::string& options);
+
+// Directory for program binaries: BACKPLANE_OPENCL_CACHE_DIR, else
+// $XDG_CACHE_HOME/backplane/opencl, else $HOME/.cache/backplane/opencl.
+std::string DefaultCacheDir();
 
 // 64-bit FNV-1a, used for cache keys.
 uint64_t Fnv1a64(const std::string& s, uint64_t h = 1469598103934665603ull);

@@ -1,11 +1,10 @@
-// The state of one OpenCL plugin instance: every device of every platform,
-// with its context, its default in-order queue and its caches of built
-// programs and kernels. One Backend lives from init() to shutdown().
+// The devices of the OpenCL plugin: every device of every platform, with its
+// context, its default in-order queue and its caches of built programs and
+// kernels; their enumeration and properties.
 #pragma once
 
 #include <CL/cl.h>
 
-#include <atomic>
 #include <cstdint>
 #include <map>
 #include <memory>
@@ -48,26 +47,15 @@ struct Device {
   std::map<std::pair<cl_program, std::string>, cl_kernel> kernels;
 };
 
-struct Backend {
-  const bp_host_api_t* host = nullptr;
-  bp_registrar_t* registrar = nullptr;
-  std::vector<std::unique_ptr<Device>> devices;
-  std::string no_device_reason;  // empty when there are devices
+struct Backend;  // plugin.h
 
-  // Disk cache of program binaries; empty dir disables it.
-  std::string cache_dir;
-  bool verbose = false;  // BACKPLANE_OPENCL_VERBOSE=1
+// The device `index` of `backend`, or OUT_OF_RANGE "opencl: device <i> out of
+// range (<n> devices)".
+Status GetDevice(Backend* backend, int32_t index, Device** out);
 
-  // How many programs were compiled from source / loaded from the disk cache
-  // by this instance (a second process with a warm cache builds none).
-  std::atomic<uint64_t> program_builds{0};
-  std::atomic<uint64_t> program_cache_loads{0};
-
-  // Reports `st` through the host's set_error and returns its code.
-  bp_status_t Report(const Status& st) const;
-  // Device `index` or nullptr.
-  Device* device(int32_t index) const;
-};
+// bp_backend_t.device_count and .device_properties.
+bp_status_t DeviceCount(void* data, int32_t* out_count);
+bp_status_t DeviceProperties(void* data, int32_t device, bp_device_properties_t* out);
 
 // Enumerates platforms and devices and creates a context and queue for each
 // device. No platform is not an error: devices stays empty and
@@ -76,9 +64,5 @@ Status EnumerateDevices(Backend* backend);
 
 // Releases kernels, programs, queues and contexts. Safe on partial state.
 void ReleaseDevices(Backend* backend);
-
-// Directory for program binaries: BACKPLANE_OPENCL_CACHE_DIR, else
-// $XDG_CACHE_HOME/backplane/opencl, else $HOME/.cache/backplane/opencl.
-std::string DefaultCacheDir();
 
 }  // namespace bpcl

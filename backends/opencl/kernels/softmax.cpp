@@ -5,7 +5,7 @@
 
 #include "geometry.h"
 #include "kernel_sources.h"
-#include "ops.h"
+#include "kernels.h"
 
 namespace bpcl {
 namespace {

@@ -6,7 +6,7 @@
 
 #include "kernel_sources.h"
 #include "launch.h"
-#include "ops.h"
+#include "kernels.h"
 
 namespace bpcl {
 namespace {

@@ -1,22 +1,15 @@
-#include "backend_state.h"
+// Device enumeration (every device of every platform, each with a context and
+// an in-order queue), release, and the device_count / device_properties slots.
+#include "device.h"
 
 #include <CL/cl_ext.h>
 
-#include <cstdlib>
+#include <algorithm>
 #include <cstring>
 
+#include "plugin.h"
+
 namespace bpcl {
-
-bp_status_t Backend::Report(const Status& st) const {
-  if (host != nullptr && host->set_error != nullptr) return host->set_error(st.code(), st.message().c_str());
-  return st.code();
-}
-
-Device* Backend::device(int32_t index) const {
-  if (index < 0 || static_cast<size_t>(index) >= devices.size()) return nullptr;
-  return devices[static_cast<size_t>(index)].get();
-}
-
 namespace {
 
 std::string DeviceString(cl_device_id dev, cl_device_info what) {
@@ -68,6 +61,12 @@ Status OpenDevice(Device* d) {
     return ClCheck(err, "clCreateCommandQueue");
   }
   return Ok();
+}
+
+void CopyString(char* dst, size_t cap, const std::string& s) {
+  const size_t n = std::min(cap - 1, s.size());
+  std::memcpy(dst, s.data(), n);
+  dst[n] = '\0';
 }
 
 }  // namespace
@@ -142,13 +141,51 @@ void ReleaseDevices(Backend* backend) {
   backend->devices.clear();
 }
 
-std::string DefaultCacheDir() {
-  if (const char* dir = secure_getenv("BACKPLANE_OPENCL_CACHE_DIR")) return dir;
-  if (const char* xdg = secure_getenv("XDG_CACHE_HOME"); xdg != nullptr && xdg[0] == '/')
-    return std::string(xdg) + "/backplane/opencl";
-  if (const char* home = secure_getenv("HOME"); home != nullptr && home[0] != '\0')
-    return std::string(home) + "/.cache/backplane/opencl";
-  return "";
+Status GetDevice(Backend* b, int32_t index, Device** out) {
+  *out = b->device(index);
+  if (*out == nullptr)
+    return Status(BP_STATUS_OUT_OF_RANGE, "opencl: device " + std::to_string(index) + " out of range (" +
+                                              std::to_string(b->devices.size()) + " devices)");
+  return Ok();
+}
+
+bp_status_t DeviceCount(void* data, int32_t* out_count) {
+  if (out_count == nullptr) return B(data)->Report(Status(BP_STATUS_INVALID_ARGUMENT, "opencl device_count: NULL"));
+  *out_count = static_cast<int32_t>(B(data)->devices.size());
+  return BP_STATUS_OK;
+}
+
+bp_status_t DeviceProperties(void* data, int32_t device, bp_device_properties_t* out) {
+  Backend* b = B(data);
+  const Device* d = b->device(device);
+  if (d == nullptr)
+    return b->Report(Status(BP_STATUS_OUT_OF_RANGE, "opencl device_properties: device " + std::to_string(device) +
+                                                        " out of range (" + std::to_string(b->devices.size()) +
+                                                        " devices)"));
+  if (out == nullptr || out->struct_size < sizeof(size_t))
+    return b->Report(Status(BP_STATUS_INVALID_ARGUMENT, "opencl device_properties: NULL or struct_size too small"));
+  bp_device_properties_t p;
+  std::memset(&p, 0, sizeof p);
+  p.struct_size = out->struct_size;
+  CopyString(p.name, sizeof p.name, d->name);
+  CopyString(p.vendor, sizeof p.vendor, d->vendor);
+  CopyString(p.driver_version, sizeof p.driver_version, d->driver_version);
+  p.total_memory_bytes = d->global_mem_bytes;
+  p.capabilities = (d->fp64 ? BP_DEVICE_CAP_FP64 : 0) | (d->fp16 ? BP_DEVICE_CAP_FP16 : 0);
+  p.alignment_bytes = std::max<uint32_t>(d->mem_base_align_bytes, 1);
+  p.compute_units = static_cast<int32_t>(d->compute_units);
+  // Extensions, cut at a word boundary when they do not fit.
+  std::string ext = d->extensions;
+  while (!ext.empty() && ext.back() == ' ') ext.pop_back();
+  if (ext.size() >= sizeof p.extensions) {
+    ext.resize(sizeof p.extensions - 1);
+    const size_t sp = ext.rfind(' ');
+    if (sp != std::string::npos) ext.resize(sp);
+  }
+  CopyString(p.extensions, sizeof p.extensions, ext);
+  // Write only the fields the caller's struct has room for.
+  std::memcpy(out, &p, std::min(out->struct_size, sizeof p));
+  return BP_STATUS_OK;
 }
 
 }  // namespace bpcl
