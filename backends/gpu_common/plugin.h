@@ -1,5 +1,5 @@
 // State of one loaded GPU plugin (bp_backend_t.backend_data), shared by the
-// plugin glue and the kernel entry points.
+// plugin files (plugin, device, memory, stream) and the kernel entry points.
 #pragma once
 
 #include <cstdint>
@@ -31,6 +31,9 @@ struct PluginState {
   PlatformState* platform = nullptr;
 };
 
+// The PluginState behind a bp_backend_t function's backend_data.
+inline PluginState* StateOf(void* backend_data) { return static_cast<PluginState*>(backend_data); }
+// ... and behind a kernel call.
 inline PluginState* StateOf(const bp_kernel_call_t* call) {
   return static_cast<PluginState*>(call->backend_data);
 }

@@ -13,7 +13,7 @@
 #include "gpu_runtime.h"
 #include "launch_config.h"
 #include "offset_calc.h"
-#include "plugin_state.h"
+#include "plugin.h"
 
 namespace bp_gpu {
 

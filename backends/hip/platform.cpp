@@ -1,6 +1,6 @@
 // HIP-only parts of the HIP plugin: its identity. Debian 12 ships no
 // hipBLAS/rocBLAS, so Gemm declines and matmul, addmm and linear run the
-// shared tiled kernel (backends/gpu_common/kernels_matmul.cu).
+// shared tiled kernel (backends/gpu_common/kernels/matmul.cu).
 #include "platform.h"
 
 namespace bp_gpu {

@@ -1,10 +1,9 @@
 // The registration table: which operator each shared kernel entry serves,
 // with its op id as kernel_data. Names are ops.yaml's functional schema
 // names; every in-place and out= variant runs the same kernel.
-#include "ops_register.h"
-
 #include <cstdio>
 
+#include "backplane/op_args.h"
 #include "kernels.h"
 #include "platform.h"
 

@@ -24,9 +24,9 @@
 #include <type_traits>
 
 #include "gpu_runtime.h"
-#include "kernel_util.h"
+#include "kernels/kernel_util.h"
 #include "platform.h"
-#include "plugin_state.h"
+#include "plugin.h"
 
 namespace bp_gpu {
 
