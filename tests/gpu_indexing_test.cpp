@@ -13,11 +13,11 @@
 #include <set>
 #include <vector>
 
-#include "dtype_dispatch.h"
-#include "dtype_fill.h"
-#include "launch_config.h"
-#include "numeric.h"
-#include "offset_calc.h"
+#include "kernels/dtype_dispatch.h"
+#include "kernels/dtype_fill.h"
+#include "kernels/launch_config.h"
+#include "kernels/numeric.h"
+#include "kernels/offset_calc.h"
 
 namespace bp_gpu {
 namespace {

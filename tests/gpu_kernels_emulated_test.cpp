@@ -1,4 +1,4 @@
-// The shared GPU kernels (backends/gpu_common/*.cu) run through their real
+// The shared GPU kernels (backends/gpu_common/kernels/*.cu) run through their real
 // entry points on the host-thread emulator (gpu_emulator.h), against naive
 // double-precision references: broadcasting and strided views, reductions
 // over several dims (argmax ties and NaN), softmax, layer_norm, the tiled
@@ -17,11 +17,11 @@
 #include <vector>
 
 // The kernel sources, compiled as plain C++ against the emulator.
-#include "kernels_copy.cu"
-#include "kernels_matmul.cu"
-#include "kernels_nn.cu"
-#include "kernels_pointwise.cu"
-#include "kernels_reduce.cu"
+#include "kernels/copy.cu"
+#include "kernels/matmul.cu"
+#include "kernels/nn.cu"
+#include "kernels/pointwise.cu"
+#include "kernels/reduce.cu"
 
 #include "fake_host.h"  // the shared kernel-argument builders
 

@@ -11,11 +11,11 @@
 #include <numeric>
 #include <string>
 
-#include "backend_state.h"
-#include "kernel_sources.h"
-#include "launch.h"
+#include "kernels/kernel_sources.h"
+#include "kernels/launch.h"
+#include "kernels/program_cache.h"
 #include "opencl_test_util.h"
-#include "program_cache.h"
+#include "plugin.h"
 
 namespace bpcl_test {
 namespace {

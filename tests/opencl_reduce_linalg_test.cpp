@@ -7,8 +7,8 @@
 #include <limits>
 #include <numeric>
 
-#include "backend_state.h"
 #include "opencl_test_util.h"
+#include "plugin.h"
 
 namespace bpcl_test {
 namespace {

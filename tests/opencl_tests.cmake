@@ -1,5 +1,5 @@
 # The OpenCL plugin's unit tests: one executable driving the plugin through a
-# fake host (tests/opencl_fake_host.*, over the shared tests/fake_host.*). It links the plugin's implementation
+# fake host (tests/opencl_fake_host.*, over the shared tests/fake_host.*). It links the plugin's object
 # library to reach internal hooks (program build counter, broken sources),
 # and dlopens the built plugin once. Included from tests/CMakeLists.txt.
 if(NOT TARGET backplane_opencl_impl)

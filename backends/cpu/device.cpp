@@ -1,5 +1,4 @@
-// Device enumeration and properties of the CPU backend, and its trivial
-// streams (the CPU runs every kernel synchronously on the calling thread).
+// Device enumeration and properties of the CPU backend.
 #include "device.h"
 
 #include <unistd.h>
@@ -8,7 +7,7 @@
 #include <cstring>
 #include <string>
 
-#include "kernels/common.h"
+#include "plugin.h"
 
 namespace bp_cpu {
 namespace {
@@ -38,13 +37,15 @@ bool HasFlag(const std::string& flags, const char* flag) {
   return padded.find(std::string(" ") + flag + " ") != std::string::npos;
 }
 
+void CopyString(char* dst, size_t cap, const std::string& s) {
+  std::snprintf(dst, cap, "%s", s.c_str());
+}
+
+}  // namespace
+
 bp_status_t DeviceCount(void*, int32_t* out_count) {
   *out_count = 1;
   return BP_STATUS_OK;
-}
-
-void CopyString(char* dst, size_t cap, const std::string& s) {
-  std::snprintf(dst, cap, "%s", s.c_str());
 }
 
 bp_status_t DeviceProperties(void* backend_data, int32_t device, bp_device_properties_t* out) {
@@ -82,22 +83,6 @@ bp_status_t DeviceProperties(void* backend_data, int32_t device, bp_device_prope
   std::memcpy(out, &p, size < sizeof p ? size : sizeof p);
   out->struct_size = size;
   return BP_STATUS_OK;
-}
-
-bp_status_t StreamGetDefault(void*, int32_t, bp_stream_t* out_stream) {
-  *out_stream = nullptr;
-  return BP_STATUS_OK;
-}
-
-bp_status_t StreamSynchronize(void*, int32_t, bp_stream_t) { return BP_STATUS_OK; }
-
-}  // namespace
-
-void FillDeviceSlots(bp_backend_t* backend) {
-  backend->device_count = DeviceCount;
-  backend->device_properties = DeviceProperties;
-  backend->stream_get_default = StreamGetDefault;
-  backend->stream_synchronize = StreamSynchronize;
 }
 
 }  // namespace bp_cpu

@@ -1,9 +1,12 @@
 // Entry point of the CPU backend plugin: version negotiation, init (fills the
-// backend table and registers every kernel family), shutdown.
+// backend table from device.h and stream.h, registers every kernel family
+// through kernels/register.cpp), shutdown.
+//
+// No memory.cpp: the memory and copy slots stay NULL, the core uses host
+// memory for kDLCPU backends.
 #include <omp.h>
 #include <pthread.h>
 
-#include <cstdio>
 #include <cstring>
 #include <mutex>
 #include <new>
@@ -11,7 +14,9 @@
 #include "backplane/backend.h"
 #include "backplane/plugin_kit.h"
 #include "device.h"
-#include "kernels/common.h"
+#include "kernels/kernels.h"
+#include "plugin.h"
+#include "stream.h"
 
 namespace bp_cpu {
 
@@ -34,10 +39,6 @@ void Shutdown(void* backend_data) {
 // plugin is unloaded.
 void SingleThreadAfterFork() { omp_set_num_threads(1); }
 
-using FamilyFn = const KernelDef* (*)(size_t*);
-const FamilyFn kFamilies[] = {BinaryKernels, UnaryKernels,  CompareWhereKernels, ReduceKernels,
-                              MatmulKernels, ConvPoolKernels, SoftmaxNormKernels,  CopyFillCatKernels};
-
 bp_status_t Init(const bp_plugin_init_args_t* args) {
   if (args == nullptr || args->host == nullptr || args->backend == nullptr) return BP_STATUS_INVALID_ARGUMENT;
   const bp_host_api_t* host = args->host;
@@ -54,28 +55,16 @@ bp_status_t Init(const bp_plugin_init_args_t* args) {
   b.version = "1.0.0";
   b.device_type = kDLCPU;
   b.backend_data = state;
-  FillDeviceSlots(&b);
+  b.device_count = DeviceCount;  // device.h
+  b.device_properties = DeviceProperties;
+  b.stream_get_default = StreamGetDefault;  // stream.h (no events: the CPU runs synchronously)
+  b.stream_synchronize = StreamSynchronize;
   b.shutdown = Shutdown;
 
-  for (FamilyFn family : kFamilies) {
-    size_t n = 0;
-    const KernelDef* defs = family(&n);
-    for (size_t i = 0; i < n; ++i) {
-      const bp_status_t st = host->register_kernel(args->registrar, defs[i].op_name, defs[i].fn, state, 0);
-      if (st == BP_STATUS_NOT_FOUND) {
-        // A host without this operator: keep the rest of the backend usable.
-        if (host->log != nullptr) {
-          char msg[160];
-          std::snprintf(msg, sizeof msg, "cpu: host has no operator '%s'; kernel not registered", defs[i].op_name);
-          host->log(args->registrar, BP_LOG_DEBUG, msg);
-        }
-        continue;
-      }
-      if (st != BP_STATUS_OK) {
-        delete state;
-        return st;  // the host's register_kernel has set the message
-      }
-    }
+  const bp_status_t st = RegisterKernels(args, state);
+  if (st != BP_STATUS_OK) {
+    delete state;
+    return st;  // the host's register_kernel has set the message
   }
   // Hand back only the fields the host's struct has room for.
   const size_t size = args->backend->struct_size;

@@ -1,10 +1,6 @@
-// Devices, raw memory, copies, streams and events for bp_backend_t, through
-// the gpu* portability names (CUDA runtime or HIP).
-//
-// Memory is raw gpuMalloc/gpuFree on purpose: the core's caching allocator
-// sits above every backend's allocate(), so there is one caching policy and
-// one place for statistics (allocated, reserved, peak) for all backends,
-// instead of a private cache per plugin the core cannot see or empty.
+// Device enumeration and properties for bp_backend_t, through the gpu*
+// portability names (CUDA runtime or HIP), and the device checks memory.cpp
+// and stream.cpp share.
 #include "device.h"
 
 #include <cstdio>
@@ -12,12 +8,16 @@
 
 #include "gpu_runtime.h"
 #include "platform.h"
-#include "plugin_state.h"
+#include "plugin.h"
 
 namespace bp_gpu {
 namespace {
 
-PluginState* S(void* p) { return static_cast<PluginState*>(p); }
+void CopyString(char* dst, size_t cap, const char* src) {
+  std::snprintf(dst, cap, "%s", src ? src : "");
+}
+
+}  // namespace
 
 bp_status_t Fail(PluginState* st, bp_status_t code, const char* what, gpuError_t e) {
   (void)gpuGetLastError();  // clear the sticky last error so the next call starts clean
@@ -48,19 +48,44 @@ bp_status_t SetDevice(PluginState* st, int32_t device, const char* fn) {
   return BP_STATUS_OK;
 }
 
+// Counts devices; a runtime error (no driver, no device) means zero devices
+// and becomes the reason.
+void EnumerateDevices(PluginState* st) {
+  int count = 0;
+  const gpuError_t e = gpuGetDeviceCount(&count);
+  if (e != gpuSuccess) {
+    (void)gpuGetLastError();  // clear the runtime's sticky last error
+    char reason[256];
+    std::snprintf(reason, sizeof reason, BP_GPU_PREFIX "GetDeviceCount: %s (%s)",
+                  gpuGetErrorString(e), gpuGetErrorName(e));
+    st->no_device_reason = reason;
+    st->device_count = 0;
+    return;
+  }
+  if (count <= 0) {
+    st->no_device_reason = BP_GPU_PREFIX "GetDeviceCount: the runtime reports no device";
+    st->device_count = 0;
+    return;
+  }
+  st->device_count = count;
+  st->devices.reset(new DeviceSlot[count]);
+  for (int d = 0; d < count; ++d) {
+    int sms = 0;
+    if (gpuDeviceGetAttribute(&sms, gpuDevAttrMultiProcessorCount, d) == gpuSuccess && sms > 0) {
+      st->devices[d].sm_count = sms;
+    }
+  }
+}
+
 bp_status_t DeviceCount(void* data, int32_t* out_count) {
   if (!out_count)
-    return S(data)->host->set_error(BP_STATUS_INVALID_ARGUMENT, "device_count: out_count is NULL");
-  *out_count = S(data)->device_count;
+    return StateOf(data)->host->set_error(BP_STATUS_INVALID_ARGUMENT, "device_count: out_count is NULL");
+  *out_count = StateOf(data)->device_count;
   return BP_STATUS_OK;
 }
 
-void CopyString(char* dst, size_t cap, const char* src) {
-  std::snprintf(dst, cap, "%s", src ? src : "");
-}
-
 bp_status_t DeviceProperties(void* data, int32_t device, bp_device_properties_t* out) {
-  PluginState* st = S(data);
+  PluginState* st = StateOf(data);
   if (!out)
     return st->host->set_error(BP_STATUS_INVALID_ARGUMENT,
                                "device_properties: out_properties is NULL");
@@ -93,166 +118,6 @@ bp_status_t DeviceProperties(void* data, int32_t device, bp_device_properties_t*
 #endif
   std::memcpy(out, &p, p.struct_size);
   return BP_STATUS_OK;
-}
-
-bp_status_t Allocate(void* data, int32_t device, size_t nbytes, void** out_ptr) {
-  PluginState* st = S(data);
-  if (!out_ptr) return st->host->set_error(BP_STATUS_INVALID_ARGUMENT, "allocate: out_ptr is NULL");
-  if (bp_status_t s = SetDevice(st, device, "allocate")) return s;
-  *out_ptr = nullptr;
-  if (nbytes == 0) return BP_STATUS_OK;
-  void* p = nullptr;
-  const gpuError_t e = gpuMalloc(&p, nbytes);
-  if (e != gpuSuccess) {
-    char what[96];
-    std::snprintf(what, sizeof what, BP_GPU_PREFIX "Malloc(%zu bytes)", nbytes);
-    return Fail(st, e == gpuErrorMemoryAllocation ? BP_STATUS_OUT_OF_MEMORY : BP_STATUS_INTERNAL,
-                what, e);
-  }
-  *out_ptr = p;
-  return BP_STATUS_OK;
-}
-
-bp_status_t Deallocate(void* data, int32_t device, void* ptr) {
-  PluginState* st = S(data);
-  if (!ptr) return BP_STATUS_OK;
-  if (bp_status_t s = SetDevice(st, device, "deallocate")) return s;
-  const gpuError_t e = gpuFree(ptr);
-  if (e != gpuSuccess) return Fail(st, BP_STATUS_INTERNAL, BP_GPU_PREFIX "Free", e);
-  return BP_STATUS_OK;
-}
-
-// Host-to-device from pageable memory: the runtime stages the bytes through
-// its own pinned buffers before gpuMemcpyAsync returns, so the caller's
-// buffer is free on return (stronger than the ABI asks).
-bp_status_t CopyH2D(void* data, int32_t device, const void* src, void* dst, size_t dst_offset,
-                    size_t nbytes, bp_stream_t stream) {
-  PluginState* st = S(data);
-  if (bp_status_t s = SetDevice(st, device, "copy_host_to_device")) return s;
-  if (nbytes == 0) return BP_STATUS_OK;
-  const gpuError_t e = gpuMemcpyAsync(static_cast<char*>(dst) + dst_offset, src, nbytes,
-                                      gpuMemcpyHostToDevice, static_cast<gpuStream_t>(stream));
-  if (e != gpuSuccess)
-    return Fail(st, BP_STATUS_INTERNAL, BP_GPU_PREFIX "MemcpyAsync(host to device)", e);
-  return BP_STATUS_OK;
-}
-
-// Device-to-host returns with the data in place: copy, then wait for the stream.
-bp_status_t CopyD2H(void* data, int32_t device, const void* src, size_t src_offset, void* dst,
-                    size_t nbytes, bp_stream_t stream) {
-  PluginState* st = S(data);
-  if (bp_status_t s = SetDevice(st, device, "copy_device_to_host")) return s;
-  if (nbytes == 0) return BP_STATUS_OK;
-  gpuStream_t gs = static_cast<gpuStream_t>(stream);
-  gpuError_t e = gpuMemcpyAsync(dst, static_cast<const char*>(src) + src_offset, nbytes,
-                                gpuMemcpyDeviceToHost, gs);
-  if (e != gpuSuccess)
-    return Fail(st, BP_STATUS_INTERNAL, BP_GPU_PREFIX "MemcpyAsync(device to host)", e);
-  e = gpuStreamSynchronize(gs);
-  if (e != gpuSuccess) return Fail(st, BP_STATUS_INTERNAL, BP_GPU_PREFIX "StreamSynchronize", e);
-  return BP_STATUS_OK;
-}
-
-bp_status_t CopyD2D(void* data, int32_t device, const void* src, size_t src_offset, void* dst,
-                    size_t dst_offset, size_t nbytes, bp_stream_t stream) {
-  PluginState* st = S(data);
-  if (bp_status_t s = SetDevice(st, device, "copy_device_to_device")) return s;
-  if (nbytes == 0) return BP_STATUS_OK;
-  const gpuError_t e = gpuMemcpyAsync(static_cast<char*>(dst) + dst_offset,
-                                      static_cast<const char*>(src) + src_offset, nbytes,
-                                      gpuMemcpyDeviceToDevice, static_cast<gpuStream_t>(stream));
-  if (e != gpuSuccess)
-    return Fail(st, BP_STATUS_INTERNAL, BP_GPU_PREFIX "MemcpyAsync(device to device)", e);
-  return BP_STATUS_OK;
-}
-
-// One non-blocking stream per device (it does not serialize with the legacy
-// NULL stream other libraries in the process may use), created on first use
-// because creating it initializes the device context (slow; not at load).
-bp_status_t StreamGetDefault(void* data, int32_t device, bp_stream_t* out_stream) {
-  PluginState* st = S(data);
-  if (!out_stream)
-    return st->host->set_error(BP_STATUS_INVALID_ARGUMENT,
-                               "stream_get_default: out_stream is NULL");
-  if (bp_status_t s = SetDevice(st, device, "stream_get_default")) return s;
-  DeviceSlot& slot = st->devices[device];
-  std::call_once(slot.stream_once, [&] {
-    slot.stream_error = gpuStreamCreateWithFlags(&slot.stream, gpuStreamNonBlocking);
-  });
-  if (slot.stream_error != gpuSuccess) {
-    return Fail(st, BP_STATUS_UNAVAILABLE, BP_GPU_PREFIX "StreamCreateWithFlags",
-                slot.stream_error);
-  }
-  *out_stream = slot.stream;
-  return BP_STATUS_OK;
-}
-
-bp_status_t StreamSynchronize(void* data, int32_t device, bp_stream_t stream) {
-  PluginState* st = S(data);
-  if (bp_status_t s = SetDevice(st, device, "stream_synchronize")) return s;
-  const gpuError_t e = gpuStreamSynchronize(static_cast<gpuStream_t>(stream));
-  // Asynchronous kernel faults surface here.
-  if (e != gpuSuccess) return Fail(st, BP_STATUS_INTERNAL, BP_GPU_PREFIX "StreamSynchronize", e);
-  return BP_STATUS_OK;
-}
-
-bp_status_t EventCreate(void* data, int32_t device, bp_event_t* out_event) {
-  PluginState* st = S(data);
-  if (!out_event)
-    return st->host->set_error(BP_STATUS_INVALID_ARGUMENT, "event_create: out_event is NULL");
-  if (bp_status_t s = SetDevice(st, device, "event_create")) return s;
-  gpuEvent_t ev = nullptr;
-  const gpuError_t e = gpuEventCreateWithFlags(&ev, gpuEventDisableTiming);
-  if (e != gpuSuccess) return Fail(st, BP_STATUS_INTERNAL, BP_GPU_PREFIX "EventCreateWithFlags", e);
-  *out_event = ev;
-  return BP_STATUS_OK;
-}
-
-bp_status_t EventRecord(void* data, bp_event_t event, bp_stream_t stream) {
-  const gpuError_t e =
-      gpuEventRecord(static_cast<gpuEvent_t>(event), static_cast<gpuStream_t>(stream));
-  if (e != gpuSuccess) return Fail(S(data), BP_STATUS_INTERNAL, BP_GPU_PREFIX "EventRecord", e);
-  return BP_STATUS_OK;
-}
-
-bp_status_t EventWait(void* data, bp_event_t event, bp_stream_t stream) {
-  const gpuError_t e =
-      gpuStreamWaitEvent(static_cast<gpuStream_t>(stream), static_cast<gpuEvent_t>(event), 0);
-  if (e != gpuSuccess) return Fail(S(data), BP_STATUS_INTERNAL, BP_GPU_PREFIX "StreamWaitEvent", e);
-  return BP_STATUS_OK;
-}
-
-bp_status_t EventSynchronize(void* data, bp_event_t event) {
-  const gpuError_t e = gpuEventSynchronize(static_cast<gpuEvent_t>(event));
-  if (e != gpuSuccess)
-    return Fail(S(data), BP_STATUS_INTERNAL, BP_GPU_PREFIX "EventSynchronize", e);
-  return BP_STATUS_OK;
-}
-
-bp_status_t EventDestroy(void* data, bp_event_t event) {
-  if (!event) return BP_STATUS_OK;
-  const gpuError_t e = gpuEventDestroy(static_cast<gpuEvent_t>(event));
-  if (e != gpuSuccess) return Fail(S(data), BP_STATUS_INTERNAL, BP_GPU_PREFIX "EventDestroy", e);
-  return BP_STATUS_OK;
-}
-
-}  // namespace
-
-void FillDeviceFunctions(bp_backend_t* b) {
-  b->device_count = DeviceCount;
-  b->device_properties = DeviceProperties;
-  b->allocate = Allocate;
-  b->deallocate = Deallocate;
-  b->copy_host_to_device = CopyH2D;
-  b->copy_device_to_host = CopyD2H;
-  b->copy_device_to_device = CopyD2D;
-  b->stream_get_default = StreamGetDefault;
-  b->stream_synchronize = StreamSynchronize;
-  b->event_create = EventCreate;
-  b->event_record = EventRecord;
-  b->event_wait = EventWait;
-  b->event_synchronize = EventSynchronize;
-  b->event_destroy = EventDestroy;
 }
 
 }  // namespace bp_gpu

@@ -7,8 +7,8 @@
 #include <cstdint>
 
 #include "backplane/backend.h"
-#include "dtype_dispatch.h"
-#include "offset_calc.h"
+#include "kernels/dtype_dispatch.h"
+#include "kernels/offset_calc.h"
 
 namespace bp_gpu {
 

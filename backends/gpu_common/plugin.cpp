@@ -1,5 +1,7 @@
-// The plugin entry point and the bp_backend_t table, written once for CUDA
-// and HIP through gpu_runtime.h (one source, compiled into each plugin).
+// The plugin entry point, version negotiation, init (fills the bp_backend_t
+// table from device.h, memory.h and stream.h, registers the kernels through
+// kernels/register.cpp) and shutdown, written once for CUDA and HIP through
+// gpu_runtime.h (one source, compiled into each plugin).
 //
 // Without a driver or a device the plugin still loads: device_count is 0,
 // no_device_reason says why (the runtime's own words and error name), and
@@ -12,43 +14,16 @@
 #include "backplane/plugin_kit.h"
 #include "device.h"
 #include "gpu_runtime.h"
-#include "ops_register.h"
+#include "kernels/kernels.h"
+#include "memory.h"
 #include "platform.h"
-#include "plugin_state.h"
+#include "plugin.h"
+#include "stream.h"
 
 namespace bp_gpu {
 namespace {
 
 bp_status_t Negotiate(uint32_t* inout_version) { return bp_kit_negotiate(inout_version, BP_ABI_VERSION); }
-
-// Counts devices; a runtime error (no driver, no device) means zero devices
-// and becomes the reason.
-void Enumerate(PluginState* st) {
-  int count = 0;
-  const gpuError_t e = gpuGetDeviceCount(&count);
-  if (e != gpuSuccess) {
-    (void)gpuGetLastError();  // clear the runtime's sticky last error
-    char reason[256];
-    std::snprintf(reason, sizeof reason, BP_GPU_PREFIX "GetDeviceCount: %s (%s)",
-                  gpuGetErrorString(e), gpuGetErrorName(e));
-    st->no_device_reason = reason;
-    st->device_count = 0;
-    return;
-  }
-  if (count <= 0) {
-    st->no_device_reason = BP_GPU_PREFIX "GetDeviceCount: the runtime reports no device";
-    st->device_count = 0;
-    return;
-  }
-  st->device_count = count;
-  st->devices.reset(new DeviceSlot[count]);
-  for (int d = 0; d < count; ++d) {
-    int sms = 0;
-    if (gpuDeviceGetAttribute(&sms, gpuDevAttrMultiProcessorCount, d) == gpuSuccess && sms > 0) {
-      st->devices[d].sm_count = sms;
-    }
-  }
-}
 
 void Shutdown(void* backend_data) {
   PluginState* st = static_cast<PluginState*>(backend_data);
@@ -74,7 +49,7 @@ bp_status_t Init(const bp_plugin_init_args_t* args) {
     st = new PluginState();
     st->host = host;
     st->registrar = args->registrar;
-    Enumerate(st);
+    EnumerateDevices(st);
     st->platform = platform::Create(st->device_count);
   } catch (const std::bad_alloc&) {
     delete st;
@@ -94,7 +69,20 @@ bp_status_t Init(const bp_plugin_init_args_t* args) {
   mine.device_type = platform::kDLDeviceType;
   mine.backend_data = st;
   mine.no_device_reason = st->device_count == 0 ? st->no_device_reason.c_str() : nullptr;
-  FillDeviceFunctions(&mine);
+  mine.device_count = DeviceCount;  // device.h
+  mine.device_properties = DeviceProperties;
+  mine.allocate = Allocate;  // memory.h
+  mine.deallocate = Deallocate;
+  mine.copy_host_to_device = CopyHostToDevice;
+  mine.copy_device_to_host = CopyDeviceToHost;
+  mine.copy_device_to_device = CopyDeviceToDevice;
+  mine.stream_get_default = StreamGetDefault;  // stream.h
+  mine.stream_synchronize = StreamSynchronize;
+  mine.event_create = EventCreate;
+  mine.event_record = EventRecord;
+  mine.event_wait = EventWait;
+  mine.event_synchronize = EventSynchronize;
+  mine.event_destroy = EventDestroy;
   mine.shutdown = Shutdown;
   std::memcpy(b, &mine, mine.struct_size);
 

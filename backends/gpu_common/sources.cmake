@@ -4,13 +4,15 @@
 set(BACKPLANE_GPU_COMMON_DIR ${CMAKE_CURRENT_LIST_DIR})
 # Kernel files (device code).
 set(BACKPLANE_GPU_KERNEL_SOURCES
-  ${BACKPLANE_GPU_COMMON_DIR}/kernels_pointwise.cu
-  ${BACKPLANE_GPU_COMMON_DIR}/kernels_copy.cu
-  ${BACKPLANE_GPU_COMMON_DIR}/kernels_reduce.cu
-  ${BACKPLANE_GPU_COMMON_DIR}/kernels_nn.cu
-  ${BACKPLANE_GPU_COMMON_DIR}/kernels_matmul.cu)
+  ${BACKPLANE_GPU_COMMON_DIR}/kernels/pointwise.cu
+  ${BACKPLANE_GPU_COMMON_DIR}/kernels/copy.cu
+  ${BACKPLANE_GPU_COMMON_DIR}/kernels/reduce.cu
+  ${BACKPLANE_GPU_COMMON_DIR}/kernels/nn.cu
+  ${BACKPLANE_GPU_COMMON_DIR}/kernels/matmul.cu)
 # Plugin glue (host code using the runtime API only).
 set(BACKPLANE_GPU_HOST_SOURCES
   ${BACKPLANE_GPU_COMMON_DIR}/plugin.cpp
   ${BACKPLANE_GPU_COMMON_DIR}/device.cpp
-  ${BACKPLANE_GPU_COMMON_DIR}/ops_register.cpp)
+  ${BACKPLANE_GPU_COMMON_DIR}/memory.cpp
+  ${BACKPLANE_GPU_COMMON_DIR}/stream.cpp
+  ${BACKPLANE_GPU_COMMON_DIR}/kernels/register.cpp)

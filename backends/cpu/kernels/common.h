@@ -1,5 +1,6 @@
-// Shared by every CPU kernel family: plugin state, error reporting, argument
-// access, the kernel table type, and pointwise row loops built on StridedLoop.
+// Shared by every CPU kernel family: error reporting, argument access, and
+// pointwise row loops built on StridedLoop (the plugin state is in plugin.h,
+// the kernel table type in kernels.h).
 #pragma once
 
 #include <cstdarg>
@@ -9,18 +10,10 @@
 #include "backplane/backend.h"
 #include "dtype.h"
 #include "iter.h"
+#include "kernels.h"
+#include "plugin.h"  // CpuState
 
 namespace bp_cpu {
-
-// Plugin state: handed to the host as backend_data and to every kernel as
-// kernel_data. Lives from init to shutdown.
-struct CpuState {
-  const bp_host_api_t* host = nullptr;
-  bp_registrar_t* registrar = nullptr;
-};
-
-// The state of the last init, for kernels called without kernel_data.
-extern CpuState* g_state;
 
 inline const bp_host_api_t* HostOf(const bp_kernel_call_t* call) {
   const CpuState* s = static_cast<const CpuState*>(call->kernel_data);
@@ -127,22 +120,6 @@ inline T ScalarToStorage(const bp_kernel_call_t* call, int i) {
     default: return Cast<T>(0);
   }
 }
-
-// ---- kernel tables ----------------------------------------------------------
-
-struct KernelDef {
-  const char* op_name;
-  bp_kernel_fn fn;
-};
-
-const KernelDef* BinaryKernels(size_t* count);
-const KernelDef* UnaryKernels(size_t* count);
-const KernelDef* CompareWhereKernels(size_t* count);
-const KernelDef* ReduceKernels(size_t* count);
-const KernelDef* MatmulKernels(size_t* count);
-const KernelDef* ConvPoolKernels(size_t* count);
-const KernelDef* SoftmaxNormKernels(size_t* count);
-const KernelDef* CopyFillCatKernels(size_t* count);
 
 // Copies src into dst (same sizes; any dtypes and strides). Used by copy_,
 // cat and the kernels that stage data for oneDNN.

@@ -1,0 +1,33 @@
+// The CPU kernels by family (one table of operator -> kernel per file of this
+// folder) and RegisterKernels, which registers them all (register.cpp).
+#pragma once
+
+#include <cstddef>
+
+#include "backplane/backend.h"
+#include "plugin.h"
+
+namespace bp_cpu {
+
+// ---- kernel tables ----------------------------------------------------------
+
+struct KernelDef {
+  const char* op_name;
+  bp_kernel_fn fn;
+};
+
+const KernelDef* BinaryKernels(size_t* count);
+const KernelDef* UnaryKernels(size_t* count);
+const KernelDef* CompareWhereKernels(size_t* count);
+const KernelDef* ReduceKernels(size_t* count);
+const KernelDef* MatmulKernels(size_t* count);
+const KernelDef* ConvPoolKernels(size_t* count);
+const KernelDef* SoftmaxNormKernels(size_t* count);
+const KernelDef* CopyFillCatKernels(size_t* count);
+
+// Registers every family's kernels with `state` as kernel_data. An operator
+// the host does not know (NOT_FOUND) is skipped with a debug log; any other
+// failure is returned (the host's register_kernel has set the message).
+bp_status_t RegisterKernels(const bp_plugin_init_args_t* args, CpuState* state);
+
+}  // namespace bp_cpu

@@ -1,0 +1,18 @@
+// The memory and copy slots of bp_backend_t for OpenCL. Device pointers are
+// cl_mem handles; offsets are bytes into the buffer.
+#pragma once
+
+#include "backplane/backend.h"
+
+namespace bpcl {
+
+bp_status_t Allocate(void* data, int32_t device, size_t nbytes, void** out_ptr);
+bp_status_t Deallocate(void* data, int32_t device, void* ptr);
+bp_status_t CopyHostToDevice(void* data, int32_t device, const void* src, void* dst, size_t dst_offset, size_t nbytes,
+                             bp_stream_t stream);
+bp_status_t CopyDeviceToHost(void* data, int32_t device, const void* src, size_t src_offset, void* dst, size_t nbytes,
+                             bp_stream_t stream);
+bp_status_t CopyDeviceToDevice(void* data, int32_t device, const void* src, size_t src_offset, void* dst,
+                               size_t dst_offset, size_t nbytes, bp_stream_t stream);
+
+}  // namespace bpcl
