@@ -124,9 +124,38 @@ TEST_F(OnnxCorpusTest, AWrongKernelFails) {
   EXPECT_EQ(run("test_add").outcome, "pass");
 }
 
+// Tests of more than one node (the _expanded function bodies) run whole
+// through the ONNX frontend's executor.
+TEST_F(OnnxCorpusTest, AGraphTestRunsThroughTheExecutor) {
+  const OnnxTest t = load("test_layer_normalization_2d_axis0_expanded");
+  EXPECT_TRUE(t.graph);
+  EXPECT_GT(t.num_nodes, 1);
+  ASSERT_FALSE(t.data_sets.empty());
+  EXPECT_EQ(t.data_sets[0].inputs.size(), t.graph_inputs.size());
+  EXPECT_EQ(t.data_sets[0].outputs.size(), t.graph_outputs.size());
+  const OnnxTestResult r = onnx_corpus::run_loaded_test(ctx_, bp_device_t{cpu_, 0}, t);
+  EXPECT_EQ(r.outcome, "pass") << r.message << r.reason;
+  EXPECT_EQ(r.onnx_op.rfind("graph(", 0), 0u) << r.onnx_op;
+  EXPECT_NE(r.onnx_op.find("ReduceMean"), std::string::npos) << r.onnx_op;
+  EXPECT_EQ(r.path, "native");
+}
+
+TEST_F(OnnxCorpusTest, AWrongKernelFailsAGraphTest) {
+  bp_op_t* add = nullptr;
+  ASSERT_EQ(bp_op_find(ctx_, "add.Tensor", &add), BP_STATUS_OK);
+  bp_registration_t* reg = nullptr;
+  ASSERT_EQ(bp_op_register_kernel(ctx_, add, cpu_, zero_kernel, nullptr, BP_REGISTER_OVERRIDE, &reg), BP_STATUS_OK)
+      << bp_last_error_message();
+  const OnnxTestResult bad = run("test_layer_normalization_2d_axis0_expanded");  // adds epsilon
+  EXPECT_EQ(bad.outcome, "fail") << bad.message;
+  EXPECT_NE(bad.message.find("elements differ"), std::string::npos) << bad.message;
+  ASSERT_EQ(bp_registration_remove(ctx_, reg), BP_STATUS_OK);
+  EXPECT_EQ(run("test_layer_normalization_2d_axis0_expanded").outcome, "pass");
+}
+
 TEST_F(OnnxCorpusTest, NotMappedReasons) {
   const std::pair<const char*, const char*> cases[] = {
-      {"test_sce_mean_expanded", "graph has "},
+      {"test_range_float_type_positive_delta_expanded", "op Loop"},  // a graph: its first unmapped node
       {"test_top_k", "op TopK"},
       {"test_slice_neg_steps", "attribute Slice.steps=[-1,-3,-2]"},
       {"test_cast_FLOAT_to_STRING", "dtype Cast(string)"},

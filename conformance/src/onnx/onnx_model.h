@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "backplane/backplane.h"
 #include "bponnx/model.h"
 #include "sample.h"
 
@@ -40,8 +41,16 @@ struct OnnxDataSet {
 struct OnnxTest {
   std::string name;  // the directory name, "test_add"
   std::string dir;
-  OnnxNode node;
+  OnnxNode node;  // a single-node test's node (a graph test: op_type only, "graph")
   int num_nodes = 0;
+  // More than one node: the whole graph runs through the ONNX frontend's
+  // executor (run_onnx_graph). Data sets then hold the graph inputs fed by
+  // the test (initializers left out) and the graph outputs, in declaration
+  // order, named by graph_inputs and graph_outputs.
+  bool graph = false;
+  std::vector<std::string> graph_inputs, graph_outputs;
+  std::string graph_ops;  // its distinct op types in node order, "Shape,Gather,Reshape"
+
   // The graph outputs' declared ONNX element types, by output position
   // (ONNX TensorProto.DataType codes; 0 when not a tensor or unknown).
   std::vector<int> output_elem_types;
@@ -65,6 +74,15 @@ bool onnx_support_built();
 // cannot be read or parsed; a test that cannot be mapped loads with
 // `not_mapped` set.
 bool load_onnx_test(const std::string& dir, OnnxTest* out, std::string* err);
+
+// Runs the graph test's model (test.dir/model.onnx) on `dev` with `inputs`
+// (graph input name -> tensor, borrowed) through bponnx::Session. True with
+// one new reference per graph output in *outputs (the caller releases them).
+// False with *err; *not_mapped is set too when the failure is a gap in the
+// mappings (an op, attribute or dtype), not a failed call.
+bool run_onnx_graph(bp_context_t* ctx, bp_device_t dev, const OnnxTest& test,
+                    const std::map<std::string, bp_tensor_t*>& inputs, std::vector<bp_tensor_t*>* outputs,
+                    std::string* err, std::string* not_mapped);
 
 // Reads one TensorProto file (input_0.pb ...). False with *err on a read or
 // parse error; an unsupported element type is not an error (see OnnxTensor).

@@ -4,10 +4,10 @@
 #include <sstream>
 #include <stdexcept>
 
+#include "boxed_values.h"
+#include "bponnx/exec.h"
 #include "device_tensor.h"
 #include "gen.h"
-#include "bponnx/exec.h"
-#include "boxed_values.h"
 #include "opdb.h"
 
 namespace bpc {
@@ -94,6 +94,27 @@ void install_claims() {
   (void)once;
 }
 
+// One data set of a graph test through the frontend's executor: its
+// outputs (held by `pool`), or false with *message (and *gap when the
+// failure is a gap in the mappings).
+bool run_graph_data_set(bp_context_t* ctx, bp_device_t dev, const OnnxTest& test, const OnnxDataSet& ds,
+                        TensorPool* pool, std::vector<bp_tensor_t*>* outs, std::string* message, std::string* gap) {
+  std::map<std::string, bp_tensor_t*> feeds;
+  try {
+    for (size_t k = 0; k < ds.inputs.size(); ++k) feeds[test.graph_inputs[k]] = upload(ctx, dev, ds.inputs[k].t, pool);
+  } catch (const bponnx::CallFailed& e) {
+    *message = ds.name + ": " + e.message;
+    return false;
+  }
+  std::string err;
+  if (!run_onnx_graph(ctx, dev, test, feeds, outs, &err, gap)) {
+    *message = ds.name + ": " + err;
+    return false;
+  }
+  for (bp_tensor_t* t : *outs) pool->hold(t);
+  return true;
+}
+
 }  // namespace
 
 std::string compare_output(const HostTensor& expected, DType actual_dtype, const std::vector<int64_t>& actual_sizes,
@@ -148,7 +169,9 @@ std::string compare_output(const HostTensor& expected, DType actual_dtype, const
 OnnxTestResult run_loaded_test(bp_context_t* ctx, bp_device_t dev, const OnnxTest& test) {
   OnnxTestResult r;
   r.test = test.name;
-  r.onnx_op = test.node.domain.empty() ? test.node.op_type : test.node.domain + "." + test.node.op_type;
+  r.onnx_op = test.graph                 ? "graph(" + test.graph_ops + ")"
+              : test.node.domain.empty() ? test.node.op_type
+                                         : test.node.domain + "." + test.node.op_type;
   auto not_mapped = [&](const std::string& why) {
     r.outcome = "not_mapped";
     r.reason = why;
@@ -158,7 +181,7 @@ OnnxTestResult run_loaded_test(bp_context_t* ctx, bp_device_t dev, const OnnxTes
   install_claims();
   const bponnx::MapTable& table = bponnx::map_table();
   const auto fn = table.find(test.node.op_type);
-  if (!test.node.domain.empty() || fn == table.end()) return not_mapped("op " + r.onnx_op);
+  if (!test.graph && (!test.node.domain.empty() || fn == table.end())) return not_mapped("op " + r.onnx_op);
   const std::string bad = unsupported_dtype(test);
   if (!bad.empty()) return not_mapped("dtype " + r.onnx_op + "(" + bad + ")");
   if (test.data_sets.empty()) return not_mapped("input: no test_data_set_* directory");
@@ -172,29 +195,39 @@ OnnxTestResult run_loaded_test(bp_context_t* ctx, bp_device_t dev, const OnnxTes
     std::vector<bp_tensor_t*> outs;
     std::vector<bponnx::HostTensor> hosts;
     hosts.reserve(ds.inputs.size());
-    try {
-      std::vector<bponnx::NodeInput> ins;
-      for (const OnnxTensor& t : ds.inputs) {
-        bponnx::NodeInput in;
-        if (t.present) {
-          hosts.push_back(to_frontend(t.t));
-          in.host = &hosts.back();
-          in.t = upload(ctx, dev, t.t, &pool);
-        }
-        ins.push_back(in);
+    if (test.graph) {
+      std::string gap;
+      if (!run_graph_data_set(ctx, dev, test, ds, &pool, &outs, &r.message, &gap)) {
+        if (!gap.empty()) return not_mapped(gap);
+        r.outcome = "error";
+        return r;
       }
-      outs = fn->second(ex, test.node, ins);
-    } catch (const bponnx::NotMapped& e) {
-      return not_mapped(e.reason);
-    } catch (const bponnx::CallFailed& e) {
-      r.outcome = "error";
-      r.message = ds.name + ": " + e.message;
-      return r;
-    } catch (const std::exception& e) {  // a malformed test or a bug in a mapping
-      r.outcome = "error";
-      r.message = ds.name + ": bp-conformance's mapping of " + r.onnx_op + " failed: " + e.what();
-      return r;
+    } else {
+      try {
+        std::vector<bponnx::NodeInput> ins;
+        for (const OnnxTensor& t : ds.inputs) {
+          bponnx::NodeInput in;
+          if (t.present) {
+            hosts.push_back(to_frontend(t.t));
+            in.host = &hosts.back();
+            in.t = upload(ctx, dev, t.t, &pool);
+          }
+          ins.push_back(in);
+        }
+        outs = fn->second(ex, test.node, ins);
+      } catch (const bponnx::NotMapped& e) {
+        return not_mapped(e.reason);
+      } catch (const bponnx::CallFailed& e) {
+        r.outcome = "error";
+        r.message = ds.name + ": " + e.message;
+        return r;
+      } catch (const std::exception& e) {  // a malformed test or a bug in a mapping
+        r.outcome = "error";
+        r.message = ds.name + ": bp-conformance's mapping of " + r.onnx_op + " failed: " + e.what();
+        return r;
+      }
     }
+    const std::vector<std::string>& out_names = test.graph ? test.graph_outputs : test.node.outputs;
     for (size_t k = 0; k < ds.outputs.size() && failure.empty(); ++k) {
       const OnnxTensor& want = ds.outputs[k];
       if (!want.present) continue;
@@ -208,11 +241,11 @@ OnnxTestResult run_loaded_test(bp_context_t* ctx, bp_device_t dev, const OnnxTes
       std::string err;
       if (!read_tensor(outs[k], &d, &sizes, &got, &err)) {
         r.outcome = "error";
-        r.message = ds.name + ": output " + test.node.outputs[k] + ": " + err;
+        r.message = ds.name + ": output " + out_names[k] + ": " + err;
         return r;
       }
       const std::string msg = compare_output(want.t, d, sizes, got, test.rtol, test.atol);
-      if (!msg.empty()) failure = ds.name + ": output " + test.node.outputs[k] + ": " + msg;
+      if (!msg.empty()) failure = ds.name + ": output " + out_names[k] + ": " + msg;
     }
     if (!failure.empty()) break;
   }

@@ -1,13 +1,13 @@
 #include "bponnx/graph.h"
 
+#include <onnx/defs/schema.h>
+#include <onnx/onnx_pb.h>
+
 #include <algorithm>
 #include <chrono>
 #include <fstream>
 #include <set>
 #include <sstream>
-
-#include <onnx/defs/schema.h>
-#include <onnx/onnx_pb.h>
 
 #include "bponnx/proto.h"
 
@@ -215,11 +215,15 @@ bool Session::prepare(std::string* err) {
   const std::string where = model_->path() + ": ";
   std::string first;
   std::set<std::string> missing;  // every op type without a mapping, for one complete list
+  not_mapped_.clear();
   for (const OnnxNode& n : model_->nodes()) {
     if (n.op_type == "Constant" && n.domain.empty()) continue;
     if (!n.domain.empty() || !map_table().count(n.op_type)) {
       const std::string op = (n.domain.empty() ? "" : n.domain + ".") + n.op_type;
-      if (first.empty()) first = node_label(n) + ": no mapping to Backplane operators for ONNX op " + op;
+      if (first.empty()) {
+        first = node_label(n) + ": no mapping to Backplane operators for ONNX op " + op;
+        not_mapped_ = "op " + op;
+      }
       missing.insert(op);
     }
   }
@@ -260,7 +264,8 @@ bool Session::prepare(std::string* err) {
         t = ex.upload(n.attrs.at("value").tensor);
       } else if (n.has("value_float") || n.has("value_int")) {
         h.dtype = n.has("value_int") ? DType::kInt64 : DType::kFloat32;
-        h.values = {n.has("value_int") ? static_cast<double>(n.get_int("value_int", 0)) : n.get_float("value_float", 0)};
+        h.values = {n.has("value_int") ? static_cast<double>(n.get_int("value_int", 0))
+                                       : n.get_float("value_float", 0)};
         t = ex.upload(h);
       } else if (n.has("value_ints") || n.has("value_floats")) {
         const bool ints = n.has("value_ints");
@@ -280,6 +285,7 @@ bool Session::prepare(std::string* err) {
     }
   } catch (const NotMapped& e) {
     *err = where + e.reason;
+    not_mapped_ = e.reason;
     return false;
   } catch (const CallFailed& e) {
     *err = where + "uploading initializers: " + e.message;
@@ -302,6 +308,7 @@ bool Session::run(const std::map<std::string, bp_tensor_t*>& inputs, std::vector
                   std::string* err) {
   const std::string where = model_->path() + ": ";
   if (!prepared_ && !prepare(err)) return false;
+  not_mapped_.clear();
   std::map<std::string, Slot> values;
   for (const ValueInfo& v : model_->inputs()) {
     const auto it = inputs.find(v.name);
@@ -323,8 +330,8 @@ bool Session::run(const std::map<std::string, bp_tensor_t*>& inputs, std::vector
       std::vector<int64_t> decl = v.dims;
       std::string s = "[";
       for (size_t d = 0; d < decl.size(); ++d) {
-        s += (d ? ", " : "") + (decl[d] < 0 ? (v.dim_names[d].empty() ? std::string("?") : v.dim_names[d])
-                                             : std::to_string(decl[d]));
+        s += (d ? ", " : "") +
+             (decl[d] < 0 ? (v.dim_names[d].empty() ? std::string("?") : v.dim_names[d]) : std::to_string(decl[d]));
       }
       *err = where + "input " + v.name + " has shape " + sizes_str(got) + ", the model declares " + s + "]";
       return false;
@@ -402,6 +409,7 @@ bool Session::run_nodes(std::map<std::string, Slot>* values, std::string* err) {
       }
     } catch (const NotMapped& e) {
       *err = where + node_label(n) + ": not mapped: " + e.reason;
+      not_mapped_ = e.reason;
       return false;
     } catch (const CallFailed& e) {
       *err = where + node_label(n) + ": " + e.message;

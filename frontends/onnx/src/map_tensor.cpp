@@ -231,6 +231,13 @@ void register_tensor_ops(MapTable* t) {
     h.sizes = {static_cast<int64_t>(h.values.size())};
     return {ex.upload(h)};
   };
+  // Size-1 and -13: the element count as a 0-dim int64, from the sizes alone.
+  m["Size"] = [](Exec& ex, const OnnxNode&, const Ins& in) -> Outs {
+    HostTensor h;
+    h.dtype = DType::kInt64;
+    h.values = {static_cast<double>(bp_tensor_numel(in[0].t))};
+    return {ex.upload(h)};
+  };
   // Gather with indices known on the host (constants, shapes, short token
   // lists): one narrow per index, concatenated, reshaped to
   // data[:axis] + indices + data[axis+1:]. Indices computed on the device
