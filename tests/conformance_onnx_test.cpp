@@ -3,12 +3,12 @@
 // plugin: real corpus tests load, map and pass; a wrong expected value or a
 // wrong kernel makes a test fail; gaps are reported with the right reason.
 // Skips (saying why) when libonnx-testdata's corpus or ONNX support is absent.
+#include <gtest/gtest.h>
+#include <unistd.h>
+
 #include <cmath>
 #include <cstring>
 #include <string>
-
-#include <gtest/gtest.h>
-#include <unistd.h>
 
 #include "backplane/backplane.h"
 #include "onnx/onnx_corpus.h"
@@ -54,7 +54,9 @@ class OnnxCorpusTest : public ::testing::Test {
     EXPECT_TRUE(onnx_corpus::load_onnx_test(kCorpus + "/" + name, &t, &err)) << err;
     return t;
   }
-  OnnxTestResult run(const std::string& name) { return run_onnx_test(ctx_, bp_device_t{cpu_, 0}, kCorpus + "/" + name); }
+  OnnxTestResult run(const std::string& name) {
+    return run_onnx_test(ctx_, bp_device_t{cpu_, 0}, kCorpus + "/" + name);
+  }
 
   bp_context_t* ctx_ = nullptr;
   int32_t cpu_ = -1;
@@ -79,12 +81,12 @@ TEST_F(OnnxCorpusTest, LoadsTestAdd) {
 }
 
 TEST_F(OnnxCorpusTest, AddAndConvPassNatively) {
-  for (const char* name : {"test_add", "test_add_uint8", "test_add_bcast", "test_conv_with_strides_padding",
-                           "test_conv_with_strides_and_asymmetric_padding", "test_softmax_axis_0",
-                           "test_reduce_mean_default_axes_keepdims_example",
-                           "test_argmin_negative_axis_keepdims_random_select_last_index", "test_triu",
-                           "test_sce_mean_weight", "test_nllloss_NCd1_weight_ii", "test_reflect_pad",
-                           "test_averagepool_2d_same_upper", "test_lrn", "test_cast_BFLOAT16_to_FLOAT"}) {
+  for (const char* name :
+       {"test_add", "test_add_uint8", "test_add_bcast", "test_conv_with_strides_padding",
+        "test_conv_with_strides_and_asymmetric_padding", "test_softmax_axis_0",
+        "test_reduce_mean_default_axes_keepdims_example", "test_argmin_negative_axis_keepdims_random_select_last_index",
+        "test_triu", "test_sce_mean_weight", "test_nllloss_NCd1_weight_ii", "test_reflect_pad",
+        "test_averagepool_2d_same_upper", "test_lrn", "test_cast_BFLOAT16_to_FLOAT"}) {
     const OnnxTestResult r = run(name);
     EXPECT_EQ(r.outcome, "pass") << name << ": " << r.reason << r.message;
     EXPECT_EQ(r.path, "native") << name;

@@ -14,14 +14,7 @@
 #include "backplane/backend.h"
 #include "backplane/op_args.h"
 #include "backplane/plugin_kit.h"
-
-static const bp_host_api_t* g_host;
-
-static bp_status_t device_count(void* bd, int32_t* out) {
-  (void)bd;
-  *out = 1;
-  return BP_STATUS_OK;
-}
+#include "host_memory_device.h"
 
 static bp_status_t device_properties(void* bd, int32_t device, bp_device_properties_t* p) {
   (void)bd;
@@ -31,61 +24,6 @@ static bp_status_t device_properties(void* bd, int32_t device, bp_device_propert
   p->capabilities = BP_DEVICE_CAP_FP64 | BP_DEVICE_CAP_FP16 | BP_DEVICE_CAP_BF16 | BP_DEVICE_CAP_UNIFIED;
   p->alignment_bytes = 64;
   p->total_memory_bytes = (uint64_t)1 << 30;
-  return BP_STATUS_OK;
-}
-
-static bp_status_t allocate(void* bd, int32_t device, size_t n, void** out) {
-  (void)bd;
-  (void)device;
-  void* p = NULL;
-  if (n && posix_memalign(&p, 64, n) != 0) p = NULL; /* the alignment device_properties reports */
-  *out = p;
-  return (n && !*out) ? g_host->set_error(BP_STATUS_OUT_OF_MEMORY, "crashdev: out of memory") : BP_STATUS_OK;
-}
-
-static bp_status_t deallocate(void* bd, int32_t device, void* p) {
-  (void)bd;
-  (void)device;
-  free(p);
-  return BP_STATUS_OK;
-}
-
-static bp_status_t h2d(void* bd, int32_t device, const void* src, void* dst, size_t off, size_t n, bp_stream_t s) {
-  (void)bd;
-  (void)device;
-  (void)s;
-  if (n) memcpy((char*)dst + off, src, n);
-  return BP_STATUS_OK;
-}
-
-static bp_status_t d2h(void* bd, int32_t device, const void* src, size_t off, void* dst, size_t n, bp_stream_t s) {
-  (void)bd;
-  (void)device;
-  (void)s;
-  if (n) memcpy(dst, (const char*)src + off, n);
-  return BP_STATUS_OK;
-}
-
-static bp_status_t d2d(void* bd, int32_t device, const void* src, size_t so, void* dst, size_t dof, size_t n,
-                       bp_stream_t s) {
-  (void)bd;
-  (void)device;
-  (void)s;
-  if (n) memmove((char*)dst + dof, (const char*)src + so, n);
-  return BP_STATUS_OK;
-}
-
-static bp_status_t stream_default(void* bd, int32_t device, bp_stream_t* out) {
-  (void)bd;
-  (void)device;
-  *out = NULL;
-  return BP_STATUS_OK;
-}
-
-static bp_status_t stream_sync(void* bd, int32_t device, bp_stream_t s) {
-  (void)bd;
-  (void)device;
-  (void)s;
   return BP_STATUS_OK;
 }
 
@@ -108,21 +46,7 @@ static bp_status_t hang_kernel(const bp_kernel_call_t* call) {
 
 static int is_f32(const DLTensor* t) { return t->dtype.code == kDLFloat && t->dtype.bits == 32; }
 
-/* The address of element `linear` (row-major over sizes) of a strided view. */
-static float* f32_at(const DLTensor* t, int64_t linear) {
-  int64_t offset = 0;
-  for (int32_t d = t->ndim - 1; d >= 0; --d) {
-    offset += (linear % t->shape[d]) * t->strides[d];
-    linear /= t->shape[d];
-  }
-  return (float*)((char*)t->data + t->byte_offset) + offset;
-}
-
-static int64_t numel(const DLTensor* t) {
-  int64_t n = 1;
-  for (int32_t d = 0; d < t->ndim; ++d) n *= t->shape[d];
-  return n;
-}
+static float* f32_at(const DLTensor* t, int64_t linear) { return (float*)element_at(t, linear); }
 
 static bp_status_t wrong_mul_kernel(const bp_kernel_call_t* call) {
   const DLTensor* out = call->outputs[0];
@@ -151,15 +75,8 @@ static bp_status_t init(const bp_plugin_init_args_t* args) {
   b->name = "crashdev";
   b->version = "1.0.0";
   b->device_type = kDLExtDev;
-  b->device_count = device_count;
+  host_memory_device_install(b);
   b->device_properties = device_properties;
-  b->allocate = allocate;
-  b->deallocate = deallocate;
-  b->copy_host_to_device = h2d;
-  b->copy_device_to_host = d2h;
-  b->copy_device_to_device = d2d;
-  b->stream_get_default = stream_default;
-  b->stream_synchronize = stream_sync;
   bp_status_t st = args->host->register_kernel(args->registrar, BP_OP_NEG, crash_kernel, NULL, 0);
   if (st != BP_STATUS_OK) return st;
   st = args->host->register_kernel(args->registrar, BP_OP_ABS, hang_kernel, NULL, 0);

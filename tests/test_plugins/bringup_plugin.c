@@ -15,14 +15,7 @@
 #include "backplane/backend.h"
 #include "backplane/op_args.h"
 #include "backplane/plugin_kit.h"
-
-static const bp_host_api_t* g_host;
-
-static bp_status_t device_count(void* bd, int32_t* out) {
-  (void)bd;
-  *out = 1;
-  return BP_STATUS_OK;
-}
+#include "host_memory_device.h"
 
 static bp_status_t device_properties(void* bd, int32_t device, bp_device_properties_t* p) {
   (void)bd;
@@ -35,83 +28,12 @@ static bp_status_t device_properties(void* bd, int32_t device, bp_device_propert
   return BP_STATUS_OK;
 }
 
-static bp_status_t allocate(void* bd, int32_t device, size_t n, void** out) {
-  (void)bd;
-  (void)device;
-  void* p = NULL;
-  if (n && posix_memalign(&p, 64, n) != 0) p = NULL;
-  *out = p;
-  return (n && !*out) ? g_host->set_error(BP_STATUS_OUT_OF_MEMORY, "bringup: out of memory") : BP_STATUS_OK;
-}
-
-static bp_status_t deallocate(void* bd, int32_t device, void* p) {
-  (void)bd;
-  (void)device;
-  free(p);
-  return BP_STATUS_OK;
-}
-
-static bp_status_t h2d(void* bd, int32_t device, const void* src, void* dst, size_t off, size_t n, bp_stream_t s) {
-  (void)bd;
-  (void)device;
-  (void)s;
-  if (n) memcpy((char*)dst + off, src, n);
-  return BP_STATUS_OK;
-}
-
-static bp_status_t d2h(void* bd, int32_t device, const void* src, size_t off, void* dst, size_t n, bp_stream_t s) {
-  (void)bd;
-  (void)device;
-  (void)s;
-  if (n) memcpy(dst, (const char*)src + off, n);
-  return BP_STATUS_OK;
-}
-
-static bp_status_t d2d(void* bd, int32_t device, const void* src, size_t so, void* dst, size_t dof, size_t n,
-                       bp_stream_t s) {
-  (void)bd;
-  (void)device;
-  (void)s;
-  if (n) memmove((char*)dst + dof, (const char*)src + so, n);
-  return BP_STATUS_OK;
-}
-
-static bp_status_t stream_default(void* bd, int32_t device, bp_stream_t* out) {
-  (void)bd;
-  (void)device;
-  *out = NULL;
-  return BP_STATUS_OK;
-}
-
-static bp_status_t stream_sync(void* bd, int32_t device, bp_stream_t s) {
-  (void)bd;
-  (void)device;
-  (void)s;
-  return BP_STATUS_OK;
-}
-
 static int env_on(const char* name) {
   const char* v = getenv(name);
   return v != NULL && strcmp(v, "1") == 0;
 }
 
 static int is(const DLTensor* t, int code, int bits) { return t->dtype.code == code && t->dtype.bits == bits; }
-
-/* The address of element `linear` (row-major over sizes) of a strided view. */
-static char* at(const DLTensor* t, int64_t linear) {
-  int64_t offset = 0;
-  for (int32_t d = t->ndim - 1; d >= 0; --d) {
-    offset += (linear % t->shape[d]) * t->strides[d];
-    linear /= t->shape[d];
-  }
-  return (char*)t->data + t->byte_offset + offset * (t->dtype.bits / 8);
-}
-
-static int64_t numel(const DLTensor* t) {
-  int64_t n = 1;
-  for (int32_t d = 0; d < t->ndim; ++d) n *= t->shape[d];
-  return n;
-}
 
 /* neg (sign = -1) or abs (sign = 0) on float32, float64, int32. */
 static bp_status_t unary(const bp_kernel_call_t* call, int sign) {
@@ -120,18 +42,18 @@ static bp_status_t unary(const bp_kernel_call_t* call, int sign) {
   const int64_t n = numel(out);
   if (is(out, kDLFloat, 32)) {
     for (int64_t i = 0; i < n; ++i) {
-      const float x = *(const float*)at(in, i);
-      *(float*)at(out, i) = sign ? -x : (x < 0 ? -x : x + 0.0f);
+      const float x = *(const float*)element_at(in, i);
+      *(float*)element_at(out, i) = sign ? -x : (x < 0 ? -x : x + 0.0f);
     }
   } else if (is(out, kDLFloat, 64)) {
     for (int64_t i = 0; i < n; ++i) {
-      const double x = *(const double*)at(in, i);
-      *(double*)at(out, i) = sign ? -x : (x < 0 ? -x : x + 0.0);
+      const double x = *(const double*)element_at(in, i);
+      *(double*)element_at(out, i) = sign ? -x : (x < 0 ? -x : x + 0.0);
     }
   } else if (is(out, kDLInt, 32)) {
     for (int64_t i = 0; i < n; ++i) {
-      const uint32_t x = *(const uint32_t*)at(in, i); /* wraps, as torch */
-      *(uint32_t*)at(out, i) = sign || (int32_t)x < 0 ? 0u - x : x;
+      const uint32_t x = *(const uint32_t*)element_at(in, i); /* wraps, as torch */
+      *(uint32_t*)element_at(out, i) = sign || (int32_t)x < 0 ? 0u - x : x;
     }
   } else {
     return bp_kit_fail(call, g_host, BP_STATUS_UNIMPLEMENTED, "bringup: float32, float64, int32 only");
@@ -161,7 +83,7 @@ static bp_status_t abs_kernel(const bp_kernel_call_t* call) {
 static bp_status_t write_then(const bp_kernel_call_t* call, bp_status_t code, const char* message) {
   const DLTensor* out = call->outputs[0];
   if (!is(out, kDLFloat, 32)) return bp_kit_fail(call, g_host, BP_STATUS_UNIMPLEMENTED, "bringup: float32 only");
-  for (int64_t i = 0; i < numel(out); ++i) *(float*)at(out, i) = 42.0f;
+  for (int64_t i = 0; i < numel(out); ++i) *(float*)element_at(out, i) = 42.0f;
   return bp_kit_fail(call, g_host, code, message);
 }
 
@@ -181,15 +103,8 @@ static bp_status_t init(const bp_plugin_init_args_t* args) {
   b->name = "bringup";
   b->version = "1.0.0";
   b->device_type = kDLExtDev;
-  b->device_count = device_count;
+  host_memory_device_install(b);
   b->device_properties = device_properties;
-  b->allocate = allocate;
-  b->deallocate = deallocate;
-  b->copy_host_to_device = h2d;
-  b->copy_device_to_host = d2h;
-  b->copy_device_to_device = d2d;
-  b->stream_get_default = stream_default;
-  b->stream_synchronize = stream_sync;
   const struct {
     const char* op;
     bp_kernel_fn fn;

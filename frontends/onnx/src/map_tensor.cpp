@@ -28,8 +28,8 @@ std::string list_str(const std::vector<int64_t>& v) {
 // Reduce*: `axes` an attribute up to opset `axes_input_from` - 1, an optional
 // input from then on; noop_with_empty_axes; keepdims defaults to 1.
 struct ReduceSpec {
-  bool noop = false;           // axes empty and noop_with_empty_axes: identity
-  std::vector<int64_t> axes;   // normalized, sorted; empty = all
+  bool noop = false;          // axes empty and noop_with_empty_axes: identity
+  std::vector<int64_t> axes;  // normalized, sorted; empty = all
   bool keepdims = true;
 };
 ReduceSpec reduce_spec(const OnnxNode& n, const Ins& in, int64_t axes_input_from) {
@@ -254,7 +254,8 @@ void register_tensor_ops(MapTable* t) {
     const int64_t len = xs[static_cast<size_t>(axis)];
     std::vector<int64_t> idx = host_ints(host_of(in[1]));
     for (int64_t& i : idx) {
-      if (i < -len || i >= len) throw CallFailed{"Gather: index " + std::to_string(i) + " out of range for axis size " + std::to_string(len)};
+      if (i < -len || i >= len)
+        throw CallFailed{"Gather: index " + std::to_string(i) + " out of range for axis size " + std::to_string(len)};
       if (i < 0) i += len;
     }
     std::vector<int64_t> out_sizes(xs.begin(), xs.begin() + axis);
@@ -363,9 +364,9 @@ void register_tensor_ops(MapTable* t) {
   m["Split"] = [](Exec& ex, const OnnxNode& n, const Ins& in) -> Outs {
     const std::vector<int64_t> xs = sizes_of(in[0].t);
     const int64_t axis = norm_axis(n, n.get_int("axis", 0), static_cast<int64_t>(xs.size()));
-    std::vector<int64_t> split = n.opset >= 13 ? (in.size() > 1 && in[1].present() ? host_ints(host_of(in[1]))
-                                                                                    : std::vector<int64_t>{})
-                                               : n.get_ints("split", {});
+    std::vector<int64_t> split =
+        n.opset >= 13 ? (in.size() > 1 && in[1].present() ? host_ints(host_of(in[1])) : std::vector<int64_t>{})
+                      : n.get_ints("split", {});
     const int64_t parts = static_cast<int64_t>(n.outputs.size());
     const int64_t dim = xs[static_cast<size_t>(axis)];
     if (split.empty()) {
@@ -400,8 +401,8 @@ void register_tensor_ops(MapTable* t) {
     const bool crd = n.get_string("mode", "DCR") == "CRD";
     bp_tensor_t* y = ex.call("reshape", {vt(in[0].t), vl(crd ? std::vector<int64_t>{s[0], c, bs, bs, s[2], s[3]}
                                                              : std::vector<int64_t>{s[0], bs, bs, c, s[2], s[3]})});
-    y = ex.call("permute", {vt(y), vl(crd ? std::vector<int64_t>{0, 1, 4, 2, 5, 3}
-                                          : std::vector<int64_t>{0, 3, 4, 1, 5, 2})});
+    y = ex.call("permute",
+                {vt(y), vl(crd ? std::vector<int64_t>{0, 1, 4, 2, 5, 3} : std::vector<int64_t>{0, 3, 4, 1, 5, 2})});
     return {ex.call("reshape", {vt(y), vl({s[0], c, s[2] * bs, s[3] * bs})})};
   };
   m["SpaceToDepth"] = [](Exec& ex, const OnnxNode& n, const Ins& in) -> Outs {
@@ -429,7 +430,8 @@ void register_tensor_ops(MapTable* t) {
         }
         if (b == 0 && e == 0) continue;
         std::vector<bp_tensor_t*> parts;
-        for (int64_t i = b; i >= 1; --i) parts.push_back(ex.call("narrow", {vt(y), vi(ax), vi(mode == "edge" ? 0 : i), vi(1)}));
+        for (int64_t i = b; i >= 1; --i)
+          parts.push_back(ex.call("narrow", {vt(y), vi(ax), vi(mode == "edge" ? 0 : i), vi(1)}));
         parts.push_back(y);
         for (int64_t i = 1; i <= e; ++i) {
           parts.push_back(ex.call("narrow", {vt(y), vi(ax), vi(mode == "edge" ? dim - 1 : dim - 1 - i), vi(1)}));
@@ -444,7 +446,8 @@ void register_tensor_ops(MapTable* t) {
     }
     if (mode != "constant") unsupported_attr(n.op_type, "mode", mode);
     double value = n.get_float("value", 0.0);
-    if (n.opset >= 11 && in.size() > 2 && in[2].present() && !host_of(in[2]).values.empty()) value = host_of(in[2]).values[0];
+    if (n.opset >= 11 && in.size() > 2 && in[2].present() && !host_of(in[2]).values.empty())
+      value = host_of(in[2]).values[0];
     if (in.size() > 3 && in[3].present()) unsupported_attr(n.op_type, "axes", "input");
     const std::vector<int64_t> xs = sizes_of(in[0].t);
     const size_t r = xs.size();
