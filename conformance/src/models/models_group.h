@@ -39,6 +39,10 @@ struct ModelResult {
   int nodes = 0, native_nodes = 0, fallback_nodes = 0, core_nodes = 0;
   double seconds = 0.0, native_seconds = 0.0, fallback_seconds = 0.0,
          core_seconds = 0.0;  // sums of each node's fastest timed run
+  // What one run moved between the host and the device (the transfer
+  // counters, bp_transfer_stats, over the last timed run): fallbacks, inputs
+  // and outputs. 0 on the CPU backend.
+  uint64_t to_device_copies = 0, to_device_bytes = 0, to_host_copies = 0, to_host_bytes = 0;
   // The shadow check (not run on the CPU backend: it would compare the CPU with itself).
   bool shadowed = false;
   std::string worst_node, worst_op;  // "" when no node was compared or every node equals the CPU's

@@ -56,8 +56,13 @@ void print_models(std::ostream& os, const std::string& dir, const std::vector<Mo
       if (m.outcome == "match" || m.outcome == "mismatch") {
         os << "max abs " << fmt("%-9.3g", m.max_abs) << " max rel " << fmt("%-9.3g", m.max_rel) << " nodes "
            << m.native_nodes << " native / " << m.fallback_nodes << " fallback / " << m.core_nodes << " core, time "
-           << fmt("%.1f", share(m.native_seconds, m.seconds)) << "% native\n"
-           << std::string(32, ' ') << worst_node(m) << "\n";
+           << fmt("%.1f", share(m.native_seconds, m.seconds)) << "% native\n";
+        if (m.to_device_copies + m.to_host_copies > 0) {
+          os << std::string(32, ' ') << "moved per run: " << m.to_device_copies << " copies, "
+             << fmt("%.2f", m.to_device_bytes / 1048576.0) << " MiB to the device; " << m.to_host_copies
+             << " copies, " << fmt("%.2f", m.to_host_bytes / 1048576.0) << " MiB to the host\n";
+        }
+        os << std::string(32, ' ') << worst_node(m) << "\n";
       } else {
         os << m.message << "\n";
       }
@@ -83,6 +88,11 @@ nlohmann::json model_to_json(const ModelResult& m) {
             {"native", m.native_seconds},
             {"fallback", m.fallback_seconds},
             {"core", m.core_seconds}}},
+          {"transfers_per_run",
+           {{"host_to_device_copies", m.to_device_copies},
+            {"host_to_device_bytes", m.to_device_bytes},
+            {"device_to_host_copies", m.to_host_copies},
+            {"device_to_host_bytes", m.to_host_bytes}}},
           {"shadow",
            {{"checked", m.shadowed},
             {"worst_node", m.worst_node},
@@ -116,7 +126,12 @@ ModelResult model_from_json(const nlohmann::json& j) {
   m.native_seconds = t.value("native", 0.0);
   m.fallback_seconds = t.value("fallback", 0.0);
   m.core_seconds = t.value("core", 0.0);
-  const nlohmann::json s = j.value("shadow", nlohmann::json::object());
+  const nlohmann::json x = j.value("transfers_per_run", nlohmann::json::object());
+  m.to_device_copies = x.value("host_to_device_copies", uint64_t{0});
+  m.to_device_bytes = x.value("host_to_device_bytes", uint64_t{0});
+  m.to_host_copies = x.value("device_to_host_copies", uint64_t{0});
+  m.to_host_bytes = x.value("device_to_host_bytes", uint64_t{0});
+    const nlohmann::json s = j.value("shadow", nlohmann::json::object());
   m.shadowed = s.value("checked", false);
   m.worst_node = s.value("worst_node", "");
   m.worst_op = s.value("worst_op", "");

@@ -141,13 +141,22 @@ ModelResult run_model(bp_context_t* ctx, bp_device_t dev, const std::string& dir
     if (!paths.count(nr.index)) paths[nr.index] = bponnx::node_path(ctx, dev.backend, nr.ops);
   });
   Held outs;
+  bp_transfer_stats_t before{}, after{};
+  before.struct_size = after.struct_size = sizeof(bp_transfer_stats_t);
   for (int run = 0; run < kTimedRuns; ++run) {
     for (bp_tensor_t* t : outs.v) bp_tensor_release(t);
     outs.v.clear();
+    if (run == kTimedRuns - 1) bp_transfer_stats(ctx, dev.backend, &before);
     if (!s.run(inputs, &outs.v, &err)) {
       fail(&r, err);
       return r;
     }
+  }
+  if (bp_transfer_stats(ctx, dev.backend, &after) == BP_STATUS_OK) {
+    r.to_device_copies = after.host_to_device_count - before.host_to_device_count;
+    r.to_device_bytes = after.host_to_device_bytes - before.host_to_device_bytes;
+    r.to_host_copies = after.device_to_host_count - before.device_to_host_count;
+    r.to_host_bytes = after.device_to_host_bytes - before.device_to_host_bytes;
   }
   for (const auto& nt : fastest) {
     const bponnx::NodePath p = paths[nt.first];
