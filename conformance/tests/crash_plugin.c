@@ -29,8 +29,10 @@ static bp_status_t device_properties(void* bd, int32_t device, bp_device_propert
 
 /* A real invalid write, not raise(SIGSEGV): a handler a host library installs
  * (pocl's LLVM, loaded with the OpenCL plugin, resets itself and returns)
- * swallows a raised signal once, while a faulting store runs again and kills. */
-static volatile uintptr_t g_bad_address = 0;
+ * swallows a raised signal once, while a faulting store runs again and kills.
+ * Not NULL: UBSan's null check would turn the store into a report and exit
+ * status 1 in the sanitizer builds instead of SIGSEGV. */
+static volatile uintptr_t g_bad_address = 8;
 
 static bp_status_t crash_kernel(const bp_kernel_call_t* call) {
   (void)call;
