@@ -24,7 +24,7 @@ namespace {
 // Strides of a 0-dim operand broadcast to the output's sizes.
 constexpr int64_t kZeroStrides[BP_MAX_NDIM] = {};
 
-inline bool SameSizes(const Geometry& a, const Geometry& b) {
+__attribute__((always_inline)) inline bool SameSizes(const Geometry& a, const Geometry& b) {
   if (a.ndim != b.ndim) return false;
   for (int32_t i = 0; i < a.ndim; ++i) {
     if (a.sizes[i] != b.sizes[i]) return false;
@@ -41,11 +41,12 @@ inline bool SizesFit(const Geometry& g, int64_t item) {
   return true;
 }
 
-// FillDLTensor, inline, for a tensor of a dtype Backplane knows (itemsize bits / 8).
-inline void FastDL(const bp_tensor_t* t, DLTensor* out) {
+// FillDLTensor, inline, for a tensor of a dtype Backplane knows (itemsize
+// bits / 8) on a device of DLPack type `device_type` (its backend's).
+inline void FastDL(const bp_tensor_t* t, int32_t device_type, DLTensor* out) {
   const Geometry& g = t->geo;
   out->data = t->storage->data;
-  out->device.device_type = static_cast<DLDeviceType>(t->storage->dev->slot->device_type);
+  out->device.device_type = static_cast<DLDeviceType>(device_type);
   out->device.device_id = g.device.index;
   out->ndim = g.ndim;
   out->dtype = g.dtype;
@@ -136,6 +137,94 @@ bool FamilyAccepts(const bp_op_t* op, DType id, const bp_kernel_arg_t* kargs, DL
   return false;
 }
 
+// A call signature's resolution (FastPlanCache, registry.h).
+struct FastPlan {
+  DLDataType want{};       // the output's dtype
+  int32_t device_type = 0;  // DLDeviceType of the device's backend
+  DeviceState* dev = nullptr;
+  KernelEntry kernel;
+};
+
+// The cache key of a dtype and a device; 0 (never a key) when the device
+// does not fit the key's bits.
+inline uint64_t FastPlanKey(DLDataType dtype, bp_device_t device) {
+  if (static_cast<uint32_t>(device.backend) >= 256u || static_cast<uint32_t>(device.index) >= (1u << 23)) return 0;
+  uint32_t dt;
+  std::memcpy(&dt, &dtype, sizeof(dt));
+  return static_cast<uint64_t>(dt) << 32 | uint64_t{1} << 31 | static_cast<uint64_t>(device.backend) << 23 |
+         static_cast<uint64_t>(device.index);
+}
+
+// The cached resolution of (kinds, dtype, device), if the operator's cache
+// holds it and no route changed since it was written. Sequence-lock reader.
+__attribute__((always_inline)) inline bool LoadPlan(const bp_op_t* op, uint64_t kinds, DLDataType dtype, bp_device_t device, FastPlan* plan) {
+  const FastPlanCache& c = op->fast_plan;
+  const uint32_t seq = c.seq.load(std::memory_order_acquire);
+  if ((seq & 1u) != 0) return false;
+  const uint64_t generation = c.generation.load(std::memory_order_relaxed);
+  const uint64_t key = c.dtype_device.load(std::memory_order_relaxed);
+  const uint64_t cached_kinds = c.kinds.load(std::memory_order_relaxed);
+  const uint64_t out = c.out_dtype_type.load(std::memory_order_relaxed);
+  plan->dev = c.dev.load(std::memory_order_relaxed);
+  plan->kernel.fn = c.fn.load(std::memory_order_relaxed);
+  plan->kernel.data = c.kernel_data.load(std::memory_order_relaxed);
+  std::atomic_thread_fence(std::memory_order_acquire);
+  if (c.seq.load(std::memory_order_relaxed) != seq) return false;
+  if (generation != g_route_generation.load(std::memory_order_seq_cst) || cached_kinds != kinds ||
+      key != FastPlanKey(dtype, device)) {
+    return false;
+  }
+  const uint32_t want = static_cast<uint32_t>(out);
+  std::memcpy(&plan->want, &want, sizeof(want));
+  plan->device_type = static_cast<int32_t>(out >> 32);
+  return true;
+}
+
+// Works out what the signature resolves to (false: the generic path serves
+// it) and caches it: the dtypes the operator takes and its family's checks,
+// the device (ResolveDevice's success conditions; its errors come from the
+// generic path), and the native kernel (only the native route is served here).
+bool ResolvePlan(bp_context_t* ctx, const bp_op_t* op, uint64_t kinds, DLDataType dtype, bp_device_t device,
+                 const bp_kernel_arg_t* kargs, FastPlan* plan) {
+  // Read before the route is, so a change while it is worked out leaves a stale generation.
+  const uint64_t generation = g_route_generation.load(std::memory_order_seq_cst);
+  const DType id = DtypeFromDL(dtype);
+  if (id == DType::kInvalid || (op->dtype_mask & DtypeBit(id)) == 0) return false;
+  plan->want = dtype;
+  if (!FamilyAccepts(op, id, kargs, &plan->want)) return false;
+  if (device.backend < 0 || device.backend >= ctx->num_backends.load(std::memory_order_acquire)) return false;
+  const BackendSlot& slot = ctx->slots[device.backend];
+  if (!slot.loaded.load(std::memory_order_acquire) || device.index < 0 ||
+      device.index >= static_cast<int32_t>(slot.devices.size())) {
+    return false;
+  }
+  plan->dev = slot.devices[device.index];
+  plan->device_type = slot.device_type;
+  plan->kernel = KernelFor(op, device.backend);
+  if (plan->kernel.fn == nullptr) return false;
+
+  // Sequence-lock writer; a writer already at work means this one skips.
+  const uint64_t key = FastPlanKey(dtype, device);
+  FastPlanCache& c = const_cast<bp_op_t*>(op)->fast_plan;
+  uint32_t seq = c.seq.load(std::memory_order_relaxed);
+  if (key == 0 || (seq & 1u) != 0 || !c.seq.compare_exchange_strong(seq, seq + 1, std::memory_order_acquire)) {
+    return true;
+  }
+  std::atomic_thread_fence(std::memory_order_release);
+  uint32_t want;
+  std::memcpy(&want, &plan->want, sizeof(want));
+  c.generation.store(generation, std::memory_order_relaxed);
+  c.kinds.store(kinds, std::memory_order_relaxed);
+  c.dtype_device.store(key, std::memory_order_relaxed);
+  c.out_dtype_type.store(static_cast<uint64_t>(static_cast<uint32_t>(plan->device_type)) << 32 | want,
+                         std::memory_order_relaxed);
+  c.dev.store(plan->dev, std::memory_order_relaxed);
+  c.fn.store(plan->kernel.fn, std::memory_order_relaxed);
+  c.kernel_data.store(plan->kernel.data, std::memory_order_relaxed);
+  c.seq.store(seq + 2, std::memory_order_release);
+  return true;
+}
+
 }  // namespace
 
 void SetupFastPath(bp_op_t* op) {
@@ -182,38 +271,49 @@ void SetupFastPath(bp_op_t* op) {
   for (int32_t i = 1; i < nmeta; ++i) {
     if (meta::ArgName(info, i) == "approximate") op->fast_approx_arg = static_cast<int8_t>(i);
   }
+  op->fast_reads_strings = family == FastFamily::kDivMode || op->fast_approx_arg >= 0;
   op->fast = family;
 }
 
-namespace detail {
+namespace {
+using namespace detail;  // NOLINT: the call path's shared internals
 
-bool TryFastPointwise(bp_context_t* ctx, const bp_op_t* op, const bp_value_t* args, int32_t num_args,
-                      bp_tensor_t** out_results, int32_t num_results, Status* status) {
-  const int32_t n = op->num_args;
-  if (op->fast == FastFamily::kNone || num_args < 0 || num_args > n) return false;
+// The fast path for an operator of N arguments (0: any number). N known at
+// compile time unrolls the binding loop, the longest part of the call.
+template <int N>
+inline bool FastCall(bp_context_t* ctx, const bp_op_t* op, const bp_value_t* args, int32_t num_args,
+              bp_tensor_t** out_results, int32_t num_results, Status* status) {
+  const int32_t n = N > 0 ? N : op->num_args;
+  if (num_args < 0 || num_args > n) return false;
   const int32_t nmeta = op->num_meta_args;
 
   // Binding: the kinds the generic BindArgs accepts for these schemas, kernel
-  // arguments built as BuildKernelArgs builds them.
+  // arguments built as BuildKernelArgs builds them. `kinds` is the call's
+  // signature for the plan cache.
   bp_tensor_t* tensors[kMaxArgs];
+  tensors[0] = nullptr;  // argument 0 is a tensor (SetupFastPath); this tells the compiler
   bp_kernel_arg_t kargs[kMaxArgs];
+  uint64_t kinds = 0;
+#pragma GCC unroll 4
   for (int32_t i = 0; i < n; ++i) {
     const bp_value_t* v = i < num_args ? &args[i] : op->has_default[i] ? &op->defaults[i] : nullptr;
     if (v == nullptr) return false;
+    const int32_t kind = v->kind;
     bp_kernel_arg_t& k = kargs[i];
     k = bp_kernel_arg_t{};
-    k.kind = v->kind;
+    k.kind = kind;
+    kinds |= static_cast<uint64_t>(kind & 0xf) << (4 * i);
     switch (op->fast_arg[i]) {
       case FastArg::kTensor:
-        if (v->kind != BP_VALUE_TENSOR || v->u.tensor == nullptr) return false;
+        if (kind != BP_VALUE_TENSOR || v->u.tensor == nullptr) return false;
         tensors[i] = v->u.tensor;
         break;
       case FastArg::kScalar:
-        if (v->kind == BP_VALUE_INT) {
+        if (kind == BP_VALUE_INT) {
           k.u.i = v->u.i;
-        } else if (v->kind == BP_VALUE_DOUBLE) {
+        } else if (kind == BP_VALUE_DOUBLE) {
           k.u.d = v->u.d;
-        } else if (v->kind == BP_VALUE_BOOL) {
+        } else if (kind == BP_VALUE_BOOL) {
           k.u.b = v->u.b != 0 ? 1 : 0;
         } else {
           return false;
@@ -221,9 +321,9 @@ bool TryFastPointwise(bp_context_t* ctx, const bp_op_t* op, const bp_value_t* ar
         break;
       case FastArg::kString:
       case FastArg::kOptionalString:
-        if (v->kind == BP_VALUE_STRING && v->u.str != nullptr) {
+        if (kind == BP_VALUE_STRING && v->u.str != nullptr) {
           k.u.str = v->u.str;
-        } else if (v->kind != BP_VALUE_NONE || op->fast_arg[i] != FastArg::kOptionalString) {
+        } else if (kind != BP_VALUE_NONE || op->fast_arg[i] != FastArg::kOptionalString) {
           return false;
         }
         break;
@@ -254,10 +354,15 @@ bool TryFastPointwise(bp_context_t* ctx, const bp_op_t* op, const bp_value_t* ar
   Uninit<Geometry> made;
   if (broadcast && !BroadcastSizes(op, tensors, sizes, &ref, &made.value)) return false;
   const int32_t ndim = ref->ndim;
-  const DType id = DtypeFromDL(dtype);
-  if (id == DType::kInvalid || (op->dtype_mask & DtypeBit(id)) == 0) return false;
-  DLDataType want = dtype;
-  if (!FamilyAccepts(op, id, kargs, &want)) return false;
+
+  // What the signature resolves to: from the operator's plan cache, or
+  // worked out now (and cached).
+  FastPlan plan;
+  if (op->fast_reads_strings && !FamilyAccepts(op, DtypeFromDL(dtype), kargs, &plan.want)) return false;
+  if (!LoadPlan(op, kinds, dtype, device, &plan) && !ResolvePlan(ctx, op, kinds, dtype, device, kargs, &plan)) {
+    return false;
+  }
+  const DLDataType want = plan.want;
   if (op->fast != FastFamily::kFill && !SizesFit(*ref, want.bits / 8)) return false;
 
   // The output: the mutated argument as it is, or a fresh contiguous tensor.
@@ -266,7 +371,9 @@ bool TryFastPointwise(bp_context_t* ctx, const bp_op_t* op, const bp_value_t* ar
   if (mut >= 0) {
     out = tensors[mut];
     const Geometry& og = out->geo;
-    if (!DtypeEqual(og.dtype, want) || !SameSizes(og, *ref) || !SameDevice(og.device, device)) return false;
+    if (!DtypeEqual(og.dtype, want) || !SameDevice(og.device, device) || (&og != ref && !SameSizes(og, *ref))) {
+      return false;
+    }
     // A broadcast input sharing the written storage could be read after it
     // was written: such calls take the generic path.
     for (int32_t k = 0; broadcast && k < nin; ++k) {
@@ -274,18 +381,7 @@ bool TryFastPointwise(bp_context_t* ctx, const bp_op_t* op, const bp_value_t* ar
       if (t != out && t->storage == out->storage && !SameSizes(t->geo, *ref)) return false;
     }
   }
-  // ResolveDevice's success conditions, inline; its errors come from the generic path.
-  if (device.backend < 0 || device.backend >= ctx->num_backends.load(std::memory_order_acquire)) return false;
-  const BackendSlot& slot = ctx->slots[device.backend];
-  if (!slot.loaded.load(std::memory_order_acquire) || device.index < 0 ||
-      device.index >= static_cast<int32_t>(slot.devices.size())) {
-    return false;
-  }
-  DeviceState* dev = slot.devices[device.index];
-  // Only the native route is served here; the generic path decides the others.
-  Route route;
-  route.kernel = KernelFor(op, device.backend);
-  if (route.kernel.fn == nullptr) return false;
+  DeviceState* dev = plan.dev;
   const bool fresh = mut < 0;
   if (fresh) {
     Status st = EmptyTensorLike(ctx, dev, *ref, want, op->name.c_str(), &out);
@@ -301,7 +397,7 @@ bool TryFastPointwise(bp_context_t* ctx, const bp_op_t* op, const bp_value_t* ar
     const int32_t i = op->fast_inputs[k];
     const bp_tensor_t* t = tensors[i];
     const Geometry& g = t->geo;
-    FastDL(t, &dl[i]);
+    FastDL(t, plan.device_type, &dl[i]);
     if (g.ndim == 0 && ndim > 0) {  // a 0-dim operand: stride 0 everywhere
       dl[i].ndim = ndim;
       dl[i].shape = const_cast<int64_t*>(ref->sizes);
@@ -319,9 +415,11 @@ bool TryFastPointwise(bp_context_t* ctx, const bp_op_t* op, const bp_value_t* ar
     kargs[i].u.tensor = &dl[i];
   }
   DLTensor dl_out;
-  FastDL(out, &dl_out);
+  FastDL(out, plan.device_type, &dl_out);
   DLTensor* out_ptrs[1] = {&dl_out};
   bp_kernel_call_t call = MakeKernelCall(op, dev, kargs, nmeta, out_ptrs, 1);
+  Route route;
+  route.kernel = plan.kernel;
   bool to_host = false;
   Status st = ExecuteRoute(ctx, op, dev, route, &call, &to_host);
   if (st.ok() && to_host) {  // the kernel declined this call
@@ -341,6 +439,21 @@ bool TryFastPointwise(bp_context_t* ctx, const bp_op_t* op, const bp_value_t* ar
     TensorRelease(out);
   }
   return true;
+}
+
+}  // namespace
+
+namespace detail {
+
+bool TryFastPointwise(bp_context_t* ctx, const bp_op_t* op, const bp_value_t* args, int32_t num_args,
+                      bp_tensor_t** out_results, int32_t num_results, Status* status) {
+  switch (op->num_args) {
+    case 1: return FastCall<1>(ctx, op, args, num_args, out_results, num_results, status);
+    case 2: return FastCall<2>(ctx, op, args, num_args, out_results, num_results, status);
+    case 3: return FastCall<3>(ctx, op, args, num_args, out_results, num_results, status);
+    case 4: return FastCall<4>(ctx, op, args, num_args, out_results, num_results, status);
+    default: return FastCall<0>(ctx, op, args, num_args, out_results, num_results, status);
+  }
 }
 
 }  // namespace detail
