@@ -161,14 +161,15 @@ __attribute__((always_inline)) inline bool LoadPlan(const bp_op_t* op, uint64_t 
   const FastPlanCache& c = op->fast_plan;
   const uint32_t seq = c.seq.load(std::memory_order_acquire);
   if ((seq & 1u) != 0) return false;
-  const uint64_t generation = c.generation.load(std::memory_order_relaxed);
-  const uint64_t key = c.dtype_device.load(std::memory_order_relaxed);
-  const uint64_t cached_kinds = c.kinds.load(std::memory_order_relaxed);
-  const uint64_t out = c.out_dtype_type.load(std::memory_order_relaxed);
-  plan->dev = c.dev.load(std::memory_order_relaxed);
-  plan->kernel.fn = c.fn.load(std::memory_order_relaxed);
-  plan->kernel.data = c.kernel_data.load(std::memory_order_relaxed);
-  std::atomic_thread_fence(std::memory_order_acquire);
+  // Acquire loads keep the second read of seq after them (no standalone
+  // fence: GCC refuses those under ThreadSanitizer); plain loads on x86.
+  const uint64_t generation = c.generation.load(std::memory_order_acquire);
+  const uint64_t key = c.dtype_device.load(std::memory_order_acquire);
+  const uint64_t cached_kinds = c.kinds.load(std::memory_order_acquire);
+  const uint64_t out = c.out_dtype_type.load(std::memory_order_acquire);
+  plan->dev = c.dev.load(std::memory_order_acquire);
+  plan->kernel.fn = c.fn.load(std::memory_order_acquire);
+  plan->kernel.data = c.kernel_data.load(std::memory_order_acquire);
   if (c.seq.load(std::memory_order_relaxed) != seq) return false;
   if (generation != g_route_generation.load(std::memory_order_seq_cst) || cached_kinds != kinds ||
       key != FastPlanKey(dtype, device)) {
@@ -210,17 +211,18 @@ bool ResolvePlan(bp_context_t* ctx, const bp_op_t* op, uint64_t kinds, DLDataTyp
   if (key == 0 || (seq & 1u) != 0 || !c.seq.compare_exchange_strong(seq, seq + 1, std::memory_order_acquire)) {
     return true;
   }
-  std::atomic_thread_fence(std::memory_order_release);
+  // Release stores keep the odd seq before them (a reader that sees a field
+  // written here sees seq changed).
   uint32_t want;
   std::memcpy(&want, &plan->want, sizeof(want));
-  c.generation.store(generation, std::memory_order_relaxed);
-  c.kinds.store(kinds, std::memory_order_relaxed);
-  c.dtype_device.store(key, std::memory_order_relaxed);
+  c.generation.store(generation, std::memory_order_release);
+  c.kinds.store(kinds, std::memory_order_release);
+  c.dtype_device.store(key, std::memory_order_release);
   c.out_dtype_type.store(static_cast<uint64_t>(static_cast<uint32_t>(plan->device_type)) << 32 | want,
-                         std::memory_order_relaxed);
-  c.dev.store(plan->dev, std::memory_order_relaxed);
-  c.fn.store(plan->kernel.fn, std::memory_order_relaxed);
-  c.kernel_data.store(plan->kernel.data, std::memory_order_relaxed);
+                         std::memory_order_release);
+  c.dev.store(plan->dev, std::memory_order_release);
+  c.fn.store(plan->kernel.fn, std::memory_order_release);
+  c.kernel_data.store(plan->kernel.data, std::memory_order_release);
   c.seq.store(seq + 2, std::memory_order_release);
   return true;
 }
