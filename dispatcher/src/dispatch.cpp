@@ -360,17 +360,23 @@ extern "C" BP_API bp_status_t bp_op_call(bp_context_t* context, const bp_op_t* o
   if (context == nullptr || op == nullptr) {
     return SetLastError(BP_STATUS_INVALID_ARGUMENT, "bp_op_call: context and op must not be NULL");
   }
-  return ApiCall("bp_op_call", [&]() -> Status {
+  // Not ApiCall: the fast path's success returns no Status object (this
+  // entry is the hot path of every operator); the mapping is the same.
+  try {
     ReadSection rs;
     // The pointwise fast path runs before CallOp, whose frame (the bound
     // arguments of the generic path) costs more to set up than the fast call
     // itself; CallOp's own checks come first for calls it would reject.
-    if (op->fast != FastFamily::kNone && op->ctx == context && !op->removed.load(std::memory_order_acquire) &&
+    const FastCallFn fast = op->fast_call;
+    if (fast != nullptr && op->ctx == context && !op->removed.load(std::memory_order_acquire) &&
         num_results >= 0 && num_results <= op->num_returns && (num_results == 0 || out_results != nullptr) &&
         (num_args <= 0 || args != nullptr)) {
-      Status fast;
-      if (TryFastPointwise(context, op, args, num_args, out_results, num_results, &fast)) return fast;
+      bp_status_t rc;
+      if (fast(context, op, args, num_args, out_results, num_results, &rc)) return rc;
     }
-    return CallOp(context, op, args, num_args, out_results, num_results);
-  });
+    Status status = CallOp(context, op, args, num_args, out_results, num_results);
+    return status.ok() ? BP_STATUS_OK : SetLastError(status);
+  } catch (...) {
+    return ApiException("bp_op_call");
+  }
 }

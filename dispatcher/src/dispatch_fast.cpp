@@ -10,6 +10,13 @@
 // the tensors' metadata. Everything else, every error included, returns
 // false before any side effect and goes the generic way, so messages and
 // semantics stay exactly the generic path's.
+//
+// What a call signature resolves to (the argument kinds and the inputs'
+// dtype and device -> the output dtype, the device state, the native kernel)
+// is cached per operator (FastPlanCache, registry.h) and trusted while no
+// kernel table was published and no backend loaded or unloaded since
+// (g_route_generation, context.h). The operator's argument count is a
+// template parameter (bp_op_t::fast_call), so the binding loop unrolls.
 #include <algorithm>
 #include <cstring>
 
@@ -227,10 +234,14 @@ bool ResolvePlan(bp_context_t* ctx, const bp_op_t* op, uint64_t kinds, DLDataTyp
   return true;
 }
 
+// The fast path specialized for an operator of `num_args` arguments.
+FastCallFn FastCallFor(int32_t num_args);
+
 }  // namespace
 
 void SetupFastPath(bp_op_t* op) {
   op->fast = FastFamily::kNone;
+  op->fast_call = nullptr;
   if (op->kind != OpKind::kKernel || op->meta == nullptr || op->num_returns != 1) return;
   const FastFamily family = FamilyOf(op->meta);
   if (family == FastFamily::kNone) return;
@@ -275,6 +286,7 @@ void SetupFastPath(bp_op_t* op) {
   }
   op->fast_reads_strings = family == FastFamily::kDivMode || op->fast_approx_arg >= 0;
   op->fast = family;
+  op->fast_call = FastCallFor(op->num_args);
 }
 
 namespace {
@@ -283,8 +295,8 @@ using namespace detail;  // NOLINT: the call path's shared internals
 // The fast path for an operator of N arguments (0: any number). N known at
 // compile time unrolls the binding loop, the longest part of the call.
 template <int N>
-inline bool FastCall(bp_context_t* ctx, const bp_op_t* op, const bp_value_t* args, int32_t num_args,
-              bp_tensor_t** out_results, int32_t num_results, Status* status) {
+bool FastCall(bp_context_t* ctx, const bp_op_t* op, const bp_value_t* args, int32_t num_args,
+              bp_tensor_t** out_results, int32_t num_results, bp_status_t* status) {
   const int32_t n = N > 0 ? N : op->num_args;
   if (num_args < 0 || num_args > n) return false;
   const int32_t nmeta = op->num_meta_args;
@@ -388,7 +400,7 @@ inline bool FastCall(bp_context_t* ctx, const bp_op_t* op, const bp_value_t* arg
   if (fresh) {
     Status st = EmptyTensorLike(ctx, dev, *ref, want, op->name.c_str(), &out);
     if (!st.ok()) {
-      *status = std::move(st);
+      *status = SetLastError(st);
       return true;
     }
   }
@@ -426,12 +438,13 @@ inline bool FastCall(bp_context_t* ctx, const bp_op_t* op, const bp_value_t* arg
   Status st = ExecuteRoute(ctx, op, dev, route, &call, &to_host);
   if (st.ok() && to_host) {  // the kernel declined this call
     if (fresh) TensorRelease(out);
-    *status = RunHostFallback(ctx, op, args, num_args, dev, out_results, num_results);
+    st = RunHostFallback(ctx, op, args, num_args, dev, out_results, num_results);
+    *status = st.ok() ? BP_STATUS_OK : SetLastError(st);
     return true;
   }
   if (!st.ok()) {
     if (fresh) TensorRelease(out);
-    *status = std::move(st);
+    *status = SetLastError(st);
     return true;
   }
   if (num_results > 0) {
@@ -440,23 +453,20 @@ inline bool FastCall(bp_context_t* ctx, const bp_op_t* op, const bp_value_t* arg
   } else if (fresh) {
     TensorRelease(out);
   }
+  *status = BP_STATUS_OK;
   return true;
+}
+
+FastCallFn FastCallFor(int32_t num_args) {
+  switch (num_args) {
+    case 1: return FastCall<1>;
+    case 2: return FastCall<2>;
+    case 3: return FastCall<3>;
+    case 4: return FastCall<4>;
+    default: return FastCall<0>;
+  }
 }
 
 }  // namespace
 
-namespace detail {
-
-bool TryFastPointwise(bp_context_t* ctx, const bp_op_t* op, const bp_value_t* args, int32_t num_args,
-                      bp_tensor_t** out_results, int32_t num_results, Status* status) {
-  switch (op->num_args) {
-    case 1: return FastCall<1>(ctx, op, args, num_args, out_results, num_results, status);
-    case 2: return FastCall<2>(ctx, op, args, num_args, out_results, num_results, status);
-    case 3: return FastCall<3>(ctx, op, args, num_args, out_results, num_results, status);
-    case 4: return FastCall<4>(ctx, op, args, num_args, out_results, num_results, status);
-    default: return FastCall<0>(ctx, op, args, num_args, out_results, num_results, status);
-  }
-}
-
-}  // namespace detail
 }  // namespace bp::core
