@@ -60,7 +60,7 @@ Status ExecuteAfterFailure(bp_context_t* ctx, const bp_op_t* op, DeviceState* de
 // is set and the caller runs RunHostFallback from its original arguments.
 // Inline: the common case (the kernel runs) is on the path of every call and
 // builds no string.
-inline Status ExecuteRoute(bp_context_t* ctx, const bp_op_t* op, DeviceState* dev, const Route& route,
+__attribute__((always_inline)) inline Status ExecuteRoute(bp_context_t* ctx, const bp_op_t* op, DeviceState* dev, const Route& route,
                            bp_kernel_call_t* call, bool* to_host) {
   const int32_t backend = dev->slot->id;
   call->backend_data = dev->slot->props_table.backend_data;
