@@ -20,10 +20,12 @@
 #include <algorithm>
 #include <cstring>
 
+#include "api.h"
 #include "dispatch_internal.h"
 #include "dtype.h"
 #include "meta/common.h"
 #include "meta/families.h"
+#include "rcu.h"
 
 namespace bp::core {
 namespace {
@@ -234,8 +236,8 @@ bool ResolvePlan(bp_context_t* ctx, const bp_op_t* op, uint64_t kinds, DLDataTyp
   return true;
 }
 
-// The fast path specialized for an operator of `num_args` arguments.
-FastCallFn FastCallFor(int32_t num_args);
+// bp_op_call's body for an operator of `num_args` arguments with a fast path.
+OpCallFn OpCallFor(int32_t num_args);
 
 }  // namespace
 
@@ -286,7 +288,7 @@ void SetupFastPath(bp_op_t* op) {
   }
   op->fast_reads_strings = family == FastFamily::kDivMode || op->fast_approx_arg >= 0;
   op->fast = family;
-  op->fast_call = FastCallFor(op->num_args);
+  op->fast_call = OpCallFor(op->num_args);
 }
 
 namespace {
@@ -295,8 +297,8 @@ using namespace detail;  // NOLINT: the call path's shared internals
 // The fast path for an operator of N arguments (0: any number). N known at
 // compile time unrolls the binding loop, the longest part of the call.
 template <int N>
-bool FastCall(bp_context_t* ctx, const bp_op_t* op, const bp_value_t* args, int32_t num_args,
-              bp_tensor_t** out_results, int32_t num_results, bp_status_t* status) {
+inline bool FastCall(bp_context_t* ctx, const bp_op_t* op, const bp_value_t* args, int32_t num_args,
+                     bp_tensor_t** out_results, int32_t num_results, bp_status_t* status) {
   const int32_t n = N > 0 ? N : op->num_args;
   if (num_args < 0 || num_args > n) return false;
   const int32_t nmeta = op->num_meta_args;
@@ -457,13 +459,37 @@ bool FastCall(bp_context_t* ctx, const bp_op_t* op, const bp_value_t* args, int3
   return true;
 }
 
-FastCallFn FastCallFor(int32_t num_args) {
+// bp_op_call's body for an operator of N arguments with a fast path
+// (OpCallFn). Not ApiCall: the fast path's success returns no Status object;
+// the exception mapping is the same (ApiException).
+template <int N>
+bp_status_t OpCallFast(bp_context_t* ctx, const bp_op_t* op, const bp_value_t* args, int32_t num_args,
+                       bp_tensor_t** out_results, int32_t num_results) noexcept {
+  try {
+    ReadSection rs;
+    // The fast path runs before CallOp, whose frame (the bound arguments of
+    // the generic path) costs more to set up than the fast call itself;
+    // CallOp's own checks come first for calls it would reject.
+    if (op->ctx == ctx && !op->removed.load(std::memory_order_acquire) && num_results >= 0 &&
+        num_results <= op->num_returns && (num_results == 0 || out_results != nullptr) &&
+        (num_args <= 0 || args != nullptr)) {
+      bp_status_t rc;
+      if (FastCall<N>(ctx, op, args, num_args, out_results, num_results, &rc)) return rc;
+    }
+    Status status = CallOp(ctx, op, args, num_args, out_results, num_results);
+    return status.ok() ? BP_STATUS_OK : SetLastError(status);
+  } catch (...) {
+    return ApiException("bp_op_call");
+  }
+}
+
+OpCallFn OpCallFor(int32_t num_args) {
   switch (num_args) {
-    case 1: return FastCall<1>;
-    case 2: return FastCall<2>;
-    case 3: return FastCall<3>;
-    case 4: return FastCall<4>;
-    default: return FastCall<0>;
+    case 1: return OpCallFast<1>;
+    case 2: return OpCallFast<2>;
+    case 3: return OpCallFast<3>;
+    case 4: return OpCallFast<4>;
+    default: return OpCallFast<0>;
   }
 }
 

@@ -30,13 +30,12 @@ enum class FastFamily : uint8_t {
 // How the fast path binds one argument.
 enum class FastArg : uint8_t { kTensor, kScalar, kString, kOptionalString };
 
-// The pointwise fast path of one operator (dispatch_fast.cpp), called by
-// bp_op_call inside its ReadSection once the call passed CallOp's first
-// checks: false when the call needs the generic path (nothing done then);
-// true when it ran, with *status its result (an error already recorded as
-// the thread's last error). May throw (bad_alloc); bp_op_call catches.
-using FastCallFn = bool (*)(bp_context_t* ctx, const bp_op_t* op, const bp_value_t* args, int32_t num_args,
-                            bp_tensor_t** out_results, int32_t num_results, bp_status_t* status);
+// bp_op_call past its NULL checks, for an operator with a pointwise fast
+// path (dispatch_fast.cpp; specialized by argument count): the fast path
+// where it serves the call, else CallOp, in one ReadSection; errors recorded
+// as the thread's last error. bp_op_call jumps to it (no frame of its own).
+using OpCallFn = bp_status_t (*)(bp_context_t* ctx, const bp_op_t* op, const bp_value_t* args, int32_t num_args,
+                                 bp_tensor_t** out_results, int32_t num_results);
 
 // The fast path's resolution of one call signature, cached per operator
 // (dispatch_fast.cpp): the kinds of the arguments and the dtype and device of
@@ -77,7 +76,7 @@ struct bp_op_t {
 
   // Precomputed by SetupFastPath (dispatch_fast.cpp) for the pointwise fast path.
   bp::core::FastFamily fast = bp::core::FastFamily::kNone;
-  bp::core::FastCallFn fast_call = nullptr;  // set with `fast`; nullptr when kNone
+  bp::core::OpCallFn fast_call = nullptr;  // set with `fast`; nullptr when kNone
   bool fast_rejects_bool = false;  // sub: bool tensors are an error
   int8_t fast_approx_arg = -1;     // gelu's 'approximate' argument
   bp::core::FastArg fast_arg[bp::core::kMaxArgs] = {};
