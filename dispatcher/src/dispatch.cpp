@@ -357,9 +357,9 @@ using namespace bp::core;
 
 namespace {
 // bp_op_call for an operator without a fast path (OpCallFn's shape).
-__attribute__((noinline)) bp_status_t OpCallGeneric(bp_context_t* context, const bp_op_t* op,
-                                                    const bp_value_t* args, int32_t num_args,
-                                                    bp_tensor_t** out_results, int32_t num_results) noexcept {
+__attribute__((noinline)) bp_status_t OpCallGeneric(bp_context_t* context, const bp_op_t* op, const bp_value_t* args,
+                                                    int32_t num_args, bp_tensor_t** out_results,
+                                                    int32_t num_results) noexcept {
   if (context == nullptr || op == nullptr) {
     return SetLastError(BP_STATUS_INVALID_ARGUMENT, "bp_op_call: context and op must not be NULL");
   }

@@ -60,8 +60,8 @@ Status ExecuteAfterFailure(bp_context_t* ctx, const bp_op_t* op, DeviceState* de
 // is set and the caller runs RunHostFallback from its original arguments.
 // Inline: the common case (the kernel runs) is on the path of every call and
 // builds no string.
-__attribute__((always_inline)) inline Status ExecuteRoute(bp_context_t* ctx, const bp_op_t* op, DeviceState* dev, const Route& route,
-                           bp_kernel_call_t* call, bool* to_host) {
+__attribute__((always_inline)) inline Status ExecuteRoute(bp_context_t* ctx, const bp_op_t* op, DeviceState* dev,
+                                                          const Route& route, bp_kernel_call_t* call, bool* to_host) {
   const int32_t backend = dev->slot->id;
   call->backend_data = dev->slot->props_table.backend_data;
   call->kernel_data = route.kernel.data;

@@ -148,7 +148,7 @@ bool FamilyAccepts(const bp_op_t* op, DType id, const bp_kernel_arg_t* kargs, DL
 
 // A call signature's resolution (FastPlanCache, registry.h).
 struct FastPlan {
-  DLDataType want{};       // the output's dtype
+  DLDataType want{};        // the output's dtype
   int32_t device_type = 0;  // DLDeviceType of the device's backend
   DeviceState* dev = nullptr;
   KernelEntry kernel;
@@ -166,7 +166,8 @@ inline uint64_t FastPlanKey(DLDataType dtype, bp_device_t device) {
 
 // The cached resolution of (kinds, dtype, device), if the operator's cache
 // holds it and no route changed since it was written. Sequence-lock reader.
-__attribute__((always_inline)) inline bool LoadPlan(const bp_op_t* op, uint64_t kinds, DLDataType dtype, bp_device_t device, FastPlan* plan) {
+__attribute__((always_inline)) inline bool LoadPlan(const bp_op_t* op, uint64_t kinds, DLDataType dtype,
+                                                    bp_device_t device, FastPlan* plan) {
   const FastPlanCache& c = op->fast_plan;
   const uint32_t seq = c.seq.load(std::memory_order_acquire);
   if ((seq & 1u) != 0) return false;

@@ -43,10 +43,10 @@ using OpCallFn = bp_status_t (*)(bp_context_t* ctx, const bp_op_t* op, const bp_
 // kernel. Written by a call that resolved it, read by later calls under a
 // sequence lock; trusted only while g_route_generation equals `generation`.
 struct FastPlanCache {
-  std::atomic<uint32_t> seq{0};  // odd while a writer fills the entry
-  std::atomic<uint64_t> generation{0};  // 0: empty
-  std::atomic<uint64_t> kinds{0};       // bp_value_kind of argument i in bits 4i..4i+3
-  std::atomic<uint64_t> dtype_device{0};  // FastPlanKey of the inputs' dtype and device
+  std::atomic<uint32_t> seq{0};             // odd while a writer fills the entry
+  std::atomic<uint64_t> generation{0};      // 0: empty
+  std::atomic<uint64_t> kinds{0};           // bp_value_kind of argument i in bits 4i..4i+3
+  std::atomic<uint64_t> dtype_device{0};    // FastPlanKey of the inputs' dtype and device
   std::atomic<uint64_t> out_dtype_type{0};  // output DLDataType (low 32 bits), DLDeviceType (high)
   std::atomic<DeviceState*> dev{nullptr};
   std::atomic<bp_kernel_fn> fn{nullptr};
@@ -82,7 +82,7 @@ struct bp_op_t {
   bp::core::FastArg fast_arg[bp::core::kMaxArgs] = {};
   int32_t fast_num_inputs = 0;               // tensor arguments the kernel reads
   int8_t fast_inputs[bp::core::kMaxArgs] = {};  // their indices, self first
-  bool fast_reads_strings = false;  // the family's checks read string arguments (not cached)
+  bool fast_reads_strings = false;              // the family's checks read string arguments (not cached)
   bp::core::FastPlanCache fast_plan;
 
   std::atomic<const bp::core::KernelTable*> table{nullptr};
