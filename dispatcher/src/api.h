@@ -10,18 +10,28 @@
 
 namespace bp::core {
 
-template <typename F>
-bp_status_t ApiCall(const char* function, F&& body) noexcept {
+// The exception being handled, as a status and the thread's last error
+// naming `function`. Call only from inside a catch block.
+inline bp_status_t ApiException(const char* function) noexcept {
   try {
-    Status status = body();
-    if (status.ok()) return BP_STATUS_OK;
-    return SetLastError(status);
+    throw;
   } catch (const std::bad_alloc&) {
     return SetLastError(Status(BP_STATUS_OUT_OF_MEMORY, std::string(function) + ": out of host memory"));
   } catch (const std::exception& e) {
     return SetLastError(Status(BP_STATUS_INTERNAL, std::string(function) + ": internal error: " + e.what()));
   } catch (...) {
     return SetLastError(Status(BP_STATUS_INTERNAL, std::string(function) + ": unknown internal error"));
+  }
+}
+
+template <typename F>
+bp_status_t ApiCall(const char* function, F&& body) noexcept {
+  try {
+    Status status = body();
+    if (status.ok()) return BP_STATUS_OK;
+    return SetLastError(status);
+  } catch (...) {
+    return ApiException(function);
   }
 }
 

@@ -128,6 +128,7 @@ void InitHostBackend(bp_context_t* ctx) {
   ctx->device_states.push_back(std::move(dev));
   PublishBackendInfoLocked(ctx, s);
   s.loaded.store(true, std::memory_order_release);
+  RoutesChanged();
   ctx->num_backends.store(1, std::memory_order_release);
 }
 

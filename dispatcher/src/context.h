@@ -27,6 +27,14 @@ namespace bp::core {
 
 constexpr int32_t kMaxBackends = 32;
 
+// Bumped (RoutesChanged) whenever what a call's route resolves to may change:
+// a kernel table published, a backend slot loaded or unloaded. The pointwise
+// fast path caches resolved routes per operator and trusts one only while this
+// is unchanged. Process-wide: a change in any context invalidates every cache.
+inline std::atomic<uint64_t> g_route_generation{1};
+// Writers call it after publishing, before SynchronizeReaders.
+inline void RoutesChanged() { g_route_generation.fetch_add(1, std::memory_order_seq_cst); }
+
 struct KernelEntry {
   bp_kernel_fn fn = nullptr;
   void* data = nullptr;

@@ -355,22 +355,26 @@ Status CallOp(bp_context_t* ctx, const bp_op_t* op, const bp_value_t* args, int3
 
 using namespace bp::core;
 
-extern "C" BP_API bp_status_t bp_op_call(bp_context_t* context, const bp_op_t* op, const bp_value_t* args,
-                                         int32_t num_args, bp_tensor_t** out_results, int32_t num_results) {
+namespace {
+// bp_op_call for an operator without a fast path (OpCallFn's shape).
+__attribute__((noinline)) bp_status_t OpCallGeneric(bp_context_t* context, const bp_op_t* op, const bp_value_t* args,
+                                                    int32_t num_args, bp_tensor_t** out_results,
+                                                    int32_t num_results) noexcept {
   if (context == nullptr || op == nullptr) {
     return SetLastError(BP_STATUS_INVALID_ARGUMENT, "bp_op_call: context and op must not be NULL");
   }
   return ApiCall("bp_op_call", [&]() -> Status {
     ReadSection rs;
-    // The pointwise fast path runs before CallOp, whose frame (the bound
-    // arguments of the generic path) costs more to set up than the fast call
-    // itself; CallOp's own checks come first for calls it would reject.
-    if (op->fast != FastFamily::kNone && op->ctx == context && !op->removed.load(std::memory_order_acquire) &&
-        num_results >= 0 && num_results <= op->num_returns && (num_results == 0 || out_results != nullptr) &&
-        (num_args <= 0 || args != nullptr)) {
-      Status fast;
-      if (TryFastPointwise(context, op, args, num_args, out_results, num_results, &fast)) return fast;
-    }
     return CallOp(context, op, args, num_args, out_results, num_results);
   });
+}
+}  // namespace
+
+extern "C" BP_API bp_status_t bp_op_call(bp_context_t* context, const bp_op_t* op, const bp_value_t* args,
+                                         int32_t num_args, bp_tensor_t** out_results, int32_t num_results) {
+  // An operator with a pointwise fast path has its own entry (OpCallFn),
+  // which tries it first. Either way a tail call: this function adds no
+  // frame (OpCallGeneric words the NULL error).
+  const OpCallFn fast = context != nullptr && op != nullptr ? op->fast_call : nullptr;
+  return (fast != nullptr ? fast : OpCallGeneric)(context, op, args, num_args, out_results, num_results);
 }

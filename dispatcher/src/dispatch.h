@@ -20,9 +20,12 @@ void FillDLTensor(const Storage* storage, const Geometry& geo, DLTensor* out);
 
 // The one place a kernel call is assembled, for every path (generic, fast,
 // custom operators, copy_). The route fills kernel_data and backend_data.
+// Every field is written, none zeroed first: zeroing the struct compiles to
+// a `rep stos`, whose start-up cost showed on every call.
+static_assert(sizeof(bp_kernel_call_t) == 11 * sizeof(void*), "MakeKernelCall must write every field");
 inline bp_kernel_call_t MakeKernelCall(const bp_op_t* op, const DeviceState* dev, const bp_kernel_arg_t* args,
                                        int32_t num_args, DLTensor* const* outputs, int32_t num_outputs) {
-  bp_kernel_call_t call{};
+  bp_kernel_call_t call;
   call.struct_size = sizeof(call);
   call.op_name = op->functional->name.c_str();
   call.args = args;
@@ -31,6 +34,11 @@ inline bp_kernel_call_t MakeKernelCall(const bp_op_t* op, const DeviceState* dev
   call.outputs = outputs;
   call.stream = dev->stream;
   call.device_index = dev->index;
+  call.reserved0 = 0;
+  call.kernel_data = nullptr;
+  call.backend_data = nullptr;
+  call.fail = nullptr;
+  call.error_state = nullptr;
   return call;
 }
 
@@ -52,8 +60,8 @@ Status ExecuteAfterFailure(bp_context_t* ctx, const bp_op_t* op, DeviceState* de
 // is set and the caller runs RunHostFallback from its original arguments.
 // Inline: the common case (the kernel runs) is on the path of every call and
 // builds no string.
-inline Status ExecuteRoute(bp_context_t* ctx, const bp_op_t* op, DeviceState* dev, const Route& route,
-                           bp_kernel_call_t* call, bool* to_host) {
+__attribute__((always_inline)) inline Status ExecuteRoute(bp_context_t* ctx, const bp_op_t* op, DeviceState* dev,
+                                                          const Route& route, bp_kernel_call_t* call, bool* to_host) {
   const int32_t backend = dev->slot->id;
   call->backend_data = dev->slot->props_table.backend_data;
   call->kernel_data = route.kernel.data;

@@ -90,10 +90,6 @@ Status RunComposite(bp_context_t* ctx, const bp_op_t* op, Bound& b, bp_tensor_t*
 // *to_host as ExecuteRoute's.
 Status RunCustom(bp_context_t* ctx, const bp_op_t* op, Bound& b, std::vector<ListArg>& lists, DeviceState* dev,
                  const Route& route, bp_tensor_t** results, bool* to_host);
-// The pointwise fast path (dispatch_fast.cpp): false when the call needs the
-// generic path (nothing done then); true when it ran, with *status its result.
-bool TryFastPointwise(bp_context_t* ctx, const bp_op_t* op, const bp_value_t* args, int32_t num_args,
-                      bp_tensor_t** out_results, int32_t num_results, Status* status);
 // Builds kernel arguments from bound meta arguments and DLTensors.
 void BuildKernelArgs(int32_t n, const MetaArg* margs, DLTensor* dl, std::vector<ListArg>& lists, const Bound& b,
                      bp_kernel_arg_t* kargs);

@@ -14,7 +14,7 @@ bp_status_t CallFail(const bp_kernel_call_t* call, bp_status_t code, const char*
   if (slot->claimed.exchange(true, std::memory_order_acq_rel)) return code;  // the first message wins
   slot->code = PluginStatus(code);
   if (message != nullptr) {
-    slot->message.assign(message, strnlen(message, BP_KERNEL_ERROR_MAX_MESSAGE));
+    slot->message = std::make_unique<std::string>(message, strnlen(message, BP_KERNEL_ERROR_MAX_MESSAGE));
   }
   return code;
 }
@@ -24,7 +24,7 @@ void RearmCallError(bp_kernel_call_t* call) {
   if (slot == nullptr) return;
   slot->claimed.store(false, std::memory_order_relaxed);
   slot->code = BP_STATUS_OK;
-  slot->message.clear();
+  slot->message.reset();
   slot->tls_serial = g_last_error_serial;
 }
 
@@ -33,7 +33,9 @@ std::string KernelMessage(const bp_kernel_call_t& call) {
   if (slot == nullptr) return bp_last_error_message();
   // The kernel returned, and a kernel returns only after the threads it
   // reported from are done: the slot is complete.
-  if (slot->claimed.load(std::memory_order_acquire) && !slot->message.empty()) return slot->message;
+  if (slot->claimed.load(std::memory_order_acquire) && slot->message && !slot->message->empty()) {
+    return *slot->message;
+  }
   if (g_last_error_serial != slot->tls_serial) return bp_last_error_message();
   return std::string();
 }

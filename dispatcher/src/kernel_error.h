@@ -15,6 +15,7 @@
 
 #include <atomic>
 #include <cstdint>
+#include <memory>
 #include <string>
 
 #include "backplane/backend.h"
@@ -28,7 +29,9 @@ namespace bp::core {
 struct CallError {
   std::atomic<bool> claimed{false};
   bp_status_t code = BP_STATUS_OK;
-  std::string message;
+  // Allocated only when a kernel fails with a message: an empty std::string
+  // here cost stores on the success path of every operator call.
+  std::unique_ptr<std::string> message;
   uint64_t tls_serial = 0;  // g_last_error_serial when (re)armed
 };
 

@@ -90,6 +90,7 @@ void Publish(bp_context_t* ctx, bp_op_t* op, int32_t backend) {
   fresh->kernels[backend] =
       stack.empty() || masked ? KernelEntry{} : KernelEntry{stack.back()->fn, stack.back()->data};
   op->table.store(fresh, std::memory_order_release);
+  RoutesChanged();
   ctx->retired_tables.push_back(old);
 }
 
@@ -278,6 +279,7 @@ Status DefineOpLocked(bp_context_t* ctx, const std::string& schema_text, bp_meta
   BP_RETURN_IF_ERROR(SetupFromSchema(op.get()));
   op->num_meta_args = op->num_args;
   op->table.store(new KernelTable());
+  RoutesChanged();
   bp_op_t* raw = op.get();
   ctx->all_ops.push_back(std::move(op));
   if (list) {

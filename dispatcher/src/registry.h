@@ -29,6 +29,29 @@ enum class FastFamily : uint8_t {
 };
 // How the fast path binds one argument.
 enum class FastArg : uint8_t { kTensor, kScalar, kString, kOptionalString };
+
+// bp_op_call past its NULL checks, for an operator with a pointwise fast
+// path (dispatch_fast.cpp; specialized by argument count): the fast path
+// where it serves the call, else CallOp, in one ReadSection; errors recorded
+// as the thread's last error. bp_op_call jumps to it (no frame of its own).
+using OpCallFn = bp_status_t (*)(bp_context_t* ctx, const bp_op_t* op, const bp_value_t* args, int32_t num_args,
+                                 bp_tensor_t** out_results, int32_t num_results);
+
+// The fast path's resolution of one call signature, cached per operator
+// (dispatch_fast.cpp): the kinds of the arguments and the dtype and device of
+// the tensors map to the output dtype, the device state and the native
+// kernel. Written by a call that resolved it, read by later calls under a
+// sequence lock; trusted only while g_route_generation equals `generation`.
+struct FastPlanCache {
+  std::atomic<uint32_t> seq{0};             // odd while a writer fills the entry
+  std::atomic<uint64_t> generation{0};      // 0: empty
+  std::atomic<uint64_t> kinds{0};           // bp_value_kind of argument i in bits 4i..4i+3
+  std::atomic<uint64_t> dtype_device{0};    // FastPlanKey of the inputs' dtype and device
+  std::atomic<uint64_t> out_dtype_type{0};  // output DLDataType (low 32 bits), DLDeviceType (high)
+  std::atomic<DeviceState*> dev{nullptr};
+  std::atomic<bp_kernel_fn> fn{nullptr};
+  std::atomic<void*> kernel_data{nullptr};
+};
 }
 
 struct bp_op_t {
@@ -53,11 +76,14 @@ struct bp_op_t {
 
   // Precomputed by SetupFastPath (dispatch_fast.cpp) for the pointwise fast path.
   bp::core::FastFamily fast = bp::core::FastFamily::kNone;
+  bp::core::OpCallFn fast_call = nullptr;  // set with `fast`; nullptr when kNone
   bool fast_rejects_bool = false;  // sub: bool tensors are an error
   int8_t fast_approx_arg = -1;     // gelu's 'approximate' argument
   bp::core::FastArg fast_arg[bp::core::kMaxArgs] = {};
   int32_t fast_num_inputs = 0;               // tensor arguments the kernel reads
   int8_t fast_inputs[bp::core::kMaxArgs] = {};  // their indices, self first
+  bool fast_reads_strings = false;              // the family's checks read string arguments (not cached)
+  bp::core::FastPlanCache fast_plan;
 
   std::atomic<const bp::core::KernelTable*> table{nullptr};
   std::atomic<bool> removed{false};

@@ -109,7 +109,8 @@ static_assert(std::is_trivially_destructible<TensorBlock>::value, "TensorBlock m
 
 // A fresh tensor header and storage of nbytes (refs 1 each) in one TensorBlock,
 // block and header memory from one allocator call. The header's geometry is
-// left for the caller; it holds the storage's only reference.
+// left for the caller, sizes and strides unwritten (Geometry::ArraysUnset):
+// the caller writes every entry; it holds the storage's only reference.
 Status NewTensorBlock(bp_context_t* ctx, bp_device_t device, DeviceState* dev, size_t nbytes, const char* fn,
                       bp_tensor_t** out) {
   Block* block = nullptr;
@@ -123,7 +124,7 @@ Status NewTensorBlock(bp_context_t* ctx, bp_device_t device, DeviceState* dev, s
       throw std::bad_alloc();  // ApiCall reports it as OUT_OF_MEMORY
     }
   }
-  auto* tb = new (mem) TensorBlock();
+  auto* tb = new (mem) TensorBlock(Geometry::ArraysUnset{});
   FillStorage(ctx, device, dev, nbytes, block, &tb->storage);
   tb->storage.embedded = true;
   bp_tensor_t* t = &tb->tensor;
@@ -250,6 +251,10 @@ Status EmptyTensorLike(bp_context_t* ctx, DeviceState* dev, const Geometry& like
     g.sizes[i] = like.sizes[i];
     g.strides[i] = stride;
     stride *= like.sizes[i] > 0 ? like.sizes[i] : 1;
+  }
+  for (int32_t i = ndim; i < BP_MAX_NDIM; ++i) {
+    g.sizes[i] = 0;
+    g.strides[i] = 0;
   }
   *out = t;
   return Status::Ok();

@@ -42,6 +42,10 @@ Status MakeContiguousGeometry(const char* fn, int32_t ndim, const int64_t* sizes
 }  // namespace bp::core
 
 struct bp_tensor_t {
+  bp_tensor_t() = default;
+  // geo's sizes and strides left unwritten (Geometry::ArraysUnset).
+  explicit bp_tensor_t(bp::core::Geometry::ArraysUnset unset) : geo(unset) {}
+
   std::atomic<int32_t> refs{1};
   uint32_t magic = 0;
   bp::core::Storage* storage = nullptr;
@@ -55,6 +59,8 @@ namespace bp::core {
 // two saves a malloc/free pair per call. The header's memory is released with
 // the storage (views may keep the storage alive after the header died).
 struct TensorBlock {
+  TensorBlock() = default;
+  explicit TensorBlock(Geometry::ArraysUnset unset) : tensor(unset) {}
   bp_tensor_t tensor;
   Storage storage;
 };

@@ -52,11 +52,10 @@ class Error : public std::exception {
   std::string message_;
 };
 
-/// The one place a C status becomes an exception: returns if `status` is OK,
-/// else throws bp::Error with this thread's bp_last_error_message(), prefixed
-/// by the status name (and by `where`, when given and the message is empty).
-inline void check(bp_status_t status, const char* where = nullptr) {
-  if (status == BP_STATUS_OK) return;
+namespace detail {
+/// check()'s failure half, out of line so that the OK test inlines into every
+/// call site and the string work stays off the success path.
+[[noreturn, gnu::noinline, gnu::cold]] inline void throw_status(bp_status_t status, const char* where) {
   std::string msg = bp_status_name(status);
   const char* last = bp_last_error_message();
   msg += ": ";
@@ -66,6 +65,14 @@ inline void check(bp_status_t status, const char* where = nullptr) {
     msg += where ? where : "(no message)";
   }
   throw Error(status, std::move(msg));
+}
+}  // namespace detail
+
+/// The one place a C status becomes an exception: returns if `status` is OK,
+/// else throws bp::Error with this thread's bp_last_error_message(), prefixed
+/// by the status name (and by `where`, when given and the message is empty).
+inline void check(bp_status_t status, const char* where = nullptr) {
+  if (status != BP_STATUS_OK) detail::throw_status(status, where);
 }
 
 // ---------------------------------------------------------------- dtypes

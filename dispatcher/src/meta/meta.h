@@ -38,10 +38,17 @@ constexpr int kMaxOutputs = 4;
 struct Geometry {
   DLDataType dtype{};
   int32_t ndim = 0;
-  int64_t sizes[BP_MAX_NDIM] = {};
-  int64_t strides[BP_MAX_NDIM] = {};  // elements
-  int64_t offset = 0;                 // storage offset in elements
+  int64_t sizes[BP_MAX_NDIM];    // entries past ndim are 0
+  int64_t strides[BP_MAX_NDIM];  // elements; entries past ndim are 0
+  int64_t offset = 0;            // storage offset in elements
   bp_device_t device{};
+
+  Geometry() : sizes(), strides() {}
+  // Leaves sizes and strides unwritten, for a caller that writes all of them
+  // (the output of an operator call: zeroing both arrays first compiled to a
+  // `rep stos` on every allocating call).
+  struct ArraysUnset {};
+  explicit Geometry(ArraysUnset) {}
 
   int64_t numel() const;
   bool is_contiguous() const;

@@ -60,7 +60,19 @@ struct ArgPack {
   }
   void add(double d) { next(BP_VALUE_DOUBLE).u.d = d; }
   void add(bool b) { next(BP_VALUE_BOOL).u.b = b ? 1 : 0; }
-  void add(const Scalar& s) { values[count++] = s.value(); }
+  void add(const Scalar& s) {
+    // Field by field: copying the whole cell would read it with wider loads
+    // than the stores that wrote it (a store-forwarding stall on every call).
+    const bp_value_t& x = s.value();
+    bp_value_t& v = next(x.kind);
+    if (x.kind == BP_VALUE_DOUBLE) {
+      v.u.d = x.u.d;
+    } else if (x.kind == BP_VALUE_BOOL) {
+      v.u.b = x.u.b;
+    } else {
+      v.u.i = x.u.i;
+    }
+  }
   void add(DLDataType d) { next(BP_VALUE_DTYPE).u.dtype = d; }
   void add(const std::optional<DLDataType>& d) {
     if (d) {
