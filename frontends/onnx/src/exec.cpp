@@ -73,8 +73,12 @@ bp_op_t* OpCache::find(const std::string& name) {
 
 Exec::Exec(bp_context_t* ctx, bp_device_t dev, OpCache* ops) : ctx_(ctx), dev_(dev), ops_(ops) {}
 
-Exec::~Exec() {
+Exec::~Exec() { reset(); }
+
+void Exec::reset() {
   for (bp_tensor_t* t : held_) bp_tensor_release(t);
+  held_.clear();
+  called_.clear();
 }
 
 bp_tensor_t* Exec::hold(bp_tensor_t* t) {
@@ -82,12 +86,12 @@ bp_tensor_t* Exec::hold(bp_tensor_t* t) {
   return t;
 }
 
-bp_tensor_t* Exec::call(const std::string& name, std::vector<bp_value_t> args) {
+bp_tensor_t* Exec::call(const std::string& name, std::initializer_list<bp_value_t> args) {
   bp_op_t* op = find(name);
   if (op == nullptr) throw CallFailed{"operator " + name + " not found in libbackplane"};
   called_.push_back(op);
   bp_tensor_t* r = nullptr;
-  const bp_status_t st = bp_op_call(ctx_, op, args.data(), static_cast<int32_t>(args.size()), &r, 1);
+  const bp_status_t st = bp_op_call(ctx_, op, args.begin(), static_cast<int32_t>(args.size()), &r, 1);
   if (st != BP_STATUS_OK) throw CallFailed{api_error(name.c_str(), st)};
   if (r == nullptr) throw CallFailed{name + ": bp_op_call returned no result tensor"};
   return hold(r);

@@ -9,8 +9,10 @@
 #pragma once
 
 #include <functional>
+#include <initializer_list>
 #include <map>
 #include <string>
+#include <unordered_map>
 #include <vector>
 
 #include "backplane/backplane.h"
@@ -63,7 +65,7 @@ class OpCache {
 
  private:
   bp_context_t* ctx_;
-  std::map<std::string, bp_op_t*> ops_;
+  std::unordered_map<std::string, bp_op_t*> ops_;
 };
 
 // Runs the Backplane calls of one mapping on one device. Every tensor it
@@ -78,7 +80,7 @@ class Exec {
 
   // Calls operator `op` (schema name); the result is held by the pool.
   // Throws CallFailed on a status.
-  bp_tensor_t* call(const std::string& op, std::vector<bp_value_t> args);
+  bp_tensor_t* call(const std::string& op, std::initializer_list<bp_value_t> args);
   // A host tensor made on the device (values cast to h.dtype by the CPU's to.dtype).
   bp_tensor_t* upload(const HostTensor& h);
   // Stored bytes made on the device. Throws NotMapped for an unsupported dtype.
@@ -97,6 +99,8 @@ class Exec {
   bp_op_t* find(const std::string& name) { return ops_->find(name); }
   // Every operator call() made, in order.
   const std::vector<bp_op_t*>& called() const { return called_; }
+  // Releases every tensor held and forgets called(), as if newly made.
+  void reset();
 
  private:
   bp_tensor_t* hold(bp_tensor_t* t);

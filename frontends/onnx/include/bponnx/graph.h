@@ -104,13 +104,19 @@ class Session {
 
  private:
   struct Slot;
-  bool run_nodes(std::map<std::string, Slot>* values, std::string* err);
+  struct Step;
+  // Value ids (value_id_) are dense: slots of a run are a vector, not a map.
+  int value_id(const std::string& name);
+  void plan();
+  bool run_steps(std::vector<Slot>* values, std::string* err);
   bp_context_t* ctx_;
   bp_device_t dev_;
   const Model* model_;
   OpCache ops_;
-  std::map<std::string, std::unique_ptr<Slot>> persistent_;
-  std::map<std::string, size_t> last_use_of_;  // value -> index of the last node reading it
+  std::map<std::string, int> value_id_;            // every value name the graph uses -> its id
+  std::vector<std::unique_ptr<Slot>> persistent_;  // by id: initializers and Constant values, else nullptr
+  std::vector<Step> steps_;                        // the nodes to run (not Constant), in order
+  std::vector<int> input_ids_, output_ids_;        // graph inputs and outputs, declared order
   std::function<void(const NodeRun&)> observer_;
   size_t peak_live_ = 0;
   bool prepared_ = false;
