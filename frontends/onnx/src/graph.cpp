@@ -240,11 +240,15 @@ bool Session::prepare(std::string* err) {
   const std::string where = model_->path() + ": ";
   std::string first;
   std::set<std::string> missing;  // every op type without a mapping, for one complete list
+  not_mapped_.clear();
   for (const OnnxNode& n : model_->nodes()) {
     if (n.op_type == "Constant" && n.domain.empty()) continue;
     if (!n.domain.empty() || !map_table().count(n.op_type)) {
       const std::string op = (n.domain.empty() ? "" : n.domain + ".") + n.op_type;
-      if (first.empty()) first = node_label(n) + ": no mapping to Backplane operators for ONNX op " + op;
+      if (first.empty()) {
+        first = node_label(n) + ": no mapping to Backplane operators for ONNX op " + op;
+        not_mapped_ = "op " + op;
+      }
       missing.insert(op);
     }
   }
@@ -309,6 +313,7 @@ bool Session::prepare(std::string* err) {
     }
   } catch (const NotMapped& e) {
     *err = where + e.reason;
+    not_mapped_ = e.reason;
     return false;
   } catch (const CallFailed& e) {
     *err = where + "uploading initializers: " + e.message;
@@ -367,6 +372,7 @@ bool Session::run(const std::map<std::string, bp_tensor_t*>& inputs, std::vector
                   std::string* err) {
   const std::string where = model_->path() + ": ";
   if (!prepared_ && !prepare(err)) return false;
+  not_mapped_.clear();
   std::vector<Slot> values(value_id_.size());
   for (size_t k = 0; k < model_->inputs().size(); ++k) {
     const ValueInfo& v = model_->inputs()[k];
@@ -471,6 +477,7 @@ bool Session::run_steps(std::vector<Slot>* values, std::string* err) {
       }
     } catch (const NotMapped& e) {
       *err = model_->path() + ": " + node_label(n) + ": not mapped: " + e.reason;
+      not_mapped_ = e.reason;
       return false;
     } catch (const CallFailed& e) {
       *err = model_->path() + ": " + node_label(n) + ": " + e.message;

@@ -101,6 +101,11 @@ class Session {
   void set_observer(std::function<void(const NodeRun&)> fn) { observer_ = std::move(fn); }
   /// Largest number of intermediate values alive at once in the last run.
   size_t peak_live_values() const { return peak_live_; }
+  /// When the last prepare() or run() failed because a node has no mapping
+  /// (an op type, attribute or dtype the mappings lack): that gap, as
+  /// NotMapped words it ("op Resize", "attribute Conv.auto_pad=SAME_UPPER");
+  /// "" otherwise, also when it failed for another reason.
+  const std::string& not_mapped() const { return not_mapped_; }
 
  private:
   struct Slot;
@@ -119,6 +124,7 @@ class Session {
   std::vector<int> input_ids_, output_ids_;        // graph inputs and outputs, declared order
   std::function<void(const NodeRun&)> observer_;
   size_t peak_live_ = 0;
+  std::string not_mapped_;
   bool prepared_ = false;
 };
 
