@@ -266,6 +266,54 @@ TEST_F(CpuKernels, Pools) {
   EXPECT_TRUE(std::isnan(m.Get<float>(4)[0]));
 }
 
+// max_pool2d's whole-window columns (a vectorized loop) and edge columns (a
+// loop over each column's valid taps) against a naive loop over every tap,
+// for torch's common windows (3x3 stride 2 pad 1, stride 1, dilation 2) on a
+// row length that leaves partial windows at both ends, with a NaN inside.
+TEST_F(CpuKernels, MaxPoolWindowsMatchNaiveLoop) {
+  const int64_t N = 1, C = 2, H = 9, W = 13;
+  HostTensor x(F32(), {N, C, H, W});
+  std::vector<float> xv(static_cast<size_t>(N * C * H * W));
+  uint32_t state = 12345;
+  for (float& v : xv) {
+    state = state * 1664525u + 1013904223u;
+    v = static_cast<float>(static_cast<int32_t>(state >> 8) % 2001 - 1000) / 100.0f;
+  }
+  xv[3 * W + 6] = std::nanf("");  // channel 0, row 3, column 6: inside several windows
+  x.Set(xv);
+  struct Case {
+    int64_t k, s, p, d;
+  };
+  for (const Case& c : {Case{3, 2, 1, 1}, Case{3, 1, 1, 1}, Case{3, 2, 0, 1}, Case{3, 1, 2, 2}, Case{2, 1, 0, 1}}) {
+    const int64_t OH = (H + 2 * c.p - c.d * (c.k - 1) - 1) / c.s + 1, OW = (W + 2 * c.p - c.d * (c.k - 1) - 1) / c.s + 1;
+    const std::vector<int64_t> k = {c.k, c.k}, s = {c.s, c.s}, p = {c.p, c.p}, d = {c.d, c.d};
+    HostTensor y(F32(), {N, C, OH, OW});
+    ASSERT_EQ(Call("max_pool2d", {TArg(x), LArg(k), LArg(s), LArg(p), LArg(d), BArg(false)}, {&y}), BP_STATUS_OK)
+        << LastError();
+    const std::vector<float> got = y.Get<float>(static_cast<size_t>(N * C * OH * OW));
+    for (int64_t ch = 0; ch < C; ++ch)
+      for (int64_t oh = 0; oh < OH; ++oh)
+        for (int64_t ow = 0; ow < OW; ++ow) {
+          float m = -std::numeric_limits<float>::infinity();
+          for (int64_t kh = 0; kh < c.k; ++kh)
+            for (int64_t kw = 0; kw < c.k; ++kw) {
+              const int64_t ih = oh * c.s - c.p + kh * c.d, iw = ow * c.s - c.p + kw * c.d;
+              if (ih < 0 || ih >= H || iw < 0 || iw >= W) continue;
+              const float v = xv[static_cast<size_t>((ch * H + ih) * W + iw)];
+              if (v > m || std::isnan(v)) m = std::isnan(m) ? m : v;
+            }
+          const float g = got[static_cast<size_t>((ch * OH + oh) * OW + ow)];
+          if (std::isnan(m)) {
+            EXPECT_TRUE(std::isnan(g)) << "k" << c.k << " s" << c.s << " p" << c.p << " d" << c.d << " at " << ch
+                                       << "," << oh << "," << ow;
+          } else {
+            EXPECT_EQ(g, m) << "k" << c.k << " s" << c.s << " p" << c.p << " d" << c.d << " at " << ch << "," << oh
+                            << "," << ow;
+          }
+        }
+  }
+}
+
 TEST_F(CpuKernels, SoftmaxLogSoftmaxStable) {
   // Rows along dim 0 of a [3, 2] tensor (strided rows); huge values stay finite.
   HostTensor x(F32(), {3, 2}), y(F32(), {3, 2});
