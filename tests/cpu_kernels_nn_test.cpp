@@ -285,7 +285,8 @@ TEST_F(CpuKernels, MaxPoolWindowsMatchNaiveLoop) {
     int64_t k, s, p, d;
   };
   for (const Case& c : {Case{3, 2, 1, 1}, Case{3, 1, 1, 1}, Case{3, 2, 0, 1}, Case{3, 1, 2, 2}, Case{2, 1, 0, 1}}) {
-    const int64_t OH = (H + 2 * c.p - c.d * (c.k - 1) - 1) / c.s + 1, OW = (W + 2 * c.p - c.d * (c.k - 1) - 1) / c.s + 1;
+    const int64_t OH = (H + 2 * c.p - c.d * (c.k - 1) - 1) / c.s + 1,
+                  OW = (W + 2 * c.p - c.d * (c.k - 1) - 1) / c.s + 1;
     const std::vector<int64_t> k = {c.k, c.k}, s = {c.s, c.s}, p = {c.p, c.p}, d = {c.d, c.d};
     HostTensor y(F32(), {N, C, OH, OW});
     ASSERT_EQ(Call("max_pool2d", {TArg(x), LArg(k), LArg(s), LArg(p), LArg(d), BArg(false)}, {&y}), BP_STATUS_OK)
@@ -304,8 +305,8 @@ TEST_F(CpuKernels, MaxPoolWindowsMatchNaiveLoop) {
             }
           const float g = got[static_cast<size_t>((ch * OH + oh) * OW + ow)];
           if (std::isnan(m)) {
-            EXPECT_TRUE(std::isnan(g)) << "k" << c.k << " s" << c.s << " p" << c.p << " d" << c.d << " at " << ch
-                                       << "," << oh << "," << ow;
+            EXPECT_TRUE(std::isnan(g)) << "k" << c.k << " s" << c.s << " p" << c.p << " d" << c.d << " at " << ch << ","
+                                       << oh << "," << ow;
           } else {
             EXPECT_EQ(g, m) << "k" << c.k << " s" << c.s << " p" << c.p << " d" << c.d << " at " << ch << "," << oh
                             << "," << ow;

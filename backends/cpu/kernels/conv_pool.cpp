@@ -235,9 +235,11 @@ void MaxPoolLoop(const DLTensor& x, const DLTensor& y, const Pool& P) {
   const bool pairs = x.strides[3] == 1 && P.k[1] == 2 && P.s[1] == 2 && P.d[1] == 1 && P.p[1] == 0 && 2 * OW <= W;
   // The output columns [in_lo, in_hi) whose whole window is inside the row.
   int64_t in_lo = 0, in_hi = 0;
-  while (in_lo < OW && (cols[static_cast<size_t>(in_lo)].lo != 0 || cols[static_cast<size_t>(in_lo)].hi != P.k[1])) ++in_lo;
+  while (in_lo < OW && (cols[static_cast<size_t>(in_lo)].lo != 0 || cols[static_cast<size_t>(in_lo)].hi != P.k[1]))
+    ++in_lo;
   in_hi = in_lo;
-  while (in_hi < OW && cols[static_cast<size_t>(in_hi)].lo == 0 && cols[static_cast<size_t>(in_hi)].hi == P.k[1]) ++in_hi;
+  while (in_hi < OW && cols[static_cast<size_t>(in_hi)].lo == 0 && cols[static_cast<size_t>(in_hi)].hi == P.k[1])
+    ++in_hi;
   ParallelFor(N * Ch, N * Ch * OH * OW * P.k[0] * P.k[1], [&](int64_t lo, int64_t hi) {
     std::vector<C> acc(static_cast<size_t>(OW));
     for (int64_t nc = lo; nc < hi; ++nc) {
@@ -261,7 +263,8 @@ void MaxPoolLoop(const DLTensor& x, const DLTensor& y, const Pool& P) {
           if (x.strides[3] == 1 && in_lo < in_hi) {
             for (int64_t kw = 0; kw < P.k[1]; ++kw) {
               const T* xc = xr + kw * P.d[1] - P.p[1];
-              for (int64_t ow = in_lo; ow < in_hi; ++ow) a[ow] = MaxNanSelect(a[ow], static_cast<C>(Load(xc[ow * P.s[1]])));
+              for (int64_t ow = in_lo; ow < in_hi; ++ow)
+                a[ow] = MaxNanSelect(a[ow], static_cast<C>(Load(xc[ow * P.s[1]])));
             }
           }
           for (int64_t ow = 0; ow < OW; ++ow) {

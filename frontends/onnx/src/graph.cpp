@@ -1,13 +1,13 @@
 #include "bponnx/graph.h"
 
+#include <onnx/defs/schema.h>
+#include <onnx/onnx_pb.h>
+
 #include <algorithm>
 #include <chrono>
 #include <fstream>
 #include <set>
 #include <sstream>
-
-#include <onnx/defs/schema.h>
-#include <onnx/onnx_pb.h>
 
 #include "bponnx/proto.h"
 
@@ -293,7 +293,8 @@ bool Session::prepare(std::string* err) {
         t = ex.upload(n.attrs.at("value").tensor);
       } else if (n.has("value_float") || n.has("value_int")) {
         h.dtype = n.has("value_int") ? DType::kInt64 : DType::kFloat32;
-        h.values = {n.has("value_int") ? static_cast<double>(n.get_int("value_int", 0)) : n.get_float("value_float", 0)};
+        h.values = {n.has("value_int") ? static_cast<double>(n.get_int("value_int", 0))
+                                       : n.get_float("value_float", 0)};
         t = ex.upload(h);
       } else if (n.has("value_ints") || n.has("value_floats")) {
         const bool ints = n.has("value_ints");
@@ -395,8 +396,8 @@ bool Session::run(const std::map<std::string, bp_tensor_t*>& inputs, std::vector
       std::vector<int64_t> decl = v.dims;
       std::string s = "[";
       for (size_t d = 0; d < decl.size(); ++d) {
-        s += (d ? ", " : "") + (decl[d] < 0 ? (v.dim_names[d].empty() ? std::string("?") : v.dim_names[d])
-                                             : std::to_string(decl[d]));
+        s += (d ? ", " : "") +
+             (decl[d] < 0 ? (v.dim_names[d].empty() ? std::string("?") : v.dim_names[d]) : std::to_string(decl[d]));
       }
       *err = where + "input " + v.name + " has shape " + sizes_str(got) + ", the model declares " + s + "]";
       return false;

@@ -122,8 +122,8 @@ void register_elementwise(MapTable* t) {
     // norms and variances): one multiply, as torch's pow does; x * x is the
     // correctly rounded square, so no less exact than pow.
     // (An exponent of higher rank than the base would broadcast it: no.)
-    if (dtype_is_float(d) && in[1].host != nullptr && in[1].host->values.size() == 1 &&
-        in[1].host->values[0] == 2.0 && in[1].host->ndim() <= bp_tensor_ndim(in[0].t)) {
+    if (dtype_is_float(d) && in[1].host != nullptr && in[1].host->values.size() == 1 && in[1].host->values[0] == 2.0 &&
+        in[1].host->ndim() <= bp_tensor_ndim(in[0].t)) {
       need_dtype(n.op_type, "mul.Tensor", d);
       return {ex.call("mul.Tensor", {vt(in[0].t), vt(in[0].t)})};
     }

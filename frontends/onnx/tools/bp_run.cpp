@@ -148,7 +148,10 @@ int main(int argc, char** argv) {
   app.add_option("--input", input_specs, "NAME=FILE.npy for a graph input (random values of the declared shape otherwise)");
   app.add_option("--output-dir", output_dir, "write each graph output as DIR/<name>.npy");
   app.add_option("--bench", bench, "after one warm-up run, time N runs; print median and min")->check(CLI::NonNegativeNumber);
-  app.add_option("--warmup", warmup, "run the model N times before the run that --report/--trace/--shadow record (steady-state times: no first-call set-up)")->check(CLI::NonNegativeNumber);
+  app.add_option("--warmup", warmup,
+                 "run the model N times before the run that --report/--trace/--shadow record (steady-state times: no "
+                 "first-call set-up)")
+      ->check(CLI::NonNegativeNumber);
   app.add_flag("--report", report, "per backend: nodes and time native vs fallback, transfers, peak memory, fallback ops by time");
   app.add_option("--trace", trace_path, "write a Chrome trace-event JSON (Perfetto, chrome://tracing), one event per node");
   app.add_flag("--shadow", shadow, "run every node on the CPU too; report the first and the worst differing node");
