@@ -85,7 +85,8 @@ class Exec {
   bp_tensor_t* upload(const HostTensor& h);
   // Stored bytes made on the device. Throws NotMapped for an unsupported dtype.
   bp_tensor_t* upload(const RawTensor& r);
-  // A tensor's values on the host (cast to float64 on the CPU, then read back).
+  // A tensor's values on the host: read back and widened on the host
+  // (float16/bfloat16: cast to float64 on the CPU first).
   HostTensor to_host(bp_tensor_t* t);
   // A 0-dim CPU tensor of `d` holding v (joins any device as a scalar).
   bp_tensor_t* scalar(double v, DType d);
