@@ -23,14 +23,19 @@ opset; cached once exported):
                 2 layers, d_model 64, 4 heads, FFN 128, batch-first, padding
                 mask), input 2x10x64; the model bp-run's tests run
 
+With --profile, after the table: for each model, where bp-run's time goes,
+by ONNX op type, from `bp-run --warmup 3 --trace` (one steady-state run,
+the device synchronized after every node).
+
 Usage (from the repository root, after building bp-run and backplane_cpu):
   /usr/bin/python3 bench/model_bench.py [--bp-run build/default/bin/bp-run]
       [--models-dir build/default/bench_models] [--rounds 7] [--threads 2]
-      [--only NAME ...]
+      [--only NAME ...] [--profile]
 Exit codes: 0 done, 1 bp-run failed or its outputs did not match torch's,
 77 torch/torchvision missing.
 """
 import argparse
+import json
 import os
 import re
 import statistics
@@ -66,6 +71,7 @@ def parse_args():
     ap.add_argument("--threads", type=int, default=2)
     ap.add_argument("--runs-scale", type=float, default=1.0, help="multiply each model's runs per round")
     ap.add_argument("--only", nargs="*")
+    ap.add_argument("--profile", action="store_true", help="print bp-run's time by ONNX op type per model")
     return ap.parse_args()
 
 
@@ -141,6 +147,30 @@ def bp_median(args, d, input_names, runs):
     return float(m.group(1)) / 1e3
 
 
+def profile(args, name, d, input_names):
+    """bp-run's time by ONNX op type in one steady-state run (--warmup 3 --trace)."""
+    trace = os.path.join(d, "trace.json")
+    r = subprocess.run(bp_cmd(args, d, input_names) + ["--warmup", "3", "--trace", trace], env=bp_env(args),
+                       capture_output=True, text=True)
+    if r.returncode != 0:
+        print(f"  profile {name}: bp-run failed: {r.stderr.strip()}")
+        return
+    with open(trace) as f:
+        events = json.load(f)
+    events = events["traceEvents"] if isinstance(events, dict) else events
+    by_op, count = {}, {}
+    for e in events:
+        if e.get("ph") == "X":
+            by_op[e["name"]] = by_op.get(e["name"], 0.0) + e["dur"]
+            count[e["name"]] = count.get(e["name"], 0) + 1
+    total = sum(by_op.values())
+    print(f"\n{name}: {sum(count.values())} nodes, {total / 1e3:.2f} ms in one traced run")
+    print("| ONNX op | nodes | ms | share |")
+    print("|---|---|---|---|")
+    for op, us in sorted(by_op.items(), key=lambda kv: -kv[1]):
+        print(f"| {op} | {count[op]} | {us / 1e3:.3f} | {100 * us / total:.1f}% |")
+
+
 def main():
     args = parse_args()
     torch.set_num_threads(args.threads)
@@ -173,6 +203,10 @@ def main():
     print("|---|---|---|---|---|---|")
     for name, runs, b, t, r, lo, hi in rows:
         print(f"| {name} | {runs} | {b * 1e3:.2f} | {t * 1e3:.2f} | {r:.2f} | {lo:.2f} - {hi:.2f} |")
+    if args.profile:
+        for name in MODELS:
+            if not args.only or name in args.only:
+                profile(args, name, os.path.join(args.models_dir, name), MODELS[name][2])
     return 0 if ok else 1
 
 
