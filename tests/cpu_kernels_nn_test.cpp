@@ -195,33 +195,42 @@ std::vector<double> RefConv(const std::vector<double>& x, const std::vector<doub
 }
 
 TEST_F(CpuKernels, Conv2dGroupsDilationPaddingBias) {
-  const int N = 2, C = 4, H = 7, W = 6, OC = 6, G = 2, KH = 3, KW = 2, S = 2, P = 1, D = 2;
-  const int OH = (H + 2 * P - D * (KH - 1) - 1) / S + 1, OW = (W + 2 * P - D * (KW - 1) - 1) / S + 1;
-  std::vector<double> xv(N * C * H * W), wv(OC * (C / G) * KH * KW), bv(OC);
-  for (size_t i = 0; i < xv.size(); ++i) xv[i] = static_cast<double>((i * 7) % 11) - 5;
-  for (size_t i = 0; i < wv.size(); ++i) wv[i] = static_cast<double>((i * 5) % 7) - 3;
-  for (size_t i = 0; i < bv.size(); ++i) bv[i] = static_cast<double>(i);
-  const std::vector<double> ref = RefConv(xv, wv, bv, N, C, H, W, OC, KH, KW, S, P, D, G, OH, OW);
-  const std::vector<int64_t> stride = {S, S}, pad = {P, P}, dil = {D, D};
-  for (DLDataType dt : {F32(), F64(), BF16()}) {
-    SCOPED_TRACE(dt.bits);
-    HostTensor x64(F64(), {N, C, H, W}), w64(F64(), {OC, C / G, KH, KW}), b64(F64(), {OC});
-    x64.Set(xv);
-    w64.Set(wv);
-    b64.Set(bv);
-    HostTensor x(dt, {N, C, H, W}), w(dt, {OC, C / G, KH, KW}), b(dt, {OC}), y(dt, {N, OC, OH, OW});
-    ASSERT_EQ(Call("copy_", {TArg(x), TArg(x64), BArg(false)}, {&x}), BP_STATUS_OK);
-    ASSERT_EQ(Call("copy_", {TArg(w), TArg(w64), BArg(false)}, {&w}), BP_STATUS_OK);
-    ASSERT_EQ(Call("copy_", {TArg(b), TArg(b64), BArg(false)}, {&b}), BP_STATUS_OK);
-    ASSERT_EQ(Call("conv2d", {TArg(x), TArg(w), TArg(b), LArg(stride), LArg(pad), LArg(dil), IArg(G)}, {&y}),
-              BP_STATUS_OK)
-        << LastError();
-    HostTensor y64(F64(), {N, OC, OH, OW});
-    ASSERT_EQ(Call("copy_", {TArg(y64), TArg(y), BArg(false)}, {&y64}), BP_STATUS_OK);
-    const std::vector<double> got = y64.Get<double>(ref.size());
-    // Small integers: exact in float32/float64; bfloat16 rounds sums above 256.
-    const double tol = dt.code == kDLBfloat ? 1.6e-2 : 0.0;
-    for (size_t i = 0; i < ref.size(); ++i) ASSERT_NEAR(got[i], ref[i], tol * std::fabs(ref[i])) << i;
+  // Grouped, dilated, strided; then ungrouped with 16 and 32 channels (the
+  // float32 path that runs oneDNN on nChw16c activations).
+  struct Shape {
+    int N, C, H, W, OC, G, KH, KW, S, P, D;
+  };
+  for (const Shape& sh : {Shape{2, 4, 7, 6, 6, 2, 3, 2, 2, 1, 2}, Shape{2, 16, 9, 7, 32, 1, 3, 3, 1, 1, 1}}) {
+    const int N = sh.N, C = sh.C, H = sh.H, W = sh.W, OC = sh.OC, G = sh.G, KH = sh.KH, KW = sh.KW, S = sh.S, P = sh.P,
+              D = sh.D;
+    SCOPED_TRACE("conv2d C" + std::to_string(C) + " OC" + std::to_string(OC) + " G" + std::to_string(G));
+    const int OH = (H + 2 * P - D * (KH - 1) - 1) / S + 1, OW = (W + 2 * P - D * (KW - 1) - 1) / S + 1;
+    std::vector<double> xv(N * C * H * W), wv(OC * (C / G) * KH * KW), bv(OC);
+    for (size_t i = 0; i < xv.size(); ++i) xv[i] = static_cast<double>((i * 7) % 11) - 5;
+    for (size_t i = 0; i < wv.size(); ++i) wv[i] = static_cast<double>((i * 5) % 7) - 3;
+    for (size_t i = 0; i < bv.size(); ++i) bv[i] = static_cast<double>(i);
+    const std::vector<double> ref = RefConv(xv, wv, bv, N, C, H, W, OC, KH, KW, S, P, D, G, OH, OW);
+    const std::vector<int64_t> stride = {S, S}, pad = {P, P}, dil = {D, D};
+    for (DLDataType dt : {F32(), F64(), BF16()}) {
+      SCOPED_TRACE(dt.bits);
+      HostTensor x64(F64(), {N, C, H, W}), w64(F64(), {OC, C / G, KH, KW}), b64(F64(), {OC});
+      x64.Set(xv);
+      w64.Set(wv);
+      b64.Set(bv);
+      HostTensor x(dt, {N, C, H, W}), w(dt, {OC, C / G, KH, KW}), b(dt, {OC}), y(dt, {N, OC, OH, OW});
+      ASSERT_EQ(Call("copy_", {TArg(x), TArg(x64), BArg(false)}, {&x}), BP_STATUS_OK);
+      ASSERT_EQ(Call("copy_", {TArg(w), TArg(w64), BArg(false)}, {&w}), BP_STATUS_OK);
+      ASSERT_EQ(Call("copy_", {TArg(b), TArg(b64), BArg(false)}, {&b}), BP_STATUS_OK);
+      ASSERT_EQ(Call("conv2d", {TArg(x), TArg(w), TArg(b), LArg(stride), LArg(pad), LArg(dil), IArg(G)}, {&y}),
+                BP_STATUS_OK)
+          << LastError();
+      HostTensor y64(F64(), {N, OC, OH, OW});
+      ASSERT_EQ(Call("copy_", {TArg(y64), TArg(y), BArg(false)}, {&y64}), BP_STATUS_OK);
+      const std::vector<double> got = y64.Get<double>(ref.size());
+      // Small integers: exact in float32/float64; bfloat16 rounds sums above 256.
+      const double tol = dt.code == kDLBfloat ? 1.6e-2 : 0.0;
+      for (size_t i = 0; i < ref.size(); ++i) ASSERT_NEAR(got[i], ref[i], tol * std::fabs(ref[i])) << i;
+    }
   }
 }
 
