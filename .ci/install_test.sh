@@ -8,6 +8,8 @@
 #      CMAKE_PREFIX_PATH, (b) a one-file C plugin built with pkg-config alone,
 #      (c) a plugin written by the installed bp-plugin-new, built and checked
 #      with its own CI script (its kernel native, the rest through fallback);
+#   (e) the installed bp-run on an exported model; (f) a host app built
+#      outside the tree against Backplane::onnx runs ONNX models on the cpu;
 #   3. the *installed* bp-info and bp-conformance on each, with no
 #      LD_LIBRARY_PATH (RUNPATH must do the work; set -e fails the step if
 #      conformance or the entry-symbol check fails);
@@ -128,6 +130,26 @@ else
   echo "skipped: $build/models has no exported models (ctest --preset default -R onnx_models_export makes them)"
 fi
 
+step "(f) a host app outside the tree running ONNX models through the installed frontend (Backplane::onnx)"
+if [ -f "$prefix/lib/cmake/Backplane/BackplaneOnnxTargets.cmake" ]; then
+  cp -r tests/install/onnx_host_app "$work/onnx_host_app"
+  cd "$work/onnx_host_app"
+  # The commands docs/bp-run.md shows ("The frontend library in a host app").
+  cmake -S . -B build -DCMAKE_PREFIX_PATH="$prefix"
+  cmake --build build
+  # A model it writes itself with ONNX's protobuf classes, then one of the
+  # ONNX node tests (Debian's libonnx-testdata) against its stored output.
+  node_test=/usr/share/libonnx-testdata/data/node/test_conv_with_strides_padding
+  [ -d "$node_test" ] || { echo "no $node_test (libonnx-testdata): only the written model runs"; node_test=; }
+  env -u LD_LIBRARY_PATH build/onnx_host_app "$work/onnx_host_app" $node_test | tee "$work/onnx_host_app.txt"
+  grep -q "every check passed" "$work/onnx_host_app.txt" || fail "the ONNX host app did not pass"
+  # It links libbackplane (RUNPATH) and carries the frontend statically.
+  readelf -d build/onnx_host_app | grep -q 'NEEDED.*libbackplane\.so' || fail "the ONNX host app does not link libbackplane"
+  cd "$src"
+else
+  echo "skipped: this SDK was built without libonnx-dev, so it installs no Backplane::onnx"
+fi
+
 step "(d) the entry-symbol check; find_package of another major; bp-info on a file that is not a plugin"
 # backplane_add_plugin() ran it after the link; run it again on the file itself.
 cmake -DPLUGIN="$vendor_so" -P "$prefix/lib/cmake/Backplane/BackplaneCheckPlugin.cmake"
@@ -174,7 +196,7 @@ check_deb() {
 check_deb backplane "usr/bin/bp-(info|conformance|run)|$lib/libbackplane\.so\.[0-9.]+|usr/share/backplane/conformance/.*" \
   usr/bin/bp-info usr/bin/bp-conformance "$lib/libbackplane\.so\.1"
 check_deb backplane-dev \
-  "usr/bin/bp-plugin-new|usr/share/backplane/plugin-template/.*|usr/include/backplane/.*|$lib/libbackplane\.so|$lib/cmake/Backplane/.*|$lib/pkgconfig/backplane(-plugin)?\.pc|usr/share/backplane/ops\.yaml|usr/share/doc/Backplane/.*\.md" \
+  "usr/bin/bp-plugin-new|usr/share/backplane/plugin-template/.*|usr/include/(backplane|bponnx)/.*|$lib/libbackplane\.so|$lib/libbackplane_onnx(_map)?\.a|$lib/cmake/Backplane/.*|$lib/pkgconfig/backplane(-plugin)?\.pc|usr/share/backplane/ops\.yaml|usr/share/doc/Backplane/.*\.md" \
   usr/include/backplane/backend.h usr/include/backplane/backplane.h usr/include/backplane/ops.hpp \
   "$lib/cmake/Backplane/BackplaneConfig.cmake" "$lib/cmake/Backplane/BackplaneConfigVersion.cmake" \
   "$lib/cmake/Backplane/plugin.map" "$lib/pkgconfig/backplane\.pc" "$lib/pkgconfig/backplane-plugin\.pc" \

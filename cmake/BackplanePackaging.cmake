@@ -26,8 +26,13 @@ set(CPACK_DEBIAN_DEV_PACKAGE_NAME backplane-dev)
 set(CPACK_DEBIAN_DEV_PACKAGE_SECTION libdevel)
 set(CPACK_DEBIAN_DEV_PACKAGE_DEPENDS libdlpack-dev)
 set(CPACK_COMPONENT_DEV_DEPENDS runtime)
+# The ONNX frontend (Backplane::onnx, static) links libonnx and protobuf:
+# recommended, since only host apps running .onnx models need them.
+if(TARGET backplane_onnx)
+  set(CPACK_DEBIAN_DEV_PACKAGE_RECOMMENDS "libonnx-dev, libprotobuf-dev")
+endif()
 set(CPACK_COMPONENT_DEV_DESCRIPTION
-    "Backplane SDK: C ABI and C++ headers, CMake package, pkg-config files, docs, ops.yaml, bp-plugin-new")
+    "Backplane SDK: C ABI and C++ headers, the ONNX frontend library, CMake package, pkg-config files, docs, ops.yaml, bp-plugin-new")
 foreach(_comp IN LISTS _bp_components)
   if(_comp MATCHES "^plugin_(.+)$")
     set(_name ${CMAKE_MATCH_1})

@@ -195,33 +195,42 @@ std::vector<double> RefConv(const std::vector<double>& x, const std::vector<doub
 }
 
 TEST_F(CpuKernels, Conv2dGroupsDilationPaddingBias) {
-  const int N = 2, C = 4, H = 7, W = 6, OC = 6, G = 2, KH = 3, KW = 2, S = 2, P = 1, D = 2;
-  const int OH = (H + 2 * P - D * (KH - 1) - 1) / S + 1, OW = (W + 2 * P - D * (KW - 1) - 1) / S + 1;
-  std::vector<double> xv(N * C * H * W), wv(OC * (C / G) * KH * KW), bv(OC);
-  for (size_t i = 0; i < xv.size(); ++i) xv[i] = static_cast<double>((i * 7) % 11) - 5;
-  for (size_t i = 0; i < wv.size(); ++i) wv[i] = static_cast<double>((i * 5) % 7) - 3;
-  for (size_t i = 0; i < bv.size(); ++i) bv[i] = static_cast<double>(i);
-  const std::vector<double> ref = RefConv(xv, wv, bv, N, C, H, W, OC, KH, KW, S, P, D, G, OH, OW);
-  const std::vector<int64_t> stride = {S, S}, pad = {P, P}, dil = {D, D};
-  for (DLDataType dt : {F32(), F64(), BF16()}) {
-    SCOPED_TRACE(dt.bits);
-    HostTensor x64(F64(), {N, C, H, W}), w64(F64(), {OC, C / G, KH, KW}), b64(F64(), {OC});
-    x64.Set(xv);
-    w64.Set(wv);
-    b64.Set(bv);
-    HostTensor x(dt, {N, C, H, W}), w(dt, {OC, C / G, KH, KW}), b(dt, {OC}), y(dt, {N, OC, OH, OW});
-    ASSERT_EQ(Call("copy_", {TArg(x), TArg(x64), BArg(false)}, {&x}), BP_STATUS_OK);
-    ASSERT_EQ(Call("copy_", {TArg(w), TArg(w64), BArg(false)}, {&w}), BP_STATUS_OK);
-    ASSERT_EQ(Call("copy_", {TArg(b), TArg(b64), BArg(false)}, {&b}), BP_STATUS_OK);
-    ASSERT_EQ(Call("conv2d", {TArg(x), TArg(w), TArg(b), LArg(stride), LArg(pad), LArg(dil), IArg(G)}, {&y}),
-              BP_STATUS_OK)
-        << LastError();
-    HostTensor y64(F64(), {N, OC, OH, OW});
-    ASSERT_EQ(Call("copy_", {TArg(y64), TArg(y), BArg(false)}, {&y64}), BP_STATUS_OK);
-    const std::vector<double> got = y64.Get<double>(ref.size());
-    // Small integers: exact in float32/float64; bfloat16 rounds sums above 256.
-    const double tol = dt.code == kDLBfloat ? 1.6e-2 : 0.0;
-    for (size_t i = 0; i < ref.size(); ++i) ASSERT_NEAR(got[i], ref[i], tol * std::fabs(ref[i])) << i;
+  // Grouped, dilated, strided; then ungrouped with 16 and 32 channels (the
+  // float32 path that runs oneDNN on nChw16c activations).
+  struct Shape {
+    int N, C, H, W, OC, G, KH, KW, S, P, D;
+  };
+  for (const Shape& sh : {Shape{2, 4, 7, 6, 6, 2, 3, 2, 2, 1, 2}, Shape{2, 16, 9, 7, 32, 1, 3, 3, 1, 1, 1}}) {
+    const int N = sh.N, C = sh.C, H = sh.H, W = sh.W, OC = sh.OC, G = sh.G, KH = sh.KH, KW = sh.KW, S = sh.S, P = sh.P,
+              D = sh.D;
+    SCOPED_TRACE("conv2d C" + std::to_string(C) + " OC" + std::to_string(OC) + " G" + std::to_string(G));
+    const int OH = (H + 2 * P - D * (KH - 1) - 1) / S + 1, OW = (W + 2 * P - D * (KW - 1) - 1) / S + 1;
+    std::vector<double> xv(N * C * H * W), wv(OC * (C / G) * KH * KW), bv(OC);
+    for (size_t i = 0; i < xv.size(); ++i) xv[i] = static_cast<double>((i * 7) % 11) - 5;
+    for (size_t i = 0; i < wv.size(); ++i) wv[i] = static_cast<double>((i * 5) % 7) - 3;
+    for (size_t i = 0; i < bv.size(); ++i) bv[i] = static_cast<double>(i);
+    const std::vector<double> ref = RefConv(xv, wv, bv, N, C, H, W, OC, KH, KW, S, P, D, G, OH, OW);
+    const std::vector<int64_t> stride = {S, S}, pad = {P, P}, dil = {D, D};
+    for (DLDataType dt : {F32(), F64(), BF16()}) {
+      SCOPED_TRACE(dt.bits);
+      HostTensor x64(F64(), {N, C, H, W}), w64(F64(), {OC, C / G, KH, KW}), b64(F64(), {OC});
+      x64.Set(xv);
+      w64.Set(wv);
+      b64.Set(bv);
+      HostTensor x(dt, {N, C, H, W}), w(dt, {OC, C / G, KH, KW}), b(dt, {OC}), y(dt, {N, OC, OH, OW});
+      ASSERT_EQ(Call("copy_", {TArg(x), TArg(x64), BArg(false)}, {&x}), BP_STATUS_OK);
+      ASSERT_EQ(Call("copy_", {TArg(w), TArg(w64), BArg(false)}, {&w}), BP_STATUS_OK);
+      ASSERT_EQ(Call("copy_", {TArg(b), TArg(b64), BArg(false)}, {&b}), BP_STATUS_OK);
+      ASSERT_EQ(Call("conv2d", {TArg(x), TArg(w), TArg(b), LArg(stride), LArg(pad), LArg(dil), IArg(G)}, {&y}),
+                BP_STATUS_OK)
+          << LastError();
+      HostTensor y64(F64(), {N, OC, OH, OW});
+      ASSERT_EQ(Call("copy_", {TArg(y64), TArg(y), BArg(false)}, {&y64}), BP_STATUS_OK);
+      const std::vector<double> got = y64.Get<double>(ref.size());
+      // Small integers: exact in float32/float64; bfloat16 rounds sums above 256.
+      const double tol = dt.code == kDLBfloat ? 1.6e-2 : 0.0;
+      for (size_t i = 0; i < ref.size(); ++i) ASSERT_NEAR(got[i], ref[i], tol * std::fabs(ref[i])) << i;
+    }
   }
 }
 
@@ -264,6 +273,55 @@ TEST_F(CpuKernels, Pools) {
   x.Set(xv);
   ASSERT_EQ(Call("max_pool2d", {TArg(x), LArg(k2), LArg(s2), LArg(p0), LArg(d1), BArg(false)}, {&m}), BP_STATUS_OK);
   EXPECT_TRUE(std::isnan(m.Get<float>(4)[0]));
+}
+
+// max_pool2d's whole-window columns (a vectorized loop) and edge columns (a
+// loop over each column's valid taps) against a naive loop over every tap,
+// for torch's common windows (3x3 stride 2 pad 1, stride 1, dilation 2) on a
+// row length that leaves partial windows at both ends, with a NaN inside.
+TEST_F(CpuKernels, MaxPoolWindowsMatchNaiveLoop) {
+  const int64_t N = 1, C = 2, H = 9, W = 13;
+  HostTensor x(F32(), {N, C, H, W});
+  std::vector<float> xv(static_cast<size_t>(N * C * H * W));
+  uint32_t state = 12345;
+  for (float& v : xv) {
+    state = state * 1664525u + 1013904223u;
+    v = static_cast<float>(static_cast<int32_t>(state >> 8) % 2001 - 1000) / 100.0f;
+  }
+  xv[3 * W + 6] = std::nanf("");  // channel 0, row 3, column 6: inside several windows
+  x.Set(xv);
+  struct Case {
+    int64_t k, s, p, d;
+  };
+  for (const Case& c : {Case{3, 2, 1, 1}, Case{3, 1, 1, 1}, Case{3, 2, 0, 1}, Case{3, 1, 2, 2}, Case{2, 1, 0, 1}}) {
+    const int64_t OH = (H + 2 * c.p - c.d * (c.k - 1) - 1) / c.s + 1,
+                  OW = (W + 2 * c.p - c.d * (c.k - 1) - 1) / c.s + 1;
+    const std::vector<int64_t> k = {c.k, c.k}, s = {c.s, c.s}, p = {c.p, c.p}, d = {c.d, c.d};
+    HostTensor y(F32(), {N, C, OH, OW});
+    ASSERT_EQ(Call("max_pool2d", {TArg(x), LArg(k), LArg(s), LArg(p), LArg(d), BArg(false)}, {&y}), BP_STATUS_OK)
+        << LastError();
+    const std::vector<float> got = y.Get<float>(static_cast<size_t>(N * C * OH * OW));
+    for (int64_t ch = 0; ch < C; ++ch)
+      for (int64_t oh = 0; oh < OH; ++oh)
+        for (int64_t ow = 0; ow < OW; ++ow) {
+          float m = -std::numeric_limits<float>::infinity();
+          for (int64_t kh = 0; kh < c.k; ++kh)
+            for (int64_t kw = 0; kw < c.k; ++kw) {
+              const int64_t ih = oh * c.s - c.p + kh * c.d, iw = ow * c.s - c.p + kw * c.d;
+              if (ih < 0 || ih >= H || iw < 0 || iw >= W) continue;
+              const float v = xv[static_cast<size_t>((ch * H + ih) * W + iw)];
+              if (v > m || std::isnan(v)) m = std::isnan(m) ? m : v;
+            }
+          const float g = got[static_cast<size_t>((ch * OH + oh) * OW + ow)];
+          if (std::isnan(m)) {
+            EXPECT_TRUE(std::isnan(g)) << "k" << c.k << " s" << c.s << " p" << c.p << " d" << c.d << " at " << ch << ","
+                                       << oh << "," << ow;
+          } else {
+            EXPECT_EQ(g, m) << "k" << c.k << " s" << c.s << " p" << c.p << " d" << c.d << " at " << ch << "," << oh
+                            << "," << ow;
+          }
+        }
+  }
 }
 
 TEST_F(CpuKernels, SoftmaxLogSoftmaxStable) {

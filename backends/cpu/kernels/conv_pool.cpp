@@ -92,7 +92,17 @@ void DnnlConv(const Conv& c, dnnl::memory::data_type dt) {
     w_user = md({c.groups, ocg, w.shape[1], w.shape[2], w.shape[3]}, dt,
                 {w.strides[0] * ocg, w.strides[0], w.strides[1], w.strides[2], w.strides[3]});
   }
-  const md x_any(Dims(x), dt, tag::any), y_any(Dims(y), dt, tag::any), w_any(w_user.dims(), dt, tag::any);
+  // float32, ungrouped, channels in multiples of 16: activations in
+  // nChw16c (the jit kernel's layout, as libtorch asks). Left to oneDNN
+  // (tag::any) it picks the nhwc brgconv kernel, whose weight layout takes
+  // about twice as long to reorder from the plain weights on every call:
+  // resnet18 batch 1 spends 8.5-9.2 ms per run reordering weights that way
+  // against 4.8 ms, batch 8 431 ms in oneDNN against 381 ms (DNNL_VERBOSE=1,
+  // one thread; docs/benchmarks.md, "Real models beside torch").
+  const bool blocked16 =
+      dt == dnnl::memory::data_type::f32 && c.groups == 1 && x.shape[1] % 16 == 0 && y.shape[1] % 16 == 0;
+  const tag act = blocked16 ? tag::aBcd16b : tag::any;
+  const md x_any(Dims(x), dt, act), y_any(Dims(y), dt, act), w_any(w_user.dims(), dt, tag::any);
   const dnnl::memory::dims strides = {c.stride[0], c.stride[1]};
   const dnnl::memory::dims dilates = {c.dil[0] - 1, c.dil[1] - 1};
   const dnnl::memory::dims pad = {c.pad[0], c.pad[1]};
@@ -214,6 +224,13 @@ inline C MaxNan(C m, C v) {
   return (v > m || v != v) ? v : m;
 }
 
+// MaxNan as selects (no branch): the form GCC vectorizes.
+template <typename C>
+inline C MaxNanSelect(C m, C v) {
+  const C r = v > m ? v : m;
+  return v != v ? v : r;
+}
+
 template <typename T>
 void MaxPoolLoop(const DLTensor& x, const DLTensor& y, const Pool& P) {
   using C = opmath_t<T>;  // float or double: max is exact in either
@@ -226,6 +243,13 @@ void MaxPoolLoop(const DLTensor& x, const DLTensor& y, const Pool& P) {
   // GCC vectorizes this loop at -O3; a Highway version (ConcatEven/ConcatOdd)
   // measured 760 us against this loop's 395 us on 8x64x56x56, one thread.
   const bool pairs = x.strides[3] == 1 && P.k[1] == 2 && P.s[1] == 2 && P.d[1] == 1 && P.p[1] == 0 && 2 * OW <= W;
+  // The output columns [in_lo, in_hi) whose whole window is inside the row.
+  int64_t in_lo = 0, in_hi = 0;
+  while (in_lo < OW && (cols[static_cast<size_t>(in_lo)].lo != 0 || cols[static_cast<size_t>(in_lo)].hi != P.k[1]))
+    ++in_lo;
+  in_hi = in_lo;
+  while (in_hi < OW && cols[static_cast<size_t>(in_hi)].lo == 0 && cols[static_cast<size_t>(in_hi)].hi == P.k[1])
+    ++in_hi;
   ParallelFor(N * Ch, N * Ch * OH * OW * P.k[0] * P.k[1], [&](int64_t lo, int64_t hi) {
     std::vector<C> acc(static_cast<size_t>(OW));
     for (int64_t nc = lo; nc < hi; ++nc) {
@@ -243,7 +267,18 @@ void MaxPoolLoop(const DLTensor& x, const DLTensor& y, const Pool& P) {
               a[ow] = MaxNan(MaxNan(a[ow], static_cast<C>(Load(xr[2 * ow]))), static_cast<C>(Load(xr[2 * ow + 1])));
             continue;
           }
+          // Columns whose window lies inside the row: tap by tap over all of
+          // them (unit-stride rows), a branch-free loop GCC vectorizes; the
+          // same kh-then-kw order as the edge loop below.
+          if (x.strides[3] == 1 && in_lo < in_hi) {
+            for (int64_t kw = 0; kw < P.k[1]; ++kw) {
+              const T* xc = xr + kw * P.d[1] - P.p[1];
+              for (int64_t ow = in_lo; ow < in_hi; ++ow)
+                a[ow] = MaxNanSelect(a[ow], static_cast<C>(Load(xc[ow * P.s[1]])));
+            }
+          }
           for (int64_t ow = 0; ow < OW; ++ow) {
+            if (x.strides[3] == 1 && ow >= in_lo && ow < in_hi) continue;
             const Taps c = cols[static_cast<size_t>(ow)];
             C m = a[ow];
             for (int64_t kw = c.lo; kw < c.hi; ++kw)

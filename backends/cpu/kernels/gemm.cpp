@@ -2,14 +2,16 @@
 // a float32 staging path, and a direct loop for float64.
 #include "gemm.h"
 
+#include <omp.h>
+
 #include <algorithm>
 #include <cstring>
-#include <utility>
 #include <memory>
-#include <new>
 #include <mutex>
+#include <new>
 #include <string>
 #include <unordered_map>
+#include <utility>
 #include <vector>
 
 #include "oneapi/dnnl/dnnl.hpp"
@@ -91,6 +93,7 @@ std::shared_ptr<CachedMatmul> GetPrimitive(dnnl::memory::data_type dt, const Mat
   std::string key;
   key.reserve(256);
   key.push_back(static_cast<char>(dt));
+  key.push_back(static_cast<char>(omp_get_max_threads()));  // a primitive keeps its creator's team size
   key.append(reinterpret_cast<const char*>(&alpha), sizeof alpha);
   key.append(reinterpret_cast<const char*>(&beta), sizeof beta);
   AppendKey(&key, a);
@@ -129,7 +132,34 @@ void* ScratchpadBuffer(size_t bytes) {
   return buf.empty() ? nullptr : buf.data();
 }
 
+// Below this many multiply-adds (OpenBLAS's threshold for threads, 4 x
+// 65536) a oneDNN matmul runs on the calling thread: an OpenMP fork and join
+// costs more than it saves there. The TransformerEncoder of
+// docs/benchmarks.md ("Real models beside torch"), whose products are all
+// smaller, went from 1.09x torch to 0.80x with two threads.
+constexpr int64_t kDnnlParallelMacs = int64_t{4} * 65536;
+
+// Sets this thread's OpenMP team size to 1 for a scope (oneDNN reads it when
+// it creates a primitive and when it runs one), then restores it.
+class SingleThreadScope {
+ public:
+  explicit SingleThreadScope(bool on) : saved_(on ? omp_get_max_threads() : 0) {
+    if (saved_ > 1) omp_set_num_threads(1);
+  }
+  ~SingleThreadScope() {
+    if (saved_ > 1) omp_set_num_threads(saved_);
+  }
+  SingleThreadScope(const SingleThreadScope&) = delete;
+  SingleThreadScope& operator=(const SingleThreadScope&) = delete;
+
+ private:
+  int saved_;
+};
+
 void RunDnnl(dnnl::memory::data_type dt, const Mat& a, const Mat& b, const Mat& c, float alpha, float beta) {
+  int64_t macs = a.dims.empty() ? 0 : a.dims.back();
+  for (int64_t d : c.dims) macs *= d;
+  const SingleThreadScope single(macs < kDnnlParallelMacs);
   dnnl::memory::desc amd, bmd, cmd;
   std::shared_ptr<CachedMatmul> prim = GetPrimitive(dt, a, b, c, alpha, beta, &amd, &bmd, &cmd);
   dnnl::memory am(amd, Engine(), a.data), bm(bmd, Engine(), b.data), cm(cmd, Engine(), c.data);

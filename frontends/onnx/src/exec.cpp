@@ -73,8 +73,12 @@ bp_op_t* OpCache::find(const std::string& name) {
 
 Exec::Exec(bp_context_t* ctx, bp_device_t dev, OpCache* ops) : ctx_(ctx), dev_(dev), ops_(ops) {}
 
-Exec::~Exec() {
+Exec::~Exec() { reset(); }
+
+void Exec::reset() {
   for (bp_tensor_t* t : held_) bp_tensor_release(t);
+  held_.clear();
+  called_.clear();
 }
 
 bp_tensor_t* Exec::hold(bp_tensor_t* t) {
@@ -82,12 +86,12 @@ bp_tensor_t* Exec::hold(bp_tensor_t* t) {
   return t;
 }
 
-bp_tensor_t* Exec::call(const std::string& name, std::vector<bp_value_t> args) {
+bp_tensor_t* Exec::call(const std::string& name, std::initializer_list<bp_value_t> args) {
   bp_op_t* op = find(name);
   if (op == nullptr) throw CallFailed{"operator " + name + " not found in libbackplane"};
   called_.push_back(op);
   bp_tensor_t* r = nullptr;
-  const bp_status_t st = bp_op_call(ctx_, op, args.data(), static_cast<int32_t>(args.size()), &r, 1);
+  const bp_status_t st = bp_op_call(ctx_, op, args.begin(), static_cast<int32_t>(args.size()), &r, 1);
   if (st != BP_STATUS_OK) throw CallFailed{api_error(name.c_str(), st)};
   if (r == nullptr) throw CallFailed{name + ": bp_op_call returned no result tensor"};
   return hold(r);
@@ -177,10 +181,52 @@ bp_tensor_t* Exec::upload(const RawTensor& r) {
   return hold(t);
 }
 
+namespace {
+template <typename T>
+void widen(const std::string& bytes, std::vector<double>* out) {
+  for (size_t k = 0; k < out->size(); ++k) {
+    T v;
+    std::memcpy(&v, &bytes[k * sizeof(T)], sizeof(T));
+    (*out)[k] = static_cast<double>(v);
+  }
+}
+
+// The values of a dtype the host reads as is (all but float16/bfloat16),
+// copied row-major from any device and widened here: no operator call.
+bool read_plain(bp_tensor_t* t, HostTensor* h) {
+  const size_t n = static_cast<size_t>(h->numel());
+  std::string bytes(n * dtype_itemsize(h->dtype), '\0');
+  if (n == 0) return true;
+  switch (h->dtype) {
+    case DType::kFloat16:
+    case DType::kBFloat16: return false;
+    default: break;
+  }
+  const bp_status_t st = bp_tensor_to_host(t, &bytes[0], bytes.size());
+  if (st != BP_STATUS_OK) throw CallFailed{api_error("bp_tensor_to_host", st)};
+  h->values.resize(n);
+  switch (h->dtype) {
+    case DType::kFloat32: widen<float>(bytes, &h->values); break;
+    case DType::kFloat64: widen<double>(bytes, &h->values); break;
+    case DType::kInt8: widen<int8_t>(bytes, &h->values); break;
+    case DType::kUInt8: widen<uint8_t>(bytes, &h->values); break;
+    case DType::kInt32: widen<int32_t>(bytes, &h->values); break;
+    case DType::kInt64: widen<int64_t>(bytes, &h->values); break;
+    case DType::kBool:
+      widen<uint8_t>(bytes, &h->values);
+      for (double& v : h->values) v = v != 0.0 ? 1.0 : 0.0;
+      break;
+    default: return false;
+  }
+  return true;
+}
+}  // namespace
+
 HostTensor Exec::to_host(bp_tensor_t* t) {
   HostTensor h;
   h.dtype = dtype_of(t);
   h.sizes = sizes_of(t);
+  if (read_plain(t, &h)) return h;
   bp_tensor_t* c = t;
   if (bp_tensor_device(t).backend != 0) {
     const bp_status_t st = bp_tensor_to_device(t, bp_device_t{0, 0}, &c);

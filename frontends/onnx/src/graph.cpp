@@ -197,6 +197,22 @@ struct Session::Slot {
   Slot(const Slot&) = delete;
   Slot& operator=(const Slot&) = delete;
   ~Slot() { bp_tensor_release(t); }
+  void reset() {
+    bp_tensor_release(t);
+    t = nullptr;
+    host_ready = false;
+  }
+};
+
+// One node to run, with everything a run would otherwise look up by name:
+// its mapping, the ids of its inputs and outputs (-1: left out / not asked
+// for), and the computed values that die after it (last read here, or made
+// here and read by nobody).
+struct Session::Step {
+  size_t index = 0;  // position in Model::nodes()
+  const OnnxNode* node = nullptr;
+  const MapFn* fn = nullptr;
+  std::vector<int> ins, outs, release;
 };
 
 namespace {
@@ -210,6 +226,15 @@ Session::Session(bp_context_t* ctx, bp_device_t dev, const Model* model)
     : ctx_(ctx), dev_(dev), model_(model), ops_(ctx) {}
 
 Session::~Session() = default;
+
+int Session::value_id(const std::string& name) {
+  if (name.empty()) return -1;
+  const auto it = value_id_.find(name);
+  if (it != value_id_.end()) return it->second;
+  const int id = static_cast<int>(value_id_.size());
+  value_id_[name] = id;
+  return id;
+}
 
 bool Session::prepare(std::string* err) {
   const std::string where = model_->path() + ": ";
@@ -236,6 +261,8 @@ bool Session::prepare(std::string* err) {
     }
     return false;
   }
+  value_id_.clear();
+  persistent_.clear();
   try {
     Exec ex(ctx_, dev_, &ops_);
     auto keep = [&](const std::string& name, bp_tensor_t* t) {
@@ -246,7 +273,9 @@ bool Session::prepare(std::string* err) {
         s->host = ex.to_host(t);
         s->host_ready = true;
       }
-      persistent_[name] = std::move(s);
+      const size_t id = static_cast<size_t>(value_id(name));
+      if (persistent_.size() <= id) persistent_.resize(id + 1);
+      persistent_[id] = std::move(s);
     };
     for (const auto& kv : model_->initializers()) {
       if (!kv.second.unsupported.empty()) {
@@ -291,17 +320,53 @@ bool Session::prepare(std::string* err) {
     *err = where + "uploading initializers: " + e.message;
     return false;
   }
-  // Last use of every value that is not persistent or a graph output.
-  std::set<std::string> outputs;
-  for (const ValueInfo& v : model_->outputs()) outputs.insert(v.name);
-  const auto& nodes = model_->nodes();
-  for (size_t k = 0; k < nodes.size(); ++k) {
-    for (const std::string& i : nodes[k].inputs) {
-      if (!i.empty() && !persistent_.count(i) && !outputs.count(i)) last_use_of_[i] = k;
-    }
-  }
+  plan();
   prepared_ = true;
   return true;
+}
+
+void Session::plan() {
+  steps_.clear();
+  input_ids_.clear();
+  output_ids_.clear();
+  for (const ValueInfo& v : model_->inputs()) input_ids_.push_back(value_id(v.name));
+  std::set<int> outputs;
+  for (const ValueInfo& v : model_->outputs()) {
+    output_ids_.push_back(value_id(v.name));
+    outputs.insert(output_ids_.back());
+  }
+  const auto& nodes = model_->nodes();
+  for (size_t k = 0; k < nodes.size(); ++k) {
+    const OnnxNode& n = nodes[k];
+    if (n.op_type == "Constant" && n.domain.empty()) continue;
+    Step st;
+    st.index = k;
+    st.node = &n;
+    st.fn = &map_table().at(n.op_type);  // prepare() checked every node has one
+    for (const std::string& i : n.inputs) st.ins.push_back(value_id(i));
+    for (const std::string& o : n.outputs) st.outs.push_back(value_id(o));
+    steps_.push_back(std::move(st));
+  }
+  persistent_.resize(value_id_.size());
+  // Each computed value (not persistent, not a graph output) is released
+  // after the last step that reads it, or after the step that makes it
+  // when no step reads it.
+  std::vector<int> last(value_id_.size(), -1);
+  for (size_t s = 0; s < steps_.size(); ++s) {
+    for (int id : steps_[s].ins) {
+      if (id >= 0) last[static_cast<size_t>(id)] = static_cast<int>(s);
+    }
+  }
+  for (size_t s = 0; s < steps_.size(); ++s) {
+    for (int id : steps_[s].outs) {
+      if (id >= 0 && last[static_cast<size_t>(id)] < 0) last[static_cast<size_t>(id)] = static_cast<int>(s);
+    }
+  }
+  for (size_t id = 0; id < last.size(); ++id) {
+    if (last[id] >= 0 && !persistent_[id] && !outputs.count(static_cast<int>(id))) {
+      steps_[static_cast<size_t>(last[id])].release.push_back(static_cast<int>(id));
+    }
+  }
 }
 
 bool Session::run(const std::map<std::string, bp_tensor_t*>& inputs, std::vector<bp_tensor_t*>* outputs,
@@ -309,8 +374,9 @@ bool Session::run(const std::map<std::string, bp_tensor_t*>& inputs, std::vector
   const std::string where = model_->path() + ": ";
   if (!prepared_ && !prepare(err)) return false;
   not_mapped_.clear();
-  std::map<std::string, Slot> values;
-  for (const ValueInfo& v : model_->inputs()) {
+  std::vector<Slot> values(value_id_.size());
+  for (size_t k = 0; k < model_->inputs().size(); ++k) {
+    const ValueInfo& v = model_->inputs()[k];
     const auto it = inputs.find(v.name);
     if (it == inputs.end() || it->second == nullptr) {
       *err = where + "input " + v.name + " is missing";
@@ -336,7 +402,7 @@ bool Session::run(const std::map<std::string, bp_tensor_t*>& inputs, std::vector
       *err = where + "input " + v.name + " has shape " + sizes_str(got) + ", the model declares " + s + "]";
       return false;
     }
-    Slot& s = values[v.name];
+    Slot& s = values[static_cast<size_t>(input_ids_[k])];
     if (bp_tensor_device(t).backend != dev_.backend || bp_tensor_device(t).index != dev_.index) {
       const bp_status_t st = bp_tensor_to_device(t, dev_, &s.t);
       if (st != BP_STATUS_OK) {
@@ -348,34 +414,36 @@ bool Session::run(const std::map<std::string, bp_tensor_t*>& inputs, std::vector
       s.t = t;
     }
   }
-  if (!run_nodes(&values, err)) return false;
+  if (!run_steps(&values, err)) return false;
   outputs->clear();
-  for (const ValueInfo& v : model_->outputs()) {
-    auto it = values.find(v.name);
-    bp_tensor_t* t = it != values.end() ? it->second.t : persistent_.at(v.name)->t;
+  for (int id : output_ids_) {
+    const size_t i = static_cast<size_t>(id);
+    bp_tensor_t* t = persistent_[i] ? persistent_[i]->t : values[i].t;
     bp_tensor_retain(t);
     outputs->push_back(t);
   }
   return true;
 }
 
-bool Session::run_nodes(std::map<std::string, Slot>* values, std::string* err) {
-  const std::string where = model_->path() + ": ";
-  const auto& nodes = model_->nodes();
-  peak_live_ = 0;
-  for (size_t k = 0; k < nodes.size(); ++k) {
-    const OnnxNode& n = nodes[k];
-    if (n.op_type == "Constant" && n.domain.empty()) continue;
-    const auto start = std::chrono::steady_clock::now();
+bool Session::run_steps(std::vector<Slot>* values, std::string* err) {
+  size_t live = 0;
+  for (const Slot& s : *values) live += s.t != nullptr ? 1 : 0;
+  peak_live_ = live;
+  Exec ex(ctx_, dev_, &ops_);
+  std::vector<NodeInput> ins;
+  for (const Step& step : steps_) {
+    const OnnxNode& n = *step.node;
+    const bool observed = static_cast<bool>(observer_);
+    const auto start = observed ? std::chrono::steady_clock::now() : std::chrono::steady_clock::time_point{};
     NodeRun nr;
-    std::vector<NodeInput> ins;
     try {
-      Exec ex(ctx_, dev_, &ops_);
-      for (const std::string& name : n.inputs) {
+      ex.reset();
+      ins.clear();
+      for (int id : step.ins) {
         NodeInput in;
-        if (!name.empty()) {
-          auto pit = persistent_.find(name);
-          Slot* s = pit != persistent_.end() ? pit->second.get() : &values->at(name);
+        if (id >= 0) {
+          const size_t i = static_cast<size_t>(id);
+          Slot* s = persistent_[i] ? persistent_[i].get() : &(*values)[i];
           in.t = s->t;
           // Computed values: only integer and bool ones (shapes, indices,
           // axes); a float activation is never read back for this.
@@ -387,20 +455,21 @@ bool Session::run_nodes(std::map<std::string, Slot>* values, std::string* err) {
         }
         ins.push_back(in);
       }
-      const std::vector<bp_tensor_t*> outs = run_node(ex, n, ins);
-      for (size_t o = 0; o < n.outputs.size(); ++o) {
-        if (n.outputs[o].empty()) continue;
+      const std::vector<bp_tensor_t*> outs = (*step.fn)(ex, n, ins);
+      for (size_t o = 0; o < step.outs.size(); ++o) {
+        if (step.outs[o] < 0) continue;
         if (o >= outs.size() || outs[o] == nullptr) {
-          *err = where + node_label(n) + ": the mapping made no output " + n.outputs[o];
+          *err = model_->path() + ": " + node_label(n) + ": the mapping made no output " + n.outputs[o];
           return false;
         }
-        Slot& s = (*values)[n.outputs[o]];
+        Slot& s = (*values)[static_cast<size_t>(step.outs[o])];
         bp_tensor_retain(outs[o]);
         s.t = outs[o];
+        ++live;
       }
-      if (observer_) {
+      if (observed) {
         bp_device_synchronize(ctx_, dev_);
-        nr.index = k;
+        nr.index = step.index;
         nr.node = &n;
         nr.inputs = &ins;
         nr.outputs = outs;
@@ -408,28 +477,22 @@ bool Session::run_nodes(std::map<std::string, Slot>* values, std::string* err) {
         nr.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
       }
     } catch (const NotMapped& e) {
-      *err = where + node_label(n) + ": not mapped: " + e.reason;
+      *err = model_->path() + ": " + node_label(n) + ": not mapped: " + e.reason;
       not_mapped_ = e.reason;
       return false;
     } catch (const CallFailed& e) {
-      *err = where + node_label(n) + ": " + e.message;
+      *err = model_->path() + ": " + node_label(n) + ": " + e.message;
       return false;
     } catch (const std::exception& e) {
-      *err = where + node_label(n) + ": the mapping failed: " + e.what();
+      *err = model_->path() + ": " + node_label(n) + ": the mapping failed: " + e.what();
       return false;
     }
-    if (observer_) observer_(nr);
-    peak_live_ = std::max(peak_live_, values->size());
-    for (const std::string& name : n.inputs) {
-      auto it = last_use_of_.find(name);
-      if (it != last_use_of_.end() && it->second == k) values->erase(name);
-    }
-    for (const std::string& name : n.outputs) {  // outputs nobody reads
-      if (!name.empty() && !last_use_of_.count(name)) {
-        bool is_output = false;
-        for (const ValueInfo& v : model_->outputs()) is_output = is_output || v.name == name;
-        if (!is_output) values->erase(name);
-      }
+    if (observed) observer_(nr);
+    peak_live_ = std::max(peak_live_, live);
+    for (int id : step.release) {
+      Slot& s = (*values)[static_cast<size_t>(id)];
+      if (s.t != nullptr) --live;
+      s.reset();
     }
   }
   return true;

@@ -118,6 +118,15 @@ void register_elementwise(MapTable* t) {
     const DType d = dtype_of(in[0].t);
     need_dtype(n.op_type, "pow.Tensor_Tensor", d);
     need_dtype(n.op_type, "pow.Tensor_Tensor", dtype_of(in[1].t));
+    // A float base squared (a constant exponent 2, as in exported layer
+    // norms and variances): one multiply, as torch's pow does; x * x is the
+    // correctly rounded square, so no less exact than pow.
+    // (An exponent of higher rank than the base would broadcast it: no.)
+    if (dtype_is_float(d) && in[1].host != nullptr && in[1].host->values.size() == 1 && in[1].host->values[0] == 2.0 &&
+        in[1].host->ndim() <= bp_tensor_ndim(in[0].t)) {
+      need_dtype(n.op_type, "mul.Tensor", d);
+      return {ex.call("mul.Tensor", {vt(in[0].t), vt(in[0].t)})};
+    }
     return {ex.cast(ex.call("pow.Tensor_Tensor", {vt(in[0].t), vt(in[1].t)}), d)};
   };
   m["Sum"] = variadic("add.Tensor", false);

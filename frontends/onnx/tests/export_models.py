@@ -126,11 +126,17 @@ def vit():
     return m
 
 
+def encoder_pad_mask():
+    """The Encoder's padding mask for a batch of 2 sequences of 10 tokens."""
+    mask = torch.zeros(2, 10, dtype=torch.bool)
+    mask[1, 7:] = True  # the second sequence is padded after 7 tokens
+    return mask
+
+
 def models():
     g = torch.Generator().manual_seed(SEED)
     img = lambda n=1, s=64: torch.randn(n, 3, s, s, generator=g)
-    mask = torch.zeros(2, 10, dtype=torch.bool)
-    mask[1, 7:] = True  # the second sequence is padded after 7 tokens
+    mask = encoder_pad_mask()
     tv = torchvision.models
     return {
         "resnet18": (lambda: tv.resnet18(weights=None), (img(),), ["input"]),

@@ -139,7 +139,7 @@ int main(int argc, char** argv) {
   app.footer(kHelpFooter);
   std::string model_path, device_spec, output_dir, trace_path;
   std::vector<std::string> input_specs, expect_specs;
-  int bench = 0;
+  int bench = 0, warmup = 0;
   uint64_t seed = 0;
   bool report = false, shadow = false, seed_given = false;
   double shadow_rtol = bponnx::kShadowRtol, shadow_atol = bponnx::kShadowAtol, expect_rtol = 1e-3, expect_atol = 1e-4;
@@ -148,6 +148,10 @@ int main(int argc, char** argv) {
   app.add_option("--input", input_specs, "NAME=FILE.npy for a graph input (random values of the declared shape otherwise)");
   app.add_option("--output-dir", output_dir, "write each graph output as DIR/<name>.npy");
   app.add_option("--bench", bench, "after one warm-up run, time N runs; print median and min")->check(CLI::NonNegativeNumber);
+  app.add_option("--warmup", warmup,
+                 "run the model N times before the run that --report/--trace/--shadow record (steady-state times: no "
+                 "first-call set-up)")
+      ->check(CLI::NonNegativeNumber);
   app.add_flag("--report", report, "per backend: nodes and time native vs fallback, transfers, peak memory, fallback ops by time");
   app.add_option("--trace", trace_path, "write a Chrome trace-event JSON (Perfetto, chrome://tracing), one event per node");
   app.add_flag("--shadow", shadow, "run every node on the CPU too; report the first and the worst differing node");
@@ -237,6 +241,11 @@ int main(int argc, char** argv) {
   if (!session.prepare(&err)) {
     std::fprintf(stderr, "bp-run: %s\n", err.c_str());
     return kExitBadInput;
+  }
+  for (int i = 0; i < warmup; ++i) {  // unobserved runs: caches, oneDNN primitives and memory warm
+    std::vector<bp_tensor_t*> outs;
+    if (!session.run(inputs, &outs, &err)) break;  // the recorded run below reports the error
+    for (bp_tensor_t* t : outs) bp_tensor_release(t);
   }
   bprun::Recorder rec(ctx, dev, !trace_path.empty(), shadow, shadow_rtol, shadow_atol);
   const bool recording = report || shadow || !trace_path.empty();

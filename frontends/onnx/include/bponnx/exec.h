@@ -1,16 +1,26 @@
 // What an ONNX node mapping works with: its inputs on the device (and on
 // the host, for shape-like inputs such as Reshape's shape), and a small
 // executor that calls Backplane operators through the public C API.
+// Host applications normally use graph.h (Model, Session) and need this
+// header only to write a mapping of their own or to call operators by name.
 //
-// A mapping reports a gap by throwing NotMapped (before it calls anything
-// when it can) and a failed call by throwing CallFailed; callers of a
-// mapping (graph.cpp, bp-conformance's ONNX corpus) catch both, and no
-// exception crosses the C ABI.
+// Errors: a mapping reports a gap by throwing NotMapped (before it calls
+// anything when it can) and a failed call by throwing CallFailed; callers
+// of a mapping (Session, bp-conformance's ONNX corpus) catch both, and no
+// exception crosses the C ABI. Only the functions documented as throwing
+// throw (besides std::bad_alloc).
+//
+// Thread-safety: an OpCache and an Exec belong to one thread at a time;
+// distinct ones may run concurrently on one context (Backplane's operator
+// calls are free-threaded). map_table() is safe from any thread;
+// set_dtype_claims() is not (set it once, before mappings run).
 #pragma once
 
 #include <functional>
+#include <initializer_list>
 #include <map>
 #include <string>
+#include <unordered_map>
 #include <vector>
 
 #include "backplane/backplane.h"
@@ -18,57 +28,72 @@
 
 namespace bponnx {
 
-// Boxed arguments of bp_op_call; the pointers they carry (tensors, int
-// lists, strings) are borrowed and must outlive the call.
+/// Boxed arguments of bp_op_call (backplane.h's bp_value_t). The pointers
+/// they carry (tensors, int lists, strings) are borrowed, not retained: the
+/// tensor, vector or string must outlive the call they are passed to.
 bp_value_t vnone();
-bp_value_t vt(bp_tensor_t* t);  // NONE when t is nullptr (an optional tensor left out)
+/// A tensor argument; NONE when t is nullptr (an optional tensor left out).
+bp_value_t vt(bp_tensor_t* t);
 bp_value_t vi(int64_t i);
 bp_value_t vd(double d);
 bp_value_t vb(bool b);
+/// An int list borrowing `ints`' storage.
 bp_value_t vl(const std::vector<int64_t>& ints);
+/// A string borrowing `s` (NUL-terminated).
 bp_value_t vs(const char* s);
 bp_value_t vdtype(DType d);
 
-// "<function>: <status name>: <last error message>".
+/// "<what>: <status name>: <bp_last_error_message()>", read on the calling
+/// thread right after the failed call.
 std::string api_error(const char* what, bp_status_t st);
 
-// "op Foo", "attribute Conv.auto_pad=SAME_UPPER", "dtype ReduceMean(int32)".
+/// Thrown by a mapping that cannot express the node: `reason` names the
+/// gap as "op Foo", "attribute Conv.auto_pad=SAME_UPPER" or
+/// "dtype ReduceMean(int32)".
 struct NotMapped {
   std::string reason;
 };
-// A Backplane call returned a status: "<operator>: <status>: <message>".
+/// Thrown when a Backplane call returned a status: "<operator>: <status>:
+/// <message>" (api_error's form).
 struct CallFailed {
   std::string message;
 };
 
-// One node input: on the device (nullptr when left out) and on the host.
+/// One node input: the tensor on the session's device (nullptr when the
+/// optional input is left out) and, for small values, its host copy. Both
+/// are borrowed from the session for the duration of the mapping call.
 struct NodeInput {
   bp_tensor_t* t = nullptr;
   const HostTensor* host = nullptr;  // nullptr when the values are not on the host
   bool present() const { return t != nullptr; }
 };
 
-// The host values of a shape-like input. Throws NotMapped naming the need
-// when the input is left out or has no host copy (computed on the device and
-// larger than the executor copies back).
+/// The host values of a shape-like input (Reshape's shape, Slice's starts).
+/// Throws NotMapped naming the need when the input is left out or has no
+/// host copy (computed on the device and larger than the 64 elements the
+/// session copies back). The reference is borrowed from `in`.
 const HostTensor& host_of(const NodeInput& in);
 
-// Boxed argument helpers; an int list borrows `v`, which must outlive the call.
-
-// Operator handles by name, resolved once per context (not thread-safe).
+/// Operator handles by schema name ("add.Tensor"), resolved once per
+/// context with bp_op_find and kept. `ctx` must outlive the cache. Not
+/// thread-safe: one cache per thread.
 class OpCache {
  public:
   explicit OpCache(bp_context_t* ctx) : ctx_(ctx) {}
-  bp_op_t* find(const std::string& name);  // nullptr when libbackplane has no such operator
+  /// The handle, or nullptr when libbackplane has no such operator (the
+  /// miss is cached too). Handles live as long as the context.
+  bp_op_t* find(const std::string& name);
 
  private:
   bp_context_t* ctx_;
-  std::map<std::string, bp_op_t*> ops_;
+  std::unordered_map<std::string, bp_op_t*> ops_;
 };
 
-// Runs the Backplane calls of one mapping on one device. Every tensor it
-// makes is held until the Exec is destroyed; keep a result longer with
-// bp_tensor_retain.
+/// Runs the Backplane calls of mappings on one device. Every tensor it
+/// makes (call, upload, scalar, full, cast results) is held by the Exec and
+/// released by reset() or the destructor; a caller that keeps a result
+/// longer takes its own reference with bp_tensor_retain. `ctx` and `ops`
+/// must outlive it. Not thread-safe: one Exec per thread.
 class Exec {
  public:
   Exec(bp_context_t* ctx, bp_device_t dev, OpCache* ops);
@@ -76,27 +101,40 @@ class Exec {
   Exec(const Exec&) = delete;
   Exec& operator=(const Exec&) = delete;
 
-  // Calls operator `op` (schema name); the result is held by the pool.
-  // Throws CallFailed on a status.
-  bp_tensor_t* call(const std::string& op, std::vector<bp_value_t> args);
-  // A host tensor made on the device (values cast to h.dtype by the CPU's to.dtype).
+  /// Calls operator `op` (schema name, e.g. "conv2d") with `args` in schema
+  /// order; returns its one output, held by the Exec. Shapes, dtypes and
+  /// broadcasting are the operator's (dispatcher/ops.yaml). Throws
+  /// CallFailed when the operator does not exist or the call returns a
+  /// status (the message names operator, status and the dispatcher's text).
+  bp_tensor_t* call(const std::string& op, std::initializer_list<bp_value_t> args);
+  /// A host tensor made on the device: h.values cast to h.dtype (float16
+  /// and bfloat16 rounded by the CPU's to.dtype; integers saturate, NaN
+  /// becomes 0). Throws CallFailed on an allocation or copy error.
   bp_tensor_t* upload(const HostTensor& h);
-  // Stored bytes made on the device. Throws NotMapped for an unsupported dtype.
+  /// Stored bytes (r.sizes, r.dtype) made on the device. Throws NotMapped
+  /// for an unsupported element type (r.unsupported), CallFailed on an
+  /// allocation or copy error.
   bp_tensor_t* upload(const RawTensor& r);
-  // A tensor's values on the host (cast to float64 on the CPU, then read back).
+  /// A tensor's values (any device, any layout) on the host, as doubles in
+  /// row-major order: read back and widened on the host (float16/bfloat16:
+  /// cast to float64 on the CPU first). Throws CallFailed on a copy error.
   HostTensor to_host(bp_tensor_t* t);
-  // A 0-dim CPU tensor of `d` holding v (joins any device as a scalar).
+  /// A 0-dim CPU tensor of `d` holding v (joins any device as a scalar).
   bp_tensor_t* scalar(double v, DType d);
-  // A new tensor of `sizes` x `d` on the device, every element `v` (empty + fill_).
+  /// A new tensor of `sizes` x `d` on the device, every element `v`
+  /// (bp_tensor_empty + fill_). Throws CallFailed.
   bp_tensor_t* full(const std::vector<int64_t>& sizes, DType d, double v);
-  // to.dtype when the dtype differs.
+  /// `t` itself when its dtype is `d`, else to.dtype(t, d) (held). Throws CallFailed.
   bp_tensor_t* cast(bp_tensor_t* t, DType d);
 
   bp_context_t* ctx() const { return ctx_; }
   bp_device_t device() const { return dev_; }
+  /// OpCache::find through the Exec's cache.
   bp_op_t* find(const std::string& name) { return ops_->find(name); }
-  // Every operator call() made, in order.
+  /// Every operator call() made since construction or reset(), in order.
   const std::vector<bp_op_t*>& called() const { return called_; }
+  /// Releases every tensor held and forgets called(), as if newly made.
+  void reset();
 
  private:
   bp_tensor_t* hold(bp_tensor_t* t);
@@ -109,34 +147,40 @@ class Exec {
   std::vector<bp_op_t*> called_;
 };
 
+/// The tensor's dtype (float32 for a dtype outside the nine).
 DType dtype_of(const bp_tensor_t* t);
+/// The tensor's sizes (empty for 0-dim).
 std::vector<int64_t> sizes_of(const bp_tensor_t* t);
-// The values of a host tensor as int64 (clamped to +-2^62 so INT64_MAX
-// "to the end" markers stay usable).
+/// The values of a host tensor as int64, each clamped to +-2^62 so
+/// INT64_MAX "to the end" markers (Slice) stay usable in arithmetic.
 std::vector<int64_t> host_ints(const HostTensor& h);
 
-// Throws NotMapped("dtype <onnx_op>(<d>)") when the dtype-claims hook says
-// `bp_op` does not claim `d`. Without a hook every dtype is claimed and a
-// gap shows as the operator's own error when called.
+/// Throws NotMapped("dtype <onnx_op>(<d>)") when the dtype-claims hook says
+/// `bp_op` does not claim `d`. Without a hook every dtype is claimed and a
+/// gap shows as the operator's own error when called.
 void need_dtype(const std::string& onnx_op, const std::string& bp_op, DType d);
-// Installs the hook need_dtype asks (bp-conformance: ops.yaml's claims).
-// Set it once, before mappings run; not synchronized with running mappings.
+/// The hook need_dtype asks (bp-conformance installs ops.yaml's claims).
+/// Process-wide; set it once, before mappings run: not synchronized with
+/// running mappings.
 using DTypeClaims = std::function<bool(const std::string& bp_op, DType d)>;
 void set_dtype_claims(DTypeClaims claims);
-// Throws NotMapped("attribute <op>.<name>=<value>").
+/// Throws NotMapped("attribute <op>.<name>=<value>").
 [[noreturn]] void unsupported_attr(const std::string& op, const std::string& name, const std::string& value);
 
-// A mapping: the node's outputs (nullptr for outputs not computed: only
-// allowed where the output name is "").
+/// A mapping: runs one node with `Exec` and returns its outputs, one per
+/// node output (nullptr only where the output name is ""), held by the Exec.
+/// Throws NotMapped or CallFailed.
 using MapFn = std::function<std::vector<bp_tensor_t*>(Exec&, const OnnxNode&, const std::vector<NodeInput>&)>;
+/// ONNX op type (default domain) -> mapping.
 using MapTable = std::map<std::string, MapFn>;
 
-// Families (onnx_map_*.cpp).
+/// The families that fill the table (map_*.cpp).
 void register_elementwise(MapTable* t);
 void register_tensor_ops(MapTable* t);
 void register_nn(MapTable* t);
 void register_losses(MapTable* t);
 void register_generators(MapTable* t);
+/// Every mapping, built once on first use (thread-safe) and never changed.
 const MapTable& map_table();
 
 }  // namespace bponnx

@@ -1,5 +1,6 @@
 // An ONNX model loaded for execution, and a session that runs it on one
-// Backplane device through the public C API.
+// Backplane device through the public C API. The header a host application
+// starts from (docs/bp-run.md, "The frontend library in a host app").
 //
 // Model::load reads a .onnx file (and external-data files beside it),
 // checks it (parses, opset supported, every node input produced before it
@@ -10,8 +11,16 @@
 // intermediate at its last use (its memory returns to the device's caching
 // allocator), and returns the graph outputs.
 //
+// Shapes and dtypes are the model's: inputs must have the declared element
+// type (one of the nine of dtype.h) and the declared static dims (symbolic
+// dims take any size); outputs come back with whatever the operators make.
+//
 // Errors are returned as one line naming the file, node or input; nothing
-// throws out of Model or Session. Not thread-safe: one Session per thread.
+// throws out of Model or Session (except std::bad_alloc).
+//
+// Thread-safety: a loaded Model is immutable and may be shared by sessions
+// on several threads. A Session is not thread-safe: one Session per thread
+// (several sessions of one model on one context may run concurrently).
 #pragma once
 
 #include <cstdint>
@@ -40,20 +49,29 @@ struct ValueInfo {
   bool has_shape = false;
 };
 
+/// A parsed, checked, topologically ordered ONNX graph. Copyable value.
 class Model {
  public:
-  /// Loads `path`. False with *err (one line naming the file and what is
-  /// wrong) on a read or parse error, an unsupported opset, a node input no
-  /// node produces, a cycle, or an initializer whose data does not match.
+  /// Loads `path` into *out (replacing what it held). False with *err (one
+  /// line, "<path>: ...", naming the node or value) on a read or parse
+  /// error, a default-domain opset newer than kMaxOpset, a node whose input
+  /// or output count ONNX's schema refuses, a value produced twice, a node
+  /// input no node produces, a cycle, or an initializer whose data is
+  /// shorter or longer than its dims (external data: relative to the file's
+  /// directory). Unmapped op types are not checked here (Session::prepare).
   static bool load(const std::string& path, Model* out, std::string* err);
 
   const std::string& path() const { return path_; }
+  // Accessors: references into the model, valid while it lives.
   /// Nodes in a topological order (the file's order where it is one).
   const std::vector<OnnxNode>& nodes() const { return nodes_; }
   /// Graph inputs that are not initializers, in declaration order.
   const std::vector<ValueInfo>& inputs() const { return inputs_; }
+  /// Graph outputs in declaration order (Session::run returns them so).
   const std::vector<ValueInfo>& outputs() const { return outputs_; }
+  /// Initializers by name, as stored bytes on the host.
   const std::map<std::string, RawTensor>& initializers() const { return initializers_; }
+  /// The default-domain opset (0 when the model imports none).
   int64_t opset() const { return opset_; }
 
  private:
@@ -74,30 +92,46 @@ struct NodeRun {
   double seconds = 0.0;         // wall time of the node (device synchronized)
 };
 
-/// Runs one node's mapping with `ex` (throws NotMapped / CallFailed).
-/// Fails with NotMapped naming the op when no mapping exists.
+/// Runs one node's mapping with `ex`: its outputs, held by `ex`. Throws
+/// NotMapped naming the op when no mapping exists (or the mapping's own
+/// gap), CallFailed when an operator fails.
 std::vector<bp_tensor_t*> run_node(Exec& ex, const OnnxNode& node, const std::vector<NodeInput>& inputs);
 
+/// Runs one Model on one device. Holds device memory for the model's
+/// initializers from prepare() until destroyed.
 class Session {
  public:
+  /// `ctx` (with `dev` a device of it, e.g. from bp_device_parse) and
   /// `model` must outlive the session. Nothing runs until prepare().
   Session(bp_context_t* ctx, bp_device_t dev, const Model* model);
   ~Session();
   Session(const Session&) = delete;
   Session& operator=(const Session&) = delete;
 
-  /// Checks every node has a mapping (else an error naming op type, node
-  /// name and opset) and uploads initializers and Constant values once.
+  /// Checks every node has a mapping (else false with an error naming op
+  /// type, node name and opset, and every other unmapped op type of the
+  /// model) and uploads initializers and Constant values to the device once
+  /// (false on an element type Backplane lacks or a device error). run()
+  /// calls it when it was not called.
   bool prepare(std::string* err);
 
   /// Runs the graph. `inputs` maps each graph input name to a tensor on any
-  /// device (moved to the session's device when elsewhere); its dtype and
-  /// declared static dims are checked. On success `outputs` receives one new
-  /// reference per graph output, in order (the caller releases them).
+  /// device (borrowed; copied to the session's device when elsewhere); its
+  /// dtype and declared static dims are checked. On success `outputs` is
+  /// cleared and receives one new reference per graph output, in
+  /// Model::outputs() order, on the session's device (the caller releases
+  /// each with bp_tensor_release). False with *err on a missing input, a
+  /// wrong dtype or shape ("input X has shape [1, 3], the model declares
+  /// [1, 4]"), a node the mappings cannot express or an operator error
+  /// (naming the node); nothing is returned then. Runs synchronously with
+  /// respect to the host only as far as the operators do: read outputs
+  /// with bp_tensor_to_host, which synchronizes.
   bool run(const std::map<std::string, bp_tensor_t*>& inputs, std::vector<bp_tensor_t*>* outputs,
            std::string* err);
 
-  /// Called after every node (bp-run's report, trace and shadow check).
+  /// Called after every node with what it did (bp-run's report, trace and
+  /// shadow check); the device is synchronized before each call, so an
+  /// observer slows a run. nullptr removes it. Called on run()'s thread.
   void set_observer(std::function<void(const NodeRun&)> fn) { observer_ = std::move(fn); }
   /// Largest number of intermediate values alive at once in the last run.
   size_t peak_live_values() const { return peak_live_; }
@@ -109,13 +143,19 @@ class Session {
 
  private:
   struct Slot;
-  bool run_nodes(std::map<std::string, Slot>* values, std::string* err);
+  struct Step;
+  // Value ids (value_id_) are dense: slots of a run are a vector, not a map.
+  int value_id(const std::string& name);
+  void plan();
+  bool run_steps(std::vector<Slot>* values, std::string* err);
   bp_context_t* ctx_;
   bp_device_t dev_;
   const Model* model_;
   OpCache ops_;
-  std::map<std::string, std::unique_ptr<Slot>> persistent_;
-  std::map<std::string, size_t> last_use_of_;  // value -> index of the last node reading it
+  std::map<std::string, int> value_id_;            // every value name the graph uses -> its id
+  std::vector<std::unique_ptr<Slot>> persistent_;  // by id: initializers and Constant values, else nullptr
+  std::vector<Step> steps_;                        // the nodes to run (not Constant), in order
+  std::vector<int> input_ids_, output_ids_;        // graph inputs and outputs, declared order
   std::function<void(const NodeRun&)> observer_;
   size_t peak_live_ = 0;
   std::string not_mapped_;

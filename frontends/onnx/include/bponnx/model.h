@@ -1,6 +1,7 @@
 // One ONNX node as the mappings see it: op type, domain, the opset of its
 // domain, input and output value names, and its attributes. Protobuf-free:
-// proto.h fills it from a NodeProto.
+// proto.h fills it from a NodeProto. Plain values: no shared state, safe to
+// read from any thread.
 #pragma once
 
 #include <cstdint>
@@ -12,6 +13,7 @@
 
 namespace bponnx {
 
+/// One attribute; `kind` says which field holds its value.
 struct OnnxAttribute {
   enum Kind { kInt, kFloat, kString, kInts, kFloats, kTensor, kOther } kind = kOther;
   int64_t i = 0;
@@ -23,6 +25,7 @@ struct OnnxAttribute {
   std::string type_name;  // for kOther: "GRAPH", "STRINGS", ...
 };
 
+/// One node of a Model (graph.h), in the model's topological order.
 struct OnnxNode {
   std::string name;        // the node's name; may be ""
   std::string op_type;
@@ -33,6 +36,8 @@ struct OnnxNode {
   std::map<std::string, OnnxAttribute> attrs;
 
   bool has(const std::string& name) const { return attrs.count(name) != 0; }
+  // Getters: the attribute's value when present with that kind (get_float
+  // also reads an INT), else `dflt`. They never throw.
   int64_t get_int(const std::string& name, int64_t dflt) const;
   double get_float(const std::string& name, double dflt) const;
   std::string get_string(const std::string& name, const std::string& dflt) const;

@@ -1,6 +1,6 @@
 // NumPy .npy files (format versions 1-3, little-endian, C order) as the
 // frontend's RawTensor. Only dtypes Backplane has: <f2 <f4 <f8 |i1 |u1 <i4
-// <i8 |b1 (bfloat16 has no NumPy dtype).
+// <i8 |b1 (bfloat16 has no NumPy dtype). Reentrant: no shared state.
 #pragma once
 
 #include <string>
@@ -9,11 +9,13 @@
 
 namespace bponnx {
 
-/// Reads `path`. False with *err naming the file and what is wrong
-/// (not .npy, Fortran order, big-endian or unsupported dtype, short data).
+/// Reads `path` into *out (sizes from the header's shape, 0-dim for "()").
+/// False with *err naming the file and what is wrong (unreadable, not .npy,
+/// Fortran order, big-endian or unsupported dtype, short data).
 bool npy_read(const std::string& path, RawTensor* out, std::string* err);
-/// Writes `t` as a version 1.0 .npy file. False with *err on an I/O error
-/// or a dtype NumPy lacks (bfloat16).
+/// Writes `t` (t.bytes as stored, C order) as a version 1.0 .npy file,
+/// replacing `path`. False with *err on an I/O error or a dtype NumPy lacks
+/// (bfloat16).
 bool npy_write(const std::string& path, const RawTensor& t, std::string* err);
 
 }  // namespace bponnx

@@ -8,7 +8,10 @@
 //     inputs, and measures how far the device's outputs are from the CPU's.
 //   - compare_output: a graph output against expected values (a .npy).
 //
-// Not thread-safe: one ShadowCheck per Session.
+// Thread-safety: node_path, node_display_name, input_shapes and
+// compare_output may run on any thread (they only read; compare_output makes
+// its own CPU tensors). A ShadowCheck is not thread-safe: one per Session,
+// called from that session's observer.
 #pragma once
 
 #include <cstdint>
@@ -91,8 +94,10 @@ struct OutputMatch {
   /// rtol R atol A (worst at flat index I: got G, expected E)"; or error.
   std::string message(double rtol, double atol) const;
 };
-/// Compares `got` (any device) with `want` (host bytes, e.g. from npy_read)
-/// on the CPU, in float64.
+/// Compares `got` (any device, borrowed) with `want` (host bytes, e.g. from
+/// npy_read) on the CPU, in float64, elementwise; the sizes must be equal
+/// (no broadcasting), the dtypes may differ. Never throws: a size mismatch
+/// or a failed call comes back in OutputMatch::error with match false.
 OutputMatch compare_output(bp_context_t* ctx, bp_tensor_t* got, const RawTensor& want, double rtol, double atol);
 
 }  // namespace bponnx

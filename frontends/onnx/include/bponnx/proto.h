@@ -1,5 +1,7 @@
 // Reading libonnx's protobuf messages into the frontend's protobuf-free
-// types. Needs <onnx/onnx_pb.h> (libonnx-dev, ONNX_NAMESPACE=onnx).
+// types. Needs <onnx/onnx_pb.h> (libonnx-dev, compiled with ONNX_ML=1 and
+// ONNX_NAMESPACE=onnx: linking Backplane::onnx brings both). Reentrant: no
+// shared state; the messages are only read.
 #pragma once
 
 #include <string>
