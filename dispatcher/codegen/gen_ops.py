@@ -34,7 +34,8 @@ METAS = {
     "unary_no_bool", "unary_float", "unary_float_only", "reduction_sum", "reduction_mean",
     "reduction_minmax", "reduction_argmax", "matmul", "addmm", "linear", "softmax",
     "layer_norm", "batch_norm", "conv2d", "max_pool2d", "avg_pool2d", "copy", "fill", "cat",
-    "to_dtype", "clone", "contiguous",
+    "to_dtype", "clone", "contiguous", "upsample2d",
+    "index_select",
     # view functions
     "view", "reshape", "permute", "transpose", "narrow", "slice", "select", "expand",
     "squeeze", "unsqueeze",

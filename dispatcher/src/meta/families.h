@@ -18,6 +18,10 @@ extern const MetaFunctions kMatmulMeta, kAddmmMeta, kLinearMeta;
 extern const MetaFunctions kSoftmaxMeta, kLayerNormMeta, kBatchNormMeta;
 // conv_pool.cpp
 extern const MetaFunctions kConv2dMeta, kMaxPool2dMeta, kAvgPool2dMeta;
+// resample.cpp
+extern const MetaFunctions kUpsample2dMeta;
+// indexing.cpp
+extern const MetaFunctions kIndexSelectMeta;
 // copy.cpp
 extern const MetaFunctions kCopyMeta, kFillMeta, kCatMeta, kToDtypeMeta, kCloneMeta, kContiguousMeta;
 // views.cpp

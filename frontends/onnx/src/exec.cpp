@@ -263,6 +263,7 @@ const MapTable& map_table() {
     register_elementwise(&t);
     register_tensor_ops(&t);
     register_nn(&t);
+    register_resample(&t);
     register_losses(&t);
     register_generators(&t);
     return t;

@@ -231,20 +231,31 @@ void register_tensor_ops(MapTable* t) {
     h.sizes = {static_cast<int64_t>(h.values.size())};
     return {ex.upload(h)};
   };
-  // Gather with indices known on the host (constants, shapes, short token
-  // lists): one narrow per index, concatenated, reshaped to
-  // data[:axis] + indices + data[axis+1:]. Indices computed on the device
-  // and too large for a host copy would need an index_select operator,
-  // which Backplane lacks.
+  // Gather, the result reshaped to data[:axis] + indices + data[axis+1:].
+  // Indices known on the host (constants, shapes, short token lists): one
+  // narrow per index (views), concatenated. Indices on the device:
+  // index_select with the flattened indices, negative ones (ONNX counts them
+  // from the end) moved up by the axis size first.
   m["Gather"] = [](Exec& ex, const OnnxNode& n, const Ins& in) -> Outs {
-    if (in[1].host == nullptr) {
-      throw NotMapped{"input Gather.indices with " + std::to_string(bp_tensor_numel(in[1].t)) +
-                      " elements computed on the device (needs an index_select operator)"};
-    }
     const std::vector<int64_t> xs = sizes_of(in[0].t);
     const int64_t rank = static_cast<int64_t>(xs.size());
     const int64_t axis = norm_axis(n, n.get_int("axis", 0), rank);
     const int64_t len = xs[static_cast<size_t>(axis)];
+    if (in[1].host == nullptr) {
+      need_dtype(n.op_type, "index_select", dtype_of(in[0].t));
+      const DType it = dtype_of(in[1].t);
+      if (it != DType::kInt64 && it != DType::kInt32) throw NotMapped{std::string("dtype Gather.indices(") + dtype_name(it) + ")"};
+      std::vector<int64_t> out_sizes(xs.begin(), xs.begin() + axis);
+      const std::vector<int64_t> is = sizes_of(in[1].t);
+      out_sizes.insert(out_sizes.end(), is.begin(), is.end());
+      out_sizes.insert(out_sizes.end(), xs.begin() + axis + 1, xs.end());
+      bp_tensor_t* idx = ex.call("reshape", {vt(in[1].t), vl({-1})});
+      bp_tensor_t* neg = ex.call("lt.Tensor", {vt(idx), vt(ex.scalar(0, it))});
+      idx = ex.call("where.self", {vt(neg), vt(ex.call("add.Tensor", {vt(idx), vt(ex.scalar(static_cast<double>(len), it))})),
+                                   vt(idx)});
+      bp_tensor_t* y = ex.call("index_select", {vt(in[0].t), vi(axis), vt(idx)});
+      return {ex.call("reshape", {vt(y), vl(out_sizes)})};
+    }
     std::vector<int64_t> idx = host_ints(host_of(in[1]));
     for (int64_t& i : idx) {
       if (i < -len || i >= len) throw CallFailed{"Gather: index " + std::to_string(i) + " out of range for axis size " + std::to_string(len)};

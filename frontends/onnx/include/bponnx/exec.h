@@ -135,6 +135,7 @@ using MapTable = std::map<std::string, MapFn>;
 void register_elementwise(MapTable* t);
 void register_tensor_ops(MapTable* t);
 void register_nn(MapTable* t);
+void register_resample(MapTable* t);
 void register_losses(MapTable* t);
 void register_generators(MapTable* t);
 const MapTable& map_table();
