@@ -1,5 +1,5 @@
 // Meta functions, part 3: the image operators grown for real networks
-// (upsampling): output sizes, the arguments handed to kernels, and the
+// (upsampling, transposed convolution, index_select): output sizes, the arguments handed to kernels, and the
 // messages bad input gets.
 #include <gtest/gtest.h>
 
@@ -38,6 +38,44 @@ TEST(UpsampleTest, Errors) {
               BP_STATUS_INVALID_ARGUMENT, {"argument 'output_size'", "positive", "[0, 3]"});
   ExpectError(Infer("upsample2d", "upsample_bilinear2d", kBilinearNames, {A(T({1, 2, 3, 5})), L(three), B(false)}).status,
               BP_STATUS_INVALID_ARGUMENT, {"argument 'output_size'", "two ints", "[1, 2, 3]"});
+}
+
+const std::vector<const char*> kConvTNames = {"input", "weight", "bias", "stride", "padding", "output_padding",
+                                               "groups", "dilation"};
+
+TEST(ConvTranspose2dTest, OutputSizesAndErrors) {
+  std::vector<int64_t> s2 = {2}, p1 = {1}, op1 = {1}, d1 = {1}, op2 = {2};
+  // (5 - 1) * 2 - 2 + 1 * (3 - 1) + 1 + 1 = 10; C_out = 3 * groups 2.
+  Result r = Infer("conv_transpose2d", "conv_transpose2d.input", kConvTNames,
+                   {A(T({2, 4, 5, 6})), A(T({4, 3, 3, 3})), None(), L(s2), L(p1), L(op1), I(2), L(d1)});
+  ASSERT_TRUE(r.status.ok()) << r.status.message();
+  EXPECT_EQ(Sizes(r.plan.outputs[0]), (std::vector<int64_t>{2, 6, 10, 12}));
+  r = Infer("conv_transpose2d", "conv_transpose2d.input", kConvTNames,
+            {A(T({4, 5, 6})), A(T({4, 3, 3, 3})), None(), L(s2), L(p1), L(op1), I(1), L(d1)});
+  ASSERT_TRUE(r.status.ok()) << r.status.message();
+  EXPECT_EQ(Sizes(r.plan.outputs[0]), (std::vector<int64_t>{3, 10, 12}));  // unbatched stays unbatched
+  ExpectError(Infer("conv_transpose2d", "conv_transpose2d.input", kConvTNames,
+                    {A(T({1, 4, 5, 6})), A(T({4, 3, 3, 3})), None(), L(s2), L(p1), L(op2), I(1), L(d1)})
+                  .status,
+              BP_STATUS_INVALID_ARGUMENT, {"argument 'output_padding'", "smaller than stride"});
+  ExpectError(Infer("conv_transpose2d", "conv_transpose2d.input", kConvTNames,
+                    {A(T({1, 2, 5, 6})), A(T({4, 3, 3, 3})), None(), L(s2), L(p1), L(op1), I(1), L(d1)})
+                  .status,
+              BP_STATUS_INVALID_ARGUMENT, {"argument 'weight'", "expected 2 input channels"});
+}
+
+TEST(IndexSelectTest, SizesAndErrors) {
+  const std::vector<const char*> names = {"self", "dim", "index"};
+  Result r = Infer("index_select", "index_select", names, {A(T({4, 5, 6})), I(-2), A(T({7}, D::kInt64))});
+  ASSERT_TRUE(r.status.ok()) << r.status.message();
+  EXPECT_EQ(Sizes(r.plan.outputs[0]), (std::vector<int64_t>{4, 7, 6}));
+  EXPECT_EQ(r.plan.rewritten[1].i, 1);  // the kernel gets the normalized dim
+  ExpectError(Infer("index_select", "index_select", names, {A(T({4, 5})), I(0), A(T({2}, D::kFloat32))}).status,
+              BP_STATUS_INVALID_ARGUMENT, {"argument 'index'", "int64 or int32", "float32"});
+  ExpectError(Infer("index_select", "index_select", names, {A(T({4, 5})), I(0), A(T({2, 2}, D::kInt64))}).status,
+              BP_STATUS_INVALID_ARGUMENT, {"argument 'index'", "0-D or 1-D"});
+  ExpectError(Infer("index_select", "index_select", names, {A(T({4, 5})), I(2), A(T({2}, D::kInt64))}).status,
+              BP_STATUS_OUT_OF_RANGE, {"argument 'dim'"});
 }
 
 }  // namespace

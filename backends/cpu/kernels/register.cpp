@@ -9,7 +9,7 @@ namespace {
 using FamilyFn = const KernelDef* (*)(size_t*);
 const FamilyFn kFamilies[] = {BinaryKernels, UnaryKernels,  CompareWhereKernels, ReduceKernels,
                               MatmulKernels, ConvPoolKernels, SoftmaxNormKernels,  CopyFillCatKernels,
-                              ResampleKernels, IndexKernels};
+                              ResampleKernels, IndexKernels,  ConvTransposeKernels};
 
 }  // namespace
 
