@@ -128,6 +128,25 @@ void register_tensor_ops(MapTable* t) {
   m["ReduceSumSquare"] = reduction("sum.dim_IntList", 18, "square", nullptr, false);
   m["ReduceLogSum"] = reduction("sum.dim_IntList", 18, nullptr, "log", true);
   m["ReduceLogSumExp"] = reduction("sum.dim_IntList", 18, "exp", "log", true);
+  // ReduceProd: prod.dim_int takes one dim, so one call per axis (kept), the
+  // reduced dims dropped at the end unless keepdims.
+  m["ReduceProd"] = [](Exec& ex, const OnnxNode& n, const Ins& in) -> Outs {
+    const DType d = dtype_of(in[0].t);
+    need_dtype(n.op_type, "prod.dim_int", d);
+    const ReduceSpec s = reduce_spec(n, in, 18);
+    if (s.noop || bp_tensor_ndim(in[0].t) == 0) return {ex.call("clone", {vt(in[0].t)})};
+    bp_tensor_t* y = in[0].t;
+    for (int64_t a : s.axes) y = ex.call("prod.dim_int", {vt(y), vi(a), vb(true)});
+    if (!s.keepdims) {
+      std::vector<int64_t> kept;
+      const std::vector<int64_t> ys = sizes_of(y);
+      for (size_t k = 0; k < ys.size(); ++k) {
+        if (!std::binary_search(s.axes.begin(), s.axes.end(), static_cast<int64_t>(k))) kept.push_back(ys[k]);
+      }
+      y = ex.call("reshape", {vt(y), vl(kept)});
+    }
+    return {ex.cast(y, d)};  // integer products come back in int64
+  };
   m["ArgMax"] = arg(false);
   m["ArgMin"] = arg(true);
 
