@@ -1,5 +1,5 @@
-// Meta functions, part 3: the image operators grown for real networks
-// (upsampling, transposed convolution, index_select): output sizes, the arguments handed to kernels, and the
+// Meta functions, part 3: operators grown for real networks (upsampling,
+// transposed convolution, index_select, topk): output sizes, the arguments handed to kernels, and the
 // messages bad input gets.
 #include <gtest/gtest.h>
 
@@ -76,6 +76,22 @@ TEST(IndexSelectTest, SizesAndErrors) {
               BP_STATUS_INVALID_ARGUMENT, {"argument 'index'", "0-D or 1-D"});
   ExpectError(Infer("index_select", "index_select", names, {A(T({4, 5})), I(2), A(T({2}, D::kInt64))}).status,
               BP_STATUS_OUT_OF_RANGE, {"argument 'dim'"});
+}
+
+TEST(TopkTest, TwoOutputsAndErrors) {
+  const std::vector<const char*> names = {"self", "k", "dim", "largest", "sorted"};
+  Result r = Infer("topk", "topk", names, {A(T({4, 9, 2}, D::kInt32)), I(3), I(-2), B(true), B(true)});
+  ASSERT_TRUE(r.status.ok()) << r.status.message();
+  ASSERT_EQ(r.plan.num_outputs, 2);
+  EXPECT_EQ(Sizes(r.plan.outputs[0]), (std::vector<int64_t>{4, 3, 2}));
+  EXPECT_EQ(Dtype(r.plan.outputs[0]), D::kInt32);
+  EXPECT_EQ(Sizes(r.plan.outputs[1]), (std::vector<int64_t>{4, 3, 2}));
+  EXPECT_EQ(Dtype(r.plan.outputs[1]), D::kInt64);
+  EXPECT_EQ(r.plan.rewritten[2].i, 1);
+  ExpectError(Infer("topk", "topk", names, {A(T({4, 9})), I(10), I(1)}).status, BP_STATUS_INVALID_ARGUMENT,
+              {"topk: argument 'k'", "[0, 9]", "got 10"});
+  ExpectError(Infer("topk", "topk", names, {A(T({4, 9})), I(-1), I(1)}).status, BP_STATUS_INVALID_ARGUMENT,
+              {"argument 'k'"});
 }
 
 }  // namespace

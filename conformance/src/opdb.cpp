@@ -31,6 +31,7 @@ static const std::vector<OpDef>& opdefs() {
     register_resample_ops(&d);
     register_indexing_ops(&d);
     register_conv_transpose_ops(&d);
+    register_sort_ops(&d);
     register_copy_ops(&d);
     register_view_ops(&d);
     return d;

@@ -9,7 +9,8 @@ namespace {
 using FamilyFn = const KernelDef* (*)(size_t*);
 const FamilyFn kFamilies[] = {BinaryKernels, UnaryKernels,  CompareWhereKernels, ReduceKernels,
                               MatmulKernels, ConvPoolKernels, SoftmaxNormKernels,  CopyFillCatKernels,
-                              ResampleKernels, IndexKernels,  ConvTransposeKernels};
+                              ResampleKernels, IndexKernels,  ConvTransposeKernels,
+                              SortKernels};
 
 }  // namespace
 

@@ -24,6 +24,8 @@ extern const MetaFunctions kConvTranspose2dMeta;
 extern const MetaFunctions kUpsample2dMeta;
 // indexing.cpp
 extern const MetaFunctions kIndexSelectMeta;
+// sort.cpp
+extern const MetaFunctions kTopkMeta;
 // copy.cpp
 extern const MetaFunctions kCopyMeta, kFillMeta, kCatMeta, kToDtypeMeta, kCloneMeta, kContiguousMeta;
 // views.cpp

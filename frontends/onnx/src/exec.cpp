@@ -83,14 +83,24 @@ bp_tensor_t* Exec::hold(bp_tensor_t* t) {
 }
 
 bp_tensor_t* Exec::call(const std::string& name, std::vector<bp_value_t> args) {
+  return call_multi(name, args, 1)[0];
+}
+
+std::vector<bp_tensor_t*> Exec::call_multi(const std::string& name, const std::vector<bp_value_t>& args,
+                                           int32_t num_results) {
   bp_op_t* op = find(name);
   if (op == nullptr) throw CallFailed{"operator " + name + " not found in libbackplane"};
   called_.push_back(op);
-  bp_tensor_t* r = nullptr;
-  const bp_status_t st = bp_op_call(ctx_, op, args.data(), static_cast<int32_t>(args.size()), &r, 1);
+  std::vector<bp_tensor_t*> r(static_cast<size_t>(num_results), nullptr);
+  const bp_status_t st = bp_op_call(ctx_, op, args.data(), static_cast<int32_t>(args.size()), r.data(), num_results);
   if (st != BP_STATUS_OK) throw CallFailed{api_error(name.c_str(), st)};
-  if (r == nullptr) throw CallFailed{name + ": bp_op_call returned no result tensor"};
-  return hold(r);
+  bool missing = false;
+  for (bp_tensor_t* t : r) {
+    if (t == nullptr) missing = true;
+    else hold(t);
+  }
+  if (missing) throw CallFailed{name + ": bp_op_call returned fewer result tensors than asked for"};
+  return r;
 }
 
 namespace {

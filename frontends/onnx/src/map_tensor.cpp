@@ -147,6 +147,16 @@ void register_tensor_ops(MapTable* t) {
     }
     return {ex.cast(y, d)};  // integer products come back in int64
   };
+  // TopK: k an attribute before opset 10, an input after; both outputs.
+  m["TopK"] = [](Exec& ex, const OnnxNode& n, const Ins& in) -> Outs {
+    need_dtype(n.op_type, "topk", dtype_of(in[0].t));
+    const int64_t rank = bp_tensor_ndim(in[0].t);
+    const int64_t axis = norm_axis(n, n.get_int("axis", -1), rank);
+    const int64_t k = n.opset < 10 ? n.get_int("k", 0) : host_ints(host_of(in[1])).at(0);
+    const std::vector<bp_value_t> args = {vt(in[0].t), vi(k), vi(axis), vb(n.get_int("largest", 1) != 0),
+                                          vb(n.get_int("sorted", 1) != 0)};
+    return ex.call_multi("topk", args, 2);
+  };
   m["ArgMax"] = arg(false);
   m["ArgMin"] = arg(true);
 
