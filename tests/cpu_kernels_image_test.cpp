@@ -66,8 +66,8 @@ TEST_F(CpuKernels, ConvTranspose2dScattersEachInputOverTheKernel) {
   b.Set<float>({0.5f});
   HostTensor y4(F32(), {1, 1, 4, 4}), y3(F32(), {1, 1, 3, 3});
   const std::vector<int64_t> s2 = {2, 2}, s1 = {1, 1}, p0 = {0, 0}, d1 = {1, 1};
-  ASSERT_EQ(Call("conv_transpose2d.input", {TArg(x), TArg(w), NoneArg(), LArg(s2), LArg(p0), LArg(p0), IArg(1), LArg(d1)},
-                 {&y4}),
+  ASSERT_EQ(Call("conv_transpose2d.input",
+                 {TArg(x), TArg(w), NoneArg(), LArg(s2), LArg(p0), LArg(p0), IArg(1), LArg(d1)}, {&y4}),
             BP_STATUS_OK)
       << LastError();
   EXPECT_EQ(y4.Get<float>(16), (std::vector<float>{1, 1, 2, 2, 1, 1, 2, 2, 3, 3, 4, 4, 3, 3, 4, 4}));

@@ -24,8 +24,7 @@ TEST(UpsampleTest, OutputSizesAndRewrittenSize) {
   ASSERT_TRUE(r.status.ok()) << r.status.message();
   EXPECT_EQ(Sizes(r.plan.outputs[0]), (std::vector<int64_t>{0, 3, 5, 5}));
   EXPECT_EQ(Dtype(r.plan.outputs[0]), D::kFloat64);
-  EXPECT_EQ(std::vector<int64_t>(r.plan.rewritten[1].ints, r.plan.rewritten[1].ints + 2),
-            (std::vector<int64_t>{5, 5}));
+  EXPECT_EQ(std::vector<int64_t>(r.plan.rewritten[1].ints, r.plan.rewritten[1].ints + 2), (std::vector<int64_t>{5, 5}));
 }
 
 TEST(UpsampleTest, Errors) {
@@ -36,12 +35,13 @@ TEST(UpsampleTest, Errors) {
               BP_STATUS_INVALID_ARGUMENT, {"argument 'self'", "non-zero"});
   ExpectError(Infer("upsample2d", "upsample_nearest2d", kNearestNames, {A(T({1, 2, 3, 5})), L(zero)}).status,
               BP_STATUS_INVALID_ARGUMENT, {"argument 'output_size'", "positive", "[0, 3]"});
-  ExpectError(Infer("upsample2d", "upsample_bilinear2d", kBilinearNames, {A(T({1, 2, 3, 5})), L(three), B(false)}).status,
-              BP_STATUS_INVALID_ARGUMENT, {"argument 'output_size'", "two ints", "[1, 2, 3]"});
+  ExpectError(
+      Infer("upsample2d", "upsample_bilinear2d", kBilinearNames, {A(T({1, 2, 3, 5})), L(three), B(false)}).status,
+      BP_STATUS_INVALID_ARGUMENT, {"argument 'output_size'", "two ints", "[1, 2, 3]"});
 }
 
-const std::vector<const char*> kConvTNames = {"input", "weight", "bias", "stride", "padding", "output_padding",
-                                               "groups", "dilation"};
+const std::vector<const char*> kConvTNames = {"input",   "weight",         "bias",   "stride",
+                                              "padding", "output_padding", "groups", "dilation"};
 
 TEST(ConvTranspose2dTest, OutputSizesAndErrors) {
   std::vector<int64_t> s2 = {2}, p1 = {1}, op1 = {1}, d1 = {1}, op2 = {2};

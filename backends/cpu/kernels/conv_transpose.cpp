@@ -10,8 +10,8 @@ namespace {
 template <typename T>
 inline opmath_t<T> At(const DLTensor& t, int64_t a, int64_t b, int64_t c, int64_t d) {
   return static_cast<opmath_t<T>>(Load(*reinterpret_cast<const T*>(
-      DataPtr(t) + (a * t.strides[0] + b * t.strides[1] + c * t.strides[2] + d * t.strides[3]) *
-                       static_cast<int64_t>(sizeof(T)))));
+      DataPtr(t) +
+      (a * t.strides[0] + b * t.strides[1] + c * t.strides[2] + d * t.strides[3]) * static_cast<int64_t>(sizeof(T)))));
 }
 
 struct Geometry2d {
@@ -54,8 +54,9 @@ void Loop(const DLTensor& x, const DLTensor& w, const DLTensor* bias, const DLTe
               }
             }
           }
-          *reinterpret_cast<T*>(DataPtr(y) + (n * y.strides[0] + oc * y.strides[1] + oh * y.strides[2] +
-                                              ow * y.strides[3]) * static_cast<int64_t>(sizeof(T))) = Store<T>(acc);
+          *reinterpret_cast<T*>(DataPtr(y) +
+                                (n * y.strides[0] + oc * y.strides[1] + oh * y.strides[2] + ow * y.strides[3]) *
+                                    static_cast<int64_t>(sizeof(T))) = Store<T>(acc);
         }
       }
     }
@@ -77,11 +78,20 @@ bp_status_t ConvTranspose2d(const bp_kernel_call_t* call) {
     return Fail(call, BP_STATUS_INVALID_ARGUMENT,
                 "expected 4-D input, weight [C_in, C_out / groups, kH, kW] and output, positive strides and groups");
   switch (DtOf(y->dtype)) {
-    case DType::kFloat32: Loop<float>(*x, *w, bias, *y, g); return BP_STATUS_OK;
-    case DType::kFloat64: Loop<double>(*x, *w, bias, *y, g); return BP_STATUS_OK;
-    case DType::kBFloat16: Loop<BFloat16>(*x, *w, bias, *y, g); return BP_STATUS_OK;
-    case DType::kFloat16: Loop<Half>(*x, *w, bias, *y, g); return BP_STATUS_OK;
-    default: return FailDtype(call, *y);
+    case DType::kFloat32:
+      Loop<float>(*x, *w, bias, *y, g);
+      return BP_STATUS_OK;
+    case DType::kFloat64:
+      Loop<double>(*x, *w, bias, *y, g);
+      return BP_STATUS_OK;
+    case DType::kBFloat16:
+      Loop<BFloat16>(*x, *w, bias, *y, g);
+      return BP_STATUS_OK;
+    case DType::kFloat16:
+      Loop<Half>(*x, *w, bias, *y, g);
+      return BP_STATUS_OK;
+    default:
+      return FailDtype(call, *y);
   }
 }
 

@@ -25,8 +25,8 @@ double ScaleArg(const bp_kernel_call_t* call, int i) {
 // plane, which only differs with explicit scale factors).
 std::vector<int64_t> NearestIndices(int64_t in, int64_t out, double scale_factor) {
   std::vector<int64_t> idx(static_cast<size_t>(out));
-  const float scale = scale_factor > 0.0 ? static_cast<float>(1.0 / scale_factor)
-                                         : static_cast<float>(in) / static_cast<float>(out);
+  const float scale =
+      scale_factor > 0.0 ? static_cast<float>(1.0 / scale_factor) : static_cast<float>(in) / static_cast<float>(out);
   for (int64_t o = 0; o < out; ++o) {
     idx[static_cast<size_t>(o)] = std::min(static_cast<int64_t>(std::floor(static_cast<float>(o) * scale)), in - 1);
   }
@@ -130,11 +130,20 @@ bp_status_t UpsampleBilinear(const bp_kernel_call_t* call) {
   const double sh = ScaleArg(call, BP_ARG_UPSAMPLE_BILINEAR2D_SCALES_H);
   const double sw = ScaleArg(call, BP_ARG_UPSAMPLE_BILINEAR2D_SCALES_W);
   switch (DtOf(y->dtype)) {
-    case DType::kFloat32: BilinearLoop<float>(*x, *y, ac, sh, sw); return BP_STATUS_OK;
-    case DType::kFloat64: BilinearLoop<double>(*x, *y, ac, sh, sw); return BP_STATUS_OK;
-    case DType::kBFloat16: BilinearLoop<BFloat16>(*x, *y, ac, sh, sw); return BP_STATUS_OK;
-    case DType::kFloat16: BilinearLoop<Half>(*x, *y, ac, sh, sw); return BP_STATUS_OK;
-    default: return FailDtype(call, *y);
+    case DType::kFloat32:
+      BilinearLoop<float>(*x, *y, ac, sh, sw);
+      return BP_STATUS_OK;
+    case DType::kFloat64:
+      BilinearLoop<double>(*x, *y, ac, sh, sw);
+      return BP_STATUS_OK;
+    case DType::kBFloat16:
+      BilinearLoop<BFloat16>(*x, *y, ac, sh, sw);
+      return BP_STATUS_OK;
+    case DType::kFloat16:
+      BilinearLoop<Half>(*x, *y, ac, sh, sw);
+      return BP_STATUS_OK;
+    default:
+      return FailDtype(call, *y);
   }
 }
 

@@ -65,7 +65,8 @@ Expected index_select_reference(const std::string&, const Sample& s) {
   for (int64_t o = 0; o < outer; ++o) {
     for (int64_t j = 0; j < count; ++j) {
       const int64_t i = static_cast<int64_t>(index.values[static_cast<size_t>(j)]);
-      for (int64_t k = 0; k < inner; ++k) r.values.push_back(self.values[static_cast<size_t>((o * size + i) * inner + k)]);
+      for (int64_t k = 0; k < inner; ++k)
+        r.values.push_back(self.values[static_cast<size_t>((o * size + i) * inner + k)]);
     }
   }
   return single_output(std::move(r));

@@ -26,8 +26,8 @@ Domain dom(double lo, double hi) {
 struct Resize {
   const char* desc;
   std::vector<int64_t> in;
-  std::vector<int64_t> out;   // output_size
-  double sh, sw;              // scale factors; 0: None
+  std::vector<int64_t> out;  // output_size
+  double sh, sw;             // scale factors; 0: None
   bool align_corners;
   Layout layout;
   bool quick;
@@ -41,11 +41,25 @@ std::vector<Sample> upsample_samples(const std::string& op, DType d, uint64_t se
       {"[1,2,3,4] -> [6,8] (2x)", {1, 2, 3, 4}, {6, 8}, 0, 0, false, Layout::kContiguous, true, false},
       {"[2,3,5,4] -> [7,9] (odd ratios)", {2, 3, 5, 4}, {7, 9}, 0, 0, false, Layout::kContiguous, true, false},
       {"downsample [1,2,9,7] -> [4,3]", {1, 2, 9, 7}, {4, 3}, 0, 0, false, Layout::kContiguous, true, false},
-      {"scale factors 1.7 x 0.6: [1,1,5,7] -> [8,4]", {1, 1, 5, 7}, {8, 4}, 1.7, 0.6, false, Layout::kContiguous, true,
+      {"scale factors 1.7 x 0.6: [1,1,5,7] -> [8,4]",
+       {1, 1, 5, 7},
+       {8, 4},
+       1.7,
+       0.6,
+       false,
+       Layout::kContiguous,
+       true,
        false},
       {"same size [1,2,4,5]", {1, 2, 4, 5}, {4, 5}, 0, 0, false, Layout::kContiguous, true, false},
-      {"scale factors 1.1 x 2.3 keep or double a size: [1,2,4,3] -> [4,6]", {1, 2, 4, 3}, {4, 6}, 1.1, 2.3, false,
-       Layout::kContiguous, true, false},
+      {"scale factors 1.1 x 2.3 keep or double a size: [1,2,4,3] -> [4,6]",
+       {1, 2, 4, 3},
+       {4, 6},
+       1.1,
+       2.3,
+       false,
+       Layout::kContiguous,
+       true,
+       false},
       {"one pixel [1,2,1,1] -> [3,2]", {1, 2, 1, 1}, {3, 2}, 0, 0, false, Layout::kContiguous, true, false},
       {"to one pixel [1,1,4,6] -> [1,1]", {1, 1, 4, 6}, {1, 1}, 0, 0, false, Layout::kContiguous, true, false},
       {"transposed view [1,3,6,5] -> [10,11]", {1, 3, 6, 5}, {10, 11}, 0, 0, false, Layout::kTransposed, true, false},
@@ -66,8 +80,15 @@ std::vector<Sample> upsample_samples(const std::string& op, DType d, uint64_t se
     ac[2].desc = "align_corners downsample [1,2,9,7] -> [4,3]";
     ac[3].desc = "align_corners ignores scale factors [1,1,5,7] -> [8,4]";
     shapes.insert(shapes.end(), ac.begin(), ac.begin() + 4);
-    shapes.push_back({"align_corners to one pixel [1,1,4,6] -> [1,1]", {1, 1, 4, 6}, {1, 1}, 0, 0, true,
-                      Layout::kContiguous, true, false});
+    shapes.push_back({"align_corners to one pixel [1,1,4,6] -> [1,1]",
+                      {1, 1, 4, 6},
+                      {1, 1},
+                      0,
+                      0,
+                      true,
+                      Layout::kContiguous,
+                      true,
+                      false});
   }
   std::vector<Sample> out;
   for (const Resize& r : shapes) {
@@ -98,7 +119,8 @@ int64_t nearest_source(int64_t dst, int64_t in, int64_t out, double factor) {
 // The source position of dst along one axis, in double.
 double linear_source(int64_t dst, int64_t in, int64_t out, bool align_corners, double factor) {
   if (out == in) return static_cast<double>(dst);  // an unchanged axis is copied, whatever the scale factor
-  if (align_corners) return out > 1 ? static_cast<double>(dst) * static_cast<double>(in - 1) / static_cast<double>(out - 1) : 0.0;
+  if (align_corners)
+    return out > 1 ? static_cast<double>(dst) * static_cast<double>(in - 1) / static_cast<double>(out - 1) : 0.0;
   const double scale = factor > 0 ? 1.0 / factor : static_cast<double>(in) / static_cast<double>(out);
   return std::max(0.0, (static_cast<double>(dst) + 0.5) * scale - 0.5);
 }

@@ -24,8 +24,8 @@ TensorInput distinct(Rng& rng, DType d, std::vector<int64_t> sizes, Layout layou
     const double v = d == DType::kUInt8 ? static_cast<double>(j) : static_cast<double>(j - n / 2);
     in.t.values.push_back(dtype_is_float(d) ? v * 0.5 : v);
   }
-  for (int64_t j = n - 1; j > 0; --j) std::swap(in.t.values[static_cast<size_t>(j)],
-                                                in.t.values[static_cast<size_t>(rng.integer(0, j))]);
+  for (int64_t j = n - 1; j > 0; --j)
+    std::swap(in.t.values[static_cast<size_t>(j)], in.t.values[static_cast<size_t>(rng.integer(0, j))]);
   return in;
 }
 

@@ -24,8 +24,8 @@ Status ConvTranspose2dInfer(const MetaCallInfo& info, const MetaArg* args, MetaP
                  ArgPrefix(info, 1) + "expected sizes [C_in, C_out / groups, kH, kW], got " + SizesText(w));
   }
   if (wd != d) {
-    return Error(BP_STATUS_INVALID_ARGUMENT, ArgPrefix(info, 1) + "expected dtype " + DtypeName(d) +
-                                                 " (as 'input'), got " + DtypeName(wd));
+    return Error(BP_STATUS_INVALID_ARGUMENT,
+                 ArgPrefix(info, 1) + "expected dtype " + DtypeName(d) + " (as 'input'), got " + DtypeName(wd));
   }
   int64_t stride[2], padding[2], out_pad[2], dilation[2];
   BP_RETURN_IF_ERROR(Pair(info, args, 3, nullptr, stride));
@@ -45,14 +45,14 @@ Status ConvTranspose2dInfer(const MetaCallInfo& info, const MetaArg* args, MetaP
   }
   const int64_t groups = Has(info, args, 6) ? args[6].i : 1;
   if (groups < 1) {
-    return Error(BP_STATUS_INVALID_ARGUMENT, ArgPrefix(info, 6) + "expected a positive int, got " + std::to_string(groups));
+    return Error(BP_STATUS_INVALID_ARGUMENT,
+                 ArgPrefix(info, 6) + "expected a positive int, got " + std::to_string(groups));
   }
   const int64_t c_in = in.sizes[in.ndim - 3];
   if (w.sizes[0] != c_in || c_in % groups != 0) {
-    return Error(BP_STATUS_INVALID_ARGUMENT,
-                 ArgPrefix(info, 1) + "of sizes " + SizesText(w) + ": expected " + std::to_string(c_in) +
-                     " input channels (as 'input' of sizes " + SizesText(in) + "), divisible by groups=" +
-                     std::to_string(groups));
+    return Error(BP_STATUS_INVALID_ARGUMENT, ArgPrefix(info, 1) + "of sizes " + SizesText(w) + ": expected " +
+                                                 std::to_string(c_in) + " input channels (as 'input' of sizes " +
+                                                 SizesText(in) + "), divisible by groups=" + std::to_string(groups));
   }
   const int64_t c_out = w.sizes[1] * groups;
   if (Has(info, args, 2)) {
@@ -68,7 +68,8 @@ Status ConvTranspose2dInfer(const MetaCallInfo& info, const MetaArg* args, MetaP
   int64_t hw[2];
   for (int k = 0; k < 2; ++k) {
     if (w.sizes[2 + k] > (int64_t{1} << 30)) {
-      return Error(BP_STATUS_OUT_OF_RANGE, ArgPrefix(info, 1) + "of sizes " + SizesText(w) + ": expected kernel sizes <= 2^30");
+      return Error(BP_STATUS_OUT_OF_RANGE,
+                   ArgPrefix(info, 1) + "of sizes " + SizesText(w) + ": expected kernel sizes <= 2^30");
     }
     hw[k] = (in.sizes[in.ndim - 2 + k] - 1) * stride[k] - 2 * padding[k] + dilation[k] * (w.sizes[2 + k] - 1) +
             out_pad[k] + 1;

@@ -24,19 +24,20 @@ Status IndexSelectInfer(const MetaCallInfo& info, const MetaArg* args, MetaPlan*
   int32_t dim;
   BP_RETURN_IF_ERROR(WrapDim(info, 1, args[1].i, self.ndim, &dim));
   if (id != DType::kInt64 && id != DType::kInt32) {
-    return Error(BP_STATUS_INVALID_ARGUMENT, ArgPrefix(info, 2) + "expected dtype int64 or int32, got " + DtypeName(id));
+    return Error(BP_STATUS_INVALID_ARGUMENT,
+                 ArgPrefix(info, 2) + "expected dtype int64 or int32, got " + DtypeName(id));
   }
   if (index.ndim > 1) {
-    return Error(BP_STATUS_INVALID_ARGUMENT, ArgPrefix(info, 2) + "expected a 0-D or 1-D tensor, got sizes " +
-                                                 SizesText(index));
+    return Error(BP_STATUS_INVALID_ARGUMENT,
+                 ArgPrefix(info, 2) + "expected a 0-D or 1-D tensor, got sizes " + SizesText(index));
   }
   const int64_t count = index.numel();
   int64_t sizes[BP_MAX_NDIM];
   for (int32_t k = 0; k < self.ndim; ++k) sizes[k] = self.sizes[k];
   if (self.ndim == 0) {
     if (count != 1) {
-      return Error(BP_STATUS_INVALID_ARGUMENT, ArgPrefix(info, 2) + "expected one index for a 0-dim 'self', got " +
-                                                   std::to_string(count));
+      return Error(BP_STATUS_INVALID_ARGUMENT,
+                   ArgPrefix(info, 2) + "expected one index for a 0-dim 'self', got " + std::to_string(count));
     }
   } else {
     sizes[dim] = count;

@@ -21,8 +21,7 @@ void RewritePair(MetaPlan* plan, int arg, int slot, const int64_t* v);
 // args[0] is [C, H, W] or [N, C, H, W] with non-zero C, H, W and a floating dtype.
 Status Input3or4(const MetaCallInfo& info, const MetaArg* args, DType* d);
 // plan output 0: [N, c, hw[0], hw[1]] ([c, ...] when args[0] is unbatched).
-Status SetOutput4(const MetaCallInfo& info, const MetaArg* args, MetaPlan* plan, DType d, int64_t c,
-                  const int64_t* hw);
+Status SetOutput4(const MetaCallInfo& info, const MetaArg* args, MetaPlan* plan, DType d, int64_t c, const int64_t* hw);
 // "(h x w)", for messages.
 std::string HW(int64_t h, int64_t w);
 // Unbatched [C, H, W] tensors are shown to the kernel as [1, C, H, W].

@@ -183,7 +183,9 @@ Outs conv_transpose(Exec& ex, const OnnxNode& n, const Ins& in) {
   if (sp == 1) {
     x = ex.call("unsqueeze", {vt(x), vi(2)});
     w = ex.call("unsqueeze", {vt(w), vi(2)});
-    for (auto* v : {&stride, &dil, &out_pad, &begin, &end, &kernel, &insize}) v->insert(v->begin(), v == &stride || v == &dil || v == &kernel || v == &insize ? 1 : 0);
+    // A unit height: size, stride, dilation and kernel 1; no pads.
+    for (auto* v : {&stride, &dil, &kernel, &insize}) v->insert(v->begin(), 1);
+    for (auto* v : {&out_pad, &begin, &end}) v->insert(v->begin(), 0);
   }
   bp_tensor_t* bias = in.size() > 2 && in[2].present() ? in[2].t : nullptr;
   const int64_t group = n.get_int("group", 1);

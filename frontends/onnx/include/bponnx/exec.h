@@ -81,8 +81,7 @@ class Exec {
   bp_tensor_t* call(const std::string& op, std::vector<bp_value_t> args);
   // The same for an operator with several results (topk): the first
   // num_results of them, in schema order, each held by the pool.
-  std::vector<bp_tensor_t*> call_multi(const std::string& op, const std::vector<bp_value_t>& args,
-                                       int32_t num_results);
+  std::vector<bp_tensor_t*> call_multi(const std::string& op, const std::vector<bp_value_t>& args, int32_t num_results);
   // A host tensor made on the device (values cast to h.dtype by the CPU's to.dtype).
   bp_tensor_t* upload(const HostTensor& h);
   // Stored bytes made on the device. Throws NotMapped for an unsupported dtype.
