@@ -150,3 +150,16 @@ TEST(CppApiTest, SetKernelMaskedReportsRefusalsAsErrors) {
 }
 
 }  // namespace
+
+TEST(CppApiTest, TupleReturnsThroughOpsHpp) {
+  // topk returns (values, indices): ops.hpp gives a std::tuple in schema order.
+  bp::Context ctx;
+  ctx.load_plugin(BP_BUILD_PLUGIN_DIR "/libbackplane_cpu.so");
+  bp::Tensor t = bp::Tensor::from_vector(ctx, std::vector<float>{3, 9, 1, 7}, std::vector<int64_t>{4});
+  auto [values, indices] = bp::topk(t, 2);
+  EXPECT_EQ(values.to_host<float>(), (std::vector<float>{9, 7}));
+  EXPECT_EQ(indices.to_host<int64_t>(), (std::vector<int64_t>{1, 3}));
+  auto [low, where] = bp::topk(t, 1, 0, false);
+  EXPECT_EQ(low.to_host<float>(), (std::vector<float>{1}));
+  EXPECT_EQ(where.to_host<int64_t>(), (std::vector<int64_t>{2}));
+}

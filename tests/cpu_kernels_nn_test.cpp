@@ -46,6 +46,25 @@ TEST_F(CpuKernels, ReductionsWithKeepdimSizes) {
   EXPECT_EQ(all.Get<float>(1)[0], 66.f);
 }
 
+TEST_F(CpuKernels, ProdAlongOneDimWrapsIntegersAndEmptyIsOne) {
+  // x [2, 3] = [[1, 2, 3], [-4, 5, 0.5]]; prod over dim 1 -> [6, -10].
+  HostTensor x(F32(), {2, 3}), out(F32(), {2, 1});
+  x.Set<float>({1, 2, 3, -4, 5, 0.5f});
+  const std::vector<int64_t> d1 = {1};
+  ASSERT_EQ(Call("prod.dim_int", {TArg(x), LArg(d1), BArg(false), NoneArg()}, {&out}), BP_STATUS_OK) << LastError();
+  EXPECT_EQ(out.Get<float>(2), (std::vector<float>{6, -10}));
+  // int64 multiplies modulo 2^64: 2^62 * 4 = 0.
+  HostTensor xi(I64(), {2}), oi(I64(), {1});
+  xi.Set<int64_t>({int64_t{1} << 62, 4});
+  const std::vector<int64_t> d0 = {0};
+  ASSERT_EQ(Call("prod.dim_int", {TArg(xi), LArg(d0), BArg(false), NoneArg()}, {&oi}), BP_STATUS_OK) << LastError();
+  EXPECT_EQ(oi.Get<int64_t>(1)[0], 0);
+  // A zero-size reduced dim gives the empty product.
+  HostTensor e(F32(), {3, 0}), eo(F32(), {3, 1});
+  ASSERT_EQ(Call("prod.dim_int", {TArg(e), LArg(d1), BArg(false), NoneArg()}, {&eo}), BP_STATUS_OK) << LastError();
+  EXPECT_EQ(eo.Get<float>(3), (std::vector<float>{1, 1, 1}));
+}
+
 TEST_F(CpuKernels, ArgmaxRowMajorIndexFirstOccurrenceAndNaN) {
   // x [2, 3] transposed view of [3, 2]; argmax over dim 1 -> [2, 1].
   HostTensor x(F32(), {3, 2}), out(I64(), {2, 1});

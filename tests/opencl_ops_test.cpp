@@ -161,6 +161,7 @@ TEST_F(OpenclOps, UnaryMath) {
       {"exp", [](double x) { return std::exp(x); }},
       {"sin", [](double x) { return std::sin(x); }},
       {"cos", [](double x) { return std::cos(x); }},
+      {"atan", [](double x) { return std::atan(x); }},
       {"tanh", [](double x) { return std::tanh(x); }},
       {"erf", [](double x) { return std::erf(x); }},
       {"sigmoid", [](double x) { return 1.0 / (1.0 + std::exp(-x)); }},

@@ -28,6 +28,10 @@ static const std::vector<OpDef>& opdefs() {
     register_reduction_ops(&d);
     register_linalg_ops(&d);
     register_nn_ops(&d);
+    register_resample_ops(&d);
+    register_indexing_ops(&d);
+    register_conv_transpose_ops(&d);
+    register_sort_ops(&d);
     register_copy_ops(&d);
     register_view_ops(&d);
     return d;

@@ -61,6 +61,10 @@ void register_unary_ops(std::vector<OpDef>* defs);
 void register_reduction_ops(std::vector<OpDef>* defs);
 void register_linalg_ops(std::vector<OpDef>* defs);
 void register_nn_ops(std::vector<OpDef>* defs);
+void register_resample_ops(std::vector<OpDef>* defs);
+void register_indexing_ops(std::vector<OpDef>* defs);
+void register_conv_transpose_ops(std::vector<OpDef>* defs);
+void register_sort_ops(std::vector<OpDef>* defs);
 void register_copy_ops(std::vector<OpDef>* defs);
 void register_view_ops(std::vector<OpDef>* defs);
 

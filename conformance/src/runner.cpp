@@ -256,12 +256,14 @@ CaseResult Runner::run_case(const OpEntry& op, DType d, const Case& c, int32_t b
   std::vector<bp_tensor_t*>& arg_tensors = call.tensors;
 
   const Counters before = snapshot(ctx_, ops_, backend);
-  bp_tensor_t* result = nullptr;
-  const bp_status_t st =
-      bp_op_call(ctx_, op.op, values.data(), static_cast<int32_t>(values.size()), &result, 1);
+  // One result per output the reference gives (topk: values and indices).
+  std::vector<bp_tensor_t*> results(std::max<size_t>(1, c.expected.outputs.size()), nullptr);
+  const bp_status_t st = bp_op_call(ctx_, op.op, values.data(), static_cast<int32_t>(values.size()), results.data(),
+                                    static_cast<int32_t>(results.size()));
   const std::string call_message = st == BP_STATUS_OK ? "" : bp_last_error_message();
   const Counters after = snapshot(ctx_, ops_, backend);
-  pool.hold(result);
+  for (bp_tensor_t* t : results) pool.hold(t);
+  bp_tensor_t* const result = results[0];
 
   if (after.fallback > before.fallback) {
     r.path = "cpu_fallback";
@@ -325,56 +327,69 @@ CaseResult Runner::run_case(const OpEntry& op, DType d, const Case& c, int32_t b
     r.message = "bp_op_call returned no result tensor";
     return r;
   }
-  const HostTensor& expected = c.expected.outputs.at(0);
-  bp_tensor_t* read_from =
-      c.sample.written_arg >= 0 ? arg_tensors[static_cast<size_t>(c.sample.written_arg)] : result;
-  DType ad;
-  std::vector<double> actual;
-  if (!read_tensor(read_from, &ad, &r.output_shape, &actual, &err)) {
-    r.outcome = Outcome::kFail;
-    r.message = err;
-    return r;
-  }
-  if (ad != expected.dtype) {
-    r.outcome = Outcome::kFail;
-    r.message = std::string("result dtype ") + dtype_name(ad) + ", expected " + dtype_name(expected.dtype);
-    return r;
-  }
-  if (r.output_shape != expected.sizes) {
-    r.outcome = Outcome::kFail;
-    r.message = "result sizes " + sizes_str(r.output_shape) + ", expected " + sizes_str(expected.sizes);
-    return r;
-  }
-  if (c.sample.written_arg >= 0 && bp_tensor_ndim(result) != static_cast<int32_t>(expected.sizes.size())) {
-    r.outcome = Outcome::kFail;
-    r.message = "the returned tensor is not the written argument (rank differs)";
-    return r;
-  }
-  const std::vector<double> no_mag;
-  const CompareResult cmp = compare_values(expected, c.expected.mag.empty() ? no_mag : c.expected.mag[0],
-                                           actual, c.tol);
-  r.has_numbers = true;
-  r.worst_index = cmp.worst_index;
-  r.expected = cmp.expected;
-  r.actual = cmp.actual;
-  r.max_abs = cmp.max_abs;
-  r.max_rel = cmp.max_rel;
-  r.max_ulp = cmp.max_ulp;
-  if (!cmp.ok) {
-    r.outcome = Outcome::kFail;
-    std::ostringstream os;
-    os << cmp.message;
-    if (cmp.worst_index >= 0) {
-      std::vector<int64_t> idx;
-      unravel(cmp.worst_index, expected.sizes, &idx);
-      os << "; worst at " << sizes_str(idx) << ": expected " << fmt_double(cmp.expected) << ", got "
-         << fmt_double(cmp.actual);
+  for (size_t k = 0; k < results.size(); ++k) {
+    if (results[k] == nullptr) {
+      r.outcome = Outcome::kFail;
+      r.message = "bp_op_call returned no result tensor " + std::to_string(k);
+      return r;
     }
-    os << " (max abs " << fmt_double(cmp.max_abs) << ", max rel " << fmt_double(cmp.max_rel);
-    if (c.tol.ulp > 0.0) os << ", max ulp " << fmt_double(cmp.max_ulp) << " > " << c.tol.ulp;
-    os << ")";
-    r.message = os.str();
-    return r;
+    // "output 1: ..." in messages when the operator has several results.
+    const std::string which = results.size() > 1 ? "output " + std::to_string(k) + ": " : "";
+    const HostTensor& expected = c.expected.outputs.at(k);
+    bp_tensor_t* read_from =
+        k == 0 && c.sample.written_arg >= 0 ? arg_tensors[static_cast<size_t>(c.sample.written_arg)] : results[k];
+    DType ad;
+    std::vector<double> actual;
+    std::vector<int64_t> shape;
+    if (!read_tensor(read_from, &ad, &shape, &actual, &err)) {
+      r.outcome = Outcome::kFail;
+      r.message = err;
+      return r;
+    }
+    if (ad != expected.dtype) {
+      r.outcome = Outcome::kFail;
+      r.message = which + "result dtype " + dtype_name(ad) + ", expected " + dtype_name(expected.dtype);
+      return r;
+    }
+    if (k == 0) r.output_shape = shape;
+    if (shape != expected.sizes) {
+      r.outcome = Outcome::kFail;
+      r.message = which + "result sizes " + sizes_str(shape) + ", expected " + sizes_str(expected.sizes);
+      return r;
+    }
+    if (c.sample.written_arg >= 0 && bp_tensor_ndim(result) != static_cast<int32_t>(expected.sizes.size())) {
+      r.outcome = Outcome::kFail;
+      r.message = "the returned tensor is not the written argument (rank differs)";
+      return r;
+    }
+    const std::vector<double> no_mag;
+    const CompareResult cmp = compare_values(expected, c.expected.mag.size() <= k ? no_mag : c.expected.mag[k],
+                                             actual, c.tol);
+    if (k == 0 || !cmp.ok) {  // the report's numbers: output 0's, or the failing output's
+      r.has_numbers = true;
+      r.worst_index = cmp.worst_index;
+      r.expected = cmp.expected;
+      r.actual = cmp.actual;
+      r.max_abs = cmp.max_abs;
+      r.max_rel = cmp.max_rel;
+      r.max_ulp = cmp.max_ulp;
+    }
+    if (!cmp.ok) {
+      r.outcome = Outcome::kFail;
+      std::ostringstream os;
+      os << which << cmp.message;
+      if (cmp.worst_index >= 0) {
+        std::vector<int64_t> idx;
+        unravel(cmp.worst_index, expected.sizes, &idx);
+        os << "; worst at " << sizes_str(idx) << ": expected " << fmt_double(cmp.expected) << ", got "
+           << fmt_double(cmp.actual);
+      }
+      os << " (max abs " << fmt_double(cmp.max_abs) << ", max rel " << fmt_double(cmp.max_rel);
+      if (c.tol.ulp > 0.0) os << ", max ulp " << fmt_double(cmp.max_ulp) << " > " << c.tol.ulp;
+      os << ")";
+      r.message = os.str();
+      return r;
+    }
   }
   r.outcome = pass;
   return r;

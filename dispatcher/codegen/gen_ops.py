@@ -34,7 +34,8 @@ METAS = {
     "unary_no_bool", "unary_float", "unary_float_only", "reduction_sum", "reduction_mean",
     "reduction_minmax", "reduction_argmax", "matmul", "addmm", "linear", "softmax",
     "layer_norm", "batch_norm", "conv2d", "max_pool2d", "avg_pool2d", "copy", "fill", "cat",
-    "to_dtype", "clone", "contiguous",
+    "to_dtype", "clone", "contiguous", "upsample2d",
+    "index_select", "conv_transpose2d", "topk",
     # view functions
     "view", "reshape", "permute", "transpose", "narrow", "slice", "select", "expand",
     "squeeze", "unsqueeze",
@@ -399,17 +400,27 @@ def gen_function(idx, variant, s, e, first_defaulted):
             break
     if first_tensor is None:
         return "// %s: no tensor argument to take the context from; call it through bp_op_call.\n" % s.full_name()
+    if any(r.base != "Tensor" or r.is_list for r in s.rets):
+        raise GenError("%s: only Tensor returns are supported" % s.full_name())
+    ret_type = "Tensor"
+    if variant != "functional":
+        ret_type = "const Tensor&"
+    elif len(s.rets) > 1:
+        ret_type = "std::tuple<%s>" % ", ".join(["Tensor"] * len(s.rets))
     lines = ["/// %s" % e.get("doc", ""),
              "/// Schema: `%s`." % s.text(),
              "/// Semantics as %s%s. Errors: throws bp::Error with the status and message of bp_op_call." % (
                  e.get("torch", "") or "documented in ops.yaml",
                  " (variant: %s)" % variant if variant != "functional" else ""),
-             "inline %s %s(%s) {" % ("const Tensor&" if variant != "functional" else "Tensor", name, ", ".join(ps))]
+             "inline %s %s(%s) {" % (ret_type, name, ", ".join(ps))]
     body = [guard.rstrip("\n")] if guard else []
     body.append("  detail::ArgPack<%d> pack;" % len(s.args))
     for a in s.args:
         body.append("  pack.add(%s);" % cpp_ident(a.name))
-    if variant == "functional":
+    if variant == "functional" and len(s.rets) > 1:
+        body.append("  return detail::call_tuple<%s>(%s.context_state(), %d, \"%s\", pack.values, %d);" % (
+            ", ".join(["Tensor"] * len(s.rets)), first_tensor, idx, s.full_name(), len(s.args)))
+    elif variant == "functional":
         body.append("  return detail::call_one(%s.context_state(), %d, \"%s\", pack.values, %d);" % (
             first_tensor, idx, s.full_name(), len(s.args)))
     else:
@@ -429,7 +440,7 @@ def gen_header(rows):
            "// backplane.hpp. Each resolves its bp_op_t once per context (cached in the",
            "// context by table position) and calls bp_op_call. Thread-safe as the C API.",
            "#pragma once", "", "#include <cstdint>", "#include <optional>", "#include <string>",
-           "#include <vector>", "", '#include "backplane/backplane.hpp"', "", "namespace bp {", "",
+           "#include <tuple>", "#include <vector>", "", '#include "backplane/backplane.hpp"', "", "namespace bp {", "",
            "/// Number of operators in Backplane's core table.",
            "inline constexpr int kNumCoreOps = %d;" % len(rows),
            "static_assert(kNumCoreOps <= detail::kOpCacheSize, \"grow bp::detail::kOpCacheSize\");", ""]

@@ -22,6 +22,10 @@ const KernelDef* CompareWhereKernels(size_t* count);
 const KernelDef* ReduceKernels(size_t* count);
 const KernelDef* MatmulKernels(size_t* count);
 const KernelDef* ConvPoolKernels(size_t* count);
+const KernelDef* ResampleKernels(size_t* count);
+const KernelDef* IndexKernels(size_t* count);
+const KernelDef* ConvTransposeKernels(size_t* count);
+const KernelDef* SortKernels(size_t* count);
 const KernelDef* SoftmaxNormKernels(size_t* count);
 const KernelDef* CopyFillCatKernels(size_t* count);
 

@@ -1,4 +1,4 @@
-// Reductions: sum, mean, amax, amin, argmax over any set of dims. The output
+// Reductions: sum, mean, prod, amax, amin, argmax over any set of dims. The output
 // comes with keepdim sizes (1 in reduced dims). Floating sums accumulate in
 // double (float16/bfloat16/float32 as well), integer sums in int64.
 #include <cmath>
@@ -29,6 +29,31 @@ struct SumReducer {
       return Store<T>(static_cast<double>(a) / static_cast<double>(count));
     } else {
       return Store<T>(a);
+    }
+  }
+};
+
+// prod: floats multiply in double; integers (cast to int64 by the core) in
+// uint64, which wraps modulo 2^64 as torch's int64 product does.
+template <typename T>
+struct ProdReducer {
+  using A = std::conditional_t<kIsFloating<T>, double, uint64_t>;
+  using Out = T;
+  static constexpr bool kNeedsIndex = false;
+  A Init() const { return A(1); }
+  void Step(A& a, opmath_t<T> x, int64_t) const {
+    if constexpr (kIsFloating<T>) {
+      a *= static_cast<double>(x);
+    } else {
+      a *= static_cast<uint64_t>(static_cast<int64_t>(x));
+    }
+  }
+  A Combine(A a, A b) const { return a * b; }
+  Out Finish(A a, int64_t) const {
+    if constexpr (kIsFloating<T>) {
+      return Store<T>(a);
+    } else {
+      return static_cast<T>(static_cast<int64_t>(a));
     }
   }
 };
@@ -123,7 +148,8 @@ bp_status_t Reduce(const bp_kernel_call_t* call, const DLTensor& x, const DLTens
   }
   const int64_t num_out = Numel(out);
   if (num_out == 0) return BP_STATUS_OK;
-  if (count == 0 && !std::is_same<R, SumReducer<T, false>>::value && !std::is_same<R, SumReducer<T, true>>::value)
+  if (count == 0 && !std::is_same<R, SumReducer<T, false>>::value && !std::is_same<R, SumReducer<T, true>>::value &&
+      !std::is_same<R, ProdReducer<T>>::value)
     return Fail(call, BP_STATUS_INVALID_ARGUMENT, "cannot reduce over a zero-size dimension (no identity)");
 
   const DLTensor* in_ops[1] = {&x};
@@ -253,6 +279,10 @@ struct MakeMean {
   using type = SumReducer<T, true>;
 };
 template <typename T>
+struct MakeProd {
+  using type = ProdReducer<T>;
+};
+template <typename T>
 struct MakeAmax {
   using type = MinMaxReducer<T, true>;
 };
@@ -267,6 +297,7 @@ struct MakeArgmax {
 
 bp_status_t Sum(const bp_kernel_call_t* c) { return RunReduce<MakeSum, Any>(c); }
 bp_status_t Mean(const bp_kernel_call_t* c) { return RunReduce<MakeMean, FloatOnly>(c); }
+bp_status_t Prod(const bp_kernel_call_t* c) { return RunReduce<MakeProd, Any>(c); }
 bp_status_t Amax(const bp_kernel_call_t* c) { return RunReduce<MakeAmax, Any>(c); }
 bp_status_t Amin(const bp_kernel_call_t* c) { return RunReduce<MakeAmin, Any>(c); }
 bp_status_t Argmax(const bp_kernel_call_t* c) {
@@ -278,6 +309,7 @@ bp_status_t Argmax(const bp_kernel_call_t* c) {
 
 const KernelDef kKernels[] = {
     {"sum.dim_IntList", Sum}, {"mean.dim", Mean}, {"amax", Amax}, {"amin", Amin}, {"argmax", Argmax},
+    {"prod.dim_int", Prod},
 };
 
 }  // namespace

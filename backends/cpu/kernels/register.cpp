@@ -8,7 +8,9 @@ namespace {
 
 using FamilyFn = const KernelDef* (*)(size_t*);
 const FamilyFn kFamilies[] = {BinaryKernels, UnaryKernels,  CompareWhereKernels, ReduceKernels,
-                              MatmulKernels, ConvPoolKernels, SoftmaxNormKernels,  CopyFillCatKernels};
+                              MatmulKernels, ConvPoolKernels, SoftmaxNormKernels,  CopyFillCatKernels,
+                              ResampleKernels, IndexKernels,  ConvTransposeKernels,
+                              SortKernels};
 
 }  // namespace
 

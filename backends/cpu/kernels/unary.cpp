@@ -120,6 +120,9 @@ BP_CPU_FLOAT_UNARY(Sqrt, std::sqrt(x))
 BP_CPU_FLOAT_UNARY(Rsqrt, C(1) / std::sqrt(x))
 BP_CPU_FLOAT_UNARY(Sin, std::sin(x))
 BP_CPU_FLOAT_UNARY(Cos, std::cos(x))
+BP_CPU_FLOAT_UNARY(Acos, std::acos(x))
+BP_CPU_FLOAT_UNARY(Asin, std::asin(x))
+BP_CPU_FLOAT_UNARY(Atan, std::atan(x))
 BP_CPU_FLOAT_UNARY(Tanh, std::tanh(x))
 BP_CPU_FLOAT_UNARY(Sigmoid, C(1) / (C(1) + std::exp(-x)))
 BP_CPU_FLOAT_UNARY(Erf, std::erf(x))
@@ -162,6 +165,7 @@ const KernelDef kKernels[] = {
     {"neg", Neg},     {"abs", Abs},       {"exp", Exp},         {"log", Log},   {"sqrt", Sqrt},
     {"rsqrt", Rsqrt}, {"sin", Sin},       {"cos", Cos},         {"tanh", Tanh}, {"sigmoid", Sigmoid},
     {"erf", Erf},     {"relu", Relu},     {"gelu", Gelu},       {"silu", Silu},
+    {"acos", Acos},   {"asin", Asin},     {"atan", Atan},
 };
 
 }  // namespace

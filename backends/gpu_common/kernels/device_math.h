@@ -152,6 +152,12 @@ __device__ inline A ApplyUnary(int32_t op, A x) {
         return sin(x);
       case kCos:
         return cos(x);
+      case kAcos:
+        return acos(x);
+      case kAsin:
+        return asin(x);
+      case kAtan:
+        return atan(x);
       case kTanh:
         return tanh(x);
       case kSigmoid:

@@ -28,7 +28,10 @@ enum UnaryOp : int32_t {
   kRelu,
   kGelu,
   kGeluTanh,
-  kSilu
+  kSilu,
+  kAcos,
+  kAsin,
+  kAtan
 };
 enum ReduceOp : int32_t { kSum, kMean, kAmax, kAmin, kArgmax };
 

@@ -1,4 +1,4 @@
-// Reductions (sum, mean, amax, amin, argmax): samples and reference.
+// Reductions (sum, mean, amax, amin, argmax, prod): samples and reference.
 // Float results get a tolerance that grows with the reduced length:
 // reduce_len * eps(float32 or float64) * sum|x| on top of rtol/atol.
 #include <algorithm>
@@ -157,12 +157,87 @@ Expected reduction_reference(const std::string& op, const Sample& s) {
   return e;
 }
 
+// prod.dim_int(self, dim, keepdim, dtype): one dim. Values stay small so
+// float products stay finite and integer products exact in a double.
+std::vector<Sample> prod_samples(const std::string&, DType d, uint64_t seed, bool) {
+  Rng rng(seed);
+  Domain dom;
+  dom.lo = -2.0;
+  dom.hi = 2.0;
+  dom.ilo = -3.0;
+  dom.ihi = 3.0;
+  std::vector<Sample> out;
+  auto add = [&](const std::string& desc, TensorInput in, int64_t dim, bool keepdim, bool quick = true,
+                 bool error = false) {
+    Sample s;
+    s.desc = desc + (keepdim ? ", keepdim" : "");
+    s.quick = quick;
+    s.expect_error = error;
+    s.args.push_back(Arg::tensor_of(std::move(in)));
+    s.args.push_back(Arg::int_of(dim));
+    s.args.push_back(Arg::bool_of(keepdim));
+    s.args.push_back(Arg::none());
+    out.push_back(std::move(s));
+  };
+  add("[7] dim 0", make_input(rng, d, {7}, dom), 0, false);
+  add("[3,5] dim 1", make_input(rng, d, {3, 5}, dom), 1, false);
+  add("[3,5] dim 0", make_input(rng, d, {3, 5}, dom), 0, true);
+  add("[2,3,4] dim -2", make_input(rng, d, {2, 3, 4}, dom), -2, false);
+  add("transposed view [5,7] dim 1", make_input(rng, d, {5, 7}, dom, Layout::kTransposed), 1, false);
+  add("strided view [4,9] dim 1", make_input(rng, d, {4, 9}, dom, Layout::kStrided), 1, false);
+  add("[33,17] dim 0", make_input(rng, d, {33, 17}, dom), 0, false, false);
+  add("0-dim", make_input(rng, d, {}, dom), 0, false);
+  add("zero-size (1,0,3) dim 1 (empty product is 1)", make_input(rng, d, {1, 0, 3}, dom), 1, false);
+  add("special values", tensor_of_values(d, special_values(d)), 0, false);
+  add("error: dim 2 out of range for [3,5]", make_input(rng, d, {3, 5}, dom), 2, false, true, true);
+  return out;
+}
+
+Expected prod_reference(const std::string&, const Sample& s) {
+  const HostTensor& in = tensor_arg(s, 0);
+  const int32_t nd = in.ndim();
+  const int64_t dim = nd == 0 ? 0 : (s.args.at(1).i < 0 ? s.args[1].i + nd : s.args[1].i);
+  const bool keepdim = s.args.at(2).b;
+  const bool is_float = dtype_is_float(in.dtype);
+  int64_t outer = 1, len = 1, inner = 1;
+  HostTensor r;
+  r.dtype = is_float ? in.dtype : DType::kInt64;
+  for (int32_t i = 0; i < nd; ++i) {
+    const int64_t size = in.sizes[static_cast<size_t>(i)];
+    (i < dim ? outer : i == dim ? len : inner) *= size;
+    if (i != dim) r.sizes.push_back(size);
+    else if (keepdim) r.sizes.push_back(1);
+  }
+  std::vector<double> mag;
+  for (int64_t o = 0; o < outer; ++o) {
+    for (int64_t k = 0; k < inner; ++k) {
+      double v = 1.0;
+      uint64_t acc = 1;
+      for (int64_t j = 0; j < len; ++j) {
+        const double x = in.values[static_cast<size_t>((o * len + j) * inner + k)];
+        v *= x;
+        acc *= as_u64(x);
+      }
+      r.values.push_back(is_float ? v : wrap_to(DType::kInt64, acc));
+      mag.push_back(std::fabs(v));
+    }
+  }
+  Expected e = single_output(std::move(r));
+  if (is_float) {
+    // Each multiply may round once in the compute type: len * eps * |product|.
+    e.mag.push_back(std::move(mag));
+    e.reduce_len = len;
+  }
+  return e;
+}
+
 }  // namespace
 
 void register_reduction_ops(std::vector<OpDef>* defs) {
   for (const char* op : {"sum.dim_IntList", "mean.dim", "amax", "amin", "argmax"}) {
     defs->push_back({op, reduction_samples, reduction_reference, 0.0});
   }
+  defs->push_back({"prod.dim_int", prod_samples, prod_reference, 0.0});
 }
 
 }  // namespace bpc

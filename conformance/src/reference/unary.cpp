@@ -8,7 +8,8 @@ namespace {
 
 bool float_only_result(const std::string& op) {
   return op == "exp" || op == "log" || op == "sqrt" || op == "rsqrt" || op == "sin" ||
-         op == "cos" || op == "tanh" || op == "sigmoid" || op == "erf";
+         op == "cos" || op == "tanh" || op == "sigmoid" || op == "erf" || op == "acos" || op == "asin" ||
+         op == "atan";
 }
 
 Domain domain_for(const std::string& op) {
@@ -16,6 +17,8 @@ Domain domain_for(const std::string& op) {
   if (op == "exp") { dom.lo = -10.0; dom.hi = 10.0; dom.ilo = -10.0; dom.ihi = 10.0; }
   else if (op == "log" || op == "sqrt" || op == "rsqrt") { dom.lo = 0.001; dom.hi = 100.0; dom.ilo = 0.0; dom.ihi = 1000.0; }
   else if (op == "sin" || op == "cos") { dom.lo = -10.0; dom.hi = 10.0; dom.ilo = -100.0; dom.ihi = 100.0; }
+  else if (op == "acos" || op == "asin") { dom.lo = -1.0; dom.hi = 1.0; dom.ilo = -1.0; dom.ihi = 1.0; }
+  else if (op == "atan") { dom.lo = -20.0; dom.hi = 20.0; dom.ilo = -100.0; dom.ihi = 100.0; }
   else if (op == "tanh" || op == "erf") { dom.lo = -4.0; dom.hi = 4.0; dom.ilo = -5.0; dom.ihi = 5.0; }
   else if (op == "sigmoid" || op == "gelu" || op == "silu") { dom.lo = -8.0; dom.hi = 8.0; dom.ilo = -10.0; dom.ihi = 10.0; }
   else { dom.full_int_range = true; }  // neg, abs, relu: integers over the whole range
@@ -94,6 +97,9 @@ Expected unary_reference(const std::string& op, const Sample& s) {
     else if (op == "sin") f = [](double x) { return std::sin(x); };
     else if (op == "cos") f = [](double x) { return std::cos(x); };
     else if (op == "tanh") f = [](double x) { return std::tanh(x); };
+    else if (op == "acos") f = [](double x) { return std::acos(x); };
+    else if (op == "asin") f = [](double x) { return std::asin(x); };
+    else if (op == "atan") f = [](double x) { return std::atan(x); };
     else if (op == "sigmoid") f = [](double x) { return 1.0 / (1.0 + std::exp(-x)); };
     else f = [](double x) { return std::erf(x); };
     // Integer and bool inputs are cast to float32 before the function.
@@ -132,6 +138,10 @@ void register_unary_ops(std::vector<OpDef>* defs) {
   defs->push_back({"sin", unary_samples, unary_reference, 4.0});
   defs->push_back({"cos", unary_samples, unary_reference, 4.0});
   defs->push_back({"tanh", unary_samples, unary_reference, 5.0});
+  // OpenCL C's bounds: acos, asin 4 ulp; atan 5 ulp.
+  defs->push_back({"acos", unary_samples, unary_reference, 4.0});
+  defs->push_back({"asin", unary_samples, unary_reference, 4.0});
+  defs->push_back({"atan", unary_samples, unary_reference, 5.0});
   defs->push_back({"sigmoid", unary_samples, unary_reference, 0.0});
   defs->push_back({"erf", unary_samples, unary_reference, 16.0});
   defs->push_back({"gelu", unary_samples, unary_reference, 0.0});

@@ -4,14 +4,13 @@
 // the same with ceil_mode rounding up, except that the last window must start
 // inside the input or the left padding. Int lists reach the kernel with
 // length 2 (a single value is repeated; pooling's empty stride = kernel_size);
-// 3-D (unbatched) inputs reach it as [1, C, H, W].
-#include "meta/common.h"
+// 3-D (unbatched) inputs reach it as [1, C, H, W]. Also defines the shared
+// image-shape helpers of meta/nchw.h.
 #include "meta/families.h"
+#include "meta/nchw.h"
 
 namespace bp::core::meta {
-namespace {
 
-// Reads an int[2] argument into out[2] (length 1 repeats; empty takes `dflt`).
 Status Pair(const MetaCallInfo& info, const MetaArg* args, int i, const int64_t* dflt, int64_t* out) {
   BP_RETURN_IF_ERROR(RequireIntList(info, args, i));
   int64_t n = args[i].num_ints;
@@ -40,7 +39,7 @@ Status AtLeast(const MetaCallInfo& info, int i, const int64_t* v, int64_t min, c
   return Error(BP_STATUS_INVALID_ARGUMENT, ArgPrefix(info, i) + "expected " + what + ", got " + SizesText(v, 2));
 }
 
-void Rewrite(MetaPlan* plan, int arg, int slot, const int64_t* v) {
+void RewritePair(MetaPlan* plan, int arg, int slot, const int64_t* v) {
   plan->int_storage[2 * slot] = v[0];
   plan->int_storage[2 * slot + 1] = v[1];
   plan->rewritten[arg].kind = BP_VALUE_INT_LIST;
@@ -77,6 +76,26 @@ Status SetOutput4(const MetaCallInfo& info, const MetaArg* args, MetaPlan* plan,
 }
 
 std::string HW(int64_t h, int64_t w) { return "(" + std::to_string(h) + " x " + std::to_string(w) + ")"; }
+
+Geometry Batched(const Geometry& g) {
+  if (g.ndim != 3) return g;
+  Geometry b = g;
+  b.ndim = 4;
+  for (int k = 3; k > 0; --k) b.sizes[k] = g.sizes[k - 1], b.strides[k] = g.strides[k - 1];
+  b.sizes[0] = 1;
+  b.strides[0] = g.sizes[0] * g.strides[0];
+  return b;
+}
+
+Status NchwPrepare(const MetaCallInfo& info, const MetaArg* args, const MetaPlan& plan, const Geometry* outputs,
+                   KernelViews* views) {
+  ViewsAsIs(args, info.num_args, outputs, plan.num_outputs, views);
+  views->args[0] = Batched(views->args[0]);
+  views->outputs[0] = Batched(views->outputs[0]);
+  return Status::Ok();
+}
+
+namespace {
 
 // conv2d(input, weight, bias, stride, padding, dilation, groups)
 Status Conv2dInfer(const MetaCallInfo& info, const MetaArg* args, MetaPlan* plan) {
@@ -144,30 +163,11 @@ Status Conv2dInfer(const MetaCallInfo& info, const MetaArg* args, MetaPlan* plan
     }
     hw[k] = (padded - eff) / stride[k] + 1;
   }
-  Rewrite(plan, 3, 0, stride);
-  Rewrite(plan, 4, 1, padding);
-  Rewrite(plan, 5, 2, dilation);
+  RewritePair(plan, 3, 0, stride);
+  RewritePair(plan, 4, 1, padding);
+  RewritePair(plan, 5, 2, dilation);
   plan->no_output_alias = true;
   return SetOutput4(info, args, plan, d, w.sizes[0], hw);
-}
-
-// Unbatched [C, H, W] tensors are shown to the kernel as [1, C, H, W].
-Geometry Batched(const Geometry& g) {
-  if (g.ndim != 3) return g;
-  Geometry b = g;
-  b.ndim = 4;
-  for (int k = 3; k > 0; --k) b.sizes[k] = g.sizes[k - 1], b.strides[k] = g.strides[k - 1];
-  b.sizes[0] = 1;
-  b.strides[0] = g.sizes[0] * g.strides[0];
-  return b;
-}
-
-Status NchwPrepare(const MetaCallInfo& info, const MetaArg* args, const MetaPlan& plan, const Geometry* outputs,
-                   KernelViews* views) {
-  ViewsAsIs(args, info.num_args, outputs, plan.num_outputs, views);
-  views->args[0] = Batched(views->args[0]);
-  views->outputs[0] = Batched(views->outputs[0]);
-  return Status::Ok();
 }
 
 int64_t FloorDiv(int64_t a, int64_t b) {
@@ -222,10 +222,10 @@ Status PoolInfer(const MetaCallInfo& info, const MetaArg* args, const PoolArgs& 
                      " with kernel_size " + SizesText(kernel, 2) + ", stride " + SizesText(stride, 2) +
                      ", padding " + SizesText(padding, 2) + "; expected at least 1 x 1");
   }
-  Rewrite(plan, 1, 0, kernel);
-  Rewrite(plan, pos.stride, 1, stride);
-  Rewrite(plan, pos.padding, 2, padding);
-  if (pos.dilation >= 0) Rewrite(plan, pos.dilation, 3, dilation);
+  RewritePair(plan, 1, 0, kernel);
+  RewritePair(plan, pos.stride, 1, stride);
+  RewritePair(plan, pos.padding, 2, padding);
+  if (pos.dilation >= 0) RewritePair(plan, pos.dilation, 3, dilation);
   return SetOutput4(info, args, plan, d, in.sizes[in.ndim - 3], hw);
 }
 

@@ -18,6 +18,14 @@ extern const MetaFunctions kMatmulMeta, kAddmmMeta, kLinearMeta;
 extern const MetaFunctions kSoftmaxMeta, kLayerNormMeta, kBatchNormMeta;
 // conv_pool.cpp
 extern const MetaFunctions kConv2dMeta, kMaxPool2dMeta, kAvgPool2dMeta;
+// conv_transpose.cpp
+extern const MetaFunctions kConvTranspose2dMeta;
+// resample.cpp
+extern const MetaFunctions kUpsample2dMeta;
+// indexing.cpp
+extern const MetaFunctions kIndexSelectMeta;
+// sort.cpp
+extern const MetaFunctions kTopkMeta;
 // copy.cpp
 extern const MetaFunctions kCopyMeta, kFillMeta, kCatMeta, kToDtypeMeta, kCloneMeta, kContiguousMeta;
 // views.cpp

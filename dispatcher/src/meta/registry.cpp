@@ -13,7 +13,8 @@ const MetaFunctions* const kMetas[] = {
     &kUnaryFloatMeta, &kUnaryFloatOnlyMeta, &kSumMeta, &kMeanMeta,      &kMinMaxMeta,   &kArgmaxMeta,
     &kMatmulMeta,  &kAddmmMeta,      &kLinearMeta,    &kSoftmaxMeta,    &kLayerNormMeta, &kBatchNormMeta,
     &kConv2dMeta,  &kMaxPool2dMeta,  &kAvgPool2dMeta, &kCopyMeta,       &kFillMeta,     &kCatMeta,
-    &kToDtypeMeta, &kCloneMeta,      &kContiguousMeta,
+    &kToDtypeMeta, &kCloneMeta,      &kContiguousMeta, &kUpsample2dMeta,
+    &kIndexSelectMeta, &kConvTranspose2dMeta, &kTopkMeta,
 };
 
 }  // namespace

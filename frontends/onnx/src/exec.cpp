@@ -97,6 +97,25 @@ bp_tensor_t* Exec::call(const std::string& name, std::initializer_list<bp_value_
   return hold(r);
 }
 
+std::vector<bp_tensor_t*> Exec::call_multi(const std::string& name, const std::vector<bp_value_t>& args,
+                                           int32_t num_results) {
+  bp_op_t* op = find(name);
+  if (op == nullptr) throw CallFailed{"operator " + name + " not found in libbackplane"};
+  called_.push_back(op);
+  std::vector<bp_tensor_t*> r(static_cast<size_t>(num_results), nullptr);
+  const bp_status_t st = bp_op_call(ctx_, op, args.data(), static_cast<int32_t>(args.size()), r.data(), num_results);
+  if (st != BP_STATUS_OK) throw CallFailed{api_error(name.c_str(), st)};
+  bool missing = false;
+  for (bp_tensor_t* t : r) {
+    if (t == nullptr)
+      missing = true;
+    else
+      hold(t);
+  }
+  if (missing) throw CallFailed{name + ": bp_op_call returned fewer result tensors than asked for"};
+  return r;
+}
+
 namespace {
 
 // A CPU tensor made from host bytes of `dl`.
@@ -104,8 +123,8 @@ bp_tensor_t* cpu_tensor(bp_context_t* ctx, const std::vector<int64_t>& sizes, DL
                         size_t nbytes) {
   const uint8_t dummy = 0;
   bp_tensor_t* t = nullptr;
-  const bp_status_t st = bp_tensor_from_host(ctx, bp_device_t{0, 0}, static_cast<int32_t>(sizes.size()),
-                                             sizes.data(), dl, nbytes == 0 ? &dummy : bytes, nbytes, &t);
+  const bp_status_t st = bp_tensor_from_host(ctx, bp_device_t{0, 0}, static_cast<int32_t>(sizes.size()), sizes.data(),
+                                             dl, nbytes == 0 ? &dummy : bytes, nbytes, &t);
   if (st != BP_STATUS_OK) throw CallFailed{api_error("bp_tensor_from_host", st)};
   return t;
 }
@@ -135,19 +154,32 @@ void put(const std::vector<double>& values, std::string* out) {
 // float16/bfloat16, which the caller casts with Backplane's to.dtype instead.
 bool encode(DType d, const std::vector<double>& values, std::string* out) {
   switch (d) {
-    case DType::kFloat32: put<float>(values, out); return true;
-    case DType::kFloat64: put<double>(values, out); return true;
-    case DType::kInt8: put<int8_t>(values, out); return true;
-    case DType::kUInt8: put<uint8_t>(values, out); return true;
-    case DType::kInt32: put<int32_t>(values, out); return true;
-    case DType::kInt64: put<int64_t>(values, out); return true;
+    case DType::kFloat32:
+      put<float>(values, out);
+      return true;
+    case DType::kFloat64:
+      put<double>(values, out);
+      return true;
+    case DType::kInt8:
+      put<int8_t>(values, out);
+      return true;
+    case DType::kUInt8:
+      put<uint8_t>(values, out);
+      return true;
+    case DType::kInt32:
+      put<int32_t>(values, out);
+      return true;
+    case DType::kInt64:
+      put<int64_t>(values, out);
+      return true;
     case DType::kBool: {
       std::vector<double> b;
       for (double v : values) b.push_back(v != 0.0 ? 1.0 : 0.0);
       put<uint8_t>(b, out);
       return true;
     }
-    default: return false;
+    default:
+      return false;
   }
 }
 
@@ -157,8 +189,8 @@ bp_tensor_t* Exec::host_tensor(const std::vector<int64_t>& sizes, DType d, const
   std::string bytes;
   if (encode(d, values, &bytes)) return hold(cpu_tensor(ctx_, sizes, dtype_to_dl(d), bytes.data(), bytes.size()));
   // float16/bfloat16: float64 on the host, rounded by the CPU's to.dtype.
-  bp_tensor_t* wide = hold(cpu_tensor(ctx_, sizes, dtype_to_dl(DType::kFloat64), values.data(),
-                                      values.size() * sizeof(double)));
+  bp_tensor_t* wide =
+      hold(cpu_tensor(ctx_, sizes, dtype_to_dl(DType::kFloat64), values.data(), values.size() * sizeof(double)));
   return cast(wide, d);
 }
 
@@ -199,24 +231,39 @@ bool read_plain(bp_tensor_t* t, HostTensor* h) {
   if (n == 0) return true;
   switch (h->dtype) {
     case DType::kFloat16:
-    case DType::kBFloat16: return false;
-    default: break;
+    case DType::kBFloat16:
+      return false;
+    default:
+      break;
   }
   const bp_status_t st = bp_tensor_to_host(t, &bytes[0], bytes.size());
   if (st != BP_STATUS_OK) throw CallFailed{api_error("bp_tensor_to_host", st)};
   h->values.resize(n);
   switch (h->dtype) {
-    case DType::kFloat32: widen<float>(bytes, &h->values); break;
-    case DType::kFloat64: widen<double>(bytes, &h->values); break;
-    case DType::kInt8: widen<int8_t>(bytes, &h->values); break;
-    case DType::kUInt8: widen<uint8_t>(bytes, &h->values); break;
-    case DType::kInt32: widen<int32_t>(bytes, &h->values); break;
-    case DType::kInt64: widen<int64_t>(bytes, &h->values); break;
+    case DType::kFloat32:
+      widen<float>(bytes, &h->values);
+      break;
+    case DType::kFloat64:
+      widen<double>(bytes, &h->values);
+      break;
+    case DType::kInt8:
+      widen<int8_t>(bytes, &h->values);
+      break;
+    case DType::kUInt8:
+      widen<uint8_t>(bytes, &h->values);
+      break;
+    case DType::kInt32:
+      widen<int32_t>(bytes, &h->values);
+      break;
+    case DType::kInt64:
+      widen<int64_t>(bytes, &h->values);
+      break;
     case DType::kBool:
       widen<uint8_t>(bytes, &h->values);
       for (double& v : h->values) v = v != 0.0 ? 1.0 : 0.0;
       break;
-    default: return false;
+    default:
+      return false;
   }
   return true;
 }
@@ -244,8 +291,8 @@ bp_tensor_t* Exec::scalar(double v, DType d) { return host_tensor({}, d, {v}); }
 
 bp_tensor_t* Exec::full(const std::vector<int64_t>& sizes, DType d, double v) {
   bp_tensor_t* t = nullptr;
-  const bp_status_t st = bp_tensor_empty(ctx_, dev_, static_cast<int32_t>(sizes.size()), sizes.data(),
-                                         dtype_to_dl(d), &t);
+  const bp_status_t st =
+      bp_tensor_empty(ctx_, dev_, static_cast<int32_t>(sizes.size()), sizes.data(), dtype_to_dl(d), &t);
   if (st != BP_STATUS_OK) throw CallFailed{api_error("bp_tensor_empty", st)};
   hold(t);
   bp_value_t value = dtype_is_float(d) ? vd(v) : d == DType::kBool ? vb(v != 0.0) : vi(static_cast<int64_t>(v));
@@ -309,6 +356,7 @@ const MapTable& map_table() {
     register_elementwise(&t);
     register_tensor_ops(&t);
     register_nn(&t);
+    register_resample(&t);
     register_losses(&t);
     register_generators(&t);
     return t;

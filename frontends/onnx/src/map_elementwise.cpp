@@ -145,6 +145,9 @@ void register_elementwise(MapTable* t) {
   m["Sqrt"] = unary("sqrt");
   m["Sin"] = unary("sin");
   m["Cos"] = unary("cos");
+  m["Acos"] = unary("acos");
+  m["Asin"] = unary("asin");
+  m["Atan"] = unary("atan");
   m["Tanh"] = unary("tanh");
   m["Sigmoid"] = unary("sigmoid");
   m["Erf"] = unary("erf");

@@ -135,6 +135,81 @@ Outs pool(Exec& ex, const OnnxNode& n, const Ins& in, bool is_max) {
   return {from4d(ex, y, w)};
 }
 
+// ConvTranspose (1-D as 2-D with a unit height). The pads come from `pads`,
+// or from output_shape / auto_pad SAME_* as the spec computes them. Equal
+// pads on both sides are conv_transpose2d's padding; otherwise it runs
+// unpadded (its full output, extended by output_padding where the end pad
+// is smaller than the ONNX output_padding, or negative) and each side is
+// cropped. 3-D and a negative begin pad are not mapped.
+Outs conv_transpose(Exec& ex, const OnnxNode& n, const Ins& in) {
+  need_dtype(n.op_type, "conv_transpose2d.input", dtype_of(in[0].t));
+  const std::vector<int64_t> xs = sizes_of(in[0].t), ws = sizes_of(in[1].t);
+  const size_t sp = xs.size() - 2;
+  if (sp != 1 && sp != 2) throw NotMapped{"input ConvTranspose.X of rank " + std::to_string(xs.size()) + " (" +
+                                          std::to_string(sp) + "-D)"};
+  std::vector<int64_t> stride = n.get_ints("strides", std::vector<int64_t>(sp, 1));
+  std::vector<int64_t> dil = n.get_ints("dilations", std::vector<int64_t>(sp, 1));
+  std::vector<int64_t> out_pad = n.get_ints("output_padding", std::vector<int64_t>(sp, 0));
+  std::vector<int64_t> pads = n.get_ints("pads", std::vector<int64_t>(2 * sp, 0));
+  const std::string auto_pad = n.get_string("auto_pad", "NOTSET");
+  std::vector<int64_t> out_shape = n.get_ints("output_shape", {});
+  if (out_shape.size() > sp) out_shape.erase(out_shape.begin(), out_shape.end() - static_cast<long>(sp));
+  if (out_shape.empty() && (auto_pad == "SAME_UPPER" || auto_pad == "SAME_LOWER")) {
+    for (size_t k = 0; k < sp; ++k) out_shape.push_back(xs[k + 2] * stride[k]);
+  } else if (auto_pad != "NOTSET" && auto_pad != "VALID" && auto_pad != "SAME_UPPER" && auto_pad != "SAME_LOWER") {
+    unsupported_attr(n.op_type, "auto_pad", auto_pad);
+  }
+  if (auto_pad == "VALID") pads.assign(2 * sp, 0);
+  if (!out_shape.empty()) {
+    if (out_shape.size() != sp) unsupported_attr(n.op_type, "output_shape", list_str(out_shape));
+    for (size_t k = 0; k < sp; ++k) {
+      const int64_t total =
+          stride[k] * (xs[k + 2] - 1) + out_pad[k] + (ws[k + 2] - 1) * dil[k] + 1 - out_shape[k];
+      // The spec's halves round down (a negative total, an output past the
+      // full one, leaves a negative end pad: extra rows that get the bias only).
+      const int64_t half = total >= 0 ? total / 2 : -((-total + 1) / 2);
+      pads[k] = auto_pad == "SAME_UPPER" ? half : total - half;
+      pads[k + sp] = total - pads[k];
+    }
+  }
+  for (size_t k = 0; k < sp; ++k) {
+    if (pads[k] < 0) unsupported_attr(n.op_type, "pads", list_str(pads));
+  }
+  std::vector<int64_t> begin(pads.begin(), pads.begin() + static_cast<long>(sp));
+  std::vector<int64_t> end(pads.begin() + static_cast<long>(sp), pads.end());
+  bp_tensor_t* x = in[0].t;
+  bp_tensor_t* w = in[1].t;
+  std::vector<int64_t> kernel(ws.begin() + 2, ws.end()), insize(xs.begin() + 2, xs.end());
+  if (sp == 1) {
+    x = ex.call("unsqueeze", {vt(x), vi(2)});
+    w = ex.call("unsqueeze", {vt(w), vi(2)});
+    // A unit height: size, stride, dilation and kernel 1; no pads.
+    for (auto* v : {&stride, &dil, &kernel, &insize}) v->insert(v->begin(), 1);
+    for (auto* v : {&out_pad, &begin, &end}) v->insert(v->begin(), 0);
+  }
+  bp_tensor_t* bias = in.size() > 2 && in[2].present() ? in[2].t : nullptr;
+  const int64_t group = n.get_int("group", 1);
+  bp_tensor_t* y;
+  if (begin == end) {
+    y = ex.call("conv_transpose2d.input", {vt(x), vt(w), vt(bias), vl(stride), vl(begin), vl(out_pad), vi(group), vl(dil)});
+  } else {
+    std::vector<int64_t> extra(2);
+    for (size_t k = 0; k < 2; ++k) {
+      extra[k] = std::max<int64_t>(0, out_pad[k] - end[k]);
+      if (extra[k] >= std::max(stride[k], dil[k])) unsupported_attr(n.op_type, "pads", list_str(pads) + " with output_padding");
+    }
+    const std::vector<int64_t> zero{0, 0};
+    y = ex.call("conv_transpose2d.input", {vt(x), vt(w), vt(bias), vl(stride), vl(zero), vl(extra), vi(group), vl(dil)});
+    for (size_t k = 0; k < 2; ++k) {
+      const int64_t full = (insize[k] - 1) * stride[k] + dil[k] * (kernel[k] - 1) + 1;
+      const int64_t len = full + out_pad[k] - begin[k] - end[k];
+      y = ex.call("narrow", {vt(y), vi(static_cast<int64_t>(k + 2)), vi(begin[k]), vi(len)});
+    }
+    y = ex.call("contiguous", {vt(y)});
+  }
+  return {sp == 1 ? ex.call("squeeze.dim", {vt(y), vi(2)}) : y};
+}
+
 // Global pools: a reduction over the spatial dims, kept.
 MapFn global_pool(const char* op) {
   return [op](Exec& ex, const OnnxNode& n, const Ins& in) -> Outs {
@@ -200,6 +275,7 @@ void register_nn(MapTable* t) {
                                         vi(n.get_int("group", 1))});
     return {from4d(ex, y, w)};
   };
+  m["ConvTranspose"] = conv_transpose;
   m["MaxPool"] = [](Exec& ex, const OnnxNode& n, const Ins& in) -> Outs {
     if (n.get_int("storage_order", 0) != 0) unsupported_attr(n.op_type, "storage_order", "1");
     return pool(ex, n, in, true);

@@ -128,6 +128,35 @@ void register_tensor_ops(MapTable* t) {
   m["ReduceSumSquare"] = reduction("sum.dim_IntList", 18, "square", nullptr, false);
   m["ReduceLogSum"] = reduction("sum.dim_IntList", 18, nullptr, "log", true);
   m["ReduceLogSumExp"] = reduction("sum.dim_IntList", 18, "exp", "log", true);
+  // ReduceProd: prod.dim_int takes one dim, so one call per axis (kept), the
+  // reduced dims dropped at the end unless keepdims.
+  m["ReduceProd"] = [](Exec& ex, const OnnxNode& n, const Ins& in) -> Outs {
+    const DType d = dtype_of(in[0].t);
+    need_dtype(n.op_type, "prod.dim_int", d);
+    const ReduceSpec s = reduce_spec(n, in, 18);
+    if (s.noop || bp_tensor_ndim(in[0].t) == 0) return {ex.call("clone", {vt(in[0].t)})};
+    bp_tensor_t* y = in[0].t;
+    for (int64_t a : s.axes) y = ex.call("prod.dim_int", {vt(y), vi(a), vb(true)});
+    if (!s.keepdims) {
+      std::vector<int64_t> kept;
+      const std::vector<int64_t> ys = sizes_of(y);
+      for (size_t k = 0; k < ys.size(); ++k) {
+        if (!std::binary_search(s.axes.begin(), s.axes.end(), static_cast<int64_t>(k))) kept.push_back(ys[k]);
+      }
+      y = ex.call("reshape", {vt(y), vl(kept)});
+    }
+    return {ex.cast(y, d)};  // integer products come back in int64
+  };
+  // TopK: k an attribute before opset 10, an input after; both outputs.
+  m["TopK"] = [](Exec& ex, const OnnxNode& n, const Ins& in) -> Outs {
+    need_dtype(n.op_type, "topk", dtype_of(in[0].t));
+    const int64_t rank = bp_tensor_ndim(in[0].t);
+    const int64_t axis = norm_axis(n, n.get_int("axis", -1), rank);
+    const int64_t k = n.opset < 10 ? n.get_int("k", 0) : host_ints(host_of(in[1])).at(0);
+    const std::vector<bp_value_t> args = {vt(in[0].t), vi(k), vi(axis), vb(n.get_int("largest", 1) != 0),
+                                          vb(n.get_int("sorted", 1) != 0)};
+    return ex.call_multi("topk", args, 2);
+  };
   m["ArgMax"] = arg(false);
   m["ArgMin"] = arg(true);
 
@@ -238,20 +267,33 @@ void register_tensor_ops(MapTable* t) {
     h.values = {static_cast<double>(bp_tensor_numel(in[0].t))};
     return {ex.upload(h)};
   };
-  // Gather with indices known on the host (constants, shapes, short token
-  // lists): one narrow per index, concatenated, reshaped to
-  // data[:axis] + indices + data[axis+1:]. Indices computed on the device
-  // and too large for a host copy would need an index_select operator,
-  // which Backplane lacks.
+  // Gather, the result reshaped to data[:axis] + indices + data[axis+1:].
+  // Indices known on the host (constants, shapes, short token lists): one
+  // narrow per index (views), concatenated. Indices on the device:
+  // index_select with the flattened indices, negative ones (ONNX counts them
+  // from the end) moved up by the axis size first.
   m["Gather"] = [](Exec& ex, const OnnxNode& n, const Ins& in) -> Outs {
-    if (in[1].host == nullptr) {
-      throw NotMapped{"input Gather.indices with " + std::to_string(bp_tensor_numel(in[1].t)) +
-                      " elements computed on the device (needs an index_select operator)"};
-    }
     const std::vector<int64_t> xs = sizes_of(in[0].t);
     const int64_t rank = static_cast<int64_t>(xs.size());
     const int64_t axis = norm_axis(n, n.get_int("axis", 0), rank);
     const int64_t len = xs[static_cast<size_t>(axis)];
+    if (in[1].host == nullptr) {
+      need_dtype(n.op_type, "index_select", dtype_of(in[0].t));
+      const DType it = dtype_of(in[1].t);
+      if (it != DType::kInt64 && it != DType::kInt32)
+        throw NotMapped{std::string("dtype Gather.indices(") + dtype_name(it) + ")"};
+      std::vector<int64_t> out_sizes(xs.begin(), xs.begin() + axis);
+      const std::vector<int64_t> is = sizes_of(in[1].t);
+      out_sizes.insert(out_sizes.end(), is.begin(), is.end());
+      out_sizes.insert(out_sizes.end(), xs.begin() + axis + 1, xs.end());
+      bp_tensor_t* idx = ex.call("reshape", {vt(in[1].t), vl({-1})});
+      bp_tensor_t* neg = ex.call("lt.Tensor", {vt(idx), vt(ex.scalar(0, it))});
+      idx = ex.call(
+          "where.self",
+          {vt(neg), vt(ex.call("add.Tensor", {vt(idx), vt(ex.scalar(static_cast<double>(len), it))})), vt(idx)});
+      bp_tensor_t* y = ex.call("index_select", {vt(in[0].t), vi(axis), vt(idx)});
+      return {ex.call("reshape", {vt(y), vl(out_sizes)})};
+    }
     std::vector<int64_t> idx = host_ints(host_of(in[1]));
     for (int64_t& i : idx) {
       if (i < -len || i >= len)

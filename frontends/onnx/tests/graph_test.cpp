@@ -261,6 +261,39 @@ TEST_F(GraphTest, UnmappedNodeNamesOpTypeNodeAndOpset) {
   EXPECT_NE(err.find("opset 13"), std::string::npos) << err;
 }
 
+TEST_F(GraphTest, GatherWithIndicesOnTheDeviceRunsIndexSelect) {
+  // 80 int64 indices (more than the executor copies to the host), some
+  // negative (counted from the end, as ONNX allows), into a [10, 3] table.
+  Graph g(13);
+  g.input("ids", {2, 40}, 7);
+  g.output("y", {2, 40, 3});
+  std::vector<float> table;
+  for (int i = 0; i < 30; ++i) table.push_back(static_cast<float>(i));
+  g.init("table", {10, 3}, table);
+  g.node("Gather", {"table", "ids"}, {"y"});
+  Model m;
+  std::string err;
+  ASSERT_TRUE(Model::load(g.save(dir_ + "/m.onnx"), &m, &err)) << err;
+  std::vector<int64_t> ids(80), sizes = {2, 40};
+  for (int64_t k = 0; k < 80; ++k) ids[static_cast<size_t>(k)] = (k * 7) % 20 - 10;  // -10 .. 9
+  bp_tensor_t* t = nullptr;
+  ASSERT_EQ(bp_tensor_from_host(ctx_, bp_device_t{0, 0}, 2, sizes.data(), DLDataType{kDLInt, 64, 1}, ids.data(),
+                                ids.size() * 8, &t),
+            BP_STATUS_OK);
+  held_.push_back(t);
+  Session s(ctx_, bp_device_t{0, 0}, &m);
+  std::vector<bp_tensor_t*> outs;
+  ASSERT_TRUE(s.run({{"ids", t}}, &outs, &err)) << err;
+  ASSERT_EQ(outs.size(), 1u);
+  held_.push_back(outs[0]);
+  const std::vector<float> y = values(outs[0]);
+  ASSERT_EQ(y.size(), 240u);
+  for (size_t k = 0; k < 80; ++k) {
+    const int64_t row = ids[k] < 0 ? ids[k] + 10 : ids[k];
+    for (int64_t c = 0; c < 3; ++c) EXPECT_EQ(y[k * 3 + static_cast<size_t>(c)], static_cast<float>(row * 3 + c)) << k;
+  }
+}
+
 TEST_F(GraphTest, InputsAreChecked) {
   Graph g;
   g.input("x", {2, 3});

@@ -3,6 +3,9 @@
 // a public interface of its own; included at the end of backplane.hpp.
 #pragma once
 
+#include <tuple>
+#include <utility>
+
 #include "backplane/backplane.hpp"
 
 namespace bp {
@@ -114,6 +117,13 @@ inline const bp_op_t* find_cached(ContextState& st, int index, const char* name)
   return found;
 }
 
+/// The tuple of Tensors owning out[0..] (used by call_tuple).
+template <typename... Ts, size_t... I>
+inline std::tuple<Ts...> Wrap(const std::shared_ptr<ContextState>& st, bp_tensor_t* const* out,
+                              std::index_sequence<I...>) {
+  return std::tuple<Ts...>(Ts(st, out[I])...);
+}
+
 /// Calls a one-result operator and wraps the result.
 inline Tensor call_one(const std::shared_ptr<ContextState>& st, int index, const char* name,
                        const bp_value_t* args, int32_t num_args) {
@@ -122,6 +132,19 @@ inline Tensor call_one(const std::shared_ptr<ContextState>& st, int index, const
   bp_tensor_t* out = nullptr;
   check(bp_op_call(st->ctx, op, args, num_args, &out, 1));
   return Tensor(st, out);
+}
+
+/// Calls an operator with several tensor results (torch's tuple returns,
+/// such as topk's values and indices) and wraps them in schema order.
+template <typename... Ts>
+inline std::tuple<Ts...> call_tuple(const std::shared_ptr<ContextState>& st, int index, const char* name,
+                                    const bp_value_t* args, int32_t num_args) {
+  if (!st) throw Error(BP_STATUS_INVALID_ARGUMENT, std::string("INVALID_ARGUMENT: ") + name + ": undefined tensor argument");
+  const bp_op_t* op = find_cached(*st, index, name);
+  constexpr size_t kN = sizeof...(Ts);
+  bp_tensor_t* out[kN] = {};
+  check(bp_op_call(st->ctx, op, args, num_args, out, static_cast<int32_t>(kN)));
+  return Wrap<Ts...>(st, out, std::index_sequence_for<Ts...>{});
 }
 
 /// Calls an in-place or out= operator for its effect on the tensor it

@@ -107,6 +107,10 @@ class Exec {
   /// CallFailed when the operator does not exist or the call returns a
   /// status (the message names operator, status and the dispatcher's text).
   bp_tensor_t* call(const std::string& op, std::initializer_list<bp_value_t> args);
+  /// The same for an operator with several results (topk: values, indices):
+  /// the first `num_results` of them in schema order, each held by the Exec.
+  /// Throws CallFailed as call() does, or when fewer results come back.
+  std::vector<bp_tensor_t*> call_multi(const std::string& op, const std::vector<bp_value_t>& args, int32_t num_results);
   /// A host tensor made on the device: h.values cast to h.dtype (float16
   /// and bfloat16 rounded by the CPU's to.dtype; integers saturate, NaN
   /// becomes 0). Throws CallFailed on an allocation or copy error.
@@ -178,6 +182,7 @@ using MapTable = std::map<std::string, MapFn>;
 void register_elementwise(MapTable* t);
 void register_tensor_ops(MapTable* t);
 void register_nn(MapTable* t);
+void register_resample(MapTable* t);
 void register_losses(MapTable* t);
 void register_generators(MapTable* t);
 /// Every mapping, built once on first use (thread-safe) and never changed.

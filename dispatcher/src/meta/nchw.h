@@ -1,0 +1,33 @@
+// Helpers of the image-shaped meta functions ([N, C, H, W] inputs and int[2]
+// window arguments): conv2d, conv_transpose2d, pooling, upsampling. Defined
+// in conv_pool.cpp; internal to meta/.
+#pragma once
+
+#include <string>
+
+#include "meta/common.h"
+
+namespace bp::core::meta {
+
+// Reads an int[2] argument into out[2]: length 1 repeats, an empty list
+// takes `dflt` (nullptr: empty is an error), values beyond +-2^30 are
+// OUT_OF_RANGE (keeps the size arithmetic far from int64 overflow).
+Status Pair(const MetaCallInfo& info, const MetaArg* args, int i, const int64_t* dflt, int64_t* out);
+// INVALID_ARGUMENT "expected <what>, got [a, b]" unless both values >= min.
+Status AtLeast(const MetaCallInfo& info, int i, const int64_t* v, int64_t min, const char* what);
+// Hands the kernel argument `arg` as the two-element list v, kept in
+// plan->int_storage slot `slot` (0..2 * BP_MAX_NDIM - 1).
+void RewritePair(MetaPlan* plan, int arg, int slot, const int64_t* v);
+// args[0] is [C, H, W] or [N, C, H, W] with non-zero C, H, W and a floating dtype.
+Status Input3or4(const MetaCallInfo& info, const MetaArg* args, DType* d);
+// plan output 0: [N, c, hw[0], hw[1]] ([c, ...] when args[0] is unbatched).
+Status SetOutput4(const MetaCallInfo& info, const MetaArg* args, MetaPlan* plan, DType d, int64_t c, const int64_t* hw);
+// "(h x w)", for messages.
+std::string HW(int64_t h, int64_t w);
+// Unbatched [C, H, W] tensors are shown to the kernel as [1, C, H, W].
+Geometry Batched(const Geometry& g);
+// A prepare() handing args[0] and output 0 to the kernel batched (4-D).
+Status NchwPrepare(const MetaCallInfo& info, const MetaArg* args, const MetaPlan& plan, const Geometry* outputs,
+                   KernelViews* views);
+
+}  // namespace bp::core::meta
