@@ -142,6 +142,14 @@ TEST_F(OnnxCorpusTest, AGraphTestRunsThroughTheExecutor) {
   EXPECT_EQ(r.path, "native");
 }
 
+// HammingWindow's body computes its size as a float on the device and casts
+// it for Range: the executor reads such a small float value back only when a
+// mapping asks for its values (host_of).
+TEST_F(OnnxCorpusTest, AGraphReadsAComputedFloatBackOnlyWhenAsked) {
+  const OnnxTestResult r = run("test_hammingwindow_expanded");
+  EXPECT_EQ(r.outcome, "pass") << r.message << r.reason;
+}
+
 TEST_F(OnnxCorpusTest, AWrongKernelFailsAGraphTest) {
   bp_op_t* add = nullptr;
   ASSERT_EQ(bp_op_find(ctx_, "add.Tensor", &add), BP_STATUS_OK);

@@ -317,6 +317,11 @@ std::vector<int64_t> sizes_of(const bp_tensor_t* t) {
 }
 
 const HostTensor& host_of(const NodeInput& in) {
+  if (in.host == nullptr && in.t != nullptr && in.host_cache != nullptr && in.host_exec != nullptr) {
+    *in.host_cache = in.host_exec->to_host(in.t);
+    if (in.host_cached != nullptr) *in.host_cached = true;
+    return *in.host_cache;
+  }
   if (in.host == nullptr) {
     throw NotMapped{in.t == nullptr ? std::string("input: a shape-like input is left out")
                                     : "input: a shape-like input of " + std::to_string(bp_tensor_numel(in.t)) +

@@ -445,11 +445,18 @@ bool Session::run_steps(std::vector<Slot>* values, std::string* err) {
           const size_t i = static_cast<size_t>(id);
           Slot* s = persistent_[i] ? persistent_[i].get() : &(*values)[i];
           in.t = s->t;
-          // Computed values: only integer and bool ones (shapes, indices,
-          // axes); a float activation is never read back for this.
-          if (!s->host_ready && bp_tensor_numel(s->t) <= kHostCopyLimit && !dtype_is_float(dtype_of(s->t))) {
-            s->host = ex.to_host(s->t);
-            s->host_ready = true;
+          // Small computed values: integer and bool ones (shapes, indices,
+          // axes) at once; float ones only if a mapping asks (host_of), so
+          // an activation is not read back for nothing.
+          if (!s->host_ready && bp_tensor_numel(s->t) <= kHostCopyLimit) {
+            if (dtype_is_float(dtype_of(s->t))) {
+              in.host_cache = &s->host;
+              in.host_cached = &s->host_ready;
+              in.host_exec = &ex;
+            } else {
+              s->host = ex.to_host(s->t);
+              s->host_ready = true;
+            }
           }
           if (s->host_ready) in.host = &s->host;
         }

@@ -59,19 +59,29 @@ struct CallFailed {
   std::string message;
 };
 
+class Exec;
+
 /// One node input: the tensor on the session's device (nullptr when the
 /// optional input is left out) and, for small values, its host copy. Both
 /// are borrowed from the session for the duration of the mapping call.
 struct NodeInput {
   bp_tensor_t* t = nullptr;
   const HostTensor* host = nullptr;  // nullptr when the values are not on the host
+  // A small float value computed on the device is read back only when a
+  // mapping asks for it (host_of): into *host_cache, with *host_cached set,
+  // by host_exec. All three are the session's, or nullptr.
+  HostTensor* host_cache = nullptr;
+  bool* host_cached = nullptr;
+  Exec* host_exec = nullptr;
   bool present() const { return t != nullptr; }
 };
 
-/// The host values of a shape-like input (Reshape's shape, Slice's starts).
-/// Throws NotMapped naming the need when the input is left out or has no
-/// host copy (computed on the device and larger than the 64 elements the
-/// session copies back). The reference is borrowed from `in`.
+/// The host values of a shape-like input (Reshape's shape, Slice's starts):
+/// its host copy, or one read back now when the session left that for
+/// later. Throws NotMapped naming the need when the input is left out or has
+/// no host copy (computed on the device and larger than the 64 elements the
+/// session copies back), CallFailed when reading back fails. The reference
+/// is borrowed from the session, valid during the mapping call.
 const HostTensor& host_of(const NodeInput& in);
 
 /// Operator handles by schema name ("add.Tensor"), resolved once per
