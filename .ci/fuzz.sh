@@ -28,17 +28,13 @@ flags=(-std=c++17 -O1 -g -fno-omit-frame-pointer -fsanitize=fuzzer-no-link,addre
        -Iconformance/src -Ifrontends/onnx/include -DONNX_ML=1 -DONNX_NAMESPACE=onnx)
 jobs=$(nproc 2>/dev/null || echo 2)
 
-# Compiles sources to objects (skipping up-to-date ones) and prints the object paths.
+# Compiles sources to objects and prints the object paths. Every source is
+# compiled each time, through ccache when it is installed (it knows when a
+# header changed; a timestamp check on the source alone left stale objects).
+cc_launcher=$(command -v ccache || true)
 objects() {
-  local src obj list=()
-  for src in "$@"; do
-    obj=$out/obj/$(echo "$src" | tr / _).o
-    if [ ! -f "$obj" ] || [ "$src" -nt "$obj" ]; then list+=("$src"); fi
-  done
-  if [ ${#list[@]} -gt 0 ]; then
-    printf '%s\n' "${list[@]}" | xargs -P "$jobs" -I{} sh -c \
-      'o='"$out"'/obj/$(echo "{}" | tr / _).o; '"$CXX"' '"$(printf '%q ' "${flags[@]}")"' -c "{}" -o "$o"'
-  fi
+  printf '%s\n' "$@" | xargs -P "$jobs" -I{} sh -c \
+    'o='"$out"'/obj/$(echo "{}" | tr / _).o; '"$cc_launcher $CXX"' '"$(printf '%q ' "${flags[@]}")"' -c "{}" -o "$o"'
   for src in "$@"; do echo "$out/obj/$(echo "$src" | tr / _).o"; done
 }
 
@@ -63,10 +59,9 @@ for t in "${targets[@]}"; do
       # The loader alone: it calls no operator, so libbackplane comes from the
       # default build (uninstrumented) for the symbols the library references.
       libs=(-Lbuild/default/lib -Wl,-rpath,"$PWD/build/default/lib" -lbackplane -lonnx -lonnx_proto -lprotobuf)
-      build onnx_load_fuzz frontends/onnx/src/proto.cpp frontends/onnx/src/graph.cpp frontends/onnx/src/model.cpp \
-        frontends/onnx/src/dtype.cpp frontends/onnx/src/exec.cpp frontends/onnx/src/map_elementwise.cpp \
-        frontends/onnx/src/map_generators.cpp frontends/onnx/src/map_loss.cpp frontends/onnx/src/map_nn.cpp \
-        frontends/onnx/src/map_tensor.cpp
+      # Every frontend source (a new mapping file joins without an edit here).
+      mapfile -t frontend < <(ls frontends/onnx/src/*.cpp)
+      build onnx_load_fuzz "${frontend[@]}"
       libs=() ;;
     *) echo "fuzz.sh: unknown target $t"; exit 2 ;;
   esac
