@@ -9,7 +9,8 @@
 # input in build/fuzz/artifacts/ (make it a regression test, add it to the
 # corpus). Prints executions per second and total executions per target.
 # Usage: .ci/fuzz.sh [target...]   (needs build/default configured: the
-# generated operator table and headers come from there)
+# generated operator table and headers come from there). A source that fails
+# to compile fails the script.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 seconds=${FUZZ_SECONDS:-60}
@@ -17,10 +18,14 @@ targets=("$@")
 [ ${#targets[@]} -gt 0 ] || targets=(schema_fuzz expectations_fuzz dlpack_fuzz onnx_load_fuzz)
 CXX=${FUZZ_CXX:-clang++-14}
 command -v "$CXX" >/dev/null || { echo "fuzz.sh: $CXX not found (apt-get install clang-14)"; exit 2; }
-out=build/fuzz
+# FUZZ_BUILD: the configured build tree; FUZZ_OUT: where objects, binaries
+# and artifacts go; FUZZ_LAUNCHER: the compiler launcher (default ccache when
+# installed, "" for none). The CI scripts' test sets all three.
+build_dir=${FUZZ_BUILD:-build/default}
+out=${FUZZ_OUT:-build/fuzz}
 mkdir -p "$out/obj" "$out/artifacts" "$out/work"
-cmake --build build/default --target backplane_codegen >/dev/null
-gen=build/default/generated
+cmake --build "$build_dir" --target backplane_codegen >/dev/null
+gen=$build_dir/generated
 version=$(sed -n 's/^project(Backplane VERSION \([0-9.]*\).*/\1/p' CMakeLists.txt)
 flags=(-std=c++17 -O1 -g -fno-omit-frame-pointer -fsanitize=fuzzer-no-link,address,undefined
        -fno-sanitize-recover=undefined -DBACKPLANE_BUILDING_LIBRARY=1 "-DBACKPLANE_VERSION_STRING=\"$version\""
@@ -28,20 +33,29 @@ flags=(-std=c++17 -O1 -g -fno-omit-frame-pointer -fsanitize=fuzzer-no-link,addre
        -Iconformance/src -Ifrontends/onnx/include -DONNX_ML=1 -DONNX_NAMESPACE=onnx)
 jobs=$(nproc 2>/dev/null || echo 2)
 
-# Compiles sources to objects and prints the object paths. Every source is
-# compiled each time, through ccache when it is installed (it knows when a
-# header changed; a timestamp check on the source alone left stale objects).
-cc_launcher=$(command -v ccache || true)
+# Compiles sources to objects and prints the object paths; fails when any
+# source fails to compile. Every source is compiled each time, through ccache
+# when it is installed (it knows when a header changed; a timestamp check on
+# the source alone left stale objects), and its old object is removed first,
+# so a failed compile can never leave last run's object to be linked.
+cc_launcher=${FUZZ_LAUNCHER-$(command -v ccache || true)}
 objects() {
   printf '%s\n' "$@" | xargs -P "$jobs" -I{} sh -c \
-    'o='"$out"'/obj/$(echo "{}" | tr / _).o; '"$cc_launcher $CXX"' '"$(printf '%q ' "${flags[@]}")"' -c "{}" -o "$o"'
+    'o='"$out"'/obj/$(echo "{}" | tr / _).o; rm -f "$o"; '"$cc_launcher $CXX"' '"$(printf '%q ' "${flags[@]}")"' -c "{}" -o "$o"' \
+    || return 1
   for src in "$@"; do echo "$out/obj/$(echo "$src" | tr / _).o"; done
 }
 
 build() {
   local name=$1
   shift
-  mapfile -t objs < <(objects "fuzz/$name.cpp" "$@")
+  # Not a process substitution: its exit status would be lost.
+  local list="$out/$name.objects"
+  if ! objects "fuzz/$name.cpp" "$@" >"$list"; then
+    echo "fuzz.sh: $name: a source failed to compile (see the compiler's message above)"
+    exit 1
+  fi
+  mapfile -t objs <"$list"
   "$CXX" -fsanitize=fuzzer,address,undefined "${objs[@]}" "${libs[@]}" -ldl -lpthread -o "$out/$name"
 }
 libs=()
@@ -58,7 +72,7 @@ for t in "${targets[@]}"; do
     onnx_load_fuzz)
       # The loader alone: it calls no operator, so libbackplane comes from the
       # default build (uninstrumented) for the symbols the library references.
-      libs=(-Lbuild/default/lib -Wl,-rpath,"$PWD/build/default/lib" -lbackplane -lonnx -lonnx_proto -lprotobuf)
+      libs=(-L"$build_dir/lib" -Wl,-rpath,"$(cd "$build_dir" && pwd)/lib" -lbackplane -lonnx -lonnx_proto -lprotobuf)
       # Every frontend source (a new mapping file joins without an edit here).
       mapfile -t frontend < <(ls frontends/onnx/src/*.cpp)
       build onnx_load_fuzz "${frontend[@]}"
