@@ -2,6 +2,7 @@
 #include <gtest/gtest.h>
 
 #include "expectations.h"
+#include "report.h"
 
 namespace bpc {
 namespace {
@@ -84,6 +85,62 @@ TEST(Expectations, TheCommittedFilesParse) {
     std::string err;
     EXPECT_TRUE(load_expectations(BPC_SOURCE_EXPECTATIONS_DIR, backend, &ex, &err)) << err;
   }
+}
+
+// Issue 23 item 14: the three bfloat16 Cast/CastLike node tests fail on
+// every backend because of the data; common.yaml says so for every backend.
+TEST(Expectations, CommonEntriesCoverTheBfloat16CastTestsOnEveryBackend) {
+  for (const char* backend : {"cpu", "opencl", "vendor_sim", "mychip"}) {
+    Expectations ex;
+    std::string err;
+    ASSERT_TRUE(load_expectations(BPC_SOURCE_EXPECTATIONS_DIR, backend, &ex, &err)) << err;
+    for (const char* test : {"test_cast_FLOAT_to_BFLOAT16", "test_castlike_FLOAT_to_BFLOAT16",
+                             "test_castlike_FLOAT_to_BFLOAT16_expanded"}) {
+      const Expectation* e = ex.find_onnx_xfail(test);
+      ASSERT_NE(e, nullptr) << backend << " " << test;
+      EXPECT_NE(e->reason.find("truncates"), std::string::npos) << e->reason;
+      EXPECT_NE(ex.where(*e).find("common.yaml:"), std::string::npos) << ex.where(*e);
+    }
+    EXPECT_EQ(ex.find_onnx_xfail("test_cast_BFLOAT16_to_FLOAT"), nullptr);  // that direction is exact
+  }
+}
+
+TEST(Expectations, OnnxXfailEntriesTakeTestAndReasonOnly) {
+  Expectations ok, bad_key, no_reason;
+  std::string err;
+  ASSERT_TRUE(parse_expectations("onnx_xfail:\n  - test: \"test_foo*\"\n    reason: data\n", &ok, &err)) << err;
+  ASSERT_EQ(ok.onnx_xfail.size(), 1u);
+  EXPECT_NE(ok.find_onnx_xfail("test_foo_bar"), nullptr);
+  EXPECT_EQ(ok.find_onnx_xfail("test_bar"), nullptr);
+  EXPECT_FALSE(parse_expectations("onnx_xfail:\n  - op: sin\n    reason: r\n", &bad_key, &err));
+  EXPECT_NE(err.find("unknown key 'op'"), std::string::npos) << err;
+  EXPECT_FALSE(parse_expectations("onnx_xfail:\n  - test: test_x\n", &no_reason, &err));
+  EXPECT_NE(err.find("a test and a reason"), std::string::npos) << err;
+}
+
+// Issue 23 item 18: an unsupported entry whose cell ran (--verify-expectations)
+// and passed is stale; one whose cell failed stays unsupported.
+TEST(Expectations, UnsupportedEntriesWhoseCellPassesAreReportedStale) {
+  Expectations ex;
+  std::string err;
+  ASSERT_TRUE(parse_expectations("unsupported:\n  - op: sin\n    reason: no sine unit\n", &ex, &err)) << err;
+  ex.source = "mychip.yaml";
+  DeviceReport r;
+  r.ops = {"sin", "cos"};
+  r.cells["sin"][0].outcome = Outcome::kNativePass;
+  r.cells["sin"][1].outcome = Outcome::kFail;
+  r.cells["sin"][2].outcome = Outcome::kUnsupported;  // did not run (a capability gap)
+  r.cells["cos"][0].outcome = Outcome::kNativePass;
+  apply_unsupported(ex, &r);
+  EXPECT_EQ(r.cells["sin"][0].outcome, Outcome::kUnexpectedPass);
+  EXPECT_NE(r.cells["sin"][0].reason.find("mychip.yaml:2 lists it as unsupported (no sine unit)"), std::string::npos)
+      << r.cells["sin"][0].reason;
+  EXPECT_EQ(r.cells["sin"][1].outcome, Outcome::kUnsupported);
+  EXPECT_EQ(r.cells["sin"][1].reason, "unsupported per mychip.yaml:2: no sine unit");
+  EXPECT_EQ(r.cells["sin"][2].outcome, Outcome::kUnsupported);
+  EXPECT_EQ(r.cells["cos"][0].outcome, Outcome::kNativePass);
+  const Totals t = totals_of(r);
+  EXPECT_EQ(t.xpass, 1);
 }
 
 }  // namespace

@@ -246,5 +246,46 @@ TEST(Reference, EveryClaimedCellHasSamplesAndAReference) {
   }
 }
 
+// Issue 23 item 18: an out= tensor starts as a sentinel that differs from the
+// expected result at every element (the old fixed 7 / 1 equalled expected
+// values of many cells, e.g. every true of a bool comparison), so a kernel
+// that skips an element cannot pass.
+TEST(Generator, OutSentinelDiffersFromEveryExpectedElement) {
+  size_t checked = 0;
+  for (const OpClaim& claim : op_claims()) {
+    if (claim.variant != 2) continue;
+    for (int k = 0; k < kNumDTypes; ++k) {
+      const DType d = dtype_at(k);
+      if (!claim.claims(d)) continue;
+      std::string why;
+      for (const Case& c : make_cases(claim, d, 1, true, &why)) {
+        if (c.sample.expect_error || c.expected.outputs.empty() || c.sample.written_arg < 0) continue;
+        const std::vector<double>& out = c.sample.args[static_cast<size_t>(c.sample.written_arg)].tensor.t.values;
+        const std::vector<double>& want = c.expected.outputs[0].values;
+        ASSERT_EQ(out.size(), want.size()) << claim.name;
+        for (size_t i = 0; i < out.size(); ++i) {
+          ASSERT_FALSE(out[i] == want[i]) << claim.name << " " << dtype_name(d) << " sample " << c.index << " element "
+                                          << i << ": the sentinel equals the expected " << want[i];
+        }
+        ++checked;
+      }
+    }
+  }
+  EXPECT_GT(checked, 0u);
+}
+
+TEST(DType, ValueUnlikeDiffersAndIsRepresentable) {
+  for (int k = 0; k < kNumDTypes; ++k) {
+    const DType d = dtype_at(k);
+    const std::vector<double> expected =
+        d == DType::kBool ? std::vector<double>{0.0, 1.0} : std::vector<double>{0.0, 1.0, 5.0, 7.0, -1.0, NAN};
+    for (double e : expected) {
+      const double v = dtype_value_unlike(d, e);
+      EXPECT_FALSE(v == e) << dtype_name(d) << " " << e;
+      EXPECT_EQ(dtype_round(d, v), v) << dtype_name(d);
+    }
+  }
+}
+
 }  // namespace
 }  // namespace bpc

@@ -198,5 +198,45 @@ TEST(OnnxCompare, ToleranceNaNIntegersAndSizes) {
   EXPECT_NE(onnx_corpus::compare_output(i, DType::kInt64, {2}, {5, 1001}, 1e-3, 1e-7), "");
 }
 
+// Issue 23 item 14: a failing node test fails the run unless an onnx_xfail
+// entry with a reason covers it; a covered test that passes is stale; the
+// verdict's score gives mapped and total side by side.
+TEST(OnnxVerdict, FailuresCountUnlessAnExpectationCoversThem) {
+  Expectations ex;
+  std::string err;
+  ASSERT_TRUE(parse_expectations("onnx_xfail:\n  - test: test_cast_FLOAT_to_BFLOAT16\n    reason: data truncates\n"
+                                 "  - test: test_stale\n    reason: was broken\n",
+                                 &ex, &err))
+      << err;
+  ex.source = "common.yaml";
+  auto test = [](const char* name, const char* outcome) {
+    OnnxTestResult t;
+    t.test = name;
+    t.outcome = outcome;
+    t.message = "1 of 3 beyond tolerance";
+    return t;
+  };
+  OnnxReport r;
+  r.device = "cpu:0";
+  r.tests = {test("test_add", "pass"), test("test_cast_FLOAT_to_BFLOAT16", "fail"), test("test_loop", "not_mapped")};
+  apply_onnx_xfail(ex, &r);
+  EXPECT_EQ(r.tests[1].outcome, "xfail");
+  EXPECT_NE(r.tests[1].message.find("common.yaml:2: data truncates"), std::string::npos) << r.tests[1].message;
+  EXPECT_FALSE(onnx_any_failure({r}));
+  EXPECT_EQ(onnx_verdict_suffix(r), "; ONNX node tests 1 of 2 mapped pass (1 expected failures), 1 of 3 not mapped");
+
+  r.tests.push_back(test("test_mul", "fail"));  // not covered: fails the run
+  EXPECT_TRUE(onnx_any_failure({r}));
+  EXPECT_EQ(onnx_verdict_suffix(r),
+            "; ONNX node tests FAIL: 1 failing, 1 of 3 mapped pass (1 expected failures), 1 of 4 not mapped");
+
+  OnnxReport stale;
+  stale.tests = {test("test_stale", "pass")};
+  apply_onnx_xfail(ex, &stale);
+  EXPECT_EQ(stale.tests[0].outcome, "xpass");
+  EXPECT_NE(stale.tests[0].message.find("remove the entry"), std::string::npos);
+  EXPECT_TRUE(onnx_any_failure({stale}));
+}
+
 }  // namespace
 }  // namespace bpc

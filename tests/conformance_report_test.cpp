@@ -236,5 +236,32 @@ TEST(ConformanceVerdict, WroteThenFailedFailsRejectedOnlyDoesNot) {
   EXPECT_TRUE(d.fixes.empty());
 }
 
+// Issue 23 item 18: a cell the core served without any kernel (a view) is
+// 'V', counted apart from native cells; one sample a kernel computed makes it 'N'.
+TEST(ConformanceVerdict, CoreOnlyCellsAreNotCountedAsNative) {
+  DeviceReport r;
+  r.backend = "x";
+  r.device = "x:0";
+  r.ops = {"t", "neg"};
+  CellResult& view = r.cells["t"][0];
+  fold_case(&view, make_case(kGroupOps, "t", "float32", 0, Outcome::kCorePass));
+  fold_case(&view, make_case(kGroupOps, "t", "float32", 1, Outcome::kNotReached));
+  EXPECT_EQ(outcome_char(view.outcome), 'V');
+  CellResult& mixed = r.cells["neg"][0];
+  fold_case(&mixed, make_case(kGroupOps, "neg", "float32", 0, Outcome::kCorePass));
+  fold_case(&mixed, make_case(kGroupOps, "neg", "float32", 1, Outcome::kNativePass));
+  EXPECT_EQ(mixed.outcome, Outcome::kNativePass);
+  const Totals t = totals_of(r);
+  EXPECT_EQ(t.native, 1);
+  EXPECT_EQ(t.core, 1);
+  const Verdict v = verdict_of(r, ReportOptions{});
+  EXPECT_TRUE(v.conformant) << v.summary;
+  EXPECT_NE(v.summary.find("1 cells native, 0 via fallback, 1 core only"), std::string::npos) << v.summary;
+  // A report from before 'V' existed counted such a cell native: no regression.
+  DeviceReport before = r;
+  before.cells["t"][0].outcome = Outcome::kNativePass;
+  EXPECT_TRUE(diff_runs(run_to_json({before}, 1, true), run_to_json({r}, 1, true)).regressions.empty());
+}
+
 }  // namespace
 }  // namespace bpc

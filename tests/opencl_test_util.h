@@ -1,9 +1,13 @@
 // Shared fixture of the OpenCL plugin tests: one plugin instance (through
-// the fake host) per test; tests skip, saying why, without an OpenCL device.
+// the fake host) per test; tests skip, saying why, without an OpenCL device
+// (they fail instead where BACKPLANE_EXPECT_BACKENDS names opencl).
 #pragma once
 
 #include <gtest/gtest.h>
 
+#include <string>
+
+#include "expected_backends.h"
 #include "opencl_fake_host.h"
 #include "plugin.h"
 
@@ -14,8 +18,9 @@ class OpenclTest : public ::testing::Test {
   void SetUp() override {
     ASSERT_EQ(host_.Init(bpcl::PluginEntry()), BP_STATUS_OK) << FakeHost::last_error();
     if (host_.device_count() == 0) {
-      GTEST_SKIP() << "no OpenCL device: "
-                   << (host_.backend().no_device_reason ? host_.backend().no_device_reason : "(no reason)");
+      BP_SKIP_UNLESS_EXPECTED(
+          "opencl", std::string("no OpenCL device: ") +
+                        (host_.backend().no_device_reason ? host_.backend().no_device_reason : "(no reason)"));
     }
   }
   void TearDown() override {

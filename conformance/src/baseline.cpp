@@ -37,9 +37,10 @@ std::map<Key, Cell> cells_of(const nlohmann::json& run) {
   return out;
 }
 
-// 0: nothing ran (not_reached too: no kernel ran); 1: bad; 2: pass via fallback; 3: native pass (or any pass, ABI group).
+// 0: nothing ran (not_reached too: no kernel ran); 1: bad; 2: pass via fallback; 3: native pass (or any pass, ABI
+// group; or a pass in the core alone, which earlier reports counted as native).
 int rank(const std::string& o) {
-  if (o == "native_pass") return 3;
+  if (o == "native_pass" || o == "core_pass") return 3;
   if (o == "fallback_pass") return 2;
   if (o == "fail" || o == "wrote_then_failed" || o == "crashed" || o == "timeout" || o == "unexpected_pass" || o == "expected_fail") return 1;
   return 0;

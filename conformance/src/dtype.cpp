@@ -203,4 +203,9 @@ double dtype_int_max(DType d) {
   }
 }
 
+double dtype_value_unlike(DType d, double expected) {
+  if (d == DType::kBool) return expected != 0.0 ? 0.0 : 1.0;
+  return expected == 7.0 ? 5.0 : 7.0;
+}
+
 }  // namespace bpc

@@ -59,4 +59,10 @@ double dtype_ulp(DType d, double x);
 double dtype_int_min(DType d);
 double dtype_int_max(DType d);
 
+// A value of `d` unlike `expected`: for bool the opposite, else 7 (5 where
+// `expected` is 7); representable in every dtype. What an output the kernel
+// must overwrite is filled with (out= sentinels, poison), so an element the
+// kernel skipped can never pass by equalling the expected value.
+double dtype_value_unlike(DType d, double expected);
+
 }  // namespace bpc

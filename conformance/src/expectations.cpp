@@ -27,6 +27,17 @@ const Expectation* Expectations::find_xfail(const std::string& op, DType d) cons
   return nullptr;
 }
 
+const Expectation* Expectations::find_onnx_xfail(const std::string& test) const {
+  for (const Expectation& e : onnx_xfail) {
+    if (fnmatch(e.op.c_str(), test.c_str(), 0) == 0) return &e;
+  }
+  return nullptr;
+}
+
+std::string Expectations::where(const Expectation& e) const {
+  return (e.file.empty() ? source : e.file) + ":" + std::to_string(e.line);
+}
+
 namespace {
 
 std::string trim(const std::string& s) {
@@ -84,13 +95,20 @@ bool parse_expectations(const std::string& text, Expectations* out, std::string*
     if (t.empty() || t == "---") continue;
     const bool top = line.find_first_not_of(" \t") == 0;
     if (top) {
-      if (t == "unsupported:") section = &out->unsupported;
-      else if (t == "xfail:") section = &out->xfail;
-      else return fail("expected 'unsupported:' or 'xfail:', got '" + t + "'");
+      if (t == "unsupported:") {
+        section = &out->unsupported;
+      } else if (t == "xfail:") {
+        section = &out->xfail;
+      } else if (t == "onnx_xfail:") {
+        section = &out->onnx_xfail;
+      } else {
+        return fail("expected 'unsupported:', 'xfail:' or 'onnx_xfail:', got '" + t + "'");
+      }
       current = nullptr;
       continue;
     }
-    if (section == nullptr) return fail("entry outside 'unsupported:' or 'xfail:'");
+    if (section == nullptr) return fail("entry outside 'unsupported:', 'xfail:' or 'onnx_xfail:'");
+    const bool onnx = section == &out->onnx_xfail;
     std::string kv = t;
     if (kv.rfind("- ", 0) == 0 || kv == "-") {
       section->push_back(Expectation());
@@ -104,10 +122,12 @@ bool parse_expectations(const std::string& text, Expectations* out, std::string*
     if (colon == std::string::npos) return fail("expected 'key: value', got '" + kv + "'");
     const std::string key = trim(kv.substr(0, colon));
     const std::string value = kv.substr(colon + 1);
-    if (key == "op") {
+    if (key == (onnx ? "test" : "op")) {
       current->op = unquote(value);
     } else if (key == "reason") {
       current->reason = unquote(value);
+    } else if (onnx) {
+      return fail("unknown key '" + key + "' in onnx_xfail (test, reason)");
     } else if (key == "dtypes") {
       if (!parse_list(value, &current->dtypes)) return fail("dtypes must be a list like [float32, int8]");
       for (const std::string& d : current->dtypes) {
@@ -118,10 +138,11 @@ bool parse_expectations(const std::string& text, Expectations* out, std::string*
       return fail("unknown key '" + key + "' (op, dtypes, reason)");
     }
   }
-  for (const auto* list : {&out->unsupported, &out->xfail}) {
+  for (const auto* list : {&out->unsupported, &out->xfail, &out->onnx_xfail}) {
     for (const Expectation& e : *list) {
       if (e.op.empty() || e.reason.empty()) {
-        *err = "every entry needs an op and a reason";
+        *err = "line " + std::to_string(e.line) + ": every entry needs " +
+               (list == &out->onnx_xfail ? "a test" : "an op") + " and a reason";
         return false;
       }
     }
@@ -129,20 +150,39 @@ bool parse_expectations(const std::string& text, Expectations* out, std::string*
   return true;
 }
 
-bool load_expectations(const std::string& path, const std::string& backend, Expectations* out, std::string* err) {
-  struct stat st;
-  if (path.empty() || stat(path.c_str(), &st) != 0) return true;
-  const std::string file = S_ISDIR(st.st_mode) ? path + "/" + backend + ".yaml" : path;
+namespace {
+
+// Parses one file into *out (a missing file is no error), naming it on its entries.
+bool load_file(const std::string& file, Expectations* out, std::string* err) {
   std::ifstream f(file);
   if (!f) return true;
   std::stringstream ss;
   ss << f.rdbuf();
-  if (!parse_expectations(ss.str(), out, err)) {
+  Expectations parsed;
+  if (!parse_expectations(ss.str(), &parsed, err)) {
     *err = file + ": " + *err;
     return false;
   }
+  auto append = [&](std::vector<Expectation>& from, std::vector<Expectation>* to) {
+    for (Expectation& e : from) {
+      e.file = file;
+      to->push_back(std::move(e));
+    }
+  };
+  append(parsed.unsupported, &out->unsupported);
+  append(parsed.xfail, &out->xfail);
+  append(parsed.onnx_xfail, &out->onnx_xfail);
   out->source = file;
   return true;
+}
+
+}  // namespace
+
+bool load_expectations(const std::string& path, const std::string& backend, Expectations* out, std::string* err) {
+  struct stat st;
+  if (path.empty() || stat(path.c_str(), &st) != 0) return true;
+  if (!S_ISDIR(st.st_mode)) return load_file(path, out, err);
+  return load_file(path + "/common.yaml", out, err) && load_file(path + "/" + backend + ".yaml", out, err);
 }
 
 bool check_expectation_ops(const Expectations& ex, const std::vector<std::string>& op_names, std::string* err) {
@@ -151,8 +191,7 @@ bool check_expectation_ops(const Expectations& ex, const std::vector<std::string
       bool any = false;
       for (const std::string& name : op_names) any = any || fnmatch(e.op.c_str(), name.c_str(), 0) == 0;
       if (!any) {
-        *err = ex.source + ":" + std::to_string(e.line) + ": op '" + e.op +
-               "' matches no operator of this library (see bp-conformance --list)";
+        *err = ex.where(e) + ": op '" + e.op + "' matches no operator of this library (see bp-conformance --list)";
         return false;
       }
     }
@@ -169,12 +208,35 @@ void apply_xfail(const Expectations& ex, DeviceReport* report) {
       if (outcome_is_failure(cell.outcome)) {
         cell.outcome = Outcome::kExpectedFail;
         cell.reason = "xfail: " + e->reason + " (" + cell.reason + ")";
-      } else if (cell.outcome == Outcome::kNativePass || cell.outcome == Outcome::kFallbackPass) {
+      } else if (cell.outcome == Outcome::kNativePass || cell.outcome == Outcome::kFallbackPass ||
+                 cell.outcome == Outcome::kCorePass) {
         cell.outcome = Outcome::kUnexpectedPass;
-        cell.reason = "passes, but " + ex.source + " lists it as xfail (" + e->reason + "): remove the entry";
+        cell.reason = "passes, but " + ex.where(*e) + " lists it as xfail (" + e->reason + "): remove the entry";
       }
     }
   }
+}
+
+void apply_unsupported(const Expectations& ex, DeviceReport* report) {
+  for (auto& row : report->cells) {
+    for (int k = 0; k < kNumDTypes; ++k) {
+      CellResult& cell = row.second[static_cast<size_t>(k)];
+      const Expectation* e = ex.find_unsupported(row.first, dtype_at(k));
+      if (e == nullptr || cell.outcome == Outcome::kNotClaimed || cell.outcome == Outcome::kUnsupported) continue;
+      if (cell.outcome == Outcome::kNativePass || cell.outcome == Outcome::kFallbackPass ||
+          cell.outcome == Outcome::kCorePass) {
+        cell.outcome = Outcome::kUnexpectedPass;
+        cell.reason = "passes, but " + ex.where(*e) + " lists it as unsupported (" + e->reason + "): remove the entry";
+      } else {
+        cell.outcome = Outcome::kUnsupported;
+        cell.reason = unsupported_reason(ex, *e);
+      }
+    }
+  }
+}
+
+std::string unsupported_reason(const Expectations& ex, const Expectation& e) {
+  return "unsupported per " + ex.where(e) + ": " + e.reason;
 }
 
 }  // namespace bpc

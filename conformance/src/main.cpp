@@ -8,6 +8,7 @@
 //   bp-conformance --list-tests          the GoogleTest IDs of the run
 #include <algorithm>
 #include <cstdio>
+#include <cstdlib>
 #include <iostream>
 #include <set>
 #include <string>
@@ -21,6 +22,7 @@
 #include "backplane/backplane.h"
 #include "baseline.h"
 #include "device_inventory.h"
+#include "expect_backends.h"
 #include "isolate.h"
 #include "models/models_group.h"  // the models group (real networks)
 #include "onnx/onnx_corpus.h"  // ONNX node-test corpus
@@ -81,6 +83,7 @@ std::vector<std::string> worker_argv(const Cli& cli) {
   if (!cli.dtype.empty()) a.insert(a.end(), {"--dtype", cli.dtype});
   if (cli.sample >= 0) a.insert(a.end(), {"--sample", std::to_string(cli.sample)});
   if (cli.quick) a.push_back("--quick");
+  if (cli.verify_expectations) a.push_back("--verify-expectations");
   if (!cli.expectations.empty()) a.insert(a.end(), {"--expectations", cli.expectations});
   return a;
 }
@@ -194,6 +197,20 @@ std::string first_cell_reason(const DeviceReport& r) {
   return "";
 }
 
+// Every loaded backend, with its devices, for the BACKPLANE_EXPECT_BACKENDS check.
+std::vector<FoundBackend> found_backends(bp_context_t* ctx) {
+  std::vector<FoundBackend> out;
+  int32_t n = 0;
+  if (bp_backend_count(ctx, &n) != BP_STATUS_OK) return out;
+  for (int32_t b = 0; b < n; ++b) {
+    bp_backend_info_t info{};
+    info.struct_size = sizeof info;
+    if (bp_backend_info(ctx, b, &info) != BP_STATUS_OK || !info.loaded || info.name == nullptr) continue;
+    out.push_back({info.name, info.device_count, info.no_device_reason ? info.no_device_reason : ""});
+  }
+  return out;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -218,7 +235,8 @@ int main(int argc, char** argv) {
   app.add_flag("--list-tests", cli.list_tests, "list the GoogleTest IDs this run would execute");
   app.add_flag("--failures-only", cli.failures_only, "print only failures and totals, no matrix");
   app.add_flag("--verify-expectations", cli.verify_expectations,
-               "fail the run when an xfail entry passes (XPASS: the entry is stale)");
+               "run the cells of unsupported entries too; fail the run when an xfail or unsupported entry's "
+               "cell passes (the entry is stale)");
   app.add_flag("--no-progress", cli.no_progress, "no progress line, even on a terminal");
   app.add_option("--max-failures", cli.max_failures,
                  "failing cases printed per device (default 50, -1: all; the JSON report has every one)");
@@ -258,6 +276,7 @@ int main(int argc, char** argv) {
   opt.sample = cli.sample;
   opt.seed = cli.seed;
   opt.full = !cli.quick;
+  opt.verify_expectations = cli.verify_expectations;
   if (!cli.dtype.empty()) {
     if (!dtype_from_name(cli.dtype, &opt.dtype)) {
       std::cerr << "bp-conformance: unknown dtype '" << cli.dtype << "'\n";
@@ -384,7 +403,10 @@ int main(int argc, char** argv) {
       progress.clear();
     }
   }
-  for (size_t i = 0; i < targets.size(); ++i) apply_xfail(state.expectations[targets[i].backend_name], &reports[i]);
+  for (size_t i = 0; i < targets.size(); ++i) {
+    apply_unsupported(state.expectations[targets[i].backend_name], &reports[i]);
+    apply_xfail(state.expectations[targets[i].backend_name], &reports[i]);
+  }
   for (int32_t b : deviceless) reports.push_back(runner.no_device_report(b, opt));
 
   ReportOptions ro;
@@ -413,11 +435,12 @@ int main(int argc, char** argv) {
                                        t.backend_name};
       for (const std::string& b : cli.backends) argv.insert(argv.end(), {"--backend", b});
       onnx_reports.push_back(run_onnx_device(ctx, t.backend, t.device, onnx_opt, !cli.no_isolate, argv));
+      apply_onnx_xfail(state.expectations[t.backend_name], &onnx_reports.back());
       progress.clear();
     }
     print_onnx_summary(std::cout, onnx_reports);
-    // ONNX failures fail the run only when the corpus was asked for by name.
-    failed = failed || (onnx_cli.explicit_request && onnx_any_failure(onnx_reports));
+    // A failing node test fails the run unless an onnx_xfail entry (with its reason) covers it.
+    failed = failed || onnx_any_failure(onnx_reports);
   }
 
   // The models group (real networks), per device, each model in a child.
@@ -432,12 +455,20 @@ int main(int argc, char** argv) {
   failed = failed || models.failed_explicit;
 
   std::cout << "\nVerdicts:\n";
+  // Backends this machine must have (CI): checked on discovery runs; a run
+  // narrowed with --backend tests what it names.
+  const char* expect_env = std::getenv(kExpectBackendsEnv);
+  if (cli.backends.empty() && expect_env != nullptr) {
+    for (const std::string& line :
+         missing_expected_backends(parse_expected_backends(expect_env), found_backends(ctx))) {
+      std::cout << "  " << line << "\n";
+      failed = true;
+    }
+  }
   for (const DeviceReport& r : reports) {
     std::cout << "  " << verdict_line(r, ro);
     for (const OnnxReport& o : onnx_reports) {
-      if (o.device == r.device && o.error.empty()) {
-        std::cout << "; ONNX node tests " << o.passed() << " of " << o.mapped() << " mapped pass";
-      }
+      if (o.device == r.device) std::cout << onnx_verdict_suffix(o);
     }
     std::cout << models_verdict_suffix(models, r.device);
     std::cout << "\n";

@@ -54,12 +54,13 @@ bool can_write_result(const TensorInput& in, const HostTensor& result) {
          in.t.sizes == result.sizes;
 }
 
-// The out= tensor: result sizes and dtype, filled with a sentinel the kernel must overwrite.
+// The out= tensor: result sizes and dtype, filled with a sentinel the kernel
+// must overwrite, unlike the expected value (`like`'s) at every element.
 Arg out_arg(const HostTensor& like) {
   Arg a;
   a.kind = Arg::kOut;
   a.tensor.t = like;
-  for (double& v : a.tensor.t.values) v = dtype_is_float(like.dtype) ? 7.0 : 1.0;
+  for (double& v : a.tensor.t.values) v = dtype_value_unlike(like.dtype, v);
   return a;
 }
 

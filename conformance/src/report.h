@@ -17,6 +17,7 @@ struct Totals {
   int xfail = 0, xpass = 0;
   int wrote = 0;        // 'W': wrote its output, then failed
   int not_reached = 0;  // 'r': only rejected inputs, no kernel ran
+  int core = 0;         // 'V': passed in the core without any kernel (views)
   bool any_failure() const { return fail + wrote + crashed + timeout + xpass > 0; }
 };
 Totals totals_of(const DeviceReport& r);

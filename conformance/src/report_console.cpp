@@ -21,6 +21,9 @@ Totals totals_of(const DeviceReport& r) {
         case Outcome::kUnexpectedPass: ++t.xpass; break;
         case Outcome::kWroteOnError: ++t.wrote; break;
         case Outcome::kNotReached: ++t.not_reached; break;
+        case Outcome::kCorePass:
+          ++t.core;
+          break;
         case Outcome::kNotClaimed: break;
       }
     }
@@ -34,6 +37,7 @@ void print_legend(std::ostream& os) {
      << "        ? claimed but no samples in bp-conformance   - dtype not claimed in ops.yaml\n"
      << "        C crashed (isolated child died)   T timeout   W wrote its output, then failed or declined\n"
      << "        r rejected inputs only: every sample was bad input, no kernel ran\n"
+     << "        V pass served by the core alone (views, metadata): no kernel ran, not counted as native\n"
      << "        X expected failure (xfail in expectations/<backend>.yaml)   P unexpected pass (stale xfail)\n";
 }
 
@@ -63,6 +67,7 @@ void print_totals(std::ostream& os, const DeviceReport& r) {
   os << "Totals: " << t.native << " native, " << t.fallback << " fallback, " << t.fail << " fail, "
      << t.unsupported << " unsupported, " << t.untested << " untested";
   if (t.wrote) os << ", " << t.wrote << " wrote then failed";
+  if (t.core) os << ", " << t.core << " core only (no kernel)";
   if (t.not_reached) os << ", " << t.not_reached << " rejected inputs only";
   if (t.crashed) os << ", " << t.crashed << " crashed";
   if (t.timeout) os << ", " << t.timeout << " timeout";
@@ -89,9 +94,11 @@ void print_failures(std::ostream& os, const DeviceReport& r, int max_cases) {
     if (!outcome_is_failure(c.outcome)) continue;
     DType d;
     const auto row = r.cells.find(c.op);
-    if (c.group == kGroupOps && dtype_from_name(c.dtype, &d) && row != r.cells.end() &&
-        row->second[static_cast<size_t>(d)].outcome == Outcome::kExpectedFail) {
-      ++expected;  // an xfail cell: listed in its reason, not as a failure
+    const Outcome cell = c.group == kGroupOps && dtype_from_name(c.dtype, &d) && row != r.cells.end()
+                             ? row->second[static_cast<size_t>(d)].outcome
+                             : Outcome::kNotClaimed;
+    if (cell == Outcome::kExpectedFail || cell == Outcome::kUnsupported) {
+      ++expected;  // an xfail or unsupported cell: listed in its reason, not as a failure
       continue;
     }
     if (max_cases >= 0 && printed >= max_cases) {
@@ -115,7 +122,7 @@ void print_failures(std::ostream& os, const DeviceReport& r, int max_cases) {
     }
   }
   if (hidden > 0) os << "... and " << hidden << " more failing cases (--max-failures -1 prints all; --json has all)\n";
-  if (expected > 0) os << "(" << expected << " failing cases in xfail cells not listed)\n";
+  if (expected > 0) os << "(" << expected << " failing cases in xfail or unsupported cells not listed)\n";
 }
 
 }  // namespace bpc

@@ -49,6 +49,7 @@ GroupTotals group_totals(const DeviceReport& r, const std::string& group) {
     switch (o) {
       case Outcome::kNativePass:
       case Outcome::kFallbackPass:
+      case Outcome::kCorePass:
       case Outcome::kExpectedFail: ++t.pass; break;
       case Outcome::kFail:
       case Outcome::kWroteOnError:
@@ -87,7 +88,7 @@ Verdict verdict_of(const DeviceReport& r, const ReportOptions& o) {
   add(t.wrote, "cells whose kernel wrote its output, then failed");
   add(t.crashed, "crashed cells");
   add(t.timeout, "timed-out cells");
-  if (o.verify_expectations) add(t.xpass, "unexpected passes (stale xfail)");
+  if (o.verify_expectations) add(t.xpass, "unexpected passes (stale xfail or unsupported entries)");
   add(fb.fail + fb.crashed + fb.timeout, "fallback-group failures");
   add(abi.fail + abi.crashed + abi.timeout, "ABI-group failures");
   add(claims.crashed + claims.timeout, "crashed dtype probes");
@@ -98,11 +99,12 @@ Verdict verdict_of(const DeviceReport& r, const ReportOptions& o) {
   if (bad.tellp() > 0) {
     v.conformant = false;
     s << "NOT CONFORMANT: " << bad.str();
-  } else if (t.native + t.fallback + t.xfail + fb.pass + abi.pass + claims.pass + claims.unsupported == 0) {
+  } else if (t.native + t.fallback + t.core + t.xfail + fb.pass + abi.pass + claims.pass + claims.unsupported == 0) {
     v.tested = false;
     s << "NOT TESTED: nothing ran (" << t.unsupported << " cells unsupported" << first_unsupported_reason(r) << ")";
   } else {
     s << "CONFORMANT: " << t.native << " cells native, " << t.fallback << " via fallback";
+    if (t.core) s << ", " << t.core << " core only";
     if (t.xfail) s << ", " << t.xfail << " expected failures";
     if (t.xpass) s << ", " << t.xpass << " stale xfail entries";
     if (t.unsupported) s << ", " << t.unsupported << " unsupported";

@@ -9,12 +9,19 @@ struct OutcomeRow {
   char c;
 };
 constexpr OutcomeRow kOutcomes[] = {
-    {Outcome::kNotClaimed, "not_claimed", '-'}, {Outcome::kNativePass, "native_pass", 'N'},
-    {Outcome::kFallbackPass, "fallback_pass", 'F'}, {Outcome::kFail, "fail", 'x'},
-    {Outcome::kUnsupported, "unsupported", 'u'}, {Outcome::kUntested, "untested", '?'},
-    {Outcome::kCrashed, "crashed", 'C'},         {Outcome::kTimeout, "timeout", 'T'},
-    {Outcome::kExpectedFail, "expected_fail", 'X'}, {Outcome::kUnexpectedPass, "unexpected_pass", 'P'},
-    {Outcome::kWroteOnError, "wrote_then_failed", 'W'}, {Outcome::kNotReached, "not_reached", 'r'},
+    {Outcome::kNotClaimed, "not_claimed", '-'},
+    {Outcome::kNativePass, "native_pass", 'N'},
+    {Outcome::kFallbackPass, "fallback_pass", 'F'},
+    {Outcome::kFail, "fail", 'x'},
+    {Outcome::kUnsupported, "unsupported", 'u'},
+    {Outcome::kUntested, "untested", '?'},
+    {Outcome::kCrashed, "crashed", 'C'},
+    {Outcome::kTimeout, "timeout", 'T'},
+    {Outcome::kExpectedFail, "expected_fail", 'X'},
+    {Outcome::kUnexpectedPass, "unexpected_pass", 'P'},
+    {Outcome::kWroteOnError, "wrote_then_failed", 'W'},
+    {Outcome::kNotReached, "not_reached", 'r'},
+    {Outcome::kCorePass, "core_pass", 'V'},
 };
 
 int severity(Outcome o) {
@@ -23,14 +30,24 @@ int severity(Outcome o) {
     case Outcome::kUntested: return 1;
     case Outcome::kUnsupported: return 2;
     case Outcome::kNotReached: return 3;  // any sample that reached a kernel says more
-    case Outcome::kNativePass: return 4;
-    case Outcome::kFallbackPass: return 5;
-    case Outcome::kFail: return 6;
-    case Outcome::kWroteOnError: return 7;
-    case Outcome::kTimeout: return 8;
-    case Outcome::kCrashed: return 9;
-    case Outcome::kExpectedFail: return 6;
-    case Outcome::kUnexpectedPass: return 6;
+    case Outcome::kCorePass:
+      return 4;  // ... and so does any sample a kernel computed
+    case Outcome::kNativePass:
+      return 5;
+    case Outcome::kFallbackPass:
+      return 6;
+    case Outcome::kFail:
+      return 7;
+    case Outcome::kWroteOnError:
+      return 8;
+    case Outcome::kTimeout:
+      return 9;
+    case Outcome::kCrashed:
+      return 10;
+    case Outcome::kExpectedFail:
+      return 7;
+    case Outcome::kUnexpectedPass:
+      return 7;
   }
   return 0;
 }

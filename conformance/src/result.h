@@ -13,19 +13,21 @@
 namespace bpc {
 
 enum class Outcome {
-  kNotClaimed,    // '-': ops.yaml does not claim the dtype
-  kNativePass,    // 'N': passed, every kernel that ran was the backend's own
-  kFallbackPass,  // 'F': passed, some work went through a fallback
-  kFail,          // 'x'
-  kUnsupported,   // 'u': not run, with a reason (no device, no fp64 ...)
-  kUntested,      // '?': claimed, but bp-conformance has no samples for it
-  kCrashed,       // 'C': the isolated child died (signal)
-  kTimeout,       // 'T': the isolated child ran past its time limit
-  kExpectedFail,  // 'X': failed, and the backend's expectation file says xfail
-  kUnexpectedPass,// 'P': passed, but listed as xfail (a stale entry: fails the run)
-  kWroteOnError,  // 'W': the kernel wrote its output, then returned an error or
-                  //      declined (UNIMPLEMENTED): found by poisoning the out= tensor
-  kNotReached,    // 'r': every sample was bad input the call rejected: no kernel computed anything
+  kNotClaimed,      // '-': ops.yaml does not claim the dtype
+  kNativePass,      // 'N': passed, every kernel that ran was the backend's own
+  kFallbackPass,    // 'F': passed, some work went through a fallback
+  kFail,            // 'x'
+  kUnsupported,     // 'u': not run, with a reason (no device, no fp64 ...)
+  kUntested,        // '?': claimed, but bp-conformance has no samples for it
+  kCrashed,         // 'C': the isolated child died (signal)
+  kTimeout,         // 'T': the isolated child ran past its time limit
+  kExpectedFail,    // 'X': failed, and the backend's expectation file says xfail
+  kUnexpectedPass,  // 'P': passed, but listed as xfail (a stale entry: fails the run)
+  kWroteOnError,    // 'W': the kernel wrote its output, then returned an error or
+                    //      declined (UNIMPLEMENTED): found by poisoning the out= tensor
+  kNotReached,      // 'r': every sample was bad input the call rejected: no kernel computed anything
+  kCorePass,        // 'V': passed, served by the core alone without any kernel (views, metadata):
+                    //      says nothing about the backend's kernels, so not counted as native
 };
 const char* outcome_name(Outcome o);  // "native_pass", ...
 char outcome_char(Outcome o);

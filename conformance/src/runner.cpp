@@ -278,7 +278,7 @@ CaseResult Runner::run_case(const OpEntry& op, DType d, const Case& c, int32_t b
                                                 : "none";
   }
   const bool fallback = r.path == "cpu_fallback" || r.path == "backend_fallback";
-  const Outcome pass = fallback ? Outcome::kFallbackPass : Outcome::kNativePass;
+  const Outcome pass = fallback ? Outcome::kFallbackPass : r.path == "core" ? Outcome::kCorePass : Outcome::kNativePass;
 
   if (c.sample.expect_error) {
     if (st == BP_STATUS_OK) {
@@ -415,9 +415,9 @@ void Runner::run_cell(const OpEntry& op, DType d, int32_t backend, bp_device_t d
     fold_case(&cell, r);
     report->cases.push_back(r);
   };
-  if (expectations != nullptr) {
+  if (expectations != nullptr && !opt.verify_expectations) {
     if (const Expectation* e = expectations->find_unsupported(op.name, d)) {
-      skip(Outcome::kUnsupported, "unsupported per " + expectations->source + ": " + e->reason);
+      skip(Outcome::kUnsupported, unsupported_reason(*expectations, *e));
       return;
     }
   }

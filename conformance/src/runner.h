@@ -27,6 +27,9 @@ struct RunOptions {
   uint64_t seed = 1;
   bool full = true;
   std::string backend_arg; // how the user named the backend, for repro lines
+  // Run the cells of `unsupported:` expectation entries too, so that a stale
+  // entry (the cell passes) is found (apply_unsupported files the outcome).
+  bool verify_expectations = false;
 };
 
 // One operator of the library as the runner sees it.

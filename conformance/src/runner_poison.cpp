@@ -23,12 +23,9 @@ const OpClaim* out_variant(const OpClaim& claim) {
   return nullptr;
 }
 
-// Poison for element i: 7 (5 where the expected value is 7); bool: the
-// opposite of the expected value. Representable in every dtype.
+// Poison for element i: a value unlike the expected one.
 double poison_at(DType d, const std::vector<double>& expected, size_t i) {
-  const double e = i < expected.size() ? expected[i] : 0.0;
-  if (d == DType::kBool) return e != 0.0 ? 0.0 : 1.0;
-  return e == 7.0 ? 5.0 : 7.0;
+  return dtype_value_unlike(d, i < expected.size() ? expected[i] : 0.0);
 }
 
 }  // namespace

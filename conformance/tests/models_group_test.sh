@@ -5,7 +5,9 @@
 # plugin (crash_plugin.c). In ONE run: Add matches (through the fallback),
 # Mul mismatches and the shadow check names its node, Neg's SIGSEGV and Abs's
 # hang are that model's outcome (crashed, timeout) and the run goes on; the
-# verdict line names the models; JSON and JUnit carry the group. Then: the
+# verdict line names the models; JSON and JUnit carry the group. Then, on
+# the cpu: a reference that does not vary is refused, an output dtype other
+# than torch's is a mismatch. Then: the
 # group says why it did not run (no models; export_models.py's note when torch
 # cannot be imported), and a narrowed run (--op) leaves it out.
 # Usage: models_group_test.sh BP_CONFORMANCE CRASH_PLUGIN JUNIT_XSD EXPORT_MODELS_PY
@@ -77,6 +79,36 @@ if command -v xmllint >/dev/null; then
 fi
 grep -q '<testsuite name="crashdev:0 models" id="[0-9]*" tests="4" failures="1" errors="2" skipped="0">' "$dir/run.xml" ||
   fail "JUnit has no models suite with 1 failure and 2 errors"
+
+# Issue 23 items 16 and 18: a reference that does not vary is refused, and
+# an output whose dtype differs from torch's is a mismatch (on the cpu).
+/usr/bin/python3 - "$corpus" "$dir/models2" <<'PY' || { echo "FAIL: could not make the models"; exit 1; }
+import json, os, shutil, sys
+import numpy as np
+corpus, out = sys.argv[1:3]
+rng = np.random.default_rng(7)
+x = rng.standard_normal((3, 4, 5)).astype(np.float32)
+y = rng.standard_normal((3, 4, 5)).astype(np.float32)
+models = {  # name: expected output of Add
+    "flat_model": np.full((3, 4, 5), 0.5, np.float32) + 1e-4 * x,  # std 1e-4 < the floor
+    "dtype_model": (x + y).astype(np.float64),                    # right values, torch's dtype is float64
+}
+for name, expected in models.items():
+    d = os.path.join(out, name)
+    os.makedirs(d)
+    shutil.copy(os.path.join(corpus, "test_add", "model.onnx"), d)
+    np.save(os.path.join(d, "input_0.npy"), x)
+    np.save(os.path.join(d, "input_1.npy"), y)
+    np.save(os.path.join(d, "expected_0.npy"), expected)
+    json.dump({"inputs": ["x", "y"], "outputs": ["sum"], "rtol": 1e-3, "atol": 1e-4}, open(os.path.join(d, "meta.json"), "w"))
+PY
+"$bin" --backend cpu --op none --no-onnx --models "$dir/models2" --no-progress >"$out" 2>&1
+rc=$?
+[ "$rc" = 1 ] || fail "the run exited $rc, expected 1 (models refused or mismatching)"
+grep -Eq "^  flat_model +error .*torch's reference sum has a spread \(std over 60 elements\) of 0.000[0-9]+, below the floor 0.01" "$out" ||
+  fail "a reference that does not vary was not refused"
+grep -Eq "^  dtype_model +mismatch .*sum: dtype float32, torch's reference is float64" "$out" ||
+  fail "an output of another dtype than torch's was not a mismatch"
 
 # Nothing to run: the group says why, and with --models given the run fails.
 "$bin" --backend cpu --op none --no-onnx --models "$dir/nothing" --no-progress >"$out" 2>&1

@@ -8,6 +8,7 @@
 
 #include <CLI/CLI.hpp>
 #include <algorithm>
+#include <cmath>
 #include <fstream>
 #include <iostream>
 #include <sstream>
@@ -152,6 +153,20 @@ bool read_model_meta(const std::string& model_dir, ModelMeta* out, std::string* 
     return false;
   }
   return true;
+}
+
+std::string reference_spread_error(const std::string& output, const std::vector<double>& values) {
+  double mean = 0.0, var = 0.0;
+  for (double v : values) mean += v / static_cast<double>(values.size());
+  for (double v : values) var += (v - mean) * (v - mean) / static_cast<double>(values.size());
+  const double spread = std::sqrt(var);
+  if (spread >= kMinReferenceSpread) return "";  // NaN fails too
+  std::ostringstream os;
+  os << "torch's reference " << output << " has a spread (std over " << values.size() << " elements) of " << spread
+     << ", below the floor " << kMinReferenceSpread
+     << ": the exported weights make the activations vanish, so any kernel would match; export the model again with "
+     << kExportCommand;
+  return os.str();
 }
 
 std::string model_rerun(const std::string& dir, const std::string& name, const ModelMeta& meta,

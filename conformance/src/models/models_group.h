@@ -85,6 +85,15 @@ struct ModelMeta {
   double rtol = 0.0, atol = 0.0;
 };
 bool read_model_meta(const std::string& model_dir, ModelMeta* out, std::string* err);
+
+// The smallest spread (standard deviation over its elements) a float output
+// of torch's reference may have. Below it the exported weights made the
+// activations vanish (mobilenet_v3_small's once had 1.7e-10), and any kernel
+// would match within the tolerance: the model is refused (outcome error).
+// export_models.py checks the same floor (MIN_SPREAD) when it exports.
+inline constexpr double kMinReferenceSpread = 1e-2;
+// "" when `values` spread at least kMinReferenceSpread; else why `output` is refused.
+std::string reference_spread_error(const std::string& output, const std::vector<double>& values);
 // The bp-run command that reruns a model on `device` ("vendor_sim:0") with
 // the shadow check; with `expect` it also compares the outputs with torch's.
 std::string model_rerun(const std::string& dir, const std::string& name, const ModelMeta& meta,

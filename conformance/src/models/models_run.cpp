@@ -2,6 +2,7 @@
 // (bponnx::Session): first with the CPU shadow check and each node's path,
 // then timed, its outputs compared with torch's.
 #include <algorithm>
+#include <cstring>
 #include <map>
 
 #include "bponnx/graph.h"
@@ -38,6 +39,40 @@ bool fail(ModelResult* r, const std::string& msg) {
   return false;
 }
 
+// A float output's elements as doubles; false for other dtypes (no spread check).
+bool float_values(const bponnx::RawTensor& t, std::vector<double>* out) {
+  if (t.dtype == bponnx::DType::kFloat32) {
+    std::vector<float> f(t.bytes.size() / sizeof(float));
+    std::memcpy(f.data(), t.bytes.data(), f.size() * sizeof(float));
+    out->assign(f.begin(), f.end());
+    return true;
+  }
+  if (t.dtype == bponnx::DType::kFloat64) {
+    out->resize(t.bytes.size() / sizeof(double));
+    std::memcpy(out->data(), t.bytes.data(), out->size() * sizeof(double));
+    return true;
+  }
+  return false;
+}
+
+// The output count and each output's dtype must be torch's: "" or the first difference.
+std::string output_kinds_differ(const std::vector<bp_tensor_t*>& got, const std::vector<bponnx::RawTensor>& want,
+                                const ModelMeta& meta) {
+  if (got.size() != want.size()) {
+    return "the model gave " + std::to_string(got.size()) + " outputs, torch's reference has " +
+           std::to_string(want.size());
+  }
+  for (size_t k = 0; k < got.size(); ++k) {
+    const DLDataType a = bp_tensor_dtype(got[k]), b = bponnx::dtype_to_dl(want[k].dtype);
+    if (a.code != b.code || a.bits != b.bits || a.lanes != b.lanes) {
+      bponnx::DType ad;
+      const std::string an = bponnx::dtype_from_dl(a, &ad) ? bponnx::dtype_name(ad) : "an unknown dtype";
+      return meta.outputs[k] + ": dtype " + an + ", torch's reference is " + bponnx::dtype_name(want[k].dtype);
+    }
+  }
+  return "";
+}
+
 // Loads the model, its inputs (on the CPU; the session moves them) and
 // torch's outputs; sets the tolerance.
 bool load(bp_context_t* ctx, const std::string& d, const ModelMeta& meta, bponnx::Model* model,
@@ -61,6 +96,11 @@ bool load(bp_context_t* ctx, const std::string& d, const ModelMeta& meta, bponnx
   for (size_t k = 0; k < meta.outputs.size(); ++k) {
     bponnx::RawTensor raw;
     if (!bponnx::npy_read(d + "/expected_" + std::to_string(k) + ".npy", &raw, &err)) return fail(r, err);
+    std::vector<double> values;
+    if (float_values(raw, &values)) {
+      const std::string why = reference_spread_error(meta.outputs[k], values);
+      if (!why.empty()) return fail(r, why);
+    }
     expected->push_back(std::move(raw));
   }
   if (model->outputs().size() != meta.outputs.size()) {
@@ -172,7 +212,13 @@ ModelResult run_model(bp_context_t* ctx, bp_device_t dev, const std::string& dir
     r.core_nodes += np.second == bponnx::NodePath::kCore;
   }
   r.outcome = "match";
-  for (size_t k = 0; k < outs.v.size() && k < expected.size(); ++k) {
+  const std::string kinds = output_kinds_differ(outs.v, expected, meta);
+  if (!kinds.empty()) {
+    r.outcome = "mismatch";
+    r.message = kinds;
+    return r;
+  }
+  for (size_t k = 0; k < outs.v.size(); ++k) {
     const bponnx::OutputMatch m = bponnx::compare_output(ctx, outs.v[k], expected[k], r.rtol, r.atol);
     r.max_abs = std::max(r.max_abs, m.max_abs);
     r.max_rel = std::max(r.max_rel, m.max_rel);

@@ -8,16 +8,19 @@
 // Outcomes per test: pass, fail (wrong values, sizes or dtype), not_mapped
 // (no mapping: "op X", "attribute Op.attr=value", "dtype Op(dtype)",
 // "graph ...", "input ..."/"output ..."), error (a call returned a status),
-// crashed (the isolated worker died or ran out of time while on this test).
+// crashed (the isolated worker died or ran out of time while on this test);
+// after the expectation files' onnx_xfail entries: xfail (failed, and an
+// entry with a reason covers it) and xpass (passed although an entry says it
+// fails: a stale entry). Every fail, error, crashed and xpass fails the run.
 #pragma once
 
+#include <nlohmann/json.hpp>
 #include <ostream>
 #include <string>
 #include <vector>
 
-#include <nlohmann/json.hpp>
-
 #include "backplane/backplane.h"
+#include "expectations.h"
 
 namespace CLI {
 class App;
@@ -33,7 +36,7 @@ struct OnnxOptions {
 
 struct OnnxTestResult {
   std::string test, onnx_op;
-  std::string outcome;  // pass fail not_mapped error crashed
+  std::string outcome;  // pass fail not_mapped error crashed xfail xpass
   std::string reason;   // not_mapped: the gap, "op Foo" ...
   std::string message;  // fail/error/crashed: what happened
   std::string path;     // native, cpu_fallback, backend_fallback, core, none ("" when not run)
@@ -46,7 +49,16 @@ struct OnnxReport {
   int mapped() const;
   int passed() const;
   int not_mapped() const;
+  int xfailed() const;
+  int failed() const;  // fail, error, crashed and xpass
 };
+
+// Files the onnx_xfail entries of `ex` over the report's tests.
+void apply_onnx_xfail(const Expectations& ex, OnnxReport* report);
+// For the device's verdict line: "; ONNX node tests 713 of 716 mapped pass
+// (3 expected failures), 216 of 932 not mapped", "FAIL: 2 failing, " first
+// when some test failed; the report's error when it could not run.
+std::string onnx_verdict_suffix(const OnnxReport& r);
 
 // The test directories under opt.dir whose names match opt.filter, sorted.
 std::vector<std::string> list_onnx_tests(const OnnxOptions& opt, std::string* err);
@@ -63,7 +75,7 @@ OnnxReport run_onnx_corpus(bp_context_t* ctx, int32_t backend, int32_t device_in
 OnnxReport run_onnx_corpus_isolated(bp_context_t* ctx, int32_t backend, int32_t device_index,
                                     const OnnxOptions& opt, const std::vector<std::string>& worker_argv);
 
-// Per device: "cpu:0: ONNX node tests: N of M mapped tests pass (K not mapped of T)",
+// Per device: "cpu:0: ONNX node tests: N of M mapped pass, K of T not mapped (...)",
 // the failing tests with their message, then the not-mapped tests grouped
 // by reason (largest groups first, a few test names each).
 void print_onnx_summary(std::ostream& os, const std::vector<OnnxReport>& reports);

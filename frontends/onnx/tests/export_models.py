@@ -2,13 +2,18 @@
 """Exports the real networks bp-run is tested on, with torch's own outputs.
 
 Debian's python3-torch 1.13 and python3-torchvision 0.14; nothing is
-downloaded: torchvision's constructors run with weights=None and every
-weight comes from torch.manual_seed. Each model goes to OUT/<name>/:
-model.onnx, input_<k>.npy (fixed inputs), expected_<k>.npy (torch's eager
-outputs for them, in eval mode under torch.no_grad) and meta.json (input and
-output names, and the model's tolerance: rtol and atol from TOLERANCE below).
-A model whose files are all present is not exported again (cached); its
-meta.json's tolerance is brought up to date.
+downloaded: torchvision's constructors run with weights=None, every weight
+comes from torch.manual_seed and is then calibrated (calibrate() below) so
+that every layer's activations keep a scale of about 1: with default init
+they vanish (mobilenet_v3_small's output once had a std of 1.7e-10, and any
+kernel matched it). Each model goes to OUT/<name>/: model.onnx,
+input_<k>.npy (fixed inputs), expected_<k>.npy (torch's eager outputs for
+them, in eval mode under torch.no_grad) and meta.json (input and output
+names, the shared tolerance TOLERANCE, and the exporter key). An export
+whose reference output spreads less than MIN_SPREAD fails.
+A model whose files are all present and whose meta.json carries this
+exporter's key (a hash of this file and the torch versions) is not exported
+again (cached); any change here re-exports every model.
 
 When torch or torchvision cannot be imported, OUT/NOT_EXPORTED.txt says why
 (bp-conformance's models group prints it) and the exit code is 77.
@@ -17,6 +22,7 @@ Usage: export_models.py OUT [--only NAME ...]
 Exit codes: 0 done, 77 torch/torchvision missing (the tests skip), 1 an export failed.
 """
 import argparse
+import hashlib
 import json
 import math
 import os
@@ -26,25 +32,17 @@ OPSET = 14
 SEED = 1234
 NOT_EXPORTED = "NOT_EXPORTED.txt"
 
-# The one place each model's tolerance is set; meta.json carries it (rtol,
+# The one tolerance every model is compared with; meta.json carries it (rtol,
 # atol) to its readers (model_test.py, bp-conformance's models group). An
-# output matches when |bp - torch| <= atol + rtol * |torch| elementwise, with
-# atol = atol_scale * max|torch output| (float32 all through; random weights
-# from a fixed seed). The absolute part follows the output's scale because
-# random-weight networks differ wildly in it (mobilenet_v3_small's logits are
-# ~1e-9, resnet18's ~1). Why each is what it is:
-TOLERANCE = {  # name: (rtol, atol_scale)
-    # 20 convolutions deep with batch norm folded by the exporter; sums of up
-    # to 4608 products reorder between torch's oneDNN and Backplane's kernels.
-    "resnet18": (1e-3, 1e-4),
-    # hardswish/hardsigmoid and squeeze-excitation; depthwise convolutions.
-    "mobilenet_v3_small": (1e-3, 1e-4),
-    "squeezenet1_1": (1e-3, 1e-4),
-    # softmax attention and layer norm, 4 layers; GELU through erf.
-    "vit_small": (1e-3, 1e-4),
-    "transformer_encoder": (1e-3, 1e-4),
-    "gpt_small": (1e-3, 1e-4),
-}
+# output matches when |bp - torch| <= atol + rtol * |torch| elementwise
+# (float32 all through). The weights are calibrated so that every output
+# spreads over ~1 (MIN_SPREAD at least), so one absolute atol fits every
+# model; sums of up to 4608 products reorder between torch's oneDNN and
+# Backplane's kernels, softmax/layer norm/GELU through erf add a few ULPs.
+TOLERANCE = {"rtol": 1e-3, "atol": 1e-4}
+# The smallest standard deviation a reference output may have: the same
+# floor as bp-conformance's models group (kMinReferenceSpread, models_group.h).
+MIN_SPREAD = 1e-2
 
 
 def parse_args():
@@ -134,48 +132,133 @@ def encoder_pad_mask():
 
 
 def models():
+    """name: (constructor, inputs, input names, calibration inputs, layer
+    targets). Calibration inputs come from the same generator as the inputs
+    (same distribution, other values); layer targets override calibrate()'s
+    output std of 1 for the layers whose name ends with the key."""
     g = torch.Generator().manual_seed(SEED)
     img = lambda n=1, s=64: torch.randn(n, 3, s, s, generator=g)
     mask = encoder_pad_mask()
     tv = torchvision.models
+    # mobilenet_v3_small: the squeeze-excitation gates (fc2 -> Hardsigmoid)
+    # and the classifier's Hardswish get inputs wide enough that both their
+    # clamped and their linear branches run (checked by check_gates).
+    mobilenet_targets = {"fc2": 3.0, "classifier.0": 2.0}
     return {
-        "resnet18": (lambda: tv.resnet18(weights=None), (img(),), ["input"]),
-        "mobilenet_v3_small": (lambda: tv.mobilenet_v3_small(weights=None), (img(),), ["input"]),
-        "squeezenet1_1": (lambda: tv.squeezenet1_1(weights=None), (img(),), ["input"]),
-        "vit_small": (vit, (img(),), ["input"]),
-        "transformer_encoder": (Encoder, (torch.randn(2, 10, 64, generator=g), mask), ["src", "pad_mask"]),
-        "gpt_small": (GPT, (torch.randint(0, 100, (1, 16), generator=g),), ["tokens"]),
+        "resnet18": (lambda: tv.resnet18(weights=None), (img(),), ["input"], (img(4),), {}),
+        "mobilenet_v3_small": (lambda: tv.mobilenet_v3_small(weights=None), (img(),), ["input"], (img(4),),
+                               mobilenet_targets),
+        "squeezenet1_1": (lambda: tv.squeezenet1_1(weights=None), (img(),), ["input"], (img(4),), {}),
+        "vit_small": (vit, (img(),), ["input"], (img(4),), {}),
+        "transformer_encoder": (Encoder, (torch.randn(2, 10, 64, generator=g), mask), ["src", "pad_mask"],
+                                (torch.randn(2, 10, 64, generator=g), mask), {}),
+        "gpt_small": (GPT, (torch.randint(0, 100, (1, 16), generator=g),), ["tokens"],
+                      (torch.randint(0, 100, (4, 16), generator=g),), {}),
     }
 
 
-def update_tolerance(name, d):
-    """Writes the model's tolerance (TOLERANCE, atol scaled by torch's largest
-    output) into its meta.json; also when cached, so a change here reaches it."""
+def calibrate(model, calib, targets):
+    """Weights that keep activations at scale ~1 through every layer (LSUV,
+    Mishkin and Matas 2015): each convolution and linear layer, in the order
+    the forward pass reaches it, is rescaled so that its output on the
+    calibration batch has std 1 (or its target); then every batch norm's
+    running statistics are set from the calibration batch, so that in eval
+    mode it normalizes as it would in training. Twice, since the statistics
+    move what the later layers see."""
+    layers = [(n, m) for n, m in model.named_modules() if isinstance(m, (torch.nn.Conv2d, torch.nn.Linear))]
+    norms = [m for m in model.modules() if isinstance(m, torch.nn.modules.batchnorm._BatchNorm)]
+    with torch.no_grad():
+        for _ in range(2):
+            for name, layer in layers:
+                seen = []
+                hook = layer.register_forward_hook(lambda m, i, o: seen.append(o.std().item()))
+                model(*calib)
+                hook.remove()
+                if not seen or not seen[0] > 0:
+                    continue  # not reached by the forward pass (or constant): leave it
+                target = next((t for k, t in targets.items() if name.endswith(k)), 1.0)
+                layer.weight.mul_(target / seen[0])
+                if layer.bias is not None:
+                    layer.bias.mul_(target / seen[0])
+            for bn in norms:
+                bn.reset_running_stats()
+                bn.momentum = None  # a cumulative average: exactly this batch's statistics
+                bn.train()
+            model(*calib)
+            for bn in norms:
+                bn.eval()
+
+
+def check_gates(model, inputs):
+    """Every Hardswish/Hardsigmoid must see inputs beyond +-3 (its clamped
+    branches) and inside (its linear branch) on the test inputs; raises otherwise."""
+    gates = [(n, m) for n, m in model.named_modules() if isinstance(m, (torch.nn.Hardswish, torch.nn.Hardsigmoid))]
+    seen = {}
+    hooks = [m.register_forward_hook(lambda m, i, o, n=n: seen.setdefault(n, []).append(i[0].abs()))
+             for n, m in gates]
+    with torch.no_grad():
+        model(*inputs)
+    for h in hooks:
+        h.remove()
+    for n, _ in gates:
+        x = torch.cat([t.flatten() for t in seen.get(n, [])])
+        if x.numel() == 0 or not (x >= 3).any() or not (x < 3).any():
+            raise RuntimeError(f"{n}: its inputs never cross |x| = 3 both ways (max |x| "
+                               f"{x.max().item() if x.numel() else 0:.3g}): a branch is never exercised")
+
+
+def check_spread(expected):
+    """Every reference output must vary: std >= MIN_SPREAD (bp-conformance refuses it otherwise)."""
+    for k, y in enumerate(expected):
+        if y.is_floating_point() and not y.std().item() >= MIN_SPREAD:
+            raise RuntimeError(f"output {k} has a std of {y.std().item():.3g}, below MIN_SPREAD {MIN_SPREAD}: "
+                               "its activations vanish")
+
+
+def exporter_key():
+    """What a cached export must match: this file and the torch versions."""
+    with open(os.path.abspath(__file__), "rb") as f:
+        digest = hashlib.sha256(f.read()).hexdigest()[:16]
+    return f"{digest} torch {torch.__version__} torchvision {torchvision.__version__}"
+
+
+def update_tolerance(d):
+    """Writes the shared tolerance into the model's meta.json; also when cached."""
     meta_path = os.path.join(d, "meta.json")
     with open(meta_path) as f:
         meta = json.load(f)
-    rtol, atol_scale = TOLERANCE[name]
-    scale = max(float(np.abs(np.load(os.path.join(d, f"expected_{k}.npy"))).max())
-                for k in range(len(meta["outputs"])))
-    if meta.get("rtol") != rtol or meta.get("atol") != atol_scale * scale:
-        meta.update(rtol=rtol, atol=atol_scale * scale)
+    if meta.get("rtol") != TOLERANCE["rtol"] or meta.get("atol") != TOLERANCE["atol"]:
+        meta.update(TOLERANCE)
         with open(meta_path, "w") as f:
             json.dump(meta, f, indent=1)
 
 
-def export(name, make, inputs, input_names, out_dir):
-    d = os.path.join(out_dir, name)
+def cached(d):
+    """True when d holds a complete export made by this exporter."""
     meta_path = os.path.join(d, "meta.json")
-    if os.path.exists(meta_path) and os.path.exists(os.path.join(d, "model.onnx")):
-        update_tolerance(name, d)
+    if not (os.path.exists(meta_path) and os.path.exists(os.path.join(d, "model.onnx"))):
+        return False
+    with open(meta_path) as f:
+        return json.load(f).get("exporter") == exporter_key()
+
+
+def export(name, make, inputs, input_names, calib, targets, out_dir):
+    d = os.path.join(out_dir, name)
+    if cached(d):
+        update_tolerance(d)
         print(f"export_models: {name}: cached in {d}")
         return
     os.makedirs(d, exist_ok=True)
+    for old in os.listdir(d):  # an earlier exporter's files (inputs and outputs may differ in number)
+        os.remove(os.path.join(d, old))
     torch.manual_seed(SEED)
     model = make().eval()
+    calibrate(model, calib, targets)
+    check_gates(model, inputs)
     with torch.no_grad():
         expected = model(*inputs)
     expected = expected if isinstance(expected, (tuple, list)) else (expected,)
+    check_spread(expected)
     output_names = [f"output_{k}" for k in range(len(expected))]
     tmp = os.path.join(d, "model.onnx.tmp")
     torch.onnx.export(model, inputs, tmp, opset_version=OPSET, input_names=input_names,
@@ -184,11 +267,12 @@ def export(name, make, inputs, input_names, out_dir):
         np.save(os.path.join(d, f"input_{k}.npy"), x.numpy())
     for k, y in enumerate(expected):
         np.save(os.path.join(d, f"expected_{k}.npy"), y.numpy())
-    os.replace(tmp, os.path.join(d, "model.onnx"))
-    with open(meta_path, "w") as f:
+    with open(os.path.join(d, "meta.json"), "w") as f:
         json.dump({"inputs": input_names, "outputs": output_names, "opset": OPSET, "seed": SEED,
-                   "torch": torch.__version__, "torchvision": torchvision.__version__}, f, indent=1)
-    update_tolerance(name, d)
+                   "torch": torch.__version__, "torchvision": torchvision.__version__,
+                   "exporter": exporter_key(), **TOLERANCE}, f, indent=1)
+    # Last: model.onnx's presence (with the key) marks the export complete.
+    os.replace(tmp, os.path.join(d, "model.onnx"))
     print(f"export_models: {name}: exported to {d}")
 
 
@@ -200,11 +284,11 @@ def main():
     if os.path.exists(note):
         os.remove(note)
     failed = False
-    for name, (make, inputs, names) in models().items():
+    for name, (make, inputs, names, calib, targets) in models().items():
         if args.only and name not in args.only:
             continue
         try:
-            export(name, make, inputs, names, args.out)
+            export(name, make, inputs, names, calib, targets, args.out)
         except Exception as e:  # report every model, fail at the end
             print(f"export_models: {name}: export failed: {e}", file=sys.stderr)
             failed = True
