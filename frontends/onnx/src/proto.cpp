@@ -1,7 +1,8 @@
 #include "bponnx/proto.h"
 
-#include <fstream>
 #include <limits>
+
+#include "external_data.h"
 
 namespace bponnx {
 
@@ -12,7 +13,10 @@ void append_bits(uint64_t bits, size_t n, std::string* out) {
   for (size_t b = 0; b < n; ++b) out->push_back(static_cast<char>(bits >> (8 * b)));
 }
 
-bool read_external(const onnx::TensorProto& p, const std::string& base_dir, std::string* bytes, std::string* err) {
+// The tensor's external_data entries (location, offset, length) read with
+// read_external_file; `want` is the byte count its dims need.
+bool read_external(const onnx::TensorProto& p, const std::string& base_dir, uint64_t want, std::string* bytes,
+                   std::string* err) {
   std::string location;
   int64_t offset = 0, length = -1;
   for (const auto& kv : p.external_data()) {
@@ -25,28 +29,11 @@ bool read_external(const onnx::TensorProto& p, const std::string& base_dir, std:
       return false;
     }
   }
-  if (location.empty() || location.find("..") != std::string::npos || location[0] == '/') {
-    *err = "tensor " + p.name() + ": external data location '" + location + "' must be a relative path in the model's directory";
+  if (!read_external_file(base_dir, location, offset, length, want, bytes, err)) {
+    *err = "tensor " + p.name() + ": " + *err;
     return false;
   }
-  const std::string path = base_dir.empty() ? location : base_dir + "/" + location;
-  std::ifstream in(path, std::ios::binary);
-  if (!in) {
-    *err = "tensor " + p.name() + ": cannot read external data file " + path;
-    return false;
-  }
-  in.seekg(0, std::ios::end);
-  const int64_t size = static_cast<int64_t>(in.tellg());
-  if (offset < 0 || offset > size || (length >= 0 && length > size - offset)) {
-    *err = "tensor " + p.name() + ": external data " + path + " has " + std::to_string(size) +
-           " bytes, offset " + std::to_string(offset) + " length " + std::to_string(length) + " runs past it";
-    return false;
-  }
-  if (length < 0) length = size - offset;
-  bytes->resize(static_cast<size_t>(length));
-  in.seekg(offset);
-  in.read(&(*bytes)[0], length);
-  return static_cast<bool>(in) || length == 0;
+  return true;
 }
 
 }  // namespace
@@ -82,7 +69,7 @@ bool raw_tensor_from_proto(const onnx::TensorProto& p, const std::string& base_d
   const uint64_t want = n * item;
   size_t got = 0;
   if (p.data_location() == onnx::TensorProto::EXTERNAL) {
-    if (!read_external(p, base_dir, &out->bytes, err)) return false;
+    if (!read_external(p, base_dir, want, &out->bytes, err)) return false;
     got = out->bytes.size() / item;
   } else if (p.has_raw_data()) {
     out->bytes = p.raw_data();

@@ -2,69 +2,29 @@
 // protobuf classes: results, intermediates freed at last use, external
 // data, every bad input named in one error, bp-run's exit codes, and the
 // shadow check naming a node whose device kernel is deliberately wrong.
+#include "bponnx/graph.h"
+
+#include <gtest/gtest.h>
+#include <onnx/onnx_pb.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
+#include <nlohmann/json.hpp>
 #include <string>
-#include <sys/wait.h>
-#include <unistd.h>
 #include <vector>
 
-#include <gtest/gtest.h>
-#include <nlohmann/json.hpp>
-#include <onnx/onnx_pb.h>
-
-#include "bponnx/graph.h"
+#include "graph_builder.h"
 #include "run_report.h"
 
 namespace {
 
 using bponnx::Model;
 using bponnx::Session;
-
-struct Graph {
-  onnx::ModelProto m;
-  explicit Graph(int64_t opset = 14) {
-    m.set_ir_version(8);
-    auto* o = m.add_opset_import();
-    o->set_domain("");
-    o->set_version(opset);
-  }
-  onnx::GraphProto* g() { return m.mutable_graph(); }
-  void value(google::protobuf::RepeatedPtrField<onnx::ValueInfoProto>* list, const std::string& name,
-             std::vector<int64_t> dims, int elem = 1) {
-    auto* vi = list->Add();
-    vi->set_name(name);
-    auto* tt = vi->mutable_type()->mutable_tensor_type();
-    tt->set_elem_type(elem);
-    for (int64_t d : dims) tt->mutable_shape()->add_dim()->set_dim_value(d);
-  }
-  void input(const std::string& n, std::vector<int64_t> dims, int elem = 1) { value(g()->mutable_input(), n, dims, elem); }
-  void output(const std::string& n, std::vector<int64_t> dims) { value(g()->mutable_output(), n, dims); }
-  onnx::NodeProto* node(const std::string& op, std::vector<std::string> ins, std::vector<std::string> outs,
-                        const std::string& name = "") {
-    auto* n = g()->add_node();
-    n->set_op_type(op);
-    n->set_name(name);
-    for (auto& i : ins) n->add_input(i);
-    for (auto& o : outs) n->add_output(o);
-    return n;
-  }
-  onnx::TensorProto* init(const std::string& name, std::vector<int64_t> dims, std::vector<float> values) {
-    auto* t = g()->add_initializer();
-    t->set_name(name);
-    t->set_data_type(1);
-    for (int64_t d : dims) t->add_dims(d);
-    for (float v : values) t->add_float_data(v);
-    return t;
-  }
-  std::string save(const std::string& path) const {
-    std::ofstream o(path, std::ios::binary);
-    m.SerializeToOstream(&o);
-    return path;
-  }
-};
+using bptest::Graph;
 
 class GraphTest : public ::testing::Test {
  protected:
@@ -372,6 +332,31 @@ TEST_F(GraphTest, BpRunTraceAndReport) {
   ASSERT_NE(todo, std::string::npos) << report;
   EXPECT_NE(report.find("Neg", todo), std::string::npos) << report;
   EXPECT_EQ(report.find("Relu", todo), std::string::npos) << report;
+  // The Backplane operator beside the ONNX op and node: what the vendor implements.
+  EXPECT_NE(report.find("Neg -> neg", todo), std::string::npos) << report;
+  EXPECT_NE(report.find("neg_node -> neg", todo), std::string::npos) << report;
+  // Times in ms with three decimals, the summary line too.
+  EXPECT_NE(report.find(" nodes in "), std::string::npos) << report;
+  EXPECT_EQ(report.find(" s\n"), std::string::npos) << report;
+  const size_t in = report.find(" nodes in ");
+  const size_t ms = report.find(" ms", in);
+  ASSERT_NE(ms, std::string::npos) << report;
+  const std::string t = report.substr(in + 10, ms - in - 10);
+  EXPECT_EQ(t.size() - t.find('.'), 4u) << "not three decimals: " << t;
+  // --report with --shadow: the shadow's own copies and time are apart; the
+  // model's transfers are those of the run without --shadow.
+  const auto transfers = [](const std::string& r) {
+    const size_t a = r.find("  transfers: ");
+    return a == std::string::npos ? std::string() : r.substr(a, r.find('\n', a) - a);
+  };
+  ASSERT_EQ(std::system((std::string(BP_RUN_PATH) + " " + model + " --device vendor_sim --seed 1 --report --shadow >" +
+                         dir_ + "/shadow.txt 2>&1")
+                            .c_str()),
+            0);
+  const std::string both = read_text(dir_ + "/shadow.txt");
+  EXPECT_NE(both.find("--shadow's own cost (not counted above): "), std::string::npos) << both;
+  EXPECT_NE(both.find("of it the --shadow check on the cpu"), std::string::npos) << both;
+  EXPECT_EQ(transfers(both), transfers(report)) << both << "\n---\n" << report;
 }
 
 // A "neg" kernel for vendor_sim that computes nothing: the device's result

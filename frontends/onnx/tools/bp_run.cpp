@@ -1,4 +1,8 @@
 // bp-run: runs an ONNX model on any Backplane device (see --help).
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <CLI/CLI.hpp>
 #include <algorithm>
 #include <chrono>
 #include <cmath>
@@ -8,14 +12,11 @@
 #include <map>
 #include <random>
 #include <sstream>
-#include <sys/stat.h>
-#include <unistd.h>
-
-#include <CLI/CLI.hpp>
 
 #include "bponnx/graph.h"
 #include "bponnx/npy.h"
 #include "bponnx/observe.h"
+#include "run_guard.h"
 #include "run_report.h"
 
 namespace {
@@ -29,14 +30,18 @@ const char* kHelpFooter = R"(Examples:
   bp-run model.onnx --device vendor_sim --shadow     # first node that differs from the CPU
   bp-run model.onnx --bench 20                       # warm-up, then median and min per run
   bp-run model.onnx --input input=x.npy --expect output_0=y.npy --expect-rtol 1e-3
+  bp-run model.onnx --plugin ./build/libmy_backend.so --device my_backend --timeout 60
 
 Exit codes:
   0  the model ran (and matched every --expect)
   1  a node failed to run (operator error, unmapped attribute), or an --expect mismatch
   2  bad input: unreadable or invalid model (truncated, not ONNX, cycle, opset too new,
-     short initializer data, node with no mapping), input missing or of the wrong
-     shape or dtype, unreadable .npy, unknown device, bad option
-  3  --shadow found a node whose output differs from the CPU beyond tolerance)";
+     short initializer data, external data that is not a regular file inside the
+     model's directory, node with no mapping), input missing or of the wrong shape
+     or dtype, an input larger than --max-memory, unreadable .npy, unknown device,
+     a --plugin that does not load, bad option
+  3  --shadow found a node whose output differs from the CPU beyond tolerance
+  4  --timeout ran out (the line printed says what was running))";
 
 bool split_assign(const std::string& s, std::string* name, std::string* file) {
   const size_t k = s.find('=');
@@ -77,7 +82,8 @@ bp_tensor_t* host_tensor(bp_context_t* ctx, const bponnx::RawTensor& r, std::str
 
 // Random values of the declared shape (symbolic dims: 1): floats ~ N(0, 1),
 // integers in [0, 10), bool false.
-bool random_input(const bponnx::ValueInfo& v, std::mt19937_64* rng, bponnx::RawTensor* out, std::string* err) {
+bool random_input(const bponnx::ValueInfo& v, uint64_t max_memory, std::mt19937_64* rng, bponnx::RawTensor* out,
+                  std::string* err) {
   bponnx::DType d = bponnx::DType::kFloat32;
   if (v.elem_type != 0 && !bponnx::dtype_from_onnx(v.elem_type, &d, nullptr)) {
     *err = "input " + v.name + " has element type " + bponnx::onnx_type_name(v.elem_type) + ", which Backplane lacks";
@@ -86,6 +92,11 @@ bool random_input(const bponnx::ValueInfo& v, std::mt19937_64* rng, bponnx::RawT
   out->dtype = d;
   out->sizes.clear();
   for (int64_t s : v.dims) out->sizes.push_back(s < 0 ? 1 : s);
+  uint64_t bytes = 0;
+  if (!bprun::check_tensor_bytes("input " + v.name, out->sizes, bponnx::dtype_itemsize(d), bponnx::dtype_name(d),
+                                 max_memory, &bytes, err)) {
+    return false;
+  }
   const size_t n = static_cast<size_t>(out->numel());
   std::normal_distribution<float> normal;
   std::uniform_int_distribution<int64_t> ints(0, 9);
@@ -134,7 +145,14 @@ bool read_raw(bp_context_t* ctx, bp_tensor_t* t, bponnx::RawTensor* out, std::st
 
 }  // namespace
 
-int main(int argc, char** argv) {
+// "running node #3 'conv1' (Conv)": what the watchdog names when --timeout runs out.
+static std::string node_phase(const bponnx::Model& model, size_t i) {
+  if (i >= model.nodes().size()) return "finishing the run";
+  const bponnx::OnnxNode& n = model.nodes()[i];
+  return "running node #" + std::to_string(i) + " '" + bponnx::node_display_name(n) + "' (" + n.op_type + ")";
+}
+
+static int run_tool(int argc, char** argv) {
   CLI::App app{"bp-run: run an ONNX model on any Backplane device"};
   app.footer(kHelpFooter);
   std::string model_path, device_spec, output_dir, trace_path;
@@ -142,8 +160,25 @@ int main(int argc, char** argv) {
   int bench = 0, warmup = 0;
   uint64_t seed = 0;
   bool report = false, shadow = false, seed_given = false;
+  std::vector<std::string> plugins;
+  double timeout_s = 0;
+  uint64_t max_memory = bprun::default_memory_limit();
   double shadow_rtol = bponnx::kShadowRtol, shadow_atol = bponnx::kShadowAtol, expect_rtol = 1e-3, expect_atol = 1e-4;
   app.add_option("model", model_path, "the .onnx file")->required();
+  app.add_option("--plugin", plugins,
+                 "load this plugin file first (repeatable; a relative path is resolved against the working "
+                 "directory); discovery (BACKPLANE_PLUGINS, BACKPLANE_PLUGIN_PATH, the install directory) still runs")
+      ->type_name("PATH");
+  app.add_option("--timeout", timeout_s,
+                 "give up after SECONDS (a kernel or plugin that never returns): one line naming what was running, "
+                 "exit code 4 (default: no limit)")
+      ->type_name("SECONDS")
+      ->check(CLI::NonNegativeNumber);
+  app.add_option("--max-memory", max_memory,
+                 "largest host buffer the model may make bp-run allocate (an input of its declared shape, a .npy "
+                 "input), e.g. 4GiB (default: the machine's physical memory); larger is bad input, exit code 2")
+      ->type_name("BYTES")
+      ->transform(CLI::AsSizeValue(false));
   app.add_option("--device", device_spec, "NAME[:i]; default: the first non-CPU device, else cpu");
   app.add_option("--input", input_specs, "NAME=FILE.npy for a graph input (random values of the declared shape otherwise)");
   app.add_option("--output-dir", output_dir, "write each graph output as DIR/<name>.npy");
@@ -168,6 +203,8 @@ int main(int argc, char** argv) {
     return rc == 0 ? kExitOk : kExitBadInput;
   }
 
+  bprun::Watchdog watchdog(timeout_s);
+  watchdog.set_phase("loading the model " + model_path);
   std::string err;
   bponnx::Model model;
   if (!bponnx::Model::load(model_path, &model, &err)) {
@@ -183,6 +220,15 @@ int main(int argc, char** argv) {
     bp_context_t* c;
     ~CtxGuard() { bp_context_destroy(c); }
   } guard{ctx};
+  // --plugin files first: a given file wins over a discovered plugin of the same backend name.
+  for (const std::string& p : plugins) {
+    watchdog.set_phase("loading the plugin " + p);
+    if (bp_plugin_load(ctx, p.c_str(), nullptr) != BP_STATUS_OK) {
+      std::fprintf(stderr, "bp-run: --plugin %s: %s\n", p.c_str(), bp_last_error_message());
+      return kExitBadInput;
+    }
+  }
+  watchdog.set_phase("discovering plugins");
   int32_t loaded = 0;
   bp_plugin_discover(ctx, &loaded);
   bp_device_t dev = default_device(ctx);
@@ -223,7 +269,14 @@ int main(int argc, char** argv) {
   for (const auto& v : model.inputs()) {
     bponnx::RawTensor r;
     const auto f = files.find(v.name);
-    if (f != files.end() ? !bponnx::npy_read(f->second, &r, &err) : !random_input(v, &rng, &r, &err)) {
+    struct stat sb;
+    if (f != files.end() && stat(f->second.c_str(), &sb) == 0 && static_cast<uint64_t>(sb.st_size) > max_memory) {
+      std::fprintf(stderr, "bp-run: --input %s: the file has %s, more than the memory limit of %s (--max-memory)\n",
+                   f->second.c_str(), bprun::human_bytes(static_cast<uint64_t>(sb.st_size)).c_str(),
+                   bprun::human_bytes(max_memory).c_str());
+      return kExitBadInput;
+    }
+    if (f != files.end() ? !bponnx::npy_read(f->second, &r, &err) : !random_input(v, max_memory, &rng, &r, &err)) {
       std::fprintf(stderr, "bp-run: %s\n", err.c_str());
       return kExitBadInput;
     }
@@ -237,11 +290,13 @@ int main(int argc, char** argv) {
   }
   if (random_used) std::printf("bp-run: random inputs, seed %llu (--seed to repeat)\n", static_cast<unsigned long long>(seed));
 
+  watchdog.set_phase("preparing the model (uploading initializers)");
   bponnx::Session session(ctx, dev, &model);
   if (!session.prepare(&err)) {
     std::fprintf(stderr, "bp-run: %s\n", err.c_str());
     return kExitBadInput;
   }
+  watchdog.set_phase("in a --warmup run");
   for (int i = 0; i < warmup; ++i) {  // unobserved runs: caches, oneDNN primitives and memory warm
     std::vector<bp_tensor_t*> outs;
     if (!session.run(inputs, &outs, &err)) break;  // the recorded run below reports the error
@@ -252,8 +307,11 @@ int main(int argc, char** argv) {
   const bool progress = isatty(2) != 0;  // a progress line on a terminal, for runs over a second
   const auto t0 = std::chrono::steady_clock::now();
   double last_progress = 0.0;
-  if (recording || progress) {
+  watchdog.set_phase(node_phase(model, 0));
+  // An observer synchronizes the device after each node: only when something uses it.
+  if (recording || progress || timeout_s > 0) {
     session.set_observer([&](const bponnx::NodeRun& nr) {
+      watchdog.set_phase(node_phase(model, nr.index + 1));
       if (recording) rec.on_node(nr);
       const double t = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
       if (progress && t > 1.0 && t - last_progress > 0.25) {
@@ -279,7 +337,10 @@ int main(int argc, char** argv) {
     const bool bad_input = err.find(": input ") != std::string::npos && err.find("node '") == std::string::npos;
     return bad_input ? kExitBadInput : kExitFailed;
   }
-  std::printf("bp-run: %s on %s: %zu nodes in %.3f s\n", model_path.c_str(), dev_name.c_str(), model.nodes().size(), first_s);
+  std::printf("bp-run: %s on %s: %zu nodes in %.3f ms", model_path.c_str(), dev_name.c_str(), model.nodes().size(),
+              first_s * 1e3);
+  if (shadow) std::printf(" (%.3f ms of it the --shadow check on the cpu)", rec.shadow_seconds() * 1e3);
+  std::printf("\n");
   int rc = kExitOk;
   for (size_t k = 0; k < outputs.size(); ++k) {
     const std::string& name = model.outputs()[k].name;
@@ -337,6 +398,7 @@ int main(int argc, char** argv) {
     }
   }
   if (bench > 0) {
+    watchdog.set_phase("in a --bench run");
     session.set_observer(nullptr);
     std::vector<double> times;
     for (int i = -1; i < bench; ++i) {  // i = -1: warm-up
@@ -356,4 +418,19 @@ int main(int argc, char** argv) {
                 times[times.size() / 2] * 1e3, times[0] * 1e3);
   }
   return rc;
+}
+
+int main(int argc, char** argv) {
+  // Nothing escapes as an abort: an exception at the tool's boundary (out of
+  // memory on a hostile model, a library error) is bad input, one line.
+  try {
+    return run_tool(argc, argv);
+  } catch (const std::bad_alloc&) {
+    std::fprintf(stderr,
+                 "bp-run: out of memory (the model or its inputs need more memory than there is; see "
+                 "--max-memory)\n");
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "bp-run: %s\n", e.what());
+  }
+  return kExitBadInput;
 }

@@ -1,11 +1,11 @@
 #include "run_report.h"
 
 #include <algorithm>
+#include <chrono>
 #include <cmath>
 #include <fstream>
 #include <iomanip>
 #include <map>
-
 #include <nlohmann/json.hpp>
 
 namespace bprun {
@@ -23,6 +23,24 @@ uint64_t total_bytes(const bp_transfer_stats_t& s) {
   return s.host_to_device_bytes + s.device_to_host_bytes + s.device_to_device_bytes;
 }
 
+std::string op_name(const bp_op_t* op) {
+  bp_op_info_t info{};
+  info.struct_size = sizeof info;
+  return bp_op_info(op, &info) == BP_STATUS_OK && info.name != nullptr ? info.name : "?";
+}
+
+bool fell_back(bp_context_t* ctx, const bp_op_t* op, int32_t backend) {
+  int32_t kind = 0;
+  return bp_op_dispatch_kind(ctx, op, backend, &kind) == BP_STATUS_OK &&
+         (kind == BP_DISPATCH_BACKEND_FALLBACK || kind == BP_DISPATCH_CPU_FALLBACK);
+}
+
+// "a, b": each name once, in first-call order.
+void add_name(const std::string& n, std::string* list) {
+  if ((", " + *list + ", ").find(", " + n + ", ") != std::string::npos) return;
+  *list += (list->empty() ? "" : ", ") + n;
+}
+
 }  // namespace
 
 Recorder::Recorder(bp_context_t* ctx, bp_device_t dev, bool trace, bool shadow, double rtol, double atol)
@@ -33,6 +51,8 @@ void Recorder::begin_run() {
   clock_us_ = 0.0;
   bp_transfer_stats_reset(ctx_, dev_.backend);
   last_bytes_ = 0;
+  own_ = shadow_copies_ = Copies{};
+  shadow_us_ = 0.0;
 }
 
 void Recorder::on_node(const bponnx::NodeRun& nr) {
@@ -45,16 +65,34 @@ void Recorder::on_node(const bponnx::NodeRun& nr) {
   for (const bponnx::NodeInput& in : *nr.inputs) {
     r.dtypes += std::string(r.dtypes.empty() ? "" : " ") + (in.t ? bponnx::dtype_name(bponnx::dtype_of(in.t)) : "-");
   }
+  for (const bp_op_t* op : nr.ops) {
+    add_name(op_name(op), &r.operators);
+    if (fell_back(ctx_, op, dev_.backend)) add_name(op_name(op), &r.fallback_operators);
+  }
   r.start_us = clock_us_;
   r.dur_us = nr.seconds * 1e6;
   clock_us_ += r.dur_us;
+  // The counters are cumulative; the shadow check's copies so far are taken off.
   const bp_transfer_stats_t s = transfers(ctx_, dev_.backend);
   r.bytes = total_bytes(s) - last_bytes_;
   last_bytes_ = total_bytes(s);
-  h2d_ = s.host_to_device_bytes, d2h_ = s.device_to_host_bytes, d2d_ = s.device_to_device_bytes;
-  h2d_n_ = s.host_to_device_count, d2h_n_ = s.device_to_host_count, d2d_n_ = s.device_to_device_count;
+  const Copies& sh = shadow_copies_;
+  own_ =
+      Copies{s.host_to_device_count - sh.h2d_n, s.host_to_device_bytes - sh.h2d,     s.device_to_host_count - sh.d2h_n,
+             s.device_to_host_bytes - sh.d2h,   s.device_to_device_count - sh.d2d_n, s.device_to_device_bytes - sh.d2d};
   nodes_.push_back(r);
-  if (shadow_on_) shadow_.check(nr);
+  if (!shadow_on_) return;
+  const auto t0 = std::chrono::steady_clock::now();
+  shadow_.check(nr);
+  shadow_us_ += std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - t0).count();
+  const bp_transfer_stats_t a = transfers(ctx_, dev_.backend);
+  shadow_copies_.h2d_n += a.host_to_device_count - s.host_to_device_count;
+  shadow_copies_.h2d += a.host_to_device_bytes - s.host_to_device_bytes;
+  shadow_copies_.d2h_n += a.device_to_host_count - s.device_to_host_count;
+  shadow_copies_.d2h += a.device_to_host_bytes - s.device_to_host_bytes;
+  shadow_copies_.d2d_n += a.device_to_device_count - s.device_to_device_count;
+  shadow_copies_.d2d += a.device_to_device_bytes - s.device_to_device_bytes;
+  last_bytes_ = total_bytes(a);
 }
 
 void Recorder::print_report(std::ostream& os) const {
@@ -63,6 +101,7 @@ void Recorder::print_report(std::ostream& os) const {
     double us = 0.0, fallback_us = 0.0;
   };
   std::map<std::string, Agg> by_path, by_op;
+  std::map<std::string, std::string> fallback_ops;  // ONNX op type -> the operators that fell back
   double total = 0.0;
   for (const NodeRecord& r : nodes_) {
     Agg& p = by_path[r.path];
@@ -75,6 +114,12 @@ void Recorder::print_report(std::ostream& os) const {
     if (r.path == "fallback") {
       ++o.fallback_nodes;
       o.fallback_us += r.dur_us;
+      for (size_t a = 0; a < r.fallback_operators.size();) {
+        size_t b = r.fallback_operators.find(", ", a);
+        if (b == std::string::npos) b = r.fallback_operators.size();
+        add_name(r.fallback_operators.substr(a, b - a), &fallback_ops[r.op]);
+        a = b + 2;
+      }
     }
   }
   bp_backend_info_t info{};
@@ -89,8 +134,14 @@ void Recorder::print_report(std::ostream& os) const {
        << std::setw(10) << a.us / 1e3 << " ms (" << std::setprecision(1)
        << (total > 0 ? 100.0 * a.us / total : 0.0) << "%)\n" << std::setprecision(3);
   }
-  os << "  transfers: host->device " << h2d_n_ << " (" << h2d_ << " B), device->host " << d2h_n_ << " (" << d2h_
-     << " B), device->device " << d2d_n_ << " (" << d2d_ << " B)\n";
+  os << "  transfers: host->device " << own_.h2d_n << " (" << own_.h2d << " B), device->host " << own_.d2h_n << " ("
+     << own_.d2h << " B), device->device " << own_.d2d_n << " (" << own_.d2d << " B)\n";
+  if (shadow_on_) {
+    const Copies& s = shadow_copies_;
+    os << "  --shadow's own cost (not counted above): " << shadow_us_ / 1e3 << " ms, host->device " << s.h2d_n << " ("
+       << s.h2d << " B), device->host " << s.d2h_n << " (" << s.d2h << " B), device->device " << s.d2d_n << " ("
+       << s.d2d << " B)\n";
+  }
   bp_allocator_stats_t st{};
   st.struct_size = sizeof st;
   if (bp_allocator_stats(ctx_, dev_, &st) == BP_STATUS_OK) {
@@ -98,15 +149,28 @@ void Recorder::print_report(std::ostream& os) const {
   }
   std::vector<std::pair<std::string, Agg>> ops(by_op.begin(), by_op.end());
   std::sort(ops.begin(), ops.end(), [](const auto& a, const auto& b) { return a.second.fallback_us > b.second.fallback_us; });
-  os << "  fallback time by ONNX op (the backend's to-do list):\n";
+  os << "  fallback time by ONNX op -> the Backplane operators to implement (the backend's to-do list):\n";
   size_t shown = 0;
   for (const auto& o : ops) {
     if (o.second.fallback_nodes == 0) continue;
-    os << "    " << std::left << std::setw(22) << o.first << std::right << std::setw(5) << o.second.fallback_nodes
-       << " nodes " << std::setw(10) << o.second.fallback_us / 1e3 << " ms\n";
+    os << "    " << std::left << std::setw(40) << (o.first + " -> " + fallback_ops[o.first]) << std::right
+       << std::setw(5) << o.second.fallback_nodes << " nodes " << std::setw(10) << o.second.fallback_us / 1e3
+       << " ms\n";
     ++shown;
   }
   if (shown == 0) os << "    (none: every node ran natively or in the core)\n";
+  // The slowest fallback nodes by name, each with what it called.
+  std::vector<const NodeRecord*> slow;
+  for (const NodeRecord& r : nodes_) {
+    if (r.path == "fallback") slow.push_back(&r);
+  }
+  std::sort(slow.begin(), slow.end(), [](const NodeRecord* a, const NodeRecord* b) { return a->dur_us > b->dur_us; });
+  if (slow.size() > 10) slow.resize(10);
+  if (!slow.empty()) os << "  slowest fallback nodes (ONNX node -> Backplane operators):\n";
+  for (const NodeRecord* r : slow) {
+    os << "    " << std::left << std::setw(40) << (r->name + " -> " + r->operators) << std::right << std::setw(17)
+       << r->dur_us / 1e3 << " ms\n";
+  }
 }
 
 bool Recorder::write_trace(const std::string& path) const {
@@ -126,6 +190,7 @@ bool Recorder::write_trace(const std::string& path) const {
                        {{"node", r.name},
                         {"backend", info.name ? info.name : "?"},
                         {"path", r.path},
+                        {"operators", r.operators},
                         {"input_shapes", r.shapes},
                         {"input_dtypes", r.dtypes},
                         {"bytes_transferred", r.bytes}}}});

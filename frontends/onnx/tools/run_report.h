@@ -21,8 +21,11 @@ class Recorder {
   /// Starts a new run (the counters of the next run replace the last's).
   void begin_run();
 
-  /// --report: per path, nodes and time; transfers and bytes; peak
-  /// allocated bytes; ONNX op types sorted by fallback time.
+  /// --report: per path, nodes and time (ms, three decimals); transfers and
+  /// bytes; peak allocated bytes; ONNX op types sorted by fallback time with
+  /// the Backplane operators that fell back ("Gemm -> addmm"), and the
+  /// slowest fallback nodes. With --shadow, the shadow check's own copies and
+  /// time are counted apart (they are not the model's).
   void print_report(std::ostream& os) const;
   /// --trace: Chrome trace-event JSON of the last run. False when `path` cannot be written.
   bool write_trace(const std::string& path) const;
@@ -32,10 +35,18 @@ class Recorder {
   const bponnx::ShadowFinding& worst_divergence() const { return shadow_.worst(); }
   size_t shadow_checked() const { return shadow_.checked(); }
   std::string shadow_error() const { return shadow_.error(); }
+  /// Wall time spent in the shadow check during the last run.
+  double shadow_seconds() const { return shadow_us_ / 1e6; }
 
  private:
+  // Cumulative copies of one run: counts and bytes per direction.
+  struct Copies {
+    uint64_t h2d_n = 0, h2d = 0, d2h_n = 0, d2h = 0, d2d_n = 0, d2d = 0;
+  };
   struct NodeRecord {
     std::string name, op, path, shapes, dtypes;
+    std::string operators;           // "addmm" or "convolution, add.Tensor": what the node called
+    std::string fallback_operators;  // those of them served by a fallback on the device
     double start_us = 0.0, dur_us = 0.0;
     uint64_t bytes = 0;
   };
@@ -45,7 +56,9 @@ class Recorder {
   bponnx::ShadowCheck shadow_;
   std::vector<NodeRecord> nodes_;
   double clock_us_ = 0.0;
-  uint64_t h2d_ = 0, d2h_ = 0, d2d_ = 0, h2d_n_ = 0, d2h_n_ = 0, d2d_n_ = 0, last_bytes_ = 0;
+  Copies own_, shadow_copies_;  // the model's copies; the shadow check's
+  double shadow_us_ = 0.0;
+  uint64_t last_bytes_ = 0;
 };
 
 }  // namespace bprun

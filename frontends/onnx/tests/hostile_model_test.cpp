@@ -1,0 +1,213 @@
+// Hostile models and plugins against the ONNX loader and bp-run: external
+// data through a symbolic link (to a file outside the model's directory, or
+// through a linked directory), naming a directory or a FIFO, or longer than
+// its dims; an input shape of 2^40 elements; a kernel that never returns
+// (--timeout). Each one is one line and a documented exit code, never an
+// abort, a hang or another file's bytes.
+#include <gtest/gtest.h>
+#include <onnx/onnx_pb.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <fstream>
+#include <string>
+#include <vector>
+
+#include "bponnx/graph.h"
+#include "graph_builder.h"
+
+namespace {
+
+using bponnx::Model;
+using bptest::Graph;
+
+struct ToolRun {
+  int code = -1;    // exit status, or 128 + signal
+  std::string out;  // stdout and stderr
+};
+
+// Runs `cmd` through the shell.
+ToolRun run(const std::string& cmd) {
+  ToolRun r;
+  FILE* p = popen((cmd + " 2>&1").c_str(), "r");
+  if (p == nullptr) return r;
+  char buf[4096];
+  size_t n;
+  while ((n = fread(buf, 1, sizeof buf, p)) > 0) r.out.append(buf, n);
+  const int st = pclose(p);
+  r.code = WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+  return r;
+}
+
+class HostileModelTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    char tmpl[] = "/tmp/bponnx_hostile_XXXXXX";
+    ASSERT_NE(mkdtemp(tmpl), nullptr);
+    root_ = tmpl;
+    dir_ = root_ + "/model";
+    outside_ = root_ + "/outside";
+    ASSERT_EQ(mkdir(dir_.c_str(), 0700), 0);
+    ASSERT_EQ(mkdir(outside_.c_str(), 0700), 0);
+  }
+  void TearDown() override { std::system(("rm -rf " + root_).c_str()); }
+
+  // y = x * w, w: 3 float32 values read from external data at `location`.
+  std::string external_model(const std::string& location, const std::string& length = "") {
+    Graph g;
+    g.input("x", {3});
+    g.output("y", {3});
+    auto* t = g.g()->add_initializer();
+    t->set_name("w");
+    t->set_data_type(1);
+    t->add_dims(3);
+    t->set_data_location(onnx::TensorProto::EXTERNAL);
+    auto* kv = t->add_external_data();
+    kv->set_key("location");
+    kv->set_value(location);
+    if (!length.empty()) {
+      kv = t->add_external_data();
+      kv->set_key("length");
+      kv->set_value(length);
+    }
+    g.node("Mul", {"x", "w"}, {"y"});
+    return g.save(dir_ + "/m.onnx");
+  }
+  static void write_floats(const std::string& path, std::vector<float> v) {
+    std::ofstream(path, std::ios::binary).write(reinterpret_cast<const char*>(v.data()), v.size() * sizeof(float));
+  }
+  std::string load_error(const std::string& model) {
+    Model m;
+    std::string err;
+    EXPECT_FALSE(Model::load(model, &m, &err)) << "loaded " << model;
+    return err;
+  }
+  // bp-run under `timeout 60`, which turns a hang into exit code 124.
+  std::string bp_run(const std::string& args) { return "timeout 60 " + std::string(BP_RUN_PATH) + " " + args; }
+
+  std::string root_, dir_, outside_;
+};
+
+TEST_F(HostileModelTest, ExternalDataInsideTheDirectoryLoads) {
+  write_floats(dir_ + "/w.bin", {1, 2, 3});
+  ASSERT_EQ(mkdir((dir_ + "/sub").c_str(), 0700), 0);
+  write_floats(dir_ + "/sub/w.bin", {1, 2, 3});
+  Model m;
+  std::string err;
+  EXPECT_TRUE(Model::load(external_model("w.bin"), &m, &err)) << err;
+  EXPECT_TRUE(Model::load(external_model("./sub/w.bin"), &m, &err)) << err;
+  const ToolRun r = run(bp_run(dir_ + "/m.onnx --device cpu --seed 1"));
+  EXPECT_EQ(r.code, 0) << r.out;
+}
+
+TEST_F(HostileModelTest, ExternalDataThroughASymbolicLinkIsRefused) {
+  // A link beside the model to a file outside its directory (as to /etc/passwd).
+  write_floats(outside_ + "/secret.bin", {7, 7, 7});
+  ASSERT_EQ(symlink((outside_ + "/secret.bin").c_str(), (dir_ + "/w.bin").c_str()), 0);
+  std::string err = load_error(external_model("w.bin"));
+  EXPECT_NE(err.find("'w.bin' is a symbolic link"), std::string::npos) << err;
+  EXPECT_NE(err.find("initializer w"), std::string::npos) << err;
+  ToolRun r = run(bp_run(dir_ + "/m.onnx --device cpu --seed 1"));
+  EXPECT_EQ(r.code, 2) << r.out;
+  EXPECT_NE(r.out.find("symbolic link"), std::string::npos) << r.out;
+  // A linked directory on the way: refused too.
+  ASSERT_EQ(symlink(outside_.c_str(), (dir_ + "/linked").c_str()), 0);
+  err = load_error(external_model("linked/secret.bin"));
+  EXPECT_NE(err.find("'linked' is a symbolic link"), std::string::npos) << err;
+  // Even a link to a file inside the directory: the rule is simple to state.
+  write_floats(dir_ + "/real.bin", {1, 2, 3});
+  ASSERT_EQ(symlink("real.bin", (dir_ + "/alias.bin").c_str()), 0);
+  err = load_error(external_model("alias.bin"));
+  EXPECT_NE(err.find("symbolic link"), std::string::npos) << err;
+  // '..' and absolute locations stay refused.
+  err = load_error(external_model("../outside/secret.bin"));
+  EXPECT_NE(err.find("no '..'"), std::string::npos) << err;
+  err = load_error(external_model(outside_ + "/secret.bin"));
+  EXPECT_NE(err.find("not absolute"), std::string::npos) << err;
+}
+
+TEST_F(HostileModelTest, ExternalDataNamingADirectoryIsBadInput) {
+  ASSERT_EQ(mkdir((dir_ + "/adir").c_str(), 0700), 0);
+  const std::string err = load_error(external_model("adir"));
+  EXPECT_NE(err.find("'adir' is a directory, not a regular file"), std::string::npos) << err;
+  const ToolRun r = run(bp_run(dir_ + "/m.onnx --device cpu --seed 1"));
+  EXPECT_EQ(r.code, 2) << r.out;  // was 134: an uncaught length_error
+  EXPECT_NE(r.out.find("is a directory"), std::string::npos) << r.out;
+}
+
+TEST_F(HostileModelTest, ExternalDataNamingAFifoDoesNotHang) {
+  ASSERT_EQ(mkfifo((dir_ + "/pipe").c_str(), 0600), 0);
+  external_model("pipe");
+  const ToolRun r = run(bp_run(dir_ + "/m.onnx --device cpu --seed 1"));
+  EXPECT_EQ(r.code, 2) << r.out;  // was 124 here: blocked forever opening the FIFO
+  EXPECT_NE(r.out.find("'pipe' is a FIFO, not a regular file"), std::string::npos) << r.out;
+}
+
+TEST_F(HostileModelTest, ExternalDataSizeIsCheckedBeforeAllocation) {
+  write_floats(dir_ + "/w.bin", {1, 2, 3});
+  std::string err = load_error(external_model("w.bin", "1099511627776"));  // 1 TiB claimed
+  EXPECT_NE(err.find("runs past it"), std::string::npos) << err;
+  write_floats(dir_ + "/w4.bin", {1, 2, 3, 4});
+  err = load_error(external_model("w4.bin"));  // 16 bytes, the dims need 12
+  EXPECT_NE(err.find("the tensor's dims and dtype need 12"), std::string::npos) << err;
+}
+
+TEST_F(HostileModelTest, HugeInputShapeIsBadInputNotAnAbort) {
+  Graph g;
+  g.input("x", {int64_t{1} << 40});
+  g.output("y", {int64_t{1} << 40});
+  g.node("Relu", {"x"}, {"y"});
+  const std::string model = g.save(dir_ + "/huge.onnx");
+  ToolRun r = run(bp_run(model + " --device cpu --seed 1"));
+  EXPECT_EQ(r.code, 2) << r.out;  // was 134: an uncaught bad_alloc
+  EXPECT_NE(r.out.find("input x: shape [1099511627776] of float32 needs 4398046511104 bytes"), std::string::npos)
+      << r.out;
+  EXPECT_NE(r.out.find("--max-memory"), std::string::npos) << r.out;
+  // The limit is the option's: 64 floats pass under 1 KiB, 1024 do not.
+  Graph small;
+  small.input("x", {64});
+  small.output("y", {64});
+  small.node("Relu", {"x"}, {"y"});
+  const std::string ok = small.save(dir_ + "/small.onnx");
+  r = run(bp_run(ok + " --device cpu --seed 1 --max-memory 1KiB"));
+  EXPECT_EQ(r.code, 0) << r.out;
+  Graph big;
+  big.input("x", {1024});
+  big.output("y", {1024});
+  big.node("Relu", {"x"}, {"y"});
+  r = run(bp_run(big.save(dir_ + "/big.onnx") + " --device cpu --seed 1 --max-memory 1KiB"));
+  EXPECT_EQ(r.code, 2) << r.out;
+  EXPECT_NE(r.out.find("more than the memory limit of 1.0 KiB"), std::string::npos) << r.out;
+}
+
+// The fault plugin (tests/test_plugins/fault_plugin.cpp) with BP_FAULT=kernel_hang:
+// its add.Tensor never returns.
+TEST_F(HostileModelTest, TimeoutEndsAKernelThatNeverReturns) {
+  const std::string plugin = std::string(BP_TEST_PLUGIN_DIR) + "/libbp_fault.so";
+  ASSERT_EQ(access(plugin.c_str(), R_OK), 0) << plugin << " not built";
+  Graph g;
+  g.input("a", {4});
+  g.input("b", {4});
+  g.output("y", {4});
+  g.node("Add", {"a", "b"}, {"y"}, "stuck_add");
+  const std::string model = g.save(dir_ + "/add.onnx");
+  // Without the fault, the plugin given with --plugin (a path relative to
+  // the working directory) runs the model.
+  ToolRun r = run("cd " + std::string(BP_TEST_PLUGIN_DIR) + " && " +
+                  bp_run(model + " --plugin libbp_fault.so --device fault --seed 1 --timeout 30"));
+  EXPECT_EQ(r.code, 0) << r.out;
+  r = run("BP_FAULT=kernel_hang " + bp_run(model + " --plugin " + plugin + " --device fault --seed 1 --timeout 2"));
+  EXPECT_EQ(r.code, 4) << r.out;  // was 124 here: bp-run had no --timeout
+  EXPECT_NE(r.out.find("bp-run: timed out after 2 s (--timeout) while running node #0 'stuck_add' (Add)"),
+            std::string::npos)
+      << r.out;
+  // A --plugin that does not load is bad input naming the file.
+  r = run(bp_run(model + " --plugin " + dir_ + "/nothere.so --device cpu --seed 1"));
+  EXPECT_EQ(r.code, 2) << r.out;
+  EXPECT_NE(r.out.find("--plugin " + dir_ + "/nothere.so"), std::string::npos) << r.out;
+}
+
+}  // namespace
