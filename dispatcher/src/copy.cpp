@@ -382,6 +382,7 @@ Status CopyInto(bp_context_t* ctx, bp_tensor_t* dst, bp_tensor_t* src) {
     AttachCallError(&call, &error);
     bp_status_t rc = k.fn(&call);
     if (rc == BP_STATUS_OK) {
+      if (!OutputsKept(call)) return OutputsReplaced(call, op->name, dev->slot->name);
       const_cast<bp_op_t*>(op)->native_count[backend].fetch_add(1, std::memory_order_relaxed);
       return Status::Ok();
     }

@@ -19,6 +19,29 @@ namespace bp::core {
 namespace {
 using namespace detail;
 
+// The dtypes ops.yaml says an operator takes are the dtypes its kernel
+// computes in: each tensor argument's dtype after the plan's casts, as torch
+// (pow(bool, int64) runs in int64; mean(int32, dtype=float32) in float32).
+Status CheckComputeDtypes(const bp_op_t* op, const Bound& b, const MetaPlan& plan) {
+  for (int32_t i = 0; i < op->num_meta_args; ++i) {
+    const MetaArg& m = b.margs[i];
+    const int64_t n = m.kind == BP_VALUE_TENSOR ? 1 : m.kind == BP_VALUE_TENSOR_LIST ? m.num_tensors : 0;
+    for (int64_t j = 0; j < n; ++j) {
+      const DLDataType given = m.kind == BP_VALUE_TENSOR ? m.tensor->dtype : m.tensors[j]->dtype;
+      const bool cast = plan.cast_to[i].bits != 0 && !DtypeEqual(plan.cast_to[i], given);
+      const DType id = DtypeFromDL(cast ? plan.cast_to[i] : given);
+      if (id != DType::kInvalid && (op->dtype_mask & DtypeBit(id)) != 0) continue;
+      return Error(BP_STATUS_INVALID_ARGUMENT,
+                   op->name + ": argument '" + op->arg_names[i] + "'" +
+                       (m.kind == BP_VALUE_TENSOR_LIST ? "[" + std::to_string(j) + "]" : std::string()) +
+                       " has dtype " + DtypeName(given) +
+                       (cast ? std::string(" (computed as ") + DtypeName(plan.cast_to[i]) + ")" : std::string()) +
+                       "; " + op->name + " takes " + DtypeList(op->dtype_mask));
+    }
+  }
+  return Status::Ok();
+}
+
 // The meta function's plan for the bound arguments: validation, output
 // sizes and dtypes, casts. `plan` need not be initialized.
 Status InferPlan(const bp_op_t* op, Bound& b, MetaPlan* plan) {
@@ -32,7 +55,37 @@ Status InferPlan(const bp_op_t* op, Bound& b, MetaPlan* plan) {
   plan->no_output_alias = false;
   std::memset(plan->cast_to, 0, sizeof(plan->cast_to));
   for (int32_t i = 0; i < nmeta; ++i) plan->rewritten[i].kind = BP_VALUE_NONE;
-  return op->meta->infer(info, b.margs, plan);
+  BP_RETURN_IF_ERROR(op->meta->infer(info, b.margs, plan));
+  return CheckComputeDtypes(op, b, *plan);
+}
+
+// The tensor a call writes (in-place self, out=, copy_'s self) against
+// itself and against every input, by meta/overlap.cpp's rules, before any
+// route runs (so the fallbacks refuse what the kernels refuse). Only inputs
+// on the written tensor's storage cost more than a pointer compare.
+Status CheckWrittenOverlap(const bp_op_t* op, const Bound& b, const std::vector<ListArg>& lists) {
+  const int32_t mut = op->mutated_arg;
+  const Geometry& out = b.geos[mut];
+  const MetaCallInfo info{op->name.c_str(), op->arg_names, op->num_args};
+  BP_RETURN_IF_ERROR(CheckNoInternalOverlap(info, mut, out));  // fill_ never gets here with one (CallWritingDistinct)
+  // Other operators read inputs in an order of their own: an overlapping
+  // input goes through a temporary (MetaPlan::no_output_alias) instead.
+  const bool pointwise = op->kind == OpKind::kCopy || IsPointwise(op->meta);
+  if (!pointwise) return Status::Ok();
+  const Storage* storage = b.tensors[mut]->storage;
+  for (int32_t i = 0; i < op->num_args; ++i) {
+    if (i == mut) continue;
+    if (b.margs[i].kind == BP_VALUE_TENSOR && b.tensors[i]->storage == storage) {
+      BP_RETURN_IF_ERROR(CheckNoPartialOverlap(info, mut, out, i, b.geos[i], true));
+    } else if (b.margs[i].kind == BP_VALUE_TENSOR_LIST) {
+      const ListArg& l = lists[b.list_index[i]];
+      for (size_t j = 0; j < l.tensors.size(); ++j) {
+        if (l.tensors[j]->storage == storage)
+          BP_RETURN_IF_ERROR(CheckNoPartialOverlap(info, mut, out, i, l.geos[j], true));
+      }
+    }
+  }
+  return Status::Ok();
 }
 
 // The generic path for a kernel operator whose route runs on the device:
@@ -227,6 +280,37 @@ void FillDLTensor(const Storage* storage, const Geometry& geo, DLTensor* out) {
   out->byte_offset = static_cast<uint64_t>(geo.offset) * DtypeItemSize(DtypeFromDL(geo.dtype));
 }
 
+namespace {
+
+// fill_ into a broadcast view (meta WritesOneValue): the view's distinct
+// addresses are the view with each stride-0 dim at size 1, and writing one
+// value there is the same write. The call runs on that view, so no kernel or
+// fallback ever gets an output that overlaps itself; the caller gets self.
+Status CallWritingDistinct(bp_context_t* ctx, const bp_op_t* op, const bp_value_t* args, int32_t num_args,
+                           bp_tensor_t** out_results, int32_t num_results) {
+  const int32_t mut = op->mutated_arg;
+  bp_tensor_t* self = args[mut].u.tensor;
+  Geometry g = self->geo;
+  for (int32_t d = 0; d < g.ndim; ++d) {
+    if (g.strides[d] == 0) g.sizes[d] = 1;
+  }
+  bp_value_t local[kMaxArgs];
+  for (int32_t i = 0; i < num_args; ++i) local[i] = args[i];
+  local[mut].u.tensor = WrapStorage(ctx, self->storage, g);
+  bp_tensor_t* r = nullptr;
+  Status st = CallOp(ctx, op, local, num_args, &r, 1);
+  TensorRelease(local[mut].u.tensor);
+  if (r != nullptr) TensorRelease(r);
+  BP_RETURN_IF_ERROR(st);
+  if (num_results > 0) {
+    TensorRetain(self);
+    out_results[0] = self;
+  }
+  return Status::Ok();
+}
+
+}  // namespace
+
 Status CallOp(bp_context_t* ctx, const bp_op_t* op, const bp_value_t* args, int32_t num_args,
               bp_tensor_t** out_results, int32_t num_results) {
   if (op->ctx != ctx) return Error(BP_STATUS_INVALID_ARGUMENT, "bp_op_call: operator belongs to another context");
@@ -238,23 +322,36 @@ Status CallOp(bp_context_t* ctx, const bp_op_t* op, const bp_value_t* args, int3
                                                  " results; the operator returns " + std::to_string(op->num_returns));
   }
   if (num_args > 0 && args == nullptr) return Error(BP_STATUS_INVALID_ARGUMENT, op->name + ": args is NULL");
+  const int32_t mut = op->mutated_arg;
+  if (WritesOneValue(op->meta) && mut >= 0 && mut < num_args && num_args <= kMaxArgs &&
+      args[mut].kind == BP_VALUE_TENSOR && args[mut].u.tensor != nullptr &&
+      HasInternalOverlap(args[mut].u.tensor->geo)) {
+    return CallWritingDistinct(ctx, op, args, num_args, out_results, num_results);
+  }
   Bound b;
   std::vector<ListArg> lists;
   BP_RETURN_IF_ERROR(BindArgs(op, args, num_args, b, lists));
 
-  // dtypes the operator takes.
+  // dtypes the operator takes; for kernel operators with a meta function
+  // only dtypes Backplane knows here, the claims after the meta function's
+  // casts (CheckComputeDtypes).
   if (op->kind != OpKind::kCustom) {
+    const bool after_casts = op->kind == OpKind::kKernel && op->meta != nullptr;
     Status st;
     ForEachTensor(op, b, lists, [&](int32_t i, int j, bp_tensor_t*&, Geometry& g) {
       if (!st.ok() || (i == op->mutated_arg && op->variant == OpVariant::kOut)) return;
       DType id = DtypeFromDL(g.dtype);
-      if (id == DType::kInvalid || (op->dtype_mask & DtypeBit(id)) == 0) {
+      if (id == DType::kInvalid || (!after_casts && (op->dtype_mask & DtypeBit(id)) == 0)) {
         st = Error(BP_STATUS_INVALID_ARGUMENT,
                    op->name + ": argument '" + op->arg_names[i] + "'" + (j >= 0 ? "[" + std::to_string(j) + "]" : "") +
                        " has dtype " + DtypeName(g.dtype) + "; " + op->name + " takes " + DtypeList(op->dtype_mask));
       }
     });
     BP_RETURN_IF_ERROR(st);
+  }
+
+  if (op->mutated_arg >= 0 && b.margs[op->mutated_arg].kind == BP_VALUE_TENSOR) {
+    BP_RETURN_IF_ERROR(CheckWrittenOverlap(op, b, lists));
   }
 
   if (op->kind == OpKind::kCopy) {

@@ -23,6 +23,7 @@ void FillDLTensor(const Storage* storage, const Geometry& geo, DLTensor* out);
 // Every field is written, none zeroed first: zeroing the struct compiles to
 // a `rep stos`, whose start-up cost showed on every call.
 static_assert(sizeof(bp_kernel_call_t) == 11 * sizeof(void*), "MakeKernelCall must write every field");
+static_assert(kMaxOutputs <= CallError::kOutputs, "AttachCallError records every output a call has");
 inline bp_kernel_call_t MakeKernelCall(const bp_op_t* op, const DeviceState* dev, const bp_kernel_arg_t* args,
                                        int32_t num_args, DLTensor* const* outputs, int32_t num_outputs) {
   bp_kernel_call_t call;
@@ -69,6 +70,7 @@ __attribute__((always_inline)) inline Status ExecuteRoute(bp_context_t* ctx, con
   AttachCallError(call, &error);
   bp_status_t rc = route.kernel.fn(call);
   if (rc != BP_STATUS_OK) return ExecuteAfterFailure(ctx, op, dev, route, call, rc, to_host);
+  if (!OutputsKept(*call)) return OutputsReplaced(*call, op->name, dev->slot->name);
   bp_op_t* counted = const_cast<bp_op_t*>(op);
   auto& counter = route.kind == RouteKind::kNative ? counted->native_count : counted->fallback_count;
   counter[backend].fetch_add(1, std::memory_order_relaxed);

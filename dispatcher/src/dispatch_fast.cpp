@@ -391,11 +391,15 @@ inline bool FastCall(bp_context_t* ctx, const bp_op_t* op, const bp_value_t* arg
     if (!DtypeEqual(og.dtype, want) || !SameDevice(og.device, device) || (&og != ref && !SameSizes(og, *ref))) {
       return false;
     }
-    // A broadcast input sharing the written storage could be read after it
-    // was written: such calls take the generic path.
-    for (int32_t k = 0; broadcast && k < nin; ++k) {
+    // Overlap (meta/overlap.cpp): a written tensor with a stride-0 dim, or
+    // an input that shares its storage without being the same tensor, takes
+    // the generic path, which allows the exact alias and refuses the rest.
+    for (int32_t d = 0; d < og.ndim; ++d) {
+      if (og.strides[d] == 0 && og.sizes[d] > 1) return false;
+    }
+    for (int32_t k = 0; k < nin; ++k) {
       const bp_tensor_t* t = tensors[op->fast_inputs[k]];
-      if (t != out && t->storage == out->storage && !SameSizes(t->geo, *ref)) return false;
+      if (t != out && t->storage == out->storage) return false;
     }
   }
   DeviceState* dev = plan.dev;

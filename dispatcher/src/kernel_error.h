@@ -33,6 +33,18 @@ struct CallError {
   // here cost stores on the success path of every operator call.
   std::unique_ptr<std::string> message;
   uint64_t tls_serial = 0;  // g_last_error_serial when (re)armed
+  // Where each output lives, as handed to the kernel (the first kOutputs).
+  // The DLTensors are writable through bp_kernel_call_t.outputs: a kernel
+  // that repoints one (at a buffer of its own, at another device's memory)
+  // and returns OK has written nowhere the caller sees. OutputsKept checks.
+  static constexpr int32_t kOutputs = 4;
+  struct Where {
+    void* data;
+    uint64_t byte_offset;
+    DLDevice device;
+  };
+  Where outputs[kOutputs];
+  int32_t num_outputs = 0;
 };
 
 // bp_kernel_call_t.fail as the host hands it to plugins.
@@ -44,7 +56,32 @@ inline void AttachCallError(bp_kernel_call_t* call, CallError* slot) {
   call->fail = CallFail;
   call->error_state = slot;
   slot->tls_serial = g_last_error_serial;
+  const int32_t n = call->num_outputs < CallError::kOutputs ? call->num_outputs : CallError::kOutputs;
+  for (int32_t k = 0; k < n; ++k) {
+    const DLTensor* t = call->outputs[k];
+    slot->outputs[k] = CallError::Where{t->data, t->byte_offset, t->device};
+  }
+  slot->num_outputs = n;
 }
+
+// True when the kernel left every output DLTensor's data, byte_offset and
+// device as AttachCallError found them. Inline: runs after every kernel.
+inline bool OutputsKept(const bp_kernel_call_t& call) {
+  const auto* slot = static_cast<const CallError*>(call.error_state);
+  for (int32_t k = 0; k < slot->num_outputs; ++k) {
+    const DLTensor* t = call.outputs[k];
+    const CallError::Where& w = slot->outputs[k];
+    if (t->data != w.data || t->byte_offset != w.byte_offset || t->device.device_type != w.device.device_type ||
+        t->device.device_id != w.device.device_id) {
+      return false;
+    }
+  }
+  return true;
+}
+
+// The error for a kernel that returned OK but repointed an output (!OutputsKept):
+// INTERNAL naming the operator, the backend, the output and what changed.
+Status OutputsReplaced(const bp_kernel_call_t& call, const std::string& op_name, const std::string& backend);
 
 // Clears the call's slot before the same call struct (or a copy of it) runs
 // another kernel, so an earlier kernel's message is not taken for the next

@@ -105,9 +105,9 @@ void PublishFallback(bp_context_t* ctx, int32_t backend) {
 }
 
 // What a custom operator's schema may say (DefineOpLocked): its own
-// namespace, aliases that name an argument, and no mutation, because the
+// namespace, and no mutation and no aliased (view) returns, because the
 // custom dispatch path returns fresh outputs and would silently leave an
-// in-place or out= argument unchanged.
+// in-place or out= argument unchanged, or return a copy for a view.
 Status CheckCustomSchema(const Schema& s, const std::string& name) {
   const std::string fn = "define_op: '" + name + "'";
   if (s.ns.empty()) {
@@ -138,12 +138,22 @@ Status CheckCustomSchema(const Schema& s, const std::string& name) {
                    fn + ": return " + std::to_string(r) + " is mutable (Tensor(" + ret.alias_set +
                        "!)); custom operators must be functional");
     }
-    bool found = false;
-    for (const Argument& a : s.arguments) found = found || a.alias_set == ret.alias_set;
-    if (!found) {
+    const Argument* viewed = nullptr;
+    for (const Argument& a : s.arguments) {
+      if (viewed == nullptr && a.alias_set == ret.alias_set) viewed = &a;
+    }
+    if (viewed == nullptr) {
       return Error(BP_STATUS_INVALID_ARGUMENT, fn + ": return " + std::to_string(r) + " has alias annotation '" +
                                                    ret.alias_set + "', which no argument has");
     }
+    // A custom operator's kernel writes a fresh output: accepted, the
+    // "view" would silently be a copy that later writes do not share.
+    return Error(BP_STATUS_UNIMPLEMENTED,
+                 fn + ": return " + std::to_string(r) + " is declared as a view of argument '" + viewed->name +
+                     "' (Tensor(" + ret.alias_set +
+                     ")); custom operators cannot define views: views are core operations on tensor metadata, "
+                     "never kernels, and a custom operator's result is a fresh tensor (declare the return as "
+                     "plain 'Tensor' for a function that returns a copy)");
   }
   return Status::Ok();
 }

@@ -73,8 +73,8 @@ typedef struct bp_kernel_arg_t {
  *     (a host pointer, a CUdeviceptr, a cl_mem, ...); byte_offset is the
  *     view's offset in bytes from that base. Address = data + byte_offset.
  *   - strides are always non-NULL and given in elements; they may be zero
- *     (broadcast) or describe any non-contiguous view. Only outputs are
- *     guaranteed not to overlap themselves.
+ *     (broadcast) or describe any non-contiguous view. Outputs share no memory
+ *     with inputs except as exact aliases (docs/plugin/kernel-contract.md).
  *   - device is the backend's DLPack device type and the device index.
  *   - dtype lanes is 1; bool is {BP_DTYPE_CODE_BOOL, 8, 1}.
  * Lifetime: the call struct and everything it points to are borrowed for the

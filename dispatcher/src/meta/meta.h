@@ -135,6 +135,28 @@ bool CanCastDtype(DLDataType from, DLDataType to);
 Status CheckOutput(const MetaCallInfo& info, const MetaPlan& plan, int index, const Geometry& actual,
                    bool inplace);
 
+// Overlap of written tensors (meta/overlap.cpp), libtorch's rules. The core
+// checks every call that writes a caller's tensor (in-place self, out=,
+// copy_), on the fast path and the generic one alike, before any kernel.
+// True when two elements of `g` share an address (a stride-0 dim of size > 1).
+bool HasInternalOverlap(const Geometry& g);
+// INVALID_ARGUMENT naming argument `arg` when HasInternalOverlap(out).
+Status CheckNoInternalOverlap(const MetaCallInfo& info, int arg, const Geometry& out);
+// For an output and an input on one storage: INVALID_ARGUMENT naming both
+// when their memory overlaps, except the exact alias (same offset, sizes and
+// strides) where `exact_alias_ok` (pointwise operators). Views that cannot be
+// told apart cheaply (one of them not dense, as x[:, 0] and x[:, 1]) pass, as
+// torch's MemOverlapStatus::TOO_HARD does.
+Status CheckNoPartialOverlap(const MetaCallInfo& info, int out_arg, const Geometry& out, int in_arg, const Geometry& in,
+                             bool exact_alias_ok);
+// True for the pointwise families (output element i reads only element i of
+// each input), where an output may be the exact alias of an input.
+bool IsPointwise(const MetaFunctions* m);
+// True where writing one address twice is harmless (fill_ writes one value
+// everywhere; torch skips its overlap check too): the core runs such a call
+// on the written view's distinct addresses instead of refusing it.
+bool WritesOneValue(const MetaFunctions* m);
+
 // Shared helpers for meta and runtime code.
 // Broadcasts a and b (PyTorch rules) into out; error names both arguments.
 Status BroadcastShapes(const MetaCallInfo& info, int arg_a, const Geometry& a, int arg_b,

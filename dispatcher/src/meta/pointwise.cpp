@@ -219,3 +219,10 @@ const MetaFunctions kUnaryFloatMeta = {"unary_float", UnaryFloatInfer, Pointwise
 const MetaFunctions kUnaryFloatOnlyMeta = {"unary_float_only", UnaryFloatOnlyInfer, PointwisePrepare};
 
 }  // namespace bp::core::meta
+
+namespace bp::core {
+bool IsPointwise(const MetaFunctions* m) {
+  return m != nullptr && (m->prepare == meta::PointwisePrepare || m == &meta::kFillMeta);
+}
+bool WritesOneValue(const MetaFunctions* m) { return m == &meta::kFillMeta; }
+}  // namespace bp::core

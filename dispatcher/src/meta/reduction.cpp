@@ -75,6 +75,8 @@ Status ReduceInfer(const MetaCallInfo& info, const MetaArg* args, int dim_arg, i
     }
   }
   if (input_dtype != DtypeFromDL(self.dtype)) plan->cast_to[0] = DtypeToDL(input_dtype);
+  // An out= tensor on self's storage would be written while rows are still read.
+  plan->no_output_alias = true;
   return SetOutput(info, plan, 0, out_dtype, sizes, ndim, self.device);
 }
 
