@@ -11,6 +11,9 @@ file(STRINGS ${PROJECT_SOURCE_DIR}/abi/include/backplane/types.h _bp_abi_lines
      REGEX "^#define BP_ABI_VERSION_(MAJOR|MINOR) [0-9]+")
 string(REGEX REPLACE ".*BP_ABI_VERSION_MAJOR ([0-9]+).*" "\\1" BACKPLANE_ABI_MAJOR "${_bp_abi_lines}")
 string(REGEX REPLACE ".*BP_ABI_VERSION_MINOR ([0-9]+).*" "\\1" BACKPLANE_ABI_MINOR "${_bp_abi_lines}")
+# The virtual package the runtime .deb provides and a plugin .deb depends on:
+# one name per ABI major (a minor only adds), versioned by major.minor.
+set(BACKPLANE_ABI_PACKAGE backplane-abi-${BACKPLANE_ABI_MAJOR})
 set(BACKPLANE_CMAKE_INSTALL_DIR ${CMAKE_INSTALL_LIBDIR}/cmake/Backplane)
 set(BACKPLANE_OPS_YAML_INSTALL ${CMAKE_INSTALL_DATADIR}/backplane/ops.yaml)
 set(BACKPLANE_BIN_INSTALL_DIR ${CMAKE_INSTALL_BINDIR})
@@ -25,7 +28,7 @@ write_basic_package_version_file(${CMAKE_BINARY_DIR}/BackplaneConfigVersion.cmak
 install(EXPORT BackplaneTargets NAMESPACE Backplane:: DESTINATION ${BACKPLANE_CMAKE_INSTALL_DIR}
         COMPONENT dev)
 install(FILES ${CMAKE_BINARY_DIR}/BackplaneConfig.cmake ${CMAKE_BINARY_DIR}/BackplaneConfigVersion.cmake
-              cmake/plugin.map cmake/BackplaneCheckPlugin.cmake
+              cmake/plugin.map cmake/BackplaneCheckPlugin.cmake cmake/BackplanePackagePlugin.cmake
         DESTINATION ${BACKPLANE_CMAKE_INSTALL_DIR} COMPONENT dev)
 
 # --- pkg-config: backplane (host applications) and backplane-plugin (plugins) ---
@@ -48,9 +51,43 @@ foreach(_pc IN ITEMS backplane backplane-plugin)
 endforeach()
 
 # --- what a vendor reads: the docs and the operator list with its kernel contract ---
-file(GLOB _bp_docs ${PROJECT_SOURCE_DIR}/docs/*.md)
-install(FILES ${_bp_docs} DESTINATION ${CMAKE_INSTALL_DOCDIR} COMPONENT dev)
+# Every page, subdirectories included (docs/plugin/*.md): the installed docs
+# link only among themselves (.ci/check_doc_links.py checks it).
+install(DIRECTORY docs/ DESTINATION ${CMAKE_INSTALL_DOCDIR} COMPONENT dev FILES_MATCHING PATTERN "*.md")
 install(FILES dispatcher/ops.yaml DESTINATION ${CMAKE_INSTALL_DATADIR}/backplane COMPONENT dev)
+
+# `cmake --install --strip` (and CPack, CPACK_STRIP_FILES) strips executables
+# and shared libraries; the static archives' debug info, which records the
+# build directory, goes too.
+install(CODE "if(CMAKE_INSTALL_DO_STRIP)
+  file(GLOB _bp_archives \"\$ENV{DESTDIR}\${CMAKE_INSTALL_PREFIX}/${CMAKE_INSTALL_LIBDIR}/libbackplane*.a\")
+  foreach(_bp_a IN LISTS _bp_archives)
+    execute_process(COMMAND \"${CMAKE_STRIP}\" --strip-debug \"\${_bp_a}\")
+  endforeach()
+endif()" COMPONENT dev)
+
+# --- what the plugin guide copies: the samples, and the model exporter ---
+install(DIRECTORY samples/vendor_plugin samples/host_app DESTINATION ${CMAKE_INSTALL_DATADIR}/backplane/samples
+        COMPONENT dev)
+install(FILES samples/one_file_plugin.c DESTINATION ${CMAKE_INSTALL_DATADIR}/backplane/samples COMPONENT dev)
+# bp-export-models OUT [--only NAME ...]: the networks of bp-conformance's
+# models group and bp-run's examples, with torch's outputs (Debian's
+# python3-torch and python3-torchvision; nothing is downloaded).
+install(PROGRAMS frontends/onnx/tests/export_models.py DESTINATION ${CMAKE_INSTALL_BINDIR}
+        RENAME bp-export-models COMPONENT runtime)
+
+# The build tree has the install tree's layout for what the tools read
+# (bin/../share/backplane/...), so a tool finds its data relative to its own
+# file in both, and no build-tree path is compiled into an installed binary.
+file(MAKE_DIRECTORY ${CMAKE_BINARY_DIR}/share/backplane/conformance ${CMAKE_BINARY_DIR}/bin)
+file(CREATE_LINK ${PROJECT_SOURCE_DIR}/conformance/expectations
+     ${CMAKE_BINARY_DIR}/share/backplane/conformance/expectations SYMBOLIC)
+if(NOT BACKPLANE_MODELS_DIR)
+  set(BACKPLANE_MODELS_DIR ${CMAKE_BINARY_DIR}/models)
+endif()
+file(CREATE_LINK ${BACKPLANE_MODELS_DIR} ${CMAKE_BINARY_DIR}/share/backplane/models SYMBOLIC)
+file(CREATE_LINK ${PROJECT_SOURCE_DIR}/frontends/onnx/tests/export_models.py
+     ${CMAKE_BINARY_DIR}/bin/bp-export-models SYMBOLIC)
 
 # Generated ABI headers (the plugin kit's backplane/op_args.h), when the tree
 # generates them into a directory of their own.

@@ -1,6 +1,9 @@
 # Debian packages with CPack: `cd build/default && cpack -G DEB`.
-#   backplane                 libbackplane.so.1, bp-info, bp-conformance and its expectation files
-#   backplane-dev             headers, CMake package, pkg-config files, docs, ops.yaml, bp-plugin-new
+#   backplane                 libbackplane.so.1, bp-info, bp-conformance and its expectation files,
+#                             bp-run, bp-export-models;
+#                             Provides: backplane-abi-<major> (= <major>.<minor>)
+#   backplane-dev             headers, CMake package, pkg-config files, docs, ops.yaml, bp-plugin-new,
+#                             the samples the plugin guide copies
 #   backplane-plugin-<name>   one per plugin built (cpu, opencl, cuda, hip, vendor-sim), so a
 #                             machine without OpenCL does not pull PoCL's loader, and so on
 # One package per install component (runtime, dev, plugin_<name>). Depends are
@@ -17,11 +20,18 @@ set(CPACK_DEBIAN_FILE_NAME DEB-DEFAULT)
 set(CPACK_DEBIAN_PACKAGE_SHLIBDEPS ON)
 set(CPACK_DEBIAN_ENABLE_COMPONENT_DEPENDS ON)
 set(CPACK_DEBIAN_PACKAGE_SECTION libs)
+# Debug info records the build directory; a package carries none of it.
+set(CPACK_STRIP_FILES ON)
 
 get_cmake_property(_bp_components COMPONENTS)
 set(CPACK_COMPONENTS_ALL runtime dev)
 set(CPACK_DEBIAN_RUNTIME_PACKAGE_NAME backplane)
-set(CPACK_COMPONENT_RUNTIME_DESCRIPTION "Backplane runtime: libbackplane and the bp-info, bp-conformance and bp-run tools")
+# What an out-of-tree plugin's package depends on (backplane_package_plugin()).
+set(CPACK_DEBIAN_RUNTIME_PACKAGE_PROVIDES "${BACKPLANE_ABI_PACKAGE} (= ${BACKPLANE_ABI_MAJOR}.${BACKPLANE_ABI_MINOR})")
+set(CPACK_COMPONENT_RUNTIME_DESCRIPTION
+    "Backplane runtime: libbackplane and the bp-info, bp-conformance, bp-run and bp-export-models tools")
+# bp-export-models runs on torch and torchvision.
+set(CPACK_DEBIAN_RUNTIME_PACKAGE_SUGGESTS "python3-torch, python3-torchvision, python3-numpy")
 set(CPACK_DEBIAN_DEV_PACKAGE_NAME backplane-dev)
 set(CPACK_DEBIAN_DEV_PACKAGE_SECTION libdevel)
 set(CPACK_DEBIAN_DEV_PACKAGE_DEPENDS libdlpack-dev)
@@ -32,7 +42,7 @@ if(TARGET backplane_onnx)
   set(CPACK_DEBIAN_DEV_PACKAGE_RECOMMENDS "libonnx-dev, libprotobuf-dev")
 endif()
 set(CPACK_COMPONENT_DEV_DESCRIPTION
-    "Backplane SDK: C ABI and C++ headers, the ONNX frontend library, CMake package, pkg-config files, docs, ops.yaml, bp-plugin-new")
+    "Backplane SDK: C ABI and C++ headers, the ONNX frontend library, CMake package, pkg-config files, docs, ops.yaml, bp-plugin-new, samples")
 foreach(_comp IN LISTS _bp_components)
   if(_comp MATCHES "^plugin_(.+)$")
     set(_name ${CMAKE_MATCH_1})

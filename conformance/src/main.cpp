@@ -88,18 +88,12 @@ std::vector<std::string> worker_argv(const Cli& cli) {
   return a;
 }
 
-// Where expectation files are found when --expectations is not given: beside
-// an installed binary (<prefix>/share/backplane/conformance/expectations),
-// else the source tree this binary was built from.
+// Where expectation files are found when --expectations is not given:
+// <prefix>/share/backplane/conformance/expectations relative to this binary
+// (the build tree has the same layout, linked to the source tree's files).
 std::string default_expectations_dir() {
   const std::string exe = self_exe();
-  const std::string installed = exe.substr(0, exe.rfind('/')) + "/../share/backplane/conformance/expectations";
-  if (access(installed.c_str(), R_OK) == 0) return installed;
-#ifdef BPC_SOURCE_EXPECTATIONS_DIR
-  return BPC_SOURCE_EXPECTATIONS_DIR;
-#else
-  return "";
-#endif
+  return exe.substr(0, exe.rfind('/')) + "/../share/backplane/conformance/expectations";
 }
 
 // Loads and checks one backend's expectation file (an unknown operator is an error).

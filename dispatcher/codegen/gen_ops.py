@@ -149,11 +149,49 @@ def out_variant(s, where):
 
 
 # ---------------------------------------------------------------- validation
+CONTRACT_TITLE = "# Kernel contract by meta family"
+# A contract entry starts "#   name, name, ...:" (three spaces); a name list
+# may run over several such lines before the colon.
+CONTRACT_NAMES = re.compile(r"^#   ([a-z0-9_]+(?:, [a-z0-9_]+)*)(,|:)")
+
+
+def contract_families(text, path):
+    """The meta family names the kernel contract comment at the top of
+    ops.yaml describes, so that its spelling is the `meta:` field's."""
+    lines = text.splitlines()
+    titles = [line.split(" (")[0] for line in lines]
+    if CONTRACT_TITLE not in titles:
+        raise GenError("%s: no '%s' comment at the top" % (path, CONTRACT_TITLE))
+    names = set()
+    for line in lines[titles.index(CONTRACT_TITLE) + 1:]:
+        if not line.startswith("#"):
+            break
+        m = CONTRACT_NAMES.match(line)
+        if m:
+            names.update(m.group(1).split(", "))
+    return names
+
+
+def check_contract(text, data, path):
+    described = contract_families(text, path)
+    stale = sorted(described - METAS)
+    if stale:
+        raise GenError("%s: the kernel contract comment names %s, which no meta family is called; "
+                       "known: %s" % (path, stale, sorted(METAS)))
+    used = {e["meta"] for e in data if isinstance(e, dict) and e.get("meta") in METAS}
+    missing = sorted(used - described)
+    if missing:
+        raise GenError("%s: the kernel contract comment does not describe the meta family %s; "
+                       "add it, spelled as the `meta:` field spells it" % (path, missing))
+
+
 def load(path, schema_tool):
     with open(path) as f:
-        data = yaml.safe_load(f)
+        text = f.read()
+    data = yaml.safe_load(text)
     if not isinstance(data, list):
         raise GenError("%s: expected a list of operator entries" % path)
+    check_contract(text, data, path)
     parsed = parse_schemas([str(e["schema"]) for e in data if isinstance(e, dict) and "schema" in e], schema_tool)
     entries, seen = [], set()
     for i, e in enumerate(data):

@@ -28,7 +28,6 @@ namespace {
 // What export_models.py leaves in the directory when it could not export
 // (python3-torch or python3-torchvision missing): its reason, one line.
 const char* kNotExportedNote = "NOT_EXPORTED.txt";
-const char* kExportCommand = "/usr/bin/python3 frontends/onnx/tests/export_models.py";
 
 bool exists(const std::string& path) {
   struct stat st;
@@ -43,6 +42,9 @@ std::string self_dir() {
   const std::string exe = buf;
   return exe.substr(0, exe.rfind('/'));
 }
+
+// The exporter, installed beside bp-conformance (bin/bp-export-models).
+std::string export_command() { return self_dir() + "/bp-export-models"; }
 
 std::string first_line_of(const std::string& path) {
   std::ifstream f(path);
@@ -96,16 +98,9 @@ void add_models_options(CLI::App& app, ModelsCli* cli) {
 
 std::string models_dir(const ModelsCli& cli) {
   if (!cli.dir.empty()) return cli.dir;
-  const std::string installed = self_dir() + "/../share/backplane/models";
-#ifdef BPC_BUILD_MODELS_DIR
-  // A bp-conformance in its build tree uses the build tree's models; an
-  // installed one its installed directory (nothing installs models there
-  // today), else the build tree's when it still exists.
-  const std::string build = BPC_BUILD_MODELS_DIR;
-  const std::string build_root = build.substr(0, build.rfind('/') + 1);
-  if (self_dir().rfind(build_root, 0) == 0 || (!exists(installed) && exists(build))) return build;
-#endif
-  return installed;
+  // The build tree has the install tree's layout (share/backplane/models
+  // links to the build tree's models), so no build path is compiled in.
+  return self_dir() + "/../share/backplane/models";
 }
 
 std::vector<std::string> list_models(const std::string& dir, std::string* err) {
@@ -116,7 +111,7 @@ std::vector<std::string> list_models(const std::string& dir, std::string* err) {
   }
   DIR* d = opendir(dir.c_str());
   if (d == nullptr) {
-    *err = "no exported models in " + dir + " (make them with: " + kExportCommand + " " + dir + ")";
+    *err = "no exported models in " + dir + " (make them with: " + export_command() + " " + dir + ")";
     return out;
   }
   while (dirent* e = readdir(d)) {
@@ -127,7 +122,7 @@ std::vector<std::string> list_models(const std::string& dir, std::string* err) {
   }
   closedir(d);
   std::sort(out.begin(), out.end());
-  if (out.empty()) *err = "no exported model in " + dir + " (make them with: " + kExportCommand + " " + dir + ")";
+  if (out.empty()) *err = "no exported model in " + dir + " (make them with: " + export_command() + " " + dir + ")";
   return out;
 }
 

@@ -68,9 +68,9 @@ struct ModelsCli {
 };
 void add_models_options(CLI::App& app, ModelsCli* cli);
 
-// The models directory: --models; else the build tree's models directory
-// for a bp-conformance in its build tree; else <prefix>/share/backplane/models
-// beside an installed one (or the build tree's when only that exists).
+// The models directory: --models; else <prefix>/share/backplane/models
+// relative to this binary (in the build tree, a link to its models directory;
+// installed, where bp-export-models can write them).
 std::string models_dir(const ModelsCli& cli);
 
 // The models under `dir` (directories with model.onnx and meta.json),

@@ -2,10 +2,10 @@
  * installed SDK with pkg-config alone:
  *
  *   cc -std=c99 -O2 -shared -fPIC -fvisibility=hidden -o libbackplane_onefile.so \
- *      one_file_plugin.c $(pkg-config --cflags --libs backplane)
+ *      one_file_plugin.c $(pkg-config --cflags --libs backplane-plugin)
  *
- * .ci/install_test.sh builds it that way and runs the installed bp-info and
- * bp-conformance on it. It negotiates the ABI version, has one device whose
+ * The plugin guide (docs/plugin-guide.md) builds it that way and runs
+ * bp-info and bp-conformance on it. It negotiates the ABI version, has one device whose
  * memory is host memory (posix_memalign; BP_DEVICE_CAP_UNIFIED), and one
  * native kernel: float32 `neg`. Every other operator and dtype runs through
  * the CPU fallback. */
