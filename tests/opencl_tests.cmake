@@ -38,3 +38,9 @@ if(TARGET backplane_cpu)
   gtest_discover_tests(opencl_e2e_test DISCOVERY_MODE PRE_TEST
     PROPERTIES ENVIRONMENT "BACKPLANE_OPENCL_CACHE_DIR=${CMAKE_CURRENT_BINARY_DIR}/opencl_test_cache" TIMEOUT 300)
 endif()
+# No ICD visible while BACKPLANE_EXPECT_BACKENDS names opencl (as CI sets it):
+# a test that needs a device fails instead of skipping.
+add_test(NAME OpenclDevice.Properties.no_icd_expected COMMAND opencl_plugin_test --gtest_filter=OpenclDevice.Properties)
+set_tests_properties(OpenclDevice.Properties.no_icd_expected PROPERTIES
+  ENVIRONMENT "OCL_ICD_VENDORS=${CMAKE_CURRENT_BINARY_DIR}/opencl_no_icd;BACKPLANE_EXPECT_BACKENDS=cpu,opencl"
+  PASS_REGULAR_EXPRESSION "no OpenCL device: .*BACKPLANE_EXPECT_BACKENDS names opencl, so this fails.*\\[  FAILED  \\] OpenclDevice.Properties")
