@@ -8,7 +8,9 @@
 #     (mul.Tensor) is 'W', its own failure kind, not 'F' or 'x';
 #   - a cell whose samples were all rejected inputs (exp_ int32: an in-place
 #     result that would promote) is 'r', not 'N';
-#   - --baseline counts only the cell that changed by itself.
+#   - --baseline counts only the cell that changed by itself;
+#   - rerun lines start with the absolute path of the running bp-conformance;
+#   - --dump-inputs writes the failing samples' inputs as .npy files.
 # Usage: conformance_bringup_test.sh BP_CONFORMANCE BRINGUP_PLUGIN
 set -u
 export ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}handle_segv=0"
@@ -24,7 +26,8 @@ cell() {  # cell OP COLUMN: the matrix character (1 = float32 2 = float64 3 = fl
 }
 run() { "$bin" --backend "$plugin" --quick --group ops --no-progress --timeout 5 --max-failures -1 "$@" >"$out" 2>&1; }
 
-BPC_BRINGUP_CRASH=1 BPC_BRINGUP_HANG=1 run --op 'neg,abs,exp,mul.Tensor,exp_' --json "$dir/run.json"
+BPC_BRINGUP_CRASH=1 BPC_BRINGUP_HANG=1 run --op 'neg,abs,exp,mul.Tensor,exp_' --json "$dir/run.json" \
+  --dump-inputs "$dir/dump"
 rc=$?
 [ "$rc" = 1 ] || fail "the bring-up run exited $rc, expected 1"
 [ "$(cell neg 2)" = C ] || fail "neg float64 is not C (crashed)"
@@ -47,13 +50,22 @@ echo "$block" | grep -q 'signal 11' || fail "the crash block does not name the s
 echo "$block" | grep -Eq '^    inputs: float64\[' || fail "the crash block has no inputs line: $block"
 sample=$(echo "$block" | sed -n 's/^FAIL .* sample \([0-9]*\) .*/\1/p' | head -1)
 rerun=$(echo "$block" | sed -n 's/^    rerun: //p')
-[ "$rerun" = "bp-conformance --backend $plugin --op neg --dtype float64 --sample $sample --seed 1 --group ops" ] \
+exe=$(readlink -f "$bin")
+[ "$rerun" = "$exe --backend $plugin --op neg --dtype float64 --sample $sample --seed 1 --group ops" ] \
   || fail "the rerun line is not the one for that case: $rerun"
+# --dump-inputs: the crashed sample's input (neg has one tensor argument), a
+# .npy of float64 values of the shape the failure block names.
+npy="$dir/dump/bringup_0_neg_float64_sample$sample/arg0.npy"
+[ -f "$npy" ] || fail "--dump-inputs wrote no $npy: $(ls -R "$dir/dump" 2>&1)"
+head -c 6 "$npy" | grep -q NUMPY || fail "$npy is not a .npy file"
+grep -q "'descr': '<f8'" "$npy" || fail "$npy does not hold float64 values"
+grep -q "^--dump-inputs: neg float64 sample $sample on bringup:0: $dir/dump/bringup_0_neg_float64_sample$sample/arg<k>.npy" \
+  "$out" || fail "no --dump-inputs line for the crashed sample"
 ! grep -q 'had not run yet' "$out" || fail "a test was filed without running"
 grep -q '"wrote_then_failed": 7' "$dir/run.json" || fail "the JSON totals do not count the 7 W cells (mul.Tensor float32; exp float32 and the integer dtypes, whose output is float32)"
 # The rerun line reruns exactly that case (and crashes again).
 # shellcheck disable=SC2086  # the rerun line is a command line
-BPC_BRINGUP_CRASH=1 "$bin" ${rerun#bp-conformance } --no-progress --json "$dir/rerun.json" >"$out" 2>&1
+BPC_BRINGUP_CRASH=1 $rerun --no-progress --json "$dir/rerun.json" >"$out" 2>&1
 grep -c '"sample":' "$dir/rerun.json" | grep -qx 1 || fail "the rerun line ran more than one case"
 grep -q '"outcome": "crashed"' "$dir/rerun.json" || fail "the rerun line did not reproduce the crash"
 

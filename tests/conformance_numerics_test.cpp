@@ -131,6 +131,30 @@ TEST(Compare, IntegersAreExact) {
   EXPECT_FALSE(compare_values(tensor(DType::kInt32, {5, -7}), {}, {5, -6}, tol).ok);
 }
 
+// Failure blocks print integer results as integers and give no ULP figure
+// for them (an exact dtype has no ULP bound), even when the operator's
+// tolerance carries one for its float dtypes.
+TEST(Compare, IntegerMismatchMessageShowsIntegers) {
+  Tolerance tol = default_tolerance(DType::kInt32);
+  tol.ulp = 0.5;
+  const CompareResult r = compare_values(tensor(DType::kInt32, {5, -1779135520}), {}, {5, 7}, tol);
+  ASSERT_FALSE(r.ok);
+  const std::string m = mismatch_message(r, tensor(DType::kInt32, {5, -1779135520}), tol);
+  EXPECT_NE(m.find("worst at [1]: expected -1779135520, got 7"), std::string::npos) << m;
+  EXPECT_NE(m.find("max abs 1779135527"), std::string::npos) << m;
+  EXPECT_EQ(m.find("e+"), std::string::npos) << m;
+  EXPECT_EQ(m.find("ulp"), std::string::npos) << m;
+  EXPECT_EQ(fmt_value(DType::kBool, 1.0), "1");
+  EXPECT_EQ(fmt_value(DType::kInt64, -9007199254740993.0), "-9007199254740992");
+  // Floats keep nine significant digits and their ULP figure.
+  Tolerance ft = default_tolerance(DType::kFloat32);
+  ft.ulp = 3.0;
+  const CompareResult f = compare_values(tensor(DType::kFloat32, {1.0}), {}, {1.5}, ft);
+  const std::string fm = mismatch_message(f, tensor(DType::kFloat32, {1.0}), ft);
+  EXPECT_NE(fm.find("expected 1, got 1.5"), std::string::npos) << fm;
+  EXPECT_NE(fm.find("max ulp"), std::string::npos) << fm;
+}
+
 TEST(Compare, UlpBound) {
   Tolerance tol = default_tolerance(DType::kFloat32);
   tol.ulp = 3.0;

@@ -44,6 +44,14 @@ void handle_line(const std::string& line, ChildOutcome* out) {
 
 }  // namespace
 
+std::string self_exe() {
+  char buf[4096];
+  const ssize_t n = readlink("/proc/self/exe", buf, sizeof buf - 1);
+  if (n <= 0) return "bp-conformance";
+  buf[n] = 0;
+  return buf;
+}
+
 ChildOutcome run_child(const std::vector<std::string>& argv, double timeout_s) {
   ChildOutcome out;
   int fds[2];

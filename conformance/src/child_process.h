@@ -33,6 +33,11 @@ struct ChildOutcome {
   std::string message;       // for kCrashed / kTimeout / kSpawnFailed
 };
 
+// The absolute path of the running executable (/proc/self/exe): what
+// workers are started with and what rerun lines begin with (an installed
+// bp-conformance need not be on PATH). "bp-conformance" if it cannot be read.
+std::string self_exe();
+
 // Runs `argv` (argv[0] is the program path) with a time limit in seconds and
 // collects its streamed cases.
 ChildOutcome run_child(const std::vector<std::string>& argv, double timeout_s);

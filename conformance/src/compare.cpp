@@ -1,7 +1,10 @@
 #include "compare.h"
 
 #include <cmath>
+#include <cstdio>
 #include <sstream>
+
+#include "gen.h"
 
 namespace bpc {
 
@@ -104,6 +107,36 @@ CompareResult compare_values(const HostTensor& expected, const std::vector<doubl
     r.message = os.str();
   }
   return r;
+}
+
+std::string fmt_value(DType d, double v) {
+  if (dtype_is_float(d) || !std::isfinite(v)) {
+    std::ostringstream os;
+    os.precision(9);
+    os << v;
+    return os.str();
+  }
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.0f", v);  // integer dtypes hold whole numbers (int64 beyond 2^53: nearest)
+  return buf;
+}
+
+std::string mismatch_message(const CompareResult& cmp, const HostTensor& expected, const Tolerance& tol) {
+  const DType d = expected.dtype;
+  std::ostringstream os;
+  os << cmp.message;
+  if (cmp.worst_index >= 0) {
+    std::vector<int64_t> idx;
+    unravel(cmp.worst_index, expected.sizes, &idx);
+    os << "; worst at " << sizes_str(idx) << ": expected " << fmt_value(d, cmp.expected) << ", got "
+       << fmt_value(d, cmp.actual);
+  }
+  os << " (max abs " << fmt_value(d, cmp.max_abs) << ", max rel " << fmt_value(DType::kFloat64, cmp.max_rel);
+  // ULP bounds apply to float outputs only (an integer result is exact).
+  if (tol.ulp > 0.0 && dtype_is_float(d))
+    os << ", max ulp " << fmt_value(DType::kFloat64, cmp.max_ulp) << " > " << tol.ulp;
+  os << ")";
+  return os.str();
 }
 
 }  // namespace bpc

@@ -48,4 +48,13 @@ struct CompareResult {
 CompareResult compare_values(const HostTensor& expected, const std::vector<double>& mag,
                              const std::vector<double>& actual, const Tolerance& tol);
 
+// A value of dtype `d` as a failure block prints it: integers and bool as
+// integers ("-1779135520"), floats with 9 significant digits.
+std::string fmt_value(DType d, double v);
+
+// The failure message of a comparison that is not ok: "3 of 8 elements
+// outside tolerance; worst at [1, 0]: expected 7, got 9 (max abs 2, max rel
+// 0.285714286)", with ", max ulp 4 > 3" only for float outputs compared by ULP.
+std::string mismatch_message(const CompareResult& cmp, const HostTensor& expected, const Tolerance& tol);
+
 }  // namespace bpc

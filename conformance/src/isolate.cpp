@@ -78,9 +78,9 @@ CaseResult lost_test(const TestGroup& group, size_t i, const ChildOutcome& child
       child.status == ChildOutcome::kExited ? "the worker exited before reporting this test" : child.message;
   r.message = running ? message : message + " (this test had not run yet)";
   if (key.group == kGroupAbi) {
-    r.repro = "bp-conformance --backend " + backend_arg + " --group abi --no-isolate --gtest_filter='" + id + "'";
+    r.repro = self_exe() + " --backend " + backend_arg + " --group abi --no-isolate --gtest_filter='" + id + "'";
   } else if (r.repro.empty()) {
-    r.repro = "bp-conformance --backend " + backend_arg + " --op " + key.op + " --dtype " + key.dtype + " --group " +
+    r.repro = self_exe() + " --backend " + backend_arg + " --op " + key.op + " --dtype " + key.dtype + " --group " +
               (key.group == kGroupClaims ? "claims" : key.group);
   } else if (r.repro.find(" --group ") == std::string::npos) {
     r.repro += std::string(" --group ") + (key.group == kGroupClaims ? "claims" : key.group);

@@ -6,6 +6,9 @@
 //   bp-conformance --backend cpu --op 'add*' --dtype float32 --json out.json
 //   bp-conformance --backend cpu --op add.Tensor --dtype float32 --sample 3 --seed 1
 //   bp-conformance --list-tests          the GoogleTest IDs of the run
+#include <unistd.h>
+
+#include <CLI/CLI.hpp>
 #include <algorithm>
 #include <cstdio>
 #include <cstdlib>
@@ -14,18 +17,15 @@
 #include <string>
 #include <vector>
 
-#include <CLI/CLI.hpp>
-
-#include <unistd.h>
-
 #include "backend_select.h"
 #include "backplane/backplane.h"
 #include "baseline.h"
 #include "device_inventory.h"
+#include "dump_inputs.h"
 #include "expect_backends.h"
 #include "isolate.h"
 #include "models/models_group.h"  // the models group (real networks)
-#include "onnx/onnx_corpus.h"  // ONNX node-test corpus
+#include "onnx/onnx_corpus.h"     // ONNX node-test corpus
 #include "report.h"
 #include "runner.h"
 #include "suites.h"
@@ -33,6 +33,8 @@
 namespace {
 
 using namespace bpc;
+
+bp_context_t* g_context = nullptr;  // lives until the process exits (see main)
 
 struct Cli {
   std::vector<std::string> backends;
@@ -58,14 +60,16 @@ struct Cli {
   std::vector<std::string> gtest_args;
   std::string worker_backend;  // the ONNX corpus worker's backend and device
   int worker_device = 0;
+  std::vector<std::string> plugin_files;  // internal (workers): load exactly these files, no discovery
+  std::vector<std::string> loaded_files;  // the parent's: what it passes its workers as --plugin-file
+  std::string dump_inputs;                // --dump-inputs DIR
 };
 
-std::string self_exe() {
-  char buf[4096];
-  const ssize_t n = readlink("/proc/self/exe", buf, sizeof buf - 1);
-  if (n <= 0) return "bp-conformance";
-  buf[n] = 0;
-  return buf;
+// The plugin arguments of every worker: the user's --backend arguments (how
+// rerun lines name the backends) and the files the parent loaded.
+void add_plugin_args(const Cli& cli, std::vector<std::string>* a) {
+  for (const std::string& b : cli.backends) a->insert(a->end(), {"--backend", b});
+  for (const std::string& f : cli.loaded_files) a->insert(a->end(), {"--plugin-file", f});
 }
 
 bool has_group(const Cli& cli, const std::string& g) {
@@ -78,7 +82,7 @@ bool has_group(const Cli& cli, const std::string& g) {
 // The command line that makes a child a worker registering the same tests.
 std::vector<std::string> worker_argv(const Cli& cli) {
   std::vector<std::string> a = {self_exe(), "--worker", "--seed", std::to_string(cli.seed), "--op", cli.op};
-  for (const std::string& b : cli.backends) a.insert(a.end(), {"--backend", b});
+  add_plugin_args(cli, &a);
   for (const std::string& g : cli.groups) a.insert(a.end(), {"--group", g});
   if (!cli.dtype.empty()) a.insert(a.end(), {"--dtype", cli.dtype});
   if (cli.sample >= 0) a.insert(a.end(), {"--sample", std::to_string(cli.sample)});
@@ -240,7 +244,12 @@ int main(int argc, char** argv) {
                  "expectation file, or directory of <backend>.yaml files (default: the installed ones)")
       ->type_name("PATH");
   app.add_option("--timeout", cli.timeout, "time limit in seconds of one isolated group (default 300)");
+  app.add_option("--dump-inputs", cli.dump_inputs,
+                 "write the inputs of each failing operator sample as .npy files under DIR "
+                 "(DIR/<device>_<op>_<dtype>_sample<N>/arg<k>.npy)")
+      ->type_name("DIR");
   app.add_flag("--worker", cli.worker)->group("");
+  app.add_option("--plugin-file", cli.plugin_files)->group("");       // workers: the parent's plugin files
   app.add_option("--worker-backend", cli.worker_backend)->group("");  // the ONNX corpus worker's target
   app.add_option("--worker-device", cli.worker_device)->group("");
   OnnxCli onnx_cli;  // ONNX node-test corpus (onnx/onnx_corpus.h)
@@ -287,22 +296,29 @@ int main(int argc, char** argv) {
     std::cerr << "bp-conformance: bp_context_create failed: " << bp_last_error_message() << "\n";
     return 2;
   }
-  struct ContextGuard {
-    bp_context_t* c;
-    ~ContextGuard() { bp_context_destroy(c); }
-  } guard{ctx};
+  // The context is never destroyed, in the parent or in a worker: destroying
+  // it unloads the plugins, and a plugin that leaves a thread running after
+  // its shutdown would then crash the process as its code is unmapped (the
+  // parent before its verdicts reach a pipe). The exit ends the threads.
+  // Kept in a global so that the leak checker sees it reachable.
+  g_context = ctx;
   // Fallbacks must run (and be counted as F), never be refused: BACKPLANE_STRICT=1
   // in the environment would turn every F cell into a failure.
   bp_context_set_strict_fallback(ctx, 0);
   std::vector<std::pair<int32_t, std::string>> backends;
-  // Plugin loads run first in a child (LOAD CRASHED / LOAD TIMEOUT verdicts),
-  // except in workers: their parent already tried the same loads.
-  int load_failures = 0;
-  const double load_timeout = cli.worker || onnx_cli.worker || cli.no_isolate ? 0.0 : cli.timeout;
-  std::vector<std::string> skipped_paths;
-  if (!select_backends(ctx, cli.backends, &backends, load_timeout, &load_failures, &skipped_paths)) return 2;
+  // Plugin loads run first in a child (LOAD CRASHED / LOAD TIMEOUT verdicts,
+  // one per file), except in workers: they load exactly the files their
+  // parent loaded, and never discover.
+  const bool is_worker = cli.worker || onnx_cli.worker || !models_cli.worker_model.empty();
+  SelectOptions sel;
+  sel.load_timeout_s = is_worker || cli.no_isolate ? 0.0 : cli.timeout;
+  if (is_worker) sel.worker_files = &cli.plugin_files;
+  SelectResult selected;
+  if (!select_backends(ctx, cli.backends, sel, &backends, &selected)) return 2;
+  const int load_failures = selected.load_failures;
+  cli.loaded_files = selected.loaded_files;
   // Workers load the --backend plugins again: never the ones whose load failed here.
-  for (const std::string& path : skipped_paths) {
+  for (const std::string& path : selected.skipped_paths) {
     cli.backends.erase(std::remove(cli.backends.begin(), cli.backends.end(), path), cli.backends.end());
   }
   if (onnx_cli.worker) return run_onnx_worker(ctx, cli.worker_backend, cli.worker_device, onnx_opt, onnx_cli.worker_start);
@@ -420,6 +436,7 @@ int main(int argc, char** argv) {
     print_failures(std::cout, r, cli.max_failures);
     failed = failed || !verdict_of(r, ro).conformant;
   }
+  if (!cli.dump_inputs.empty()) dump_failing_inputs(runner, reports, cli.dump_inputs, std::cout);
   // The ONNX node-test corpus, per device (its worker streams records).
   std::vector<OnnxReport> onnx_reports;
   if (run_onnx) {
@@ -427,7 +444,7 @@ int main(int argc, char** argv) {
       progress.show(t.device_label, 0, 1, "ONNX node tests");
       std::vector<std::string> argv = {self_exe(), "--seed", std::to_string(cli.seed), "--worker-backend",
                                        t.backend_name};
-      for (const std::string& b : cli.backends) argv.insert(argv.end(), {"--backend", b});
+      add_plugin_args(cli, &argv);
       onnx_reports.push_back(run_onnx_device(ctx, t.backend, t.device, onnx_opt, !cli.no_isolate, argv));
       apply_onnx_xfail(state.expectations[t.backend_name], &onnx_reports.back());
       progress.clear();
@@ -439,7 +456,7 @@ int main(int argc, char** argv) {
 
   // The models group (real networks), per device, each model in a child.
   std::vector<std::string> models_argv = {self_exe(), "--seed", std::to_string(cli.seed)};
-  for (const std::string& b : cli.backends) models_argv.insert(models_argv.end(), {"--backend", b});
+  add_plugin_args(cli, &models_argv);
   const bool narrowed = app.count("--op") + app.count("--dtype") + app.count("--group") + app.count("--sample") > 0;
   const ModelsGroup models = run_models_group(
       ctx, targets, models_cli, narrowed || cli.quick, !cli.no_isolate, models_argv, state.backend_args, cli.timeout,

@@ -1,10 +1,12 @@
 #include "runner.h"
 
+#include <fnmatch.h>
+
 #include <algorithm>
 #include <cmath>
-#include <fnmatch.h>
 #include <sstream>
 
+#include "child_process.h"  // self_exe
 #include "device_tensor.h"
 #include "gen.h"
 
@@ -178,8 +180,8 @@ CaseResult Runner::describe_case(const OpEntry& op, DType d, const Case& c, int3
   r.test_id = case_test_id;
   {
     std::ostringstream os;
-    os << "bp-conformance --backend " << (opt.backend_arg.empty() ? r.backend : opt.backend_arg)
-       << " --op " << op.name << " --dtype " << r.dtype << " --sample " << c.index << " --seed " << opt.seed;
+    os << self_exe() << " --backend " << (opt.backend_arg.empty() ? r.backend : opt.backend_arg) << " --op " << op.name
+       << " --dtype " << r.dtype << " --sample " << c.index << " --seed " << opt.seed;
     r.repro = os.str();
   }
   for (const Arg& a : c.sample.args) {
@@ -376,18 +378,7 @@ CaseResult Runner::run_case(const OpEntry& op, DType d, const Case& c, int32_t b
     }
     if (!cmp.ok) {
       r.outcome = Outcome::kFail;
-      std::ostringstream os;
-      os << which << cmp.message;
-      if (cmp.worst_index >= 0) {
-        std::vector<int64_t> idx;
-        unravel(cmp.worst_index, expected.sizes, &idx);
-        os << "; worst at " << sizes_str(idx) << ": expected " << fmt_double(cmp.expected) << ", got "
-           << fmt_double(cmp.actual);
-      }
-      os << " (max abs " << fmt_double(cmp.max_abs) << ", max rel " << fmt_double(cmp.max_rel);
-      if (c.tol.ulp > 0.0) os << ", max ulp " << fmt_double(cmp.max_ulp) << " > " << c.tol.ulp;
-      os << ")";
-      r.message = os.str();
+      r.message = which + mismatch_message(cmp, expected, c.tol);
       return r;
     }
   }

@@ -2,6 +2,7 @@
 
 #include <sstream>
 
+#include "child_process.h"  // self_exe
 #include "gen.h"
 
 namespace bpc {
@@ -237,13 +238,16 @@ class CaseListener : public ::testing::EmptyTestEventListener {
       for (int i = 0; i < res->total_part_count(); ++i) {
         const ::testing::TestPartResult& part = res->GetTestPartResult(i);
         if (msg.tellp() > 0) msg << "\n";
-        if (part.file_name() != nullptr && part.failed()) msg << part.file_name() << ":" << part.line_number() << ": ";
-        msg << part.message();
+        // No "file:line: " prefix: the suite's source paths mean nothing to a vendor.
+        // ADD_FAILURE's "Failed" line says nothing the message does not.
+        std::string m = part.message();
+        if (m.rfind("Failed\n", 0) == 0) m.erase(0, 7);
+        msg << m;
       }
       r.message = msg.str();
       r.outcome = res->Failed() ? Outcome::kFail : res->Skipped() ? Outcome::kUnsupported : Outcome::kNativePass;
       if (r.outcome == Outcome::kNativePass) r.message.clear();
-      r.repro = "bp-conformance --backend " + s.backend_args[r.backend] + " --group abi --gtest_filter='" + id +
+      r.repro = self_exe() + " --backend " + s.backend_args[r.backend] + " --group abi --gtest_filter='" + id +
                 "' --no-isolate";
       s.on_case(r);
     }

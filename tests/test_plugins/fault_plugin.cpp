@@ -14,6 +14,8 @@
 //   init_crash            init dereferences NULL
 //   init_exit             init calls _exit(3)
 //   init_hang             init sleeps forever
+//   stray_thread          init starts a thread that keeps running in the
+//                         plugin's code after shutdown (and after dlclose)
 //   bad_name              backend name "Fault!"
 //   devices_huge          device_count reports 5,000,000
 //   devices_negative      device_count reports -1
@@ -30,6 +32,7 @@
 //   kernel_write_then_fail  the kernel writes its output, then fails
 //   kernel_crash          the kernel dereferences NULL
 //   kernel_hang           the kernel sleeps forever
+#include <pthread.h>
 #include <unistd.h>
 
 #include <chrono>
@@ -167,8 +170,22 @@ bp_status_t Negotiate(uint32_t* v) {
   return bp_kit_negotiate(v, BP_ABI_VERSION);
 }
 
+// stray_thread: wakes every millisecond, forever, in this library's code.
+volatile uint64_t g_ticks = 0;
+void* StrayThread(void*) {
+  for (;;) {
+    ++g_ticks;
+    usleep(1000);
+  }
+  return nullptr;
+}
+
 bp_status_t Init(const bp_plugin_init_args_t* args) {
   g_host = args->host;
+  if (Fault("stray_thread")) {
+    pthread_t t;
+    if (pthread_create(&t, nullptr, StrayThread, nullptr) == 0) pthread_detach(t);
+  }
   if (Fault("init_fail")) return g_host->set_error(BP_STATUS_UNAVAILABLE, "fault: no driver");
   if (Fault("init_fail_silent")) return BP_STATUS_UNAVAILABLE;
   if (Fault("init_fail_unknown")) return static_cast<bp_status_t>(1234);
