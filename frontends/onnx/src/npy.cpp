@@ -91,8 +91,19 @@ bool npy_read(const std::string& path, RawTensor* out, std::string* err) {
   std::istringstream ss(shape);
   int64_t v;
   while (ss >> v) out->sizes.push_back(v);
-  const size_t want = static_cast<size_t>(out->numel()) * dtype_itemsize(out->dtype);
-  if (bytes.size() - off - hlen != want) {
+  // The header's shape is checked against the data actually there, without
+  // overflow: a hostile header can name negative or huge dimensions.
+  const size_t have = bytes.size() - off - hlen;
+  size_t want = dtype_itemsize(out->dtype);
+  for (int64_t s : out->sizes) {
+    if (s < 0 || (s > 0 && want > have / static_cast<size_t>(s))) {
+      *err = path + ": shape " + sizes_str(out->sizes) + " does not fit the " + std::to_string(have) +
+             " bytes of data in the file";
+      return false;
+    }
+    want *= static_cast<size_t>(s);
+  }
+  if (have != want) {
     *err = path + ": data has " + std::to_string(bytes.size() - off - hlen) + " bytes, shape " +
            sizes_str(out->sizes) + " needs " + std::to_string(want);
     return false;

@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "bponnx/graph.h"
+#include "bponnx/npy.h"
 #include "graph_builder.h"
 
 namespace {
@@ -181,6 +182,36 @@ TEST_F(HostileModelTest, HugeInputShapeIsBadInputNotAnAbort) {
   r = run(bp_run(big.save(dir_ + "/big.onnx") + " --device cpu --seed 1 --max-memory 1KiB"));
   EXPECT_EQ(r.code, 2) << r.out;
   EXPECT_NE(r.out.find("more than the memory limit of 1.0 KiB"), std::string::npos) << r.out;
+}
+
+// A .npy header whose shape overflows or is negative: refused against the
+// data really in the file (a shape whose size wraps to 0 once passed).
+TEST_F(HostileModelTest, NpyHeaderShapeIsCheckedAgainstTheData) {
+  const auto write_npy = [&](const std::string& name, const std::string& shape, size_t data_bytes) {
+    std::string h = "{'descr': '<f4', 'fortran_order': False, 'shape': " + shape + ", }";
+    while ((10 + h.size() + 1) % 64 != 0) h += ' ';
+    h += '\n';
+    std::string bytes = std::string("\x93NUMPY\x01\x00", 8);
+    bytes += static_cast<char>(h.size() & 0xff);
+    bytes += static_cast<char>(h.size() >> 8);
+    bytes += h + std::string(data_bytes, '\0');
+    std::ofstream(dir_ + "/" + name, std::ios::binary) << bytes;
+    return dir_ + "/" + name;
+  };
+  bponnx::RawTensor t;
+  std::string err;
+  EXPECT_FALSE(bponnx::npy_read(write_npy("wrap.npy", "(4611686018427387904, 4)", 0), &t, &err));
+  EXPECT_NE(err.find("does not fit the 0 bytes of data"), std::string::npos) << err;
+  EXPECT_FALSE(bponnx::npy_read(write_npy("neg.npy", "(-1,)", 4), &t, &err));
+  EXPECT_NE(err.find("does not fit"), std::string::npos) << err;
+  EXPECT_TRUE(bponnx::npy_read(write_npy("ok.npy", "(2, 3)", 24), &t, &err)) << err;
+  Graph g;
+  g.input("x", {2, 3});
+  g.output("y", {2, 3});
+  g.node("Relu", {"x"}, {"y"});
+  const ToolRun r = run(bp_run(g.save(dir_ + "/m.onnx") + " --device cpu --input x=" + dir_ + "/wrap.npy"));
+  EXPECT_EQ(r.code, 2) << r.out;
+  EXPECT_NE(r.out.find("does not fit"), std::string::npos) << r.out;
 }
 
 // The fault plugin (tests/test_plugins/fault_plugin.cpp) with BP_FAULT=kernel_hang:
