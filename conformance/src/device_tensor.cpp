@@ -160,6 +160,20 @@ bool make_device_tensor(bp_context_t* ctx, const OpLookup& ops, const TensorInpu
   return false;
 }
 
+bool make_alias_tensor(bp_context_t* ctx, const OpLookup& ops, const TensorInput& in, bp_tensor_t* base,
+                       TensorPool* pool, bp_tensor_t** out, std::string* err) {
+  const int32_t nd = base == nullptr ? 0 : bp_tensor_ndim(base);
+  if (nd < 2 || (in.layout != Layout::kContiguous && in.layout != Layout::kTransposed)) {
+    *err = "setup: an alias needs a tensor argument of rank >= 2 before it and a contiguous or transposed layout";
+    return false;
+  }
+  // narrow over the whole of dim 0: a tensor of its own with base's exact geometry.
+  if (in.layout == Layout::kContiguous) {
+    return call_view(ctx, ops, "narrow", {vt(base), vi(0), vi(0), vi(bp_tensor_sizes(base)[0])}, pool, out, err);
+  }
+  return call_view(ctx, ops, "transpose.int", {vt(base), vi(nd - 2), vi(nd - 1)}, pool, out, err);
+}
+
 bool read_tensor(const bp_tensor_t* t, DType* dtype, std::vector<int64_t>* sizes,
                  std::vector<double>* values, std::string* err) {
   const DLDataType dl = bp_tensor_dtype(t);

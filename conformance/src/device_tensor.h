@@ -35,6 +35,11 @@ std::string api_error(const char* what, bp_status_t st);
 bool make_device_tensor(bp_context_t* ctx, const OpLookup& ops, const TensorInput& in,
                         bp_device_t dev, TensorPool* pool, bp_tensor_t** out, std::string* err);
 
+// Makes `in` (in.alias_of >= 0) as a view of `base`, the device tensor of
+// the argument it aliases: the same view (kContiguous) or its transpose.
+bool make_alias_tensor(bp_context_t* ctx, const OpLookup& ops, const TensorInput& in, bp_tensor_t* base,
+                       TensorPool* pool, bp_tensor_t** out, std::string* err);
+
 // Reads a tensor back (row-major) as doubles; checks dtype is one of the nine.
 bool read_tensor(const bp_tensor_t* t, DType* dtype, std::vector<int64_t>* sizes,
                  std::vector<double>* values, std::string* err);

@@ -91,6 +91,7 @@ std::vector<Case> make_cases(const OpClaim& claim, DType d, uint64_t seed, bool 
   // Always generate the full tier, so sample numbers and values do not depend
   // on the tier; --quick then drops the samples not marked quick.
   std::vector<Sample> samples = def->samples(claim.functional, d, s, true);
+  std::vector<OverlapSample> overlaps = overlap_samples(claim, *def, d, samples);
   int index = 0;
   bool promotion_error_added = false;
   for (Sample& sample : samples) {
@@ -143,6 +144,14 @@ std::vector<Case> make_cases(const OpClaim& claim, DType d, uint64_t seed, bool 
     }
     c.tol = tolerance_for(*def, sample, c.expected);
     c.sample = std::move(sample);
+    cases.push_back(std::move(c));
+  }
+  for (OverlapSample& o : overlaps) {
+    Case c;
+    c.index = index++;
+    c.expected = std::move(o.expected);
+    c.tol = tolerance_for(*def, o.sample, c.expected);
+    c.sample = std::move(o.sample);
     cases.push_back(std::move(c));
   }
   if (cases.empty() && why) *why = "no sample fits this variant";

@@ -55,6 +55,19 @@ struct Case {
 std::vector<Case> make_cases(const OpClaim& claim, DType d, uint64_t seed, bool full,
                              std::string* why);
 
+// The overlap cases of an in-place or out= variant of a pointwise operator
+// (overlap_cases.cpp): the written tensor exactly an input (must pass),
+// partially overlapping one or with a broadcast dim (must be refused, nothing
+// written). Samples in the variant's form (out= appended, written_arg set);
+// `samples` are the functional operator's, for its scalar arguments. Empty
+// for other operators and where the result cannot be written back.
+struct OverlapSample {
+  Sample sample;
+  Expected expected;
+};
+std::vector<OverlapSample> overlap_samples(const OpClaim& claim, const OpDef& def, DType d,
+                                           const std::vector<Sample>& samples);
+
 // Family registration (one per reference/*.cpp).
 void register_binary_ops(std::vector<OpDef>* defs);
 void register_unary_ops(std::vector<OpDef>* defs);

@@ -138,6 +138,7 @@ std::string inputs_str(const Sample& s) {
     std::string out = std::string(dtype_name(t.t.dtype)) + sizes_str(t.t.sizes);
     if (t.layout != Layout::kContiguous) out += std::string(" ") + layout_name(t.layout);
     if (t.cpu_scalar) out += " (cpu scalar)";
+    if (t.alias_of >= 0) out += " (a view of argument " + std::to_string(t.alias_of) + ")";
     return out;
   };
   std::ostringstream os;
@@ -205,7 +206,14 @@ bool Runner::make_args(const Sample& sample, bp_device_t dev, TensorPool* pool, 
       case Arg::kTensor:
       case Arg::kOut:
         v.kind = BP_VALUE_TENSOR;
-        if (!make_device_tensor(ctx_, lookup, a.tensor, dev, pool, &v.u.tensor, err)) return false;
+        if (a.tensor.alias_of >= 0 && static_cast<size_t>(a.tensor.alias_of) < i) {
+          if (!make_alias_tensor(ctx_, lookup, a.tensor, out->tensors[static_cast<size_t>(a.tensor.alias_of)], pool,
+                                 &v.u.tensor, err)) {
+            return false;
+          }
+        } else if (!make_device_tensor(ctx_, lookup, a.tensor, dev, pool, &v.u.tensor, err)) {
+          return false;
+        }
         out->tensors[i] = v.u.tensor;
         break;
       case Arg::kTensorList:

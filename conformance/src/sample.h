@@ -38,6 +38,11 @@ struct TensorInput {
   Layout layout = Layout::kContiguous;
   std::vector<int64_t> expand_from;  // kExpanded: the base sizes (1 where broadcast)
   bool cpu_scalar = false;           // a 0-dim tensor left on the CPU (joins any device)
+  // >= 0: not a tensor of its own but a view of the device tensor of that
+  // earlier argument (same storage, for overlap cases): layout kContiguous
+  // is the very same view (exact alias), kTransposed its transpose. `t`
+  // holds the values the view shows.
+  int alias_of = -1;
 };
 
 // One boxed argument in schema order (mirrors bp_value_t).

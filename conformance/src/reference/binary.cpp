@@ -135,6 +135,14 @@ std::vector<Sample> binary_samples(const std::string& op, DType d, uint64_t seed
     s.args.push_back(Arg::tensor_of(make_input(rng, d, {2, 3}, doms[1])));
     out.push_back(std::move(s));
   }
+  if (op == "pow.Tensor_Tensor" && d == DType::kInt64) {
+    // Promotion: a bool base computes in the exponent's dtype (torch: int64 {1, 0}).
+    Sample s;
+    s.desc = "promotion: bool base, int64 exponent";
+    s.args.push_back(Arg::tensor_of(tensor_of_values(DType::kBool, {1, 0, 1, 0})));
+    s.args.push_back(Arg::tensor_of(tensor_of_values(DType::kInt64, {3, 2, 0, 0})));
+    out.push_back(std::move(s));
+  }
   if (op == "sub.Tensor" && d == DType::kFloat32) {
     Sample s;
     s.desc = "error: bool inputs (sub rejects bool)";
@@ -180,7 +188,8 @@ Expected binary_reference(const std::string& op, const Sample& s) {
   }
   const HostTensor& a = tensor_arg(s, 0);
   const HostTensor& b = tensor_arg(s, 1);
-  const DType d = a.dtype;
+  // Samples mix dtypes only with a bool operand, which promotes to the other's.
+  const DType d = a.dtype == DType::kBool ? b.dtype : a.dtype;
   const bool fl = dtype_is_float(d);
   if (is_comparison(op)) {
     const std::string name = op.substr(0, 2);

@@ -72,6 +72,11 @@ std::vector<Sample> reduction_samples(const std::string& op, DType d, uint64_t s
                                 make_input(rng, DType::kInt32, {3, 5}, dom), {1}, false, false);
     e.expect_error = true;
     out.push_back(e);
+    // Promotion: with dtype= an integral input is cast first (torch: 1.5 for {1, 2}).
+    Sample p = reduction_sample(op, "promotion: int32 input, dtype=float32",
+                                make_input(rng, DType::kInt32, {3, 5}, dom), {1}, false, false);
+    p.args[3] = Arg::dtype_of(DType::kFloat32);
+    out.push_back(p);
   }
   return out;
 }
@@ -92,6 +97,9 @@ Expected reduction_reference(const std::string& op, const Sample& s) {
   const bool argmax = op == "argmax";
   DType out_dtype = in.dtype;
   if (op == "sum.dim_IntList" && !dtype_is_float(in.dtype)) out_dtype = DType::kInt64;
+  // dtype= (sum, mean): the input is cast to it and the result has it.
+  DType compute = in.dtype;
+  if (s.args.size() > 3 && s.args[3].kind == Arg::kDType) compute = out_dtype = s.args[3].dtype;
   if (argmax) out_dtype = DType::kInt64;
 
   std::vector<int64_t> kept_sizes, out_sizes;  // kept_sizes: keepdim shape
@@ -122,7 +130,7 @@ Expected reduction_reference(const std::string& op, const Sample& s) {
   for (const std::vector<double>& g : groups) {
     double v = 0.0, m = 0.0;
     if (op == "sum.dim_IntList" || op == "mean.dim") {
-      if (dtype_is_float(in.dtype)) {
+      if (dtype_is_float(compute)) {
         for (double x : g) { v += x; m += std::fabs(x); }
         if (op == "mean.dim") { v = g.empty() ? NAN : v / static_cast<double>(g.size()); m /= std::max<size_t>(g.size(), 1); }
       } else {
