@@ -14,9 +14,6 @@
 #include "bp_test_util.h"
 #include "temp_dir.h"
 
-#ifndef BP_MAX_NAME_LENGTH  // H2-TEMP: moves to backend.h in the last commit
-#define BP_MAX_NAME_LENGTH 128
-#endif
 
 using namespace bptest;
 using ::testing::HasSubstr;

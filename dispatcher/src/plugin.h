@@ -14,9 +14,6 @@
 #include "context.h"
 #include "schema.h"
 
-#ifndef BP_MAX_NAME_LENGTH  // H2-TEMP: moves to backend.h in the last commit
-#define BP_MAX_NAME_LENGTH 128
-#endif
 
 struct PendingKernel {
   bp_op_t* op;
