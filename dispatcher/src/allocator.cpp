@@ -14,7 +14,8 @@
 namespace bp::core {
 
 void CachingAllocator::PoisonSlack(const Block* b, size_t used) const {
-  if (!raw_.host_addressable || b->ptr == nullptr) return;
+  // Guard mode writes and reads the slack itself (its canary).
+  if (!raw_.host_addressable || b->ptr == nullptr || guard_) return;
   char* p = static_cast<char*>(b->ptr);
   BP_ASAN_UNPOISON(p, used);
   BP_ASAN_POISON(p + used, b->size - used);
@@ -41,8 +42,10 @@ size_t CachingAllocator::RoundSize(size_t nbytes) {
 }
 
 Status CachingAllocator::Allocate(size_t nbytes, Block** out_block, void** out_header) {
-  size_t size = RoundSize(nbytes);
-  if (size < nbytes) {
+  // Guard mode: room for the canary past the size asked for.
+  const size_t want = guard_ && nbytes != 0 && nbytes + kGuardBytes > nbytes ? nbytes + kGuardBytes : nbytes;
+  size_t size = RoundSize(want);
+  if (size < want) {
     return Error(BP_STATUS_OUT_OF_MEMORY, std::string("allocator(") + raw_.name + "): request of " +
                                               std::to_string(nbytes) + " bytes is too large");
   }
@@ -80,6 +83,7 @@ Status CachingAllocator::Allocate(size_t nbytes, Block** out_block, void** out_h
     if (allocated_ > peak_) peak_ = allocated_;
     ++cache_hits_;
     PoisonSlack(hit, nbytes);
+    ArmGuardLocked(hit, nbytes);
     *out_block = hit;
     take_header();
     return Status::Ok();
@@ -105,12 +109,14 @@ Status CachingAllocator::Allocate(size_t nbytes, Block** out_block, void** out_h
   if (allocated_ > peak_) peak_ = allocated_;
   *out_block = new Block{ptr, size, large};
   PoisonSlack(*out_block, nbytes);
+  ArmGuardLocked(*out_block, nbytes);
   take_header();
   return Status::Ok();
 }
 
 void CachingAllocator::Free(Block* block, void* header) {
   if (block == nullptr && header == nullptr) return;
+  if (guard_ && block != nullptr && block->size != 0) ReleaseGuard(block);
   std::unique_lock<std::mutex> lock(mu_);
   if (header != nullptr) {
     if (num_headers_ < kMaxHeaders) {

@@ -9,6 +9,8 @@
 #include <cstdint>
 #include <map>
 #include <mutex>
+#include <string>
+#include <unordered_map>
 
 #include "backplane/backplane.h"
 #include "status.h"
@@ -26,6 +28,16 @@ struct RawMemory {
   // The pointers allocate returns are host addresses (the core's host
   // memory): only then may a sanitizer build poison a block's slack.
   bool host_addressable = false;
+  // Guard mode (BACKPLANE_GUARD=1) writes and reads canaries through these
+  // when memory is not host-addressable; `stream` is the device's default.
+  bp_status_t (*copy_host_to_device)(void* backend_data, int32_t device, const void* src, void* dst, size_t dst_offset,
+                                     size_t nbytes, bp_stream_t stream) = nullptr;
+  bp_status_t (*copy_device_to_host)(void* backend_data, int32_t device, const void* src, size_t src_offset, void* dst,
+                                     size_t nbytes, bp_stream_t stream) = nullptr;
+  bp_stream_t stream = nullptr;
+  // Where guard mode's warnings at release go (the context's log); NULL: stderr.
+  void (*log)(void* user, const std::string& message) = nullptr;
+  void* log_user = nullptr;
 };
 
 struct Block {
@@ -33,6 +45,10 @@ struct Block {
   size_t size = 0;  // rounded
   bool large = false;
   Block* next = nullptr;  // next cached block of the same small size class
+  // Guard mode only: the size asked for (the canary follows it) and the
+  // operator whose kernel last had the block as an output (static name).
+  size_t requested = 0;
+  const char* writer = nullptr;
 };
 
 // Sanitizer mode (builds with -fsanitize=address, detected through
@@ -41,13 +57,25 @@ struct Block {
 // 512-byte block) and every cached block are poisoned with ASan's manual
 // poisoning interface, so a kernel writing one byte past its output, or into
 // a freed block still in the cache, is reported where it happens.
+//
+// Guard mode (BACKPLANE_GUARD=1 when the device's allocator is created, any
+// build): every block gets at least kGuardBytes past the size asked for,
+// filled with a canary through the backend's own copies (device memory need
+// not be host-addressable). The canary is checked when the block is released
+// (a warning through the context's log) and by CheckGuards at every
+// synchronize (DATA_LOSS), naming the operator whose kernel last wrote the
+// block; see docs/security.md.
 class CachingAllocator {
  public:
   static constexpr size_t kSmallLimit = size_t(1) << 20;  // < 1 MiB: small pool
   static constexpr size_t kSmallRound = 512;
   static constexpr size_t kLargeRound = size_t(2) << 20;
 
-  explicit CachingAllocator(RawMemory raw) : raw_(raw) {}
+  static constexpr size_t kGuardBytes = 64;      // canary bytes every block has at least
+  static constexpr size_t kGuardMaxBytes = 512;  // canary bytes written and checked at most
+  static constexpr unsigned char kCanary = 0xFD;
+
+  explicit CachingAllocator(RawMemory raw);
   ~CachingAllocator();
   CachingAllocator(const CachingAllocator&) = delete;
   CachingAllocator& operator=(const CachingAllocator&) = delete;
@@ -66,12 +94,32 @@ class CachingAllocator {
   void EmptyCache();
   bp_allocator_stats_t Stats();
 
+  // Guard mode (see above).
+  bool guarded() const { return guard_; }
+  // Records `op_name` (static) as the last writer of the block whose memory
+  // starts at `ptr` (an output's DLTensor.data); unknown pointers are ignored.
+  void NoteWriter(const void* ptr, const char* op_name);
+  // DATA_LOSS naming each live block whose canary was overwritten, and the
+  // operator that last wrote it (its canary is rewritten: reported once).
+  Status CheckGuards();
+
  private:
   static constexpr size_t kSmallClasses = kSmallLimit / kSmallRound;  // class = size / kSmallRound
   void ReleaseCachedLocked();
   // Sanitizer mode (see above); no-ops in other builds.
   void PoisonSlack(const Block* b, size_t used) const;
   void UnpoisonAll(const Block* b) const;
+  // Guard mode (allocator_guard.cpp): the canary after b->requested bytes.
+  size_t CanaryLength(const Block* b) const;
+  bool WriteCanary(const Block* b) const;
+  // Allocate's part: records the size asked for, writes the canary, lists the block.
+  void ArmGuardLocked(Block* b, size_t nbytes);
+  // Free's part: unlists the block and warns when its canary was overwritten.
+  void ReleaseGuard(Block* b);
+  // An empty string when intact; else what was overwritten and by whom.
+  std::string CheckCanary(const Block* b) const;
+  bool guard_ = false;
+  std::unordered_map<const void*, Block*> live_;  // guard mode: handed-out blocks by ptr
   Block* TakeSmallLocked(size_t size);
   RawMemory raw_;
   std::mutex mu_;

@@ -123,6 +123,7 @@ void InitHostBackend(bp_context_t* ctx) {
   raw.deallocate = HostDeallocate;
   raw.name = "cpu";
   raw.host_addressable = true;
+  SetAllocatorLog(ctx, &raw);
   dev->allocator = std::make_unique<CachingAllocator>(raw);
   s.devices.push_back(dev.get());
   ctx->device_states.push_back(std::move(dev));
@@ -145,6 +146,13 @@ void PublishBackendInfoLocked(bp_context_t* ctx, BackendSlot& slot) {
   ctx->retired_infos.reserve(ctx->retired_infos.size() + 1);  // the exchange below cannot fail halfway
   const BackendInfoSnapshot* old = slot.info.exchange(fresh.release(), std::memory_order_acq_rel);
   if (old != nullptr) ctx->retired_infos.push_back(old);
+}
+
+void SetAllocatorLog(bp_context_t* ctx, RawMemory* raw) {
+  raw->log_user = ctx;
+  raw->log = [](void* user, const std::string& message) {
+    LogMessage(static_cast<bp_context_t*>(user), BP_LOG_WARNING, message);
+  };
 }
 
 Status CheckBackendId(bp_context_t* ctx, int32_t backend, const char* fn) {
@@ -224,6 +232,10 @@ BP_API bp_status_t bp_context_create(const bp_context_options_t* options, bp_con
 BP_API void bp_context_destroy(bp_context_t* context) {
   if (context == nullptr) return;
   try {
+    if (Status st = CheckNotLoading(context, "bp_context_destroy"); !st.ok()) {
+      SetLastError(st);
+      return;
+    }
     {
       std::lock_guard<std::mutex> lock(LiveMu());
       if (Live().erase(context) == 0) {

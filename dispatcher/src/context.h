@@ -106,6 +106,8 @@ struct BackendSlot {
 void PublishBackendInfoLocked(bp_context_t* ctx, BackendSlot& slot);
 
 void LogMessage(bp_context_t* ctx, int32_t level, const std::string& message);
+// Sends an allocator's warnings (guard mode) to ctx's log.
+void SetAllocatorLog(bp_context_t* ctx, RawMemory* raw);
 // INVALID_ARGUMENT naming `fn` when `ctx` is NULL or not a live context (never
 // created, or already destroyed): a set of live contexts is consulted, so a
 // destroyed context is never dereferenced. Used by the entry points that are
@@ -136,6 +138,10 @@ struct bp_context_t {
   std::vector<bp_op_t*> ops;
   std::unordered_map<std::string, bp_op_t*> op_by_name;
   std::vector<std::unique_ptr<bp_op_t>> all_ops;
+  // Custom operators ever defined, by name (removed ones included), so a
+  // definition finds one to revive without scanning all_ops (which made
+  // defining n operators quadratic). Written under mu.
+  std::unordered_multimap<std::string, bp_op_t*> custom_by_name;
   bp_op_t* copy_op = nullptr;  // "copy_", used by casts and composites
 
   std::vector<std::unique_ptr<bp_plugin_t>> plugins;

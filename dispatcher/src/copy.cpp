@@ -244,6 +244,9 @@ Status ReadView(DeviceState* dev, const void* base, const Geometry& view, DLData
     HostConvert(base, view, host_dst, dst);
     return Status::Ok();
   }
+  // Guard mode: a copy to the host synchronizes; canaries are checked first,
+  // so nothing is written when an overrun is reported.
+  BP_RETURN_IF_ERROR(dev->allocator->CheckGuards());
   size_t item = DtypeItemSize(DtypeFromDL(view.dtype));
   const uint64_t serial = g_last_error_serial;
   bp_status_t rc;
@@ -380,6 +383,7 @@ Status CopyInto(bp_context_t* ctx, bp_tensor_t* dst, bp_tensor_t* src) {
     call.backend_data = dev->slot->props_table.backend_data;
     CallError error;
     AttachCallError(&call, &error);
+    if (dev->allocator->guarded()) NoteKernelOutputs(dev, op, call);
     bp_status_t rc = k.fn(&call);
     if (rc == BP_STATUS_OK) {
       if (!OutputsKept(call)) return OutputsReplaced(call, op->name, dev->slot->name);

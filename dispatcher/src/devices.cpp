@@ -159,12 +159,16 @@ BP_API bp_status_t bp_device_synchronize(bp_context_t* context, bp_device_t devi
     DeviceState* dev = nullptr;
     BP_RETURN_IF_ERROR(ResolveDevice(context, device, fn, &dev));
     const bp_backend_t& t = dev->slot->table;
-    if (t.stream_synchronize == nullptr) return Status::Ok();
-    const uint64_t serial = g_last_error_serial;
-    bp_status_t rc = t.stream_synchronize(t.backend_data, device.index, dev->stream);
-    if (rc != BP_STATUS_OK) {
-      return PluginFailure(std::string(fn) + ": backend '" + dev->slot->name + "' stream_synchronize", rc, serial);
+    if (t.stream_synchronize != nullptr) {
+      const uint64_t serial = g_last_error_serial;
+      bp_status_t rc = t.stream_synchronize(t.backend_data, device.index, dev->stream);
+      if (rc != BP_STATUS_OK) {
+        return PluginFailure(std::string(fn) + ": backend '" + dev->slot->name + "' stream_synchronize", rc, serial);
+      }
     }
+    // Guard mode: every synchronize checks the canaries (an overrun is DATA_LOSS).
+    Status st = dev->allocator->CheckGuards();
+    if (!st.ok()) return Error(st.code(), std::string(fn) + ": " + st.message());
     return Status::Ok();
   });
 }

@@ -49,6 +49,10 @@ inline bp_kernel_call_t MakeKernelCall(const bp_op_t* op, const DeviceState* dev
 Status RunHostFallback(bp_context_t* ctx, const bp_op_t* op, const bp_value_t* args, int32_t num_args,
                        DeviceState* dev, bp_tensor_t** out_results, int32_t num_results);
 
+// Guard mode: records `op` as the last writer of each output's block (so an
+// overrun found later names the operator).
+void NoteKernelOutputs(DeviceState* dev, const bp_op_t* op, const bp_kernel_call_t& call);
+
 // ExecuteRoute's work after the route's kernel returned `rc` != OK: a kernel
 // error, or the next route (the backend fallback runs here; the host fallback
 // is left to the caller through *to_host).
@@ -68,6 +72,7 @@ __attribute__((always_inline)) inline Status ExecuteRoute(bp_context_t* ctx, con
   call->kernel_data = route.kernel.data;
   CallError error;  // where the kernel's `fail` message lands (ABI 1.2)
   AttachCallError(call, &error);
+  if (__builtin_expect(dev->allocator->guarded(), 0)) NoteKernelOutputs(dev, op, *call);
   bp_status_t rc = route.kernel.fn(call);
   if (rc != BP_STATUS_OK) return ExecuteAfterFailure(ctx, op, dev, route, call, rc, to_host);
   if (!OutputsKept(*call)) return OutputsReplaced(*call, op->name, dev->slot->name);

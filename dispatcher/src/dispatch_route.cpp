@@ -8,6 +8,12 @@
 
 namespace bp::core {
 
+void NoteKernelOutputs(DeviceState* dev, const bp_op_t* op, const bp_kernel_call_t& call) {
+  for (int32_t i = 0; i < call.num_outputs; ++i) {
+    if (call.outputs[i] != nullptr) dev->allocator->NoteWriter(call.outputs[i]->data, op->name.c_str());
+  }
+}
+
 Status ExecuteAfterFailure(bp_context_t* ctx, const bp_op_t* op, DeviceState* dev, Route route,
                            bp_kernel_call_t* call, bp_status_t rc, bool* to_host) {
   const int32_t backend = dev->slot->id;

@@ -18,6 +18,7 @@ BP_API bp_status_t bp_op_find(bp_context_t* context, const char* name, bp_op_t**
   return ApiCall("bp_op_find", [&]() -> Status {
     BP_CHECK_ARG(context != nullptr && name != nullptr && out_op != nullptr, "bp_op_find",
                  "context, name and out_op must not be NULL");
+    BP_RETURN_IF_ERROR(CheckContext(context, "bp_op_find"));
     bp_op_t* op = FindOp(context, name);
     if (op == nullptr) return Error(BP_STATUS_NOT_FOUND, std::string("bp_op_find: unknown operator '") + name + "'");
     *out_op = op;
@@ -28,6 +29,7 @@ BP_API bp_status_t bp_op_find(bp_context_t* context, const char* name, bp_op_t**
 BP_API bp_status_t bp_op_count(bp_context_t* context, int32_t* out_count) {
   return ApiCall("bp_op_count", [&]() -> Status {
     BP_CHECK_ARG(context != nullptr && out_count != nullptr, "bp_op_count", "context and out_count must not be NULL");
+    BP_RETURN_IF_ERROR(CheckContext(context, "bp_op_count"));
     std::shared_lock<std::shared_mutex> lock(context->ops_mu);
     *out_count = static_cast<int32_t>(context->ops.size());
     return Status::Ok();
@@ -37,6 +39,7 @@ BP_API bp_status_t bp_op_count(bp_context_t* context, int32_t* out_count) {
 BP_API bp_status_t bp_op_at(bp_context_t* context, int32_t index, bp_op_t** out_op) {
   return ApiCall("bp_op_at", [&]() -> Status {
     BP_CHECK_ARG(context != nullptr && out_op != nullptr, "bp_op_at", "context and out_op must not be NULL");
+    BP_RETURN_IF_ERROR(CheckContext(context, "bp_op_at"));
     std::shared_lock<std::shared_mutex> lock(context->ops_mu);
     if (index < 0 || index >= static_cast<int32_t>(context->ops.size())) {
       return Error(BP_STATUS_OUT_OF_RANGE, "bp_op_at: index " + std::to_string(index) + " is out of range [0, " +
@@ -80,7 +83,9 @@ BP_API bp_status_t bp_op_define(bp_context_t* context, const char* schema, bp_ke
   return ApiCall("bp_op_define", [&]() -> Status {
     BP_CHECK_ARG(context != nullptr && schema != nullptr && meta != nullptr, "bp_op_define",
                  "context, schema and meta must not be NULL");
-    std::lock_guard<std::mutex> lock(context->mu);
+    BP_RETURN_IF_ERROR(CheckContext(context, "bp_op_define"));
+    std::unique_lock<std::mutex> lock;
+    BP_RETURN_IF_ERROR(LockWriter(context, "bp_op_define", &lock));
     bp_op_t* op = nullptr;
     BP_RETURN_IF_ERROR(DefineOpLocked(context, schema, meta, meta_data, nullptr, &op));
     if (cpu_kernel != nullptr) BP_RETURN_IF_ERROR(AddKernelLocked(context, op, 0, cpu_kernel, cpu_kernel_data, 0, nullptr, nullptr));
@@ -97,7 +102,8 @@ BP_API bp_status_t bp_op_register_kernel(bp_context_t* context, const bp_op_t* o
                  "context, op and kernel must not be NULL");
     BP_CHECK_ARG(op->ctx == context, "bp_op_register_kernel", "op belongs to another context");
     BP_RETURN_IF_ERROR(CheckBackendId(context, backend, "bp_op_register_kernel"));
-    std::lock_guard<std::mutex> lock(context->mu);
+    std::unique_lock<std::mutex> lock;
+    BP_RETURN_IF_ERROR(LockWriter(context, "bp_op_register_kernel", &lock));
     if (op->removed.load()) {
       return Error(BP_STATUS_FAILED_PRECONDITION, "bp_op_register_kernel: operator '" + op->name + "' was removed");
     }
@@ -115,7 +121,8 @@ BP_API bp_status_t bp_register_fallback(bp_context_t* context, int32_t backend, 
   return ApiCall("bp_register_fallback", [&]() -> Status {
     BP_CHECK_ARG(context != nullptr && fallback != nullptr, "bp_register_fallback", "context and fallback must not be NULL");
     BP_RETURN_IF_ERROR(CheckBackendId(context, backend, "bp_register_fallback"));
-    std::lock_guard<std::mutex> lock(context->mu);
+    std::unique_lock<std::mutex> lock;
+    BP_RETURN_IF_ERROR(LockWriter(context, "bp_register_fallback", &lock));
     if (!context->slots[backend].loaded.load()) {
       return Error(BP_STATUS_FAILED_PRECONDITION, "bp_register_fallback: backend '" + context->slots[backend].name +
                                                       "' is not loaded");
@@ -129,7 +136,8 @@ BP_API bp_status_t bp_registration_remove(bp_context_t* context, bp_registration
     BP_CHECK_ARG(context != nullptr && registration != nullptr, "bp_registration_remove",
                  "context and registration must not be NULL");
     BP_CHECK_ARG(registration->ctx == context, "bp_registration_remove", "registration belongs to another context");
-    std::lock_guard<std::mutex> lock(context->mu);
+    std::unique_lock<std::mutex> lock;
+    BP_RETURN_IF_ERROR(LockWriter(context, "bp_registration_remove", &lock));
     if (!registration->active) {
       return Error(BP_STATUS_INVALID_ARGUMENT, "bp_registration_remove: registration was already removed");
     }
@@ -156,7 +164,8 @@ BP_API bp_status_t bp_op_set_kernel_masked(bp_context_t* context, const bp_op_t*
                        context->slots[backend].name +
                        "') cannot be masked: its kernels are the CPU fallback of every backend");
     }
-    std::lock_guard<std::mutex> lock(context->mu);
+    std::unique_lock<std::mutex> lock;
+    BP_RETURN_IF_ERROR(LockWriter(context, "bp_op_set_kernel_masked", &lock));
     if (op->removed.load()) {
       return Error(BP_STATUS_FAILED_PRECONDITION, "bp_op_set_kernel_masked: operator '" + op->name + "' was removed");
     }

@@ -27,102 +27,11 @@ std::string VersionString(uint32_t v) {
 }
 
 bool ValidBackendName(const char* name) {
-  if (name == nullptr || *name == '\0') return false;
+  if (name == nullptr || *name == '\0' || NameTooLong(name)) return false;
   for (const char* p = name; *p; ++p) {
     if (!((*p >= 'a' && *p <= 'z') || (*p >= '0' && *p <= '9') || *p == '_')) return false;
   }
   return true;
-}
-
-// ---- host API callbacks -------------------------------------------------------
-
-// An operator by name for a plugin's init: one it defined earlier in this
-// init (not listed yet), or a listed one.
-bp_op_t* FindPendingOrListedOp(bp_plugin_t* p, const char* name) {
-  for (bp_op_t* op : p->defined_ops) {
-    if (op->name == name) return op;
-  }
-  return FindOp(p->ctx, name);
-}
-
-bp_status_t HostSetError(bp_status_t code, const char* message) { return SetLastError(code, message); }
-
-void HostLog(bp_registrar_t* registrar, int32_t level, const char* message) {
-  if (registrar == nullptr || registrar->plugin == nullptr || message == nullptr) return;
-  LogMessage(registrar->plugin->ctx, level, message);
-}
-
-Status CheckInInit(bp_registrar_t* r, const char* fn) {
-  if (r == nullptr || r->plugin == nullptr) {
-    return Error(BP_STATUS_INVALID_ARGUMENT, std::string(fn) + ": registrar is NULL");
-  }
-  if (!r->in_init || r->init_thread != std::this_thread::get_id()) {
-    return Error(BP_STATUS_FAILED_PRECONDITION,
-                 std::string(fn) + ": only valid during the plugin's init, on the thread that runs it");
-  }
-  return Status::Ok();
-}
-
-bp_status_t HostRegisterKernel(bp_registrar_t* r, const char* op_name, bp_kernel_fn kernel, void* data,
-                               uint32_t flags) {
-  return ApiCall("register_kernel", [&]() -> Status {
-    BP_RETURN_IF_ERROR(CheckInInit(r, "register_kernel"));
-    BP_CHECK_ARG(op_name != nullptr && kernel != nullptr, "register_kernel", "op_name and kernel must not be NULL");
-    bp_op_t* op = FindPendingOrListedOp(r->plugin, op_name);
-    if (op == nullptr) {
-      return Error(BP_STATUS_NOT_FOUND, std::string("register_kernel: unknown operator '") + op_name + "'");
-    }
-    op = op->functional;
-    for (PendingKernel& k : r->kernels) {
-      if (k.op == op) {
-        if ((flags & BP_REGISTER_OVERRIDE) == 0) {
-          return Error(BP_STATUS_ALREADY_EXISTS, "register_kernel: this plugin already registered a kernel for " +
-                                                     op->name + "; pass BP_REGISTER_OVERRIDE to replace it");
-        }
-        k = PendingKernel{op, kernel, data, flags};
-        return Status::Ok();
-      }
-    }
-    r->kernels.push_back(PendingKernel{op, kernel, data, flags});
-    return Status::Ok();
-  });
-}
-
-bp_status_t HostRegisterFallback(bp_registrar_t* r, bp_kernel_fn fallback, void* data, uint32_t flags) {
-  return ApiCall("register_fallback", [&]() -> Status {
-    BP_RETURN_IF_ERROR(CheckInInit(r, "register_fallback"));
-    BP_CHECK_ARG(fallback != nullptr, "register_fallback", "fallback is NULL");
-    if (r->has_fallback && (flags & BP_REGISTER_OVERRIDE) == 0) {
-      return Error(BP_STATUS_ALREADY_EXISTS, "register_fallback: this plugin already registered a fallback");
-    }
-    r->has_fallback = true;
-    r->fallback = PendingKernel{nullptr, fallback, data, flags};
-    return Status::Ok();
-  });
-}
-
-bp_status_t HostDefineOp(bp_registrar_t* r, const char* schema, bp_kernel_fn cpu_kernel, void* cpu_data,
-                         bp_meta_fn meta, void* meta_data) {
-  return ApiCall("define_op", [&]() -> Status {
-    BP_RETURN_IF_ERROR(CheckInInit(r, "define_op"));
-    BP_CHECK_ARG(schema != nullptr && meta != nullptr, "define_op", "schema and meta must not be NULL");
-    bp_context_t* ctx = r->plugin->ctx;  // ctx->mu is held by the loading thread
-    Schema parsed;
-    BP_RETURN_IF_ERROR(parse_schema(schema, &parsed));
-    if (bp_op_t* pending = FindPendingOrListedOp(r->plugin, parsed.full_name().c_str())) {
-      return Error(BP_STATUS_ALREADY_EXISTS, "define_op: operator '" + pending->name + "' is already defined");
-    }
-    bp_op_t* op = nullptr;
-    // Not listed until the whole load commits: a failed load never shows it.
-    BP_RETURN_IF_ERROR(DefineOpLocked(ctx, schema, meta, meta_data, r->plugin, &op, /*list=*/false));
-    r->plugin->defined_ops.push_back(op);
-    if (cpu_kernel != nullptr) {
-      bp_registration_t* reg = nullptr;
-      BP_RETURN_IF_ERROR(AddKernelLocked(ctx, op, 0, cpu_kernel, cpu_data, 0, r->plugin, &reg));
-      r->plugin->registrations.push_back(reg);
-    }
-    return Status::Ok();
-  });
 }
 
 // Removes everything a plugin registered or defined. Caller holds ctx->mu.
@@ -131,8 +40,9 @@ void UnregisterAllLocked(bp_plugin_t* p) {
     RemoveRegistrationLocked(p->ctx, *it);
   }
   p->registrations.clear();
-  for (bp_op_t* op : p->defined_ops) UndefineOpLocked(p->ctx, op);
+  UndefineOpsLocked(p->ctx, p->defined_ops);
   p->defined_ops.clear();
+  p->defined_by_name.clear();
 }
 
 void Finalize(bp_plugin_t* p) {
@@ -153,16 +63,6 @@ void PluginRetain(bp_plugin_t* plugin) { plugin->refs.fetch_add(1, std::memory_o
 
 void PluginRelease(bp_plugin_t* plugin) {
   if (plugin->refs.fetch_sub(1, std::memory_order_acq_rel) == 1) Finalize(plugin);
-}
-
-void InitHostApi(bp_host_api_t* api) {
-  api->struct_size = sizeof(*api);
-  api->abi_version = BP_ABI_VERSION;
-  api->set_error = HostSetError;
-  api->log = HostLog;
-  api->register_kernel = HostRegisterKernel;
-  api->register_fallback = HostRegisterFallback;
-  api->define_op = HostDefineOp;
 }
 
 namespace {
@@ -248,7 +148,7 @@ Status FailLoad(bp_plugin_t* p, bool init_ran, Status st) {
 }
 
 // Builds one device's state (allocations only; nothing is published).
-std::unique_ptr<DeviceState> MakeDevice(BackendSlot* slot, const bp_backend_t& t, int32_t d) {
+std::unique_ptr<DeviceState> MakeDevice(bp_context_t* ctx, BackendSlot* slot, const bp_backend_t& t, int32_t d) {
   auto dev = std::make_unique<DeviceState>();
   dev->slot = slot;
   dev->index = d;
@@ -259,6 +159,10 @@ std::unique_ptr<DeviceState> MakeDevice(BackendSlot* slot, const bp_backend_t& t
   raw.allocate = t.allocate;
   raw.deallocate = t.deallocate;
   raw.name = t.name;
+  raw.copy_host_to_device = t.copy_host_to_device;
+  raw.copy_device_to_host = t.copy_device_to_host;
+  raw.stream = dev->stream;
+  SetAllocatorLog(ctx, &raw);
   dev->allocator = std::make_unique<CachingAllocator>(raw);
   return dev;
 }
@@ -271,8 +175,11 @@ Status CommitLocked(bp_context_t* ctx, bp_plugin_t* p, const std::string& fn) {
   bp_registrar_t& registrar = p->registrar;
   const bp_backend_t& t = p->table;
   if (!ValidBackendName(t.name)) {
-    return Error(BP_STATUS_INVALID_ARGUMENT,
-                 fn + ": backend name must match [a-z0-9_]+, got '" + std::string(t.name ? t.name : "(null)") + "'");
+    return Error(
+        BP_STATUS_INVALID_ARGUMENT,
+        fn + ": backend name must match [a-z0-9_]+, got '" +
+            (t.name ? Capped(t.name, BP_MAX_NAME_LENGTH) + (NameTooLong(t.name) ? "..." : "") : std::string("(null)")) +
+            "' (at most BP_MAX_NAME_LENGTH = " + std::to_string(BP_MAX_NAME_LENGTH) + " bytes)");
   }
   std::string name = t.name;
   if (t.device_count == nullptr || t.device_properties == nullptr) {
@@ -316,11 +223,15 @@ Status CommitLocked(bp_context_t* ctx, bp_plugin_t* p, const std::string& fn) {
   std::vector<std::unique_ptr<DeviceState>> devices;
   if (!is_host) {
     devices.reserve(static_cast<size_t>(count));
-    for (int32_t d = 0; d < count; ++d) devices.push_back(MakeDevice(&slot, t, d));
+    for (int32_t d = 0; d < count; ++d) devices.push_back(MakeDevice(ctx, &slot, t, d));
     ctx->device_states.reserve(ctx->device_states.size() + devices.size());
   }
-  const std::string version = t.version != nullptr ? t.version : "";
-  const std::string reason = t.no_device_reason != nullptr ? t.no_device_reason : "";
+  const std::string version = Capped(t.version, BP_KERNEL_ERROR_MAX_MESSAGE);
+  const std::string reason = Capped(t.no_device_reason, BP_KERNEL_ERROR_MAX_MESSAGE);
+  for (const bp_op_t* op : p->defined_ops) {
+    Status st = CheckOwnNamespace(t.name, op->schema);
+    if (!st.ok()) return Error(st.code(), fn + ": " + st.message());
+  }
   // Registrations: kernels are reachable only through listed operators and
   // loaded slots, so publishing them before the slot is loaded is invisible.
   const std::vector<PendingKernel> pending = std::move(registrar.kernels);
@@ -383,10 +294,74 @@ Status CommitLocked(bp_context_t* ctx, bp_plugin_t* p, const std::string& fn) {
 
 }  // namespace
 
+namespace {
+
+// The load this thread is running (LoadLocked), from the first line to the
+// last: any plugin code it runs (constructors at dlopen, entry, negotiate,
+// init, shutdown on failure) runs with ctx->mu held, so a call back into a
+// writer entry point of the same context would deadlock (LockWriter).
+struct LoadScope {
+  bp_context_t* ctx;
+  const std::string* path;
+  LoadScope* prev;
+};
+thread_local LoadScope* t_load = nullptr;
+
+class EnterLoad {
+ public:
+  EnterLoad(bp_context_t* ctx, const std::string* path) : scope_{ctx, path, t_load} { t_load = &scope_; }
+  ~EnterLoad() { t_load = scope_.prev; }
+  EnterLoad(const EnterLoad&) = delete;
+  EnterLoad& operator=(const EnterLoad&) = delete;
+
+ private:
+  LoadScope scope_;
+};
+
+// The loaded plugin of this context that is the file `sb` names (same device
+// and inode: the same path, a symbolic or hard link), or NULL. An unloaded
+// plugin does not count: reloading after an unload is supported.
+const bp_plugin_t* SameFileLocked(bp_context_t* ctx, const struct stat& sb) {
+  for (const auto& q : ctx->plugins) {
+    if (q->loaded && q->file_dev == sb.st_dev && q->file_ino == sb.st_ino) return q.get();
+  }
+  return nullptr;
+}
+
+}  // namespace
+
+Status CheckNotLoading(bp_context_t* ctx, const char* fn) {
+  for (const LoadScope* s = t_load; s != nullptr; s = s->prev) {
+    if (s->ctx != ctx) continue;
+    return Error(BP_STATUS_FAILED_PRECONDITION,
+                 std::string(fn) + ": called while plugin '" + *s->path +
+                     "' is being loaded into this context, from the loading thread (its init, entry point or a "
+                     "library constructor); that would wait forever for the load to finish. A plugin registers "
+                     "through its registrar during init and cannot load plugins or define host operators there");
+  }
+  return Status::Ok();
+}
+
+Status LockWriter(bp_context_t* ctx, const char* fn, std::unique_lock<std::mutex>* lock) {
+  BP_RETURN_IF_ERROR(CheckNotLoading(ctx, fn));
+  *lock = std::unique_lock<std::mutex>(ctx->mu);
+  return Status::Ok();
+}
+
 Status LoadLocked(bp_context_t* ctx, const char* path, bp_plugin_t** out_plugin) {
   std::string resolved;
-  BP_RETURN_IF_ERROR(ResolvePluginFile(path, &resolved));
+  struct stat sb {};
+  BP_RETURN_IF_ERROR(ResolvePluginFile(path, &resolved, &sb));
   const std::string fn = std::string("bp_plugin_load('") + path + "')";
+  // Before dlopen: dlopen of a file already mapped returns the live copy, and
+  // its constructors, init and (when the load then fails) shutdown would run
+  // on the state of the backend in use.
+  if (const bp_plugin_t* q = SameFileLocked(ctx, sb)) {
+    return Error(BP_STATUS_ALREADY_EXISTS, fn + ": '" + resolved +
+                                               "' is the same file (same device and inode) as the plugin '" + q->path +
+                                               "', already loaded; a plugin file is loaded once per context");
+  }
+  EnterLoad scope(ctx, &resolved);
   // An absolute, resolved path: dlopen never searches the library path.
   void* handle = dlopen(resolved.c_str(), RTLD_NOW | RTLD_LOCAL);
   if (handle == nullptr) {
@@ -439,6 +414,8 @@ Status LoadLocked(bp_context_t* ctx, const char* path, bp_plugin_t** out_plugin)
     ctx->plugins.push_back(std::make_unique<bp_plugin_t>());
     p = ctx->plugins.back().get();
     p->path = resolved;
+    p->file_dev = sb.st_dev;
+    p->file_ino = sb.st_ino;
   } catch (...) {
     if (p != nullptr) ctx->plugins.pop_back();
     dlclose(handle);
@@ -563,7 +540,8 @@ BP_API bp_status_t bp_plugin_load(bp_context_t* context, const char* path, bp_pl
   return ApiCall("bp_plugin_load", [&]() -> Status {
     BP_RETURN_IF_ERROR(CheckContext(context, "bp_plugin_load"));
     BP_CHECK_ARG(path != nullptr, "bp_plugin_load", "path is NULL");
-    std::lock_guard<std::mutex> lock(context->mu);
+    std::unique_lock<std::mutex> lock;
+    BP_RETURN_IF_ERROR(LockWriter(context, "bp_plugin_load", &lock));
     return LoadLocked(context, path, out_plugin);
   });
 }
@@ -577,7 +555,8 @@ BP_API bp_status_t bp_plugin_unload(bp_context_t* context, bp_plugin_t* plugin) 
     }
     Retired retired;
     {
-      std::lock_guard<std::mutex> lock(context->mu);
+      std::unique_lock<std::mutex> lock;
+      BP_RETURN_IF_ERROR(LockWriter(context, "bp_plugin_unload", &lock));
       if (!IsLoadedPlugin(context, plugin)) {
         return Error(BP_STATUS_INVALID_ARGUMENT,
                      "bp_plugin_unload: plugin is not loaded in this context (unloaded twice?)");

@@ -4,6 +4,7 @@
 #include "registry.h"
 
 #include <algorithm>
+#include <cctype>
 #include <mutex>
 #include <string>
 
@@ -109,6 +110,11 @@ void PublishFallback(bp_context_t* ctx, int32_t backend) {
 // custom dispatch path returns fresh outputs and would silently leave an
 // in-place or out= argument unchanged, or return a copy for a view.
 Status CheckCustomSchema(const Schema& s, const std::string& name) {
+  if (name.size() > BP_MAX_NAME_LENGTH) {
+    return Error(BP_STATUS_INVALID_ARGUMENT, "define_op: operator name '" + name.substr(0, 32) +
+                                                 "...' is longer than BP_MAX_NAME_LENGTH (" +
+                                                 std::to_string(BP_MAX_NAME_LENGTH) + " bytes)");
+  }
   const std::string fn = "define_op: '" + name + "'";
   if (s.ns.empty()) {
     return Error(BP_STATUS_INVALID_ARGUMENT,
@@ -255,12 +261,10 @@ Status DefineOpLocked(bp_context_t* ctx, const std::string& schema_text, bp_meta
   BP_RETURN_IF_ERROR(CheckCustomSchema(schema, name));
   // A plugin reloaded defines its operators again: reuse the removed ones
   // (no growth per load/unload cycle).
-  for (auto& old : ctx->all_ops) {
-    bp_op_t* op = old.get();
-    if (op->kind != OpKind::kCustom || !op->removed.load(std::memory_order_relaxed) || op->name != name ||
-        op->schema_text != schema_text) {
-      continue;
-    }
+  auto [first, last] = ctx->custom_by_name.equal_range(name);
+  for (auto it = first; it != last; ++it) {
+    bp_op_t* op = it->second;
+    if (!op->removed.load(std::memory_order_relaxed) || op->schema_text != schema_text) continue;
     op->custom_meta = meta;
     op->custom_meta_data = meta_data;
     op->owner = owner;
@@ -292,6 +296,12 @@ Status DefineOpLocked(bp_context_t* ctx, const std::string& schema_text, bp_meta
   RoutesChanged();
   bp_op_t* raw = op.get();
   ctx->all_ops.push_back(std::move(op));
+  try {
+    ctx->custom_by_name.emplace(name, raw);
+  } catch (...) {
+    ctx->all_ops.pop_back();  // nothing half-inserted on bad_alloc
+    throw;
+  }
   if (list) {
     ListOpLocked(ctx, raw);
   } else {
@@ -306,12 +316,63 @@ void ListOpLocked(bp_context_t* ctx, bp_op_t* op) {
   op->removed.store(false, std::memory_order_release);
 }
 
-void UndefineOpLocked(bp_context_t* ctx, bp_op_t* op) {
+void UndefineOpsLocked(bp_context_t* ctx, const std::vector<bp_op_t*>& ops) {
+  if (ops.empty()) return;
   std::unique_lock<std::shared_mutex> lock(ctx->ops_mu);
-  op->removed.store(true, std::memory_order_release);
-  ctx->ops.erase(std::remove(ctx->ops.begin(), ctx->ops.end(), op), ctx->ops.end());
-  auto it = ctx->op_by_name.find(op->name);
-  if (it != ctx->op_by_name.end() && it->second == op) ctx->op_by_name.erase(it);
+  for (bp_op_t* op : ops) {
+    op->removed.store(true, std::memory_order_release);
+    auto it = ctx->op_by_name.find(op->name);
+    if (it != ctx->op_by_name.end() && it->second == op) ctx->op_by_name.erase(it);
+  }
+  // One pass for all of them: erasing one at a time made unloading a plugin
+  // with n operators quadratic.
+  ctx->ops.erase(std::remove_if(ctx->ops.begin(), ctx->ops.end(),
+                                [](const bp_op_t* op) { return op->removed.load(std::memory_order_relaxed); }),
+                 ctx->ops.end());
+}
+
+namespace {
+// Levenshtein distance, ignoring ASCII case ('softmax.Int' is one edit from
+// 'softmax.int' but should rank first anyway: case slips are common).
+size_t EditDistance(const std::string& a, const std::string& b) {
+  std::vector<size_t> row(b.size() + 1);
+  for (size_t j = 0; j <= b.size(); ++j) row[j] = j;
+  for (size_t i = 1; i <= a.size(); ++i) {
+    size_t diag = row[0];
+    row[0] = i;
+    for (size_t j = 1; j <= b.size(); ++j) {
+      const size_t up = row[j];
+      const bool same =
+          std::tolower(static_cast<unsigned char>(a[i - 1])) == std::tolower(static_cast<unsigned char>(b[j - 1]));
+      row[j] = std::min({row[j] + 1, row[j - 1] + 1, diag + (same ? 0 : 1)});
+      diag = up;
+    }
+  }
+  return row[b.size()];
+}
+}  // namespace
+
+std::string DidYouMean(bp_context_t* ctx, const std::string& name) {
+  constexpr size_t kMaxSuggestions = 3;
+  // Farther than a third of the name (at least 2 edits) is not a typo.
+  const size_t limit = std::max<size_t>(2, name.size() / 3);
+  std::vector<std::pair<size_t, std::string>> near;
+  {
+    std::shared_lock<std::shared_mutex> lock(ctx->ops_mu);
+    for (const bp_op_t* op : ctx->ops) {
+      const size_t d = EditDistance(name, op->name);
+      if (d <= limit) near.emplace_back(d, op->name);
+    }
+  }
+  if (near.empty()) return "";
+  std::sort(near.begin(), near.end());
+  if (near.size() > kMaxSuggestions) near.resize(kMaxSuggestions);
+  std::string out = " (did you mean ";
+  for (size_t i = 0; i < near.size(); ++i) {
+    if (i > 0) out += i + 1 == near.size() ? " or " : ", ";
+    out += "'" + near[i].second + "'";
+  }
+  return out + "?)";
 }
 
 bp_op_t* FindOp(bp_context_t* ctx, const char* name) {

@@ -127,8 +127,8 @@ Status DefineOpLocked(bp_context_t* ctx, const std::string& schema_text, bp_meta
                       void* meta_data, bp_plugin_t* owner, bp_op_t** out_op, bool list = true);
 // Makes an operator defined with list false findable. Caller holds ctx->mu.
 void ListOpLocked(bp_context_t* ctx, bp_op_t* op);
-// Removes an operator from the list and name map (its object stays alive).
-void UndefineOpLocked(bp_context_t* ctx, bp_op_t* op);
+// Removes operators from the list and name map (their objects stay alive).
+void UndefineOpsLocked(bp_context_t* ctx, const std::vector<bp_op_t*>& ops);
 
 // Registration; caller holds ctx->mu.
 Status AddKernelLocked(bp_context_t* ctx, bp_op_t* op, int32_t backend, bp_kernel_fn fn, void* data,
@@ -145,6 +145,9 @@ inline bool KernelMasked(const bp_op_t* op, int32_t backend) {
 }
 
 bp_op_t* FindOp(bp_context_t* ctx, const char* name);  // shared lock; nullptr if unknown
+// " (did you mean 'a', 'b' or 'c'?)": up to three listed operators nearest to
+// `name` by edit distance (ASCII case ignored), or "" when none is close.
+std::string DidYouMean(bp_context_t* ctx, const std::string& name);
 
 // Fills op->fast* from the op's meta family and schema (dispatch_fast.cpp).
 void SetupFastPath(bp_op_t* op);

@@ -32,11 +32,26 @@
 //   kernel_write_then_fail  the kernel writes its output, then fails
 //   kernel_crash          the kernel dereferences NULL
 //   kernel_hang           the kernel sleeps forever
+//   kernel_overrun_1      the kernel writes 1 float past its output
+//   kernel_overrun_100    the kernel writes 100 floats past its output
+//   init_reenter          init calls bp_plugin_load on the host's context
+//                         (BP_FAULT_CTX, "%p") with its own path
+//   long_strings          version and no_device_reason of 64 MiB
+//   long_name             a backend name of 200 letters
+//   long_op_name          register_kernel with a 64 MiB operator name
+//   foreign_namespace     define_op "testdev::twice" after naming itself
+//   foreign_namespace_late  define_op "testdev::twice" before naming itself
+//   unknown_op            register_kernel "softmax.Int", skipped on NOT_FOUND
+//   variant_op            register_kernel "relu_"
+// BP_FAULT_TRACE=<file>: each constructor, init and shutdown call appends a
+// line to <file> (whether the plugin's code ran).
+#include <dlfcn.h>
 #include <pthread.h>
 #include <unistd.h>
 
 #include <chrono>
 #include <cstdint>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <new>
@@ -66,6 +81,19 @@ void Crash() {
   volatile int* volatile p = reinterpret_cast<volatile int*>(uintptr_t{8});
   *p = 1;
 }
+
+void Trace(const char* what) {
+  const char* path = std::getenv("BP_FAULT_TRACE");
+  if (path == nullptr) return;
+  if (FILE* f = std::fopen(path, "a")) {
+    std::fprintf(f, "%s\n", what);
+    std::fclose(f);
+  }
+}
+
+struct TraceConstructor {
+  TraceConstructor() { Trace("constructor"); }
+} g_trace_constructor;
 
 const std::string& Huge() {
   // Destroyed when the plugin is unloaded (LeakSanitizer reports a leaked one).
@@ -149,6 +177,10 @@ bp_status_t AddKernel(const bp_kernel_call_t* call) {
   int64_t n = 1;
   for (int32_t d = 0; d < out->ndim; ++d) n *= out->shape[d];
   for (int64_t i = 0; i < n; ++i) *Elem(out, i) = static_cast<float>(*Elem(x, i) + alpha * *Elem(y, i));
+  const int64_t overrun = Fault("kernel_overrun_1") ? 1 : Fault("kernel_overrun_100") ? 100 : 0;
+  // Past the last element of a contiguous output: what an off-by-n launch does.
+  float* end = reinterpret_cast<float*>(static_cast<char*>(out->data) + out->byte_offset) + n;
+  for (int64_t i = 0; i < overrun; ++i) end[i] = 1.0f;
   if (Fault("kernel_write_then_fail")) {
     return bp_kit_fail(call, g_host, BP_STATUS_DATA_LOSS, "fault: add.Tensor: wrote the output, then failed");
   }
@@ -160,6 +192,29 @@ bp_status_t StreamDefault(void*, int32_t, bp_stream_t* out) {
   return BP_STATUS_OK;
 }
 bp_status_t StreamSync(void*, int32_t, bp_stream_t) { return BP_STATUS_OK; }
+
+void Shutdown(void*) { Trace("shutdown"); }
+
+bp_status_t SameShapeMeta(const bp_meta_call_t* call) {
+  const DLTensor* x = call->args[0].u.tensor;
+  call->out_specs[0].dtype = x->dtype;
+  call->out_specs[0].ndim = x->ndim;
+  for (int32_t i = 0; i < x->ndim; ++i) call->out_specs[0].sizes[i] = x->shape[i];
+  return BP_STATUS_OK;
+}
+
+// init calling back into the host's loader (BP_FAULT_CTX names the context).
+bp_status_t LoadFromInit() {
+  using LoadFn = bp_status_t (*)(void*, const char*, void*);
+  auto load = reinterpret_cast<LoadFn>(dlsym(RTLD_DEFAULT, "bp_plugin_load"));
+  const char* ctx = std::getenv("BP_FAULT_CTX");
+  Dl_info self{};
+  if (load == nullptr || ctx == nullptr || dladdr(reinterpret_cast<void*>(&LoadFromInit), &self) == 0) {
+    return g_host->set_error(BP_STATUS_INTERNAL, "fault: init_reenter needs BP_FAULT_CTX and bp_plugin_load");
+  }
+  void* context = reinterpret_cast<void*>(static_cast<uintptr_t>(std::strtoull(ctx, nullptr, 16)));
+  return load(context, self.dli_fname, nullptr);
+}
 
 bp_status_t Negotiate(uint32_t* v) {
   if (Fault("negotiate_fail")) return BP_STATUS_UNAVAILABLE;
@@ -182,6 +237,13 @@ void* StrayThread(void*) {
 
 bp_status_t Init(const bp_plugin_init_args_t* args) {
   g_host = args->host;
+  Trace("init");
+  if (Fault("init_reenter")) return LoadFromInit();
+  const char* foreign = "testdev::twice(Tensor self) -> Tensor";
+  if (Fault("foreign_namespace_late")) {
+    const bp_status_t rc = args->host->define_op(args->registrar, foreign, nullptr, nullptr, SameShapeMeta, nullptr);
+    if (rc != BP_STATUS_OK) return rc;
+  }
   if (Fault("stray_thread")) {
     pthread_t t;
     if (pthread_create(&t, nullptr, StrayThread, nullptr) == 0) pthread_detach(t);
@@ -194,8 +256,11 @@ bp_status_t Init(const bp_plugin_init_args_t* args) {
   if (Fault("init_exit")) _exit(3);
   if (Fault("init_hang")) Hang();
   bp_backend_t* b = args->backend;
-  b->name = Fault("bad_name") ? "Fault!" : "fault";
-  b->version = "0.1.0";
+  static const std::string long_name(200, 'a');
+  b->name = Fault("bad_name") ? "Fault!" : Fault("long_name") ? long_name.c_str() : "fault";
+  b->version = Fault("long_strings") ? Huge().c_str() : "0.1.0";
+  b->no_device_reason = Fault("long_strings") ? Huge().c_str() : nullptr;
+  b->shutdown = Shutdown;
   b->device_type = kDLExtDev;
   b->backend_data = nullptr;
   b->device_count = DeviceCount;
@@ -207,6 +272,16 @@ bp_status_t Init(const bp_plugin_init_args_t* args) {
   b->copy_device_to_device = D2D;
   b->stream_get_default = StreamDefault;
   b->stream_synchronize = StreamSync;
+  if (Fault("foreign_namespace")) {
+    return args->host->define_op(args->registrar, foreign, nullptr, nullptr, SameShapeMeta, nullptr);
+  }
+  if (Fault("long_op_name")) return args->host->register_kernel(args->registrar, Huge().c_str(), AddKernel, nullptr, 0);
+  if (Fault("variant_op")) return args->host->register_kernel(args->registrar, "relu_", AddKernel, nullptr, 0);
+  if (Fault("unknown_op")) {
+    // The documented policy: an operator the host does not know is skipped.
+    const bp_status_t rc = args->host->register_kernel(args->registrar, "softmax.Int", AddKernel, nullptr, 0);
+    if (rc != BP_STATUS_NOT_FOUND) return rc == BP_STATUS_OK ? BP_STATUS_INTERNAL : rc;
+  }
   return args->host->register_kernel(args->registrar, BP_OP_ADD_TENSOR, AddKernel, nullptr, 0);
 }
 

@@ -123,6 +123,16 @@ typedef struct bp_kernel_call_t {
  * many bytes of them are read. */
 #define BP_KERNEL_ERROR_MAX_MESSAGE 4096
 
+/* Longest name, in bytes, the host accepts from a plugin: the backend name
+ * (bp_backend_t.name), the operator name given to register_kernel, and the
+ * operator name (namespace::name.overload) of a define_op schema. Longer
+ * names are refused with BP_STATUS_INVALID_ARGUMENT; only that many bytes
+ * (plus one) of them are read. The plugin's other strings (version,
+ * no_device_reason, log messages, define_op schemas) are capped at
+ * BP_KERNEL_ERROR_MAX_MESSAGE bytes: version, no_device_reason and log
+ * messages are truncated, a longer schema is refused. */
+#define BP_MAX_NAME_LENGTH 128
+
 /* Most devices one backend may report (bp_backend_t.device_count), since ABI
  * 1.2; each device costs the host a caching allocator and a default stream. */
 #define BP_MAX_DEVICES 1024
@@ -192,10 +202,15 @@ typedef struct bp_host_api_t {
   void (*log)(bp_registrar_t* registrar, int32_t level, const char* message);
 
   /* Registers `kernel` as this plugin's implementation of operator `op_name`
-   * ("add.Tensor", schema name with overload). Errors: NOT_FOUND (unknown
-   * operator), ALREADY_EXISTS (a kernel is registered and `flags` lacks
-   * BP_REGISTER_OVERRIDE), INVALID_ARGUMENT (NULL). Only valid during init.
-   * The registration lasts until the plugin is unloaded. */
+   * ("add.Tensor", schema name with overload), always the functional name:
+   * the kernel also serves the in-place and out= variants. Errors: NOT_FOUND
+   * (unknown operator; the message suggests the nearest names and the host
+   * logs it as a warning: a plugin skips the kernel and goes on loading),
+   * ALREADY_EXISTS (a kernel is registered and `flags` lacks
+   * BP_REGISTER_OVERRIDE), INVALID_ARGUMENT (NULL; a variant name such as
+   * "relu_" or "relu.out", the message naming the operator to use; a name
+   * longer than BP_MAX_NAME_LENGTH). Only valid during init. The
+   * registration lasts until the plugin is unloaded. */
   bp_status_t (*register_kernel)(bp_registrar_t* registrar, const char* op_name,
                                  bp_kernel_fn kernel, void* kernel_data, uint32_t flags);
 
@@ -212,7 +227,9 @@ typedef struct bp_host_api_t {
    * no argument; a mutable (!) annotation on anything but a Tensor),
    * UNIMPLEMENTED (a mutable alias, i.e. an in-place or out= operator such as
    * "ns::op_(Tensor(a!) self) -> Tensor(a!)": custom operators are
-   * functional, they return fresh tensors), ALREADY_EXISTS. The
+   * functional, they return fresh tensors), ALREADY_EXISTS,
+   * PERMISSION_DENIED (a namespace other than the plugin's backend name:
+   * a plugin defines only "<backend name>::..." operators). The
    * operator lives until the plugin is unloaded. */
   bp_status_t (*define_op)(bp_registrar_t* registrar, const char* schema,
                            bp_kernel_fn cpu_kernel, void* cpu_kernel_data,

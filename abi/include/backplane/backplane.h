@@ -106,16 +106,23 @@ BP_API bp_status_t bp_context_set_strict_fallback(bp_context_t* context, int32_t
  * version, runs its init and registers its kernels. `out_plugin` may be NULL.
  * `path` is resolved first (realpath: relative to the current directory, every
  * symbolic link followed) and dlopen gets that absolute path, so the library
- * path is never searched. A file or directory writable by everyone is refused
- * unless the environment has BACKPLANE_ALLOW_INSECURE_PLUGINS=1 (development
- * only; read with secure_getenv). Transactional: on any error none of the
+ * path is never searched. Unless the environment has
+ * BACKPLANE_ALLOW_INSECURE_PLUGINS=1 (development only; read with
+ * secure_getenv), the file must be owned by root or the running user and not
+ * world-writable, and so must every directory and symbolic link on the way
+ * (a directory world-writable with the sticky bit, like /tmp, is accepted).
+ * A file already loaded in this context (the same device and inode: the same
+ * path, a symbolic or hard link) is refused before dlopen, none of its code
+ * run again. Transactional: on any error none of the
  * plugin's kernels, operators or devices remain. Loading a plugin runs its
  * code in this process: docs/security.md.
  * Errors: NOT_FOUND (no such file), INVALID_ARGUMENT (not a regular file, a
  * symbolic link loop, not a shared library, no bp_plugin_entry symbol, bad
  * backend table, more than BP_MAX_DEVICES devices), PERMISSION_DENIED
- * (world-writable), INCOMPATIBLE_VERSION (other ABI major), ALREADY_EXISTS
- * (a backend of the same name is loaded), OUT_OF_MEMORY, or the status its
+ * (an owner or permission check failed), INCOMPATIBLE_VERSION (other ABI
+ * major), ALREADY_EXISTS (the same file, or a backend of the same name, is
+ * loaded), FAILED_PRECONDITION (called from the thread loading a plugin into
+ * this context: a plugin's init calling back), OUT_OF_MEMORY, or the status its
  * init returned (with its message, or a generic one naming the plugin).
  * Costs: one dlopen plus registration (target <= 5 ms). */
 BP_API bp_status_t bp_plugin_load(bp_context_t* context, const char* path,
@@ -129,7 +136,7 @@ BP_API bp_status_t bp_plugin_load(bp_context_t* context, const char* path,
  * from it. Entries of (1) and (2) that are not absolute paths (".",
  * "plugins") are ignored with a warning. Environment variables are read with
  * secure_getenv (ignored in setuid programs). Every file passes the checks of
- * bp_plugin_load (resolved path, not world-writable). A file that fails to
+ * bp_plugin_load (resolved path, owners and permissions). A file that fails to
  * load is reported through the log callback and skipped. `out_loaded` (may
  * be NULL) receives how many loaded. */
 BP_API bp_status_t bp_plugin_discover(bp_context_t* context, int32_t* out_loaded);
