@@ -160,7 +160,7 @@ std::string reference_spread_error(const std::string& output, const std::vector<
   os << "torch's reference " << output << " has a spread (std over " << values.size() << " elements) of " << spread
      << ", below the floor " << kMinReferenceSpread
      << ": the exported weights make the activations vanish, so any kernel would match; export the model again with "
-     << kExportCommand;
+     << export_command();
   return os.str();
 }
 
