@@ -204,9 +204,10 @@ TEST(OnnxCompare, ToleranceNaNIntegersAndSizes) {
 TEST(OnnxVerdict, FailuresCountUnlessAnExpectationCoversThem) {
   Expectations ex;
   std::string err;
-  ASSERT_TRUE(parse_expectations("onnx_xfail:\n  - test: test_cast_FLOAT_to_BFLOAT16\n    reason: data truncates\n"
-                                 "  - test: test_stale\n    reason: was broken\n",
-                                 &ex, &err))
+  ASSERT_TRUE(
+      parse_expectations("onnx_xfail:\n  - test: test_cast_FLOAT_to_BFLOAT16\n    reason: data truncates\n"
+                         "  - test: test_stale\n    reason: was broken\n",
+                         &ex, &err))
       << err;
   ex.source = "common.yaml";
   auto test = [](const char* name, const char* outcome) {
