@@ -284,7 +284,10 @@ TEST(Generator, OutSentinelDiffersFromEveryExpectedElement) {
       std::string why;
       for (const Case& c : make_cases(claim, d, 1, true, &why)) {
         if (c.sample.expect_error || c.expected.outputs.empty() || c.sample.written_arg < 0) continue;
-        const std::vector<double>& out = c.sample.args[static_cast<size_t>(c.sample.written_arg)].tensor.t.values;
+        const TensorInput& written = c.sample.args[static_cast<size_t>(c.sample.written_arg)].tensor;
+        // An overlap case whose out= is an input (exact alias) starts with that input's values, not a sentinel.
+        if (written.alias_of >= 0) continue;
+        const std::vector<double>& out = written.t.values;
         const std::vector<double>& want = c.expected.outputs[0].values;
         ASSERT_EQ(out.size(), want.size()) << claim.name;
         for (size_t i = 0; i < out.size(); ++i) {
