@@ -10,7 +10,7 @@ for path in sys.argv[1:]:
     dev = json.load(open(path))["devices"][0]
     cells = [(op, dt, c["outcome"]) for op, row in dev["cells"].items() for dt, c in row.items()]
     kernel = sorted({(c["op"], c["dtype"]) for c in dev["cases"] if c.get("path") == "native"})
-    bad = [c for c in cells if c[2] not in ("native_pass", "fallback_pass", "not_reached")]
+    bad = [c for c in cells if c[2] not in ("native_pass", "fallback_pass", "core_pass", "not_reached")]
     print(f"{path}: native kernel ran for {kernel}; "
           f"{sum(o == 'fallback_pass' for _, _, o in cells)} cells via fallback; failures: {bad}")
     ok = (dev["cells"]["neg"]["float32"]["outcome"] == "native_pass"
