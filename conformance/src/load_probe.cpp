@@ -8,13 +8,25 @@
 #include <csignal>
 #include <cstring>
 #include <thread>
+#include <vector>
 
 #include "backplane/backplane.h"
+#include "child_process.h"
 
 namespace bpc {
 
 LoadProbe probe_plugin_load(const std::string& path, double timeout_s) {
   LoadProbe out;
+  // The child execs bp-conformance afresh (--probe-load) rather than loading
+  // in the forked copy: the parent may already run plugin threads, and a
+  // lock one of them held at fork() (malloc's, the sanitizer's, the dynamic
+  // loader's) would hang the copy's dlopen and blame a good plugin.
+  const std::string exe = self_exe();
+  std::vector<std::string> args = {exe, path.empty() ? "--probe-discover" : "--probe-load"};
+  if (!path.empty()) args.push_back(path);
+  std::vector<char*> argv;
+  for (std::string& a : args) argv.push_back(&a[0]);
+  argv.push_back(nullptr);
   const pid_t pid = fork();
   if (pid < 0) {
     out.verdict = LoadProbe::kProbeFailed;
@@ -22,15 +34,8 @@ LoadProbe probe_plugin_load(const std::string& path, double timeout_s) {
     return out;
   }
   if (pid == 0) {
-    // The child: nothing of the parent's state is touched; exit codes 0
-    // (loaded) and 101 (a load error, which the parent's load will report).
-    bp_context_options_t o{};
-    o.struct_size = sizeof(o);
-    o.min_log_level = BP_LOG_ERROR + 1;  // the parent's own load logs
-    bp_context_t* ctx = nullptr;
-    if (bp_context_create(&o, &ctx) != BP_STATUS_OK) _exit(101);
-    const bp_status_t st = path.empty() ? bp_plugin_discover(ctx, nullptr) : bp_plugin_load(ctx, path.c_str(), nullptr);
-    _exit(st == BP_STATUS_OK ? 0 : 101);
+    execv(exe.c_str(), argv.data());
+    _exit(102);  // exec failed: reported as an exit, not blamed on the plugin's load
   }
   const auto deadline = std::chrono::steady_clock::now() + std::chrono::duration<double>(timeout_s);
   int status = 0;
@@ -63,6 +68,18 @@ LoadProbe probe_plugin_load(const std::string& path, double timeout_s) {
     out.detail = "the process exited with code " + std::to_string(WEXITSTATUS(status));
   }
   return out;
+}
+
+int run_load_probe(const std::string& path) {
+  // Exit codes 0 (loaded) and 101 (a load error, which the parent's load
+  // will report); nothing is printed (the parent's own load logs).
+  bp_context_options_t o{};
+  o.struct_size = sizeof(o);
+  o.min_log_level = BP_LOG_ERROR + 1;
+  bp_context_t* ctx = nullptr;
+  if (bp_context_create(&o, &ctx) != BP_STATUS_OK) return 101;
+  const bp_status_t st = path.empty() ? bp_plugin_discover(ctx, nullptr) : bp_plugin_load(ctx, path.c_str(), nullptr);
+  return st == BP_STATUS_OK ? 0 : 101;
 }
 
 std::string load_verdict_line(const LoadProbe& p, const std::string& what) {

@@ -14,8 +14,13 @@ struct LoadProbe {
 };
 
 // Loads `path` (or, when empty, runs plugin discovery) in a fresh context of a
-// forked child and reports how that went; the child ends with it.
+// child process (this executable re-run with --probe-load PATH or
+// --probe-discover) and reports how that went; the child ends with it.
 LoadProbe probe_plugin_load(const std::string& path, double timeout_s);
+
+// The child's side: loads `path` (empty: discovery) into a new context and
+// returns the child's exit code (0 loaded, 101 a load error).
+int run_load_probe(const std::string& path);
 
 // The verdict line for a probe that did not load: "LOAD CRASHED  <what>: <detail>",
 // "LOAD EXITED", "LOAD TIMEOUT"; "" for kLoaded and kLoadError (the

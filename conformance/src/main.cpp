@@ -24,6 +24,7 @@
 #include "dump_inputs.h"
 #include "expect_backends.h"
 #include "isolate.h"
+#include "load_probe.h"
 #include "models/models_group.h"  // the models group (real networks)
 #include "onnx/onnx_corpus.h"     // ONNX node-test corpus
 #include "report.h"
@@ -249,6 +250,10 @@ int main(int argc, char** argv) {
                  "(DIR/<device>_<op>_<dtype>_sample<N>/arg<k>.npy)")
       ->type_name("DIR");
   app.add_flag("--worker", cli.worker)->group("");
+  std::string probe_load;  // a load probe's child (load_probe.h)
+  bool probe_discover = false;
+  app.add_option("--probe-load", probe_load)->group("");
+  app.add_flag("--probe-discover", probe_discover)->group("");
   app.add_option("--plugin-file", cli.plugin_files)->group("");       // workers: the parent's plugin files
   app.add_option("--worker-backend", cli.worker_backend)->group("");  // the ONNX corpus worker's target
   app.add_option("--worker-device", cli.worker_device)->group("");
@@ -259,6 +264,7 @@ int main(int argc, char** argv) {
   // --gtest_* flags (--gtest_filter with --no-isolate, ...) go to GoogleTest.
   app.allow_extras();
   CLI11_PARSE(app, argc, argv);
+  if (!probe_load.empty() || probe_discover) return run_load_probe(probe_load);
   for (const std::string& extra : app.remaining()) {
     if (extra.rfind("--gtest_", 0) != 0) {
       std::cerr << "bp-conformance: unknown argument '" << extra << "' (see --help)\n";
