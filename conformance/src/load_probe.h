@@ -1,5 +1,5 @@
 // Load isolation: a plugin's load (its entry, negotiation and init) runs
-// first in a forked child with a time limit, so a plugin whose init
+// first in a child process with a time limit, so a plugin whose init
 // crashes, calls exit() or hangs becomes a verdict line instead of taking
 // bp-conformance down (or wedging it), and the run goes on with the others.
 #pragma once
