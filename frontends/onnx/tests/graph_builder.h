@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <fstream>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace bptest {
@@ -47,6 +48,22 @@ struct Graph {
     t->set_data_type(1);
     for (int64_t d : dims) t->add_dims(d);
     for (float v : values) t->add_float_data(v);
+    return t;
+  }
+  // A float32 initializer whose data lives in an external file: entries of
+  // external_data in order (key, value), e.g. {{"location", "w.bin"}, {"offset", "4"}}.
+  onnx::TensorProto* external_init(const std::string& name, std::vector<int64_t> dims,
+                                   std::vector<std::pair<std::string, std::string>> entries) {
+    auto* t = g()->add_initializer();
+    t->set_name(name);
+    t->set_data_type(1);
+    for (int64_t d : dims) t->add_dims(d);
+    t->set_data_location(onnx::TensorProto::EXTERNAL);
+    for (const auto& e : entries) {
+      auto* kv = t->add_external_data();
+      kv->set_key(e.first);
+      kv->set_value(e.second);
+    }
     return t;
   }
   std::string save(const std::string& path) const {

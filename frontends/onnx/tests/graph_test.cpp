@@ -122,17 +122,7 @@ TEST_F(GraphTest, ReadsExternalData) {
   Graph g;
   g.input("x", {3});
   g.output("y", {3});
-  auto* t = g.g()->add_initializer();
-  t->set_name("w");
-  t->set_data_type(1);
-  t->add_dims(3);
-  t->set_data_location(onnx::TensorProto::EXTERNAL);
-  auto* kv = t->add_external_data();
-  kv->set_key("location");
-  kv->set_value("weights.bin");
-  kv = t->add_external_data();
-  kv->set_key("offset");
-  kv->set_value("4");
+  g.external_init("w", {3}, {{"location", "weights.bin"}, {"offset", "4"}});
   const float w[4] = {99, 10, 20, 30};
   std::ofstream(dir_ + "/weights.bin", std::ios::binary).write(reinterpret_cast<const char*>(w), sizeof w);
   g.node("Mul", {"x", "w"}, {"y"});

@@ -61,19 +61,9 @@ class HostileModelTest : public ::testing::Test {
     Graph g;
     g.input("x", {3});
     g.output("y", {3});
-    auto* t = g.g()->add_initializer();
-    t->set_name("w");
-    t->set_data_type(1);
-    t->add_dims(3);
-    t->set_data_location(onnx::TensorProto::EXTERNAL);
-    auto* kv = t->add_external_data();
-    kv->set_key("location");
-    kv->set_value(location);
-    if (!length.empty()) {
-      kv = t->add_external_data();
-      kv->set_key("length");
-      kv->set_value(length);
-    }
+    std::vector<std::pair<std::string, std::string>> entries = {{"location", location}};
+    if (!length.empty()) entries.push_back({"length", length});
+    g.external_init("w", {3}, entries);
     g.node("Mul", {"x", "w"}, {"y"});
     return g.save(dir_ + "/m.onnx");
   }
