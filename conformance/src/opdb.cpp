@@ -30,6 +30,7 @@ static const std::vector<OpDef>& opdefs() {
     register_nn_ops(&d);
     register_resample_ops(&d);
     register_indexing_ops(&d);
+    register_gather_scatter_ops(&d);
     register_conv_transpose_ops(&d);
     register_sort_ops(&d);
     register_copy_ops(&d);

@@ -76,6 +76,7 @@ void register_linalg_ops(std::vector<OpDef>* defs);
 void register_nn_ops(std::vector<OpDef>* defs);
 void register_resample_ops(std::vector<OpDef>* defs);
 void register_indexing_ops(std::vector<OpDef>* defs);
+void register_gather_scatter_ops(std::vector<OpDef>* defs);
 void register_conv_transpose_ops(std::vector<OpDef>* defs);
 void register_sort_ops(std::vector<OpDef>* defs);
 void register_copy_ops(std::vector<OpDef>* defs);

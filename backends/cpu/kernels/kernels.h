@@ -24,6 +24,7 @@ const KernelDef* MatmulKernels(size_t* count);
 const KernelDef* ConvPoolKernels(size_t* count);
 const KernelDef* ResampleKernels(size_t* count);
 const KernelDef* IndexKernels(size_t* count);
+const KernelDef* GatherScatterKernels(size_t* count);
 const KernelDef* ConvTransposeKernels(size_t* count);
 const KernelDef* SortKernels(size_t* count);
 const KernelDef* SoftmaxNormKernels(size_t* count);

@@ -24,6 +24,8 @@ extern const MetaFunctions kConvTranspose2dMeta;
 extern const MetaFunctions kUpsample2dMeta;
 // indexing.cpp
 extern const MetaFunctions kIndexSelectMeta;
+// gather_scatter.cpp
+extern const MetaFunctions kGatherMeta, kScatterMeta;
 // sort.cpp
 extern const MetaFunctions kTopkMeta;
 // copy.cpp

@@ -14,7 +14,7 @@ const MetaFunctions* const kMetas[] = {
     &kMatmulMeta,  &kAddmmMeta,      &kLinearMeta,    &kSoftmaxMeta,    &kLayerNormMeta, &kBatchNormMeta,
     &kConv2dMeta,  &kMaxPool2dMeta,  &kAvgPool2dMeta, &kCopyMeta,       &kFillMeta,     &kCatMeta,
     &kToDtypeMeta, &kCloneMeta,      &kContiguousMeta, &kUpsample2dMeta,
-    &kIndexSelectMeta, &kConvTranspose2dMeta, &kTopkMeta,
+    &kIndexSelectMeta, &kConvTranspose2dMeta, &kTopkMeta, &kGatherMeta, &kScatterMeta,
 };
 
 }  // namespace
