@@ -364,6 +364,9 @@ const MapTable& map_table() {
     register_resample(&t);
     register_losses(&t);
     register_generators(&t);
+    register_scatter_gather(&t);
+    register_recurrent(&t);
+    register_einsum(&t);
     return t;
   }();
   return table;

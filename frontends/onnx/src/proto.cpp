@@ -130,6 +130,7 @@ bool attribute_from_proto(const onnx::AttributeProto& a, const std::string& base
     default:
       r.kind = OnnxAttribute::kOther;
       r.type_name = onnx::AttributeProto::AttributeType_Name(a.type());
+      r.strings.assign(a.strings().begin(), a.strings().end());  // RNN activations
       break;
   }
   return true;

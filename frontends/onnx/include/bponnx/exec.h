@@ -195,6 +195,9 @@ void register_nn(MapTable* t);
 void register_resample(MapTable* t);
 void register_losses(MapTable* t);
 void register_generators(MapTable* t);
+void register_scatter_gather(MapTable* t);
+void register_recurrent(MapTable* t);
+void register_einsum(MapTable* t);
 /// Every mapping, built once on first use (thread-safe) and never changed.
 const MapTable& map_table();
 

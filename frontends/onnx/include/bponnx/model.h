@@ -23,6 +23,7 @@ struct OnnxAttribute {
   std::vector<double> floats;
   RawTensor tensor;       // kTensor
   std::string type_name;  // for kOther: "GRAPH", "STRINGS", ...
+  std::vector<std::string> strings;  // kOther with type_name "STRINGS": the values
 };
 
 /// One node of a Model (graph.h), in the model's topological order.

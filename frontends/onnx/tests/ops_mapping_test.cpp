@@ -1,0 +1,165 @@
+// ONNX operators mapped onto several Backplane operators (ScatterND,
+// GatherElements, the recurrent cells), on small graphs built here: results
+// worked out by hand, and bad input reported as one error naming the node.
+#include <gtest/gtest.h>
+#include <onnx/onnx_pb.h>
+
+#include <cmath>
+#include <cstdlib>
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "bponnx/graph.h"
+#include "graph_builder.h"
+
+namespace {
+
+using bponnx::Model;
+using bponnx::Session;
+using bptest::Graph;
+
+class OpsMappingTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    char tmpl[] = "/tmp/bponnx_ops_test_XXXXXX";
+    ASSERT_NE(mkdtemp(tmpl), nullptr);
+    dir_ = tmpl;
+    ASSERT_EQ(bp_context_create(nullptr, &ctx_), BP_STATUS_OK);
+    ASSERT_EQ(bp_plugin_load(ctx_, BP_BUILD_PLUGIN_DIR "/libbackplane_cpu.so", nullptr), BP_STATUS_OK)
+        << bp_last_error_message();
+  }
+  void TearDown() override {
+    for (bp_tensor_t* t : held_) bp_tensor_release(t);
+    bp_context_destroy(ctx_);
+    std::system(("rm -rf " + dir_).c_str());
+  }
+  bp_tensor_t* tensor(std::vector<int64_t> sizes, DLDataType dt, const void* data, size_t bytes) {
+    bp_tensor_t* t = nullptr;
+    EXPECT_EQ(bp_tensor_from_host(ctx_, bp_device_t{0, 0}, static_cast<int32_t>(sizes.size()), sizes.data(), dt, data,
+                                  bytes, &t),
+              BP_STATUS_OK);
+    held_.push_back(t);
+    return t;
+  }
+  bp_tensor_t* floats(std::vector<int64_t> sizes, const std::vector<float>& v) {
+    return tensor(std::move(sizes), DLDataType{kDLFloat, 32, 1}, v.data(), v.size() * 4);
+  }
+  bp_tensor_t* ints(std::vector<int64_t> sizes, const std::vector<int64_t>& v) {
+    return tensor(std::move(sizes), DLDataType{kDLInt, 64, 1}, v.data(), v.size() * 8);
+  }
+  std::vector<float> values(bp_tensor_t* t) {
+    std::vector<float> v(static_cast<size_t>(bp_tensor_numel(t)));
+    EXPECT_EQ(bp_tensor_to_host(t, v.data(), v.size() * 4), BP_STATUS_OK);
+    return v;
+  }
+  // Runs the graph; returns false with *err when the session fails.
+  bool run(const Graph& g, const std::map<std::string, bp_tensor_t*>& in, std::vector<bp_tensor_t*>* outs,
+           std::string* err) {
+    EXPECT_TRUE(Model::load(g.save(dir_ + "/m.onnx"), &model_, err)) << *err;
+    session_ = std::make_unique<Session>(ctx_, bp_device_t{0, 0}, &model_);
+    const bool ok = session_->run(in, outs, err);
+    for (bp_tensor_t* t : *outs) held_.push_back(t);
+    return ok;
+  }
+  std::string dir_;
+  bp_context_t* ctx_ = nullptr;
+  Model model_;
+  std::unique_ptr<Session> session_;
+  std::vector<bp_tensor_t*> held_;
+};
+
+TEST_F(OpsMappingTest, ScatterNDWithIndicesOnTheDevice) {
+  // 70 rows of data [70, 2] = 0; 66 index tuples (more than the executor
+  // copies to the host), row r gets update r + 1 in both columns; -1 is the
+  // last row.
+  Graph g(13);
+  g.input("data", {70, 2});
+  g.input("idx", {66, 1}, 7);
+  g.input("upd", {66, 2});
+  g.output("y", {70, 2});
+  g.node("ScatterND", {"data", "idx", "upd"}, {"y"}, "scatter_rows");
+  std::vector<int64_t> idx;
+  std::vector<float> upd;
+  for (int64_t k = 0; k < 66; ++k) {
+    idx.push_back(k == 65 ? -1 : k);
+    upd.insert(upd.end(), {static_cast<float>(k + 1), static_cast<float>(k + 1)});
+  }
+  std::vector<bp_tensor_t*> outs;
+  std::string err;
+  bp_tensor_t* data = floats({70, 2}, std::vector<float>(140, 0.f));
+  ASSERT_TRUE(run(g, {{"data", data}, {"idx", ints({66, 1}, idx)}, {"upd", floats({66, 2}, upd)}}, &outs, &err)) << err;
+  const std::vector<float> y = values(outs.at(0));
+  for (int64_t r = 0; r < 70; ++r) {
+    const float want = r < 65 ? static_cast<float>(r + 1) : r == 69 ? 66.f : 0.f;
+    EXPECT_EQ(y[static_cast<size_t>(2 * r)], want) << r;
+  }
+  // A row out of range (70) fails the run naming the node; nothing is returned.
+  idx[3] = 70;
+  outs.clear();
+  EXPECT_FALSE(run(g, {{"data", data}, {"idx", ints({66, 1}, idx)}, {"upd", floats({66, 2}, upd)}}, &outs, &err));
+  EXPECT_TRUE(outs.empty());
+  EXPECT_NE(err.find("scatter_rows"), std::string::npos) << err;
+  EXPECT_NE(err.find("INVALID_ARGUMENT"), std::string::npos) << err;
+  EXPECT_NE(err.find("holds 70"), std::string::npos) << err;
+  EXPECT_NE(err.find("[0, 70)"), std::string::npos) << err;
+}
+
+TEST_F(OpsMappingTest, GatherElementsIndexOutOfRangeNamesNodeIndexAndRange) {
+  Graph g(13);
+  g.input("x", {2, 3});
+  g.input("i", {2, 2}, 7);
+  g.output("y", {2, 2});
+  g.node("GatherElements", {"x", "i"}, {"y"}, "pick")->add_attribute()->set_name("axis");
+  auto* a = g.g()->mutable_node(0)->mutable_attribute(0);
+  a->set_type(onnx::AttributeProto::INT);
+  a->set_i(1);
+  std::vector<bp_tensor_t*> outs;
+  std::string err;
+  bp_tensor_t* x = floats({2, 3}, {0, 1, 2, 3, 4, 5});
+  ASSERT_TRUE(run(g, {{"x", x}, {"i", ints({2, 2}, {2, -3, 1, -1})}}, &outs, &err)) << err;
+  EXPECT_EQ(values(outs.at(0)), (std::vector<float>{2, 0, 4, 5}));
+  outs.clear();
+  EXPECT_FALSE(run(g, {{"x", x}, {"i", ints({2, 2}, {0, 1, 3, 0})}}, &outs, &err));
+  EXPECT_NE(err.find("pick"), std::string::npos) << err;
+  // Host-known indices are checked by the mapping ("[-3, 3)", as ONNX counts),
+  // device ones by the kernel after wrapping ("[0, 3)"): either names both.
+  EXPECT_NE(err.find("INVALID_ARGUMENT"), std::string::npos) << err;
+  EXPECT_NE(err.find("argument 'ind"), std::string::npos) << err;
+  EXPECT_NE(err.find("holds 3 at position 2"), std::string::npos) << err;
+  EXPECT_NE(err.find(", 3)"), std::string::npos) << err;
+}
+
+TEST_F(OpsMappingTest, RecurrentNodeWithOtherActivationsIsRefusedNamingIt) {
+  Graph g(14);
+  g.input("x", {1, 1, 2});
+  g.output("y", {1, 1, 1, 1});
+  g.init("w", {1, 3, 2}, std::vector<float>(6, 0.5f));
+  g.init("r", {1, 3, 1}, std::vector<float>(3, 0.5f));
+  auto* n = g.node("GRU", {"x", "w", "r"}, {"y"}, "gru0");
+  auto* hs = n->add_attribute();
+  hs->set_name("hidden_size");
+  hs->set_type(onnx::AttributeProto::INT);
+  hs->set_i(1);
+  auto* act = n->add_attribute();
+  act->set_name("activations");
+  act->set_type(onnx::AttributeProto::STRINGS);
+  act->add_strings("Relu");
+  act->add_strings("Tanh");
+  std::vector<bp_tensor_t*> outs;
+  std::string err;
+  EXPECT_FALSE(run(g, {{"x", floats({1, 1, 2}, {1, 2})}}, &outs, &err));
+  EXPECT_NE(err.find("gru0"), std::string::npos) << err;
+  EXPECT_NE(err.find("attribute GRU.activations=Relu,Tanh"), std::string::npos) << err;
+  // The defaults spelled out run: z = r = sigmoid(1.5), h~ = tanh(1.5), H = (1 - z) * h~.
+  act->clear_strings();
+  act->add_strings("Sigmoid");
+  act->add_strings("Tanh");
+  outs.clear();
+  ASSERT_TRUE(run(g, {{"x", floats({1, 1, 2}, {1, 2})}}, &outs, &err)) << err;
+  const double z = 1.0 / (1.0 + std::exp(-1.5));
+  EXPECT_NEAR(values(outs.at(0)).at(0), (1.0 - z) * std::tanh(1.5), 1e-6);
+}
+
+}  // namespace
