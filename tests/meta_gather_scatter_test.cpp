@@ -29,7 +29,7 @@ TEST(GatherTest, Errors) {
   ExpectError(Infer("gather", "gather", kGatherNames, {A(T({4, 5})), I(0), A(T({2, 2}, D::kFloat32))}).status,
               BP_STATUS_INVALID_ARGUMENT, {"argument 'index'", "int64 or int32", "float32"});
   ExpectError(Infer("gather", "gather", kGatherNames, {A(T({4, 5})), I(2), A(T({2, 2}, D::kInt64))}).status,
-              BP_STATUS_INVALID_ARGUMENT, {"argument 'dim'"});
+              BP_STATUS_OUT_OF_RANGE, {"argument 'dim'", "[-2, 1]", "got 2"});
 }
 
 TEST(ScatterTest, OutputHasSelfSizesAndSrcIsCast) {

@@ -1,12 +1,12 @@
 // gather, scatter.src and scatter_reduce.two. Every index is read and checked
 // first (nothing is written when one is out of range); then each index
 // element moves one element (gather, scatter: bytes copied, any dtype) or
-// combines it (scatter_reduce: in the opmath type, rounded once per store).
+// combines it (scatter_reduce: in the opmath type, rounded once at the end).
 #include <cmath>
 #include <cstring>
 #include <string>
 #include <type_traits>
-#include <unordered_set>
+#include <unordered_map>
 #include <vector>
 
 #include "backplane/op_args.h"
@@ -144,23 +144,27 @@ bp_status_t ScatterImpl(const bp_kernel_call_t* call, Reduce reduce, bool includ
     });
     return BP_STATUS_OK;
   }
-  // include_self=False: the first value landing on an element replaces self's.
-  std::unordered_set<int64_t> landed;
   return Dispatch(DtOf(out->dtype), BP_STATUS_INTERNAL, [&](auto tag) -> bp_status_t {
     using T = typename decltype(tag)::type;
     if constexpr (std::is_same<T, bool>::value) {
       return FailDtype(call, *out);
     } else {
+      // Each element reached combines in opmath_t (float for float16 and
+      // bfloat16) and is rounded once at the end. include_self=False: the
+      // first value landing on an element replaces self's.
+      std::unordered_map<int64_t, opmath_t<T>> acc;
       T* o = reinterpret_cast<T*>(dst);
       const T* s = reinterpret_cast<const T*>(from);
       ForEach(*index, *out, *src, d, idx, [&](int64_t, int64_t moved, int64_t same) {
-        const auto v = Load(s[same]);
-        if (!include_self && landed.insert(moved).second) {
-          o[moved] = Store<T>(v);
-          return;
+        const opmath_t<T> v = Load(s[same]);
+        auto it = acc.find(moved);
+        if (it == acc.end()) {
+          acc.emplace(moved, include_self ? Combine(reduce, Load(o[moved]), v) : v);
+        } else {
+          it->second = Combine(reduce, it->second, v);
         }
-        o[moved] = Store<T>(Combine(reduce, Load(o[moved]), v));
       });
+      for (const auto& kv : acc) o[kv.first] = Store<T>(kv.second);
       return BP_STATUS_OK;
     }
   });

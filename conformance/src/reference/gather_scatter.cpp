@@ -125,7 +125,9 @@ Expected gather_reference(const std::string&, const Sample& s) {
 std::vector<Sample> scatter_samples_for(DType d, uint64_t seed, const char* reduce) {
   Rng rng(seed);
   Domain dom;
-  dom.full_int_range = true;  // integer sums and products wrap, as torch's
+  // Sums and products stay small (int64 results exact in the double
+  // reference); int8/uint8 ones still wrap, as torch's do.
+  dom.full_int_range = reduce == nullptr || std::string(reduce) == "amax" || std::string(reduce) == "amin";
   const bool distinct = reduce == nullptr;
   std::vector<Sample> out;
   const Adder add{&out};
@@ -208,6 +210,9 @@ Expected scatter_reference(const std::string&, const Sample& s) {
   const bool include_self = s.args.size() > 5 ? s.args[5].b : true;
   HostTensor r = self;
   std::vector<bool> landed(r.values.size(), false);
+  std::vector<double> mag(r.values.size());  // sum of |terms| of each element, for the sums' tolerance
+  std::vector<int64_t> terms(r.values.size(), include_self ? 1 : 0);
+  for (size_t k = 0; k < mag.size(); ++k) mag[k] = include_self ? std::fabs(r.values[k]) : 0.0;
   for_each_index(index, self.sizes, norm_dim(s, self), [&](int64_t j, int64_t moved) {
     // src at j's coordinates (src may be larger than index).
     int64_t rem = j, so = 0, mul = 1;
@@ -217,15 +222,26 @@ Expected scatter_reference(const std::string&, const Sample& s) {
       mul *= src.sizes[k];
     }
     const double v = src.values[static_cast<size_t>(so)];
-    double& o = r.values[static_cast<size_t>(moved)];
-    if (reduce.empty() || (!include_self && !landed[static_cast<size_t>(moved)])) {
+    const size_t at = static_cast<size_t>(moved);
+    double& o = r.values[at];
+    if (reduce.empty() || (!include_self && !landed[at])) {
       o = v;
+      mag[at] = std::fabs(v);
+      terms[at] = 1;
     } else {
       o = combine(r.dtype, reduce, o, v);
+      mag[at] += std::fabs(v);
+      ++terms[at];
     }
-    landed[static_cast<size_t>(moved)] = true;
+    landed[at] = true;
   });
-  return single_output(std::move(r));
+  const bool sum = reduce == "sum";
+  Expected e = single_output(std::move(r));
+  if (sum) {
+    e.mag.push_back(std::move(mag));
+    e.reduce_len = terms.empty() ? 0 : *std::max_element(terms.begin(), terms.end());
+  }
+  return e;
 }
 
 }  // namespace
