@@ -32,6 +32,7 @@ class OpsMappingTest : public ::testing::Test {
   }
   void TearDown() override {
     for (bp_tensor_t* t : held_) bp_tensor_release(t);
+    session_.reset();  // its initializers live on the context
     bp_context_destroy(ctx_);
     std::system(("rm -rf " + dir_).c_str());
   }
