@@ -163,4 +163,74 @@ TEST_F(OpsMappingTest, RecurrentNodeWithOtherActivationsIsRefusedNamingIt) {
   EXPECT_NEAR(values(outs.at(0)).at(0), (1.0 - z) * std::tanh(1.5), 1e-6);
 }
 
+onnx::AttributeProto* attr(onnx::NodeProto* n, const std::string& name) {
+  auto* a = n->add_attribute();
+  a->set_name(name);
+  return a;
+}
+
+TEST_F(OpsMappingTest, EinsumChainsThreeOperandsAndInfersTheOutput) {
+  // A [[1, 2], [3, 4]], B [[1, 0], [1, 1]], v [1, 2]: A B = [[3, 2], [7, 4]],
+  // (A B) v = [7, 15]; "ij,jk" alone keeps the labels used once, sorted: ik.
+  for (const std::string eq : {"ij,jk,k->i", "ij, jk"}) {
+    const bool chain = eq.find("->") != std::string::npos;
+    Graph g(13);
+    g.input("a", {2, 2});
+    g.input("b", {2, 2});
+    if (chain) g.input("v", {2});
+    g.output("y", chain ? std::vector<int64_t>{2} : std::vector<int64_t>{2, 2});
+    auto* n =
+        g.node("Einsum", chain ? std::vector<std::string>{"a", "b", "v"} : std::vector<std::string>{"a", "b"}, {"y"});
+    auto* e = attr(n, "equation");
+    e->set_type(onnx::AttributeProto::STRING);
+    e->set_s(eq);
+    std::map<std::string, bp_tensor_t*> in = {{"a", floats({2, 2}, {1, 2, 3, 4})}, {"b", floats({2, 2}, {1, 0, 1, 1})}};
+    if (chain) in["v"] = floats({2}, {1, 2});
+    std::vector<bp_tensor_t*> outs;
+    std::string err;
+    ASSERT_TRUE(run(g, in, &outs, &err)) << eq << ": " << err;
+    EXPECT_EQ(values(outs.at(0)), chain ? (std::vector<float>{7, 15}) : (std::vector<float>{3, 2, 7, 4})) << eq;
+  }
+}
+
+TEST_F(OpsMappingTest, ReverseRnnWithSequenceLengthsStartsAtEachSequencesEnd) {
+  // Batch 0 has 2 valid steps of 3, batch 1 all 3. Batch 0's result must be
+  // that of the same RNN run on its first 2 steps alone, and its Y at step 2 zero.
+  auto graph = [&](int64_t steps, int64_t batch, bool lens) {
+    Graph g(14);
+    g.input("x", {steps, batch, 2});
+    if (lens) g.input("lens", {batch}, 6);  // int32
+    g.output("y", {steps, 1, batch, 3});
+    g.output("y_h", {1, batch, 3});
+    g.init("w", {1, 3, 2}, {0.5f, -0.3f, 0.8f, 0.1f, -0.6f, 0.4f});
+    g.init("r", {1, 3, 3}, {0.2f, -0.1f, 0.3f, 0.4f, 0.5f, -0.2f, -0.3f, 0.1f, 0.6f});
+    g.init("bias", {1, 6}, {0.1f, -0.2f, 0.05f, 0.3f, 0.0f, -0.1f});
+    auto* n = g.node("RNN", {"x", "w", "r", "bias", lens ? "lens" : ""}, {"y", "y_h"}, "rnn0");
+    auto* h = attr(n, "hidden_size");
+    h->set_type(onnx::AttributeProto::INT);
+    h->set_i(3);
+    auto* d = attr(n, "direction");
+    d->set_type(onnx::AttributeProto::STRING);
+    d->set_s("reverse");
+    return g;
+  };
+  const std::vector<float> x = {1, 2, -1, 0.5f, 0.3f, -0.7f, 2, 1, -0.4f, 0.9f, 1.5f, -1.2f};  // [3, 2, 2]
+  const std::vector<int32_t> lens = {2, 3};
+  std::vector<bp_tensor_t*> outs, ref;
+  std::string err;
+  bp_tensor_t* l = tensor({2}, DLDataType{kDLInt, 32, 1}, lens.data(), 8);
+  ASSERT_TRUE(run(graph(3, 2, true), {{"x", floats({3, 2, 2}, x)}, {"lens", l}}, &outs, &err)) << err;
+  const std::vector<float> y = values(outs.at(0)), y_h = values(outs.at(1));
+  // Batch 0's two steps alone: x[0][0], x[1][0].
+  ASSERT_TRUE(run(graph(2, 1, false), {{"x", floats({2, 1, 2}, {x[0], x[1], x[4], x[5]})}}, &ref, &err)) << err;
+  const std::vector<float> ry = values(ref.at(0)), ry_h = values(ref.at(1));
+  for (size_t k = 0; k < 3; ++k) {
+    EXPECT_FLOAT_EQ(y_h[k], ry_h[k]) << k;
+    EXPECT_FLOAT_EQ(y[k], ry[k]) << k;          // step 0, batch 0
+    EXPECT_FLOAT_EQ(y[6 + k], ry[3 + k]) << k;  // step 1, batch 0
+    EXPECT_EQ(y[12 + k], 0.f) << k;             // step 2, batch 0: past its length
+  }
+  EXPECT_NE(y_h[0], y_h[3]);  // batch 1 ran its own 3 steps
+}
+
 }  // namespace
