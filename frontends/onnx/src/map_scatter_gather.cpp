@@ -2,7 +2,8 @@
 // scatter.src and scatter_reduce.two. ONNX counts negative indices from the
 // end; they are moved up by the dimension's size first. Indices known on the
 // host are checked here, so an out-of-range one is reported as the model
-// gave it; indices computed on the device are checked by the kernel.
+// gave it; indices on the device are checked by the kernel, and read back to
+// name the model's index only when it fails.
 #include <algorithm>
 #include <string>
 
@@ -40,8 +41,27 @@ void check_host_index(const OnnxNode& n, const NodeInput& in, const std::vector<
       throw CallFailed{n.op_type + ": INVALID_ARGUMENT: argument 'indices' holds " + std::to_string(v[j]) +
                        " at position " + std::to_string(j) + "; expected an index in [" + std::to_string(-b) + ", " +
                        std::to_string(b) + ")" +
-                       (bounds.size() > 1 ? " for data dim " + std::to_string(j % bounds.size()) : "")};
+                       (n.op_type == "ScatterND" ? " for data dim " + std::to_string(j % bounds.size()) : "")};
     }
+  }
+}
+
+// Runs f (the node's operator calls). When they fail and the indices were
+// only on the device, they are read back (on this error path only) and
+// checked as check_host_index does, so the error names the index the model
+// gave and its range; otherwise the operator's error stands.
+template <typename F>
+bp_tensor_t* checked(Exec& ex, const OnnxNode& n, const NodeInput& in, const std::vector<int64_t>& bounds, F f) {
+  try {
+    return f();
+  } catch (const CallFailed&) {
+    if (in.host == nullptr && !bounds.empty()) {
+      const HostTensor h = ex.to_host(in.t);
+      NodeInput read = in;
+      read.host = &h;
+      check_host_index(n, read, bounds);
+    }
+    throw;
   }
 }
 
@@ -82,8 +102,10 @@ void register_scatter_gather(MapTable* t) {
     const DType it = index_dtype(n, in[1]);
     const int64_t len = xs.empty() ? 1 : xs[static_cast<size_t>(axis)];
     check_host_index(n, in[1], {len});
-    bp_tensor_t* idx = wrap_negative(ex, in[1].t, ex.scalar(static_cast<double>(len), it));
-    return {ex.call("gather", {vt(in[0].t), vi(axis), vt(idx)})};
+    return {checked(ex, n, in[1], {len}, [&] {
+      bp_tensor_t* idx = wrap_negative(ex, in[1].t, ex.scalar(static_cast<double>(len), it));
+      return ex.call("gather", {vt(in[0].t), vi(axis), vt(idx)});
+    })};
   };
   m["ScatterElements"] = [](Exec& ex, const OnnxNode& n, const Ins& in) -> Outs {
     const std::vector<int64_t> xs = sizes_of(in[0].t);
@@ -91,15 +113,17 @@ void register_scatter_gather(MapTable* t) {
     const DType it = index_dtype(n, in[1]);
     const int64_t len = xs.empty() ? 1 : xs[static_cast<size_t>(axis)];
     check_host_index(n, in[1], {len});
-    bp_tensor_t* idx = wrap_negative(ex, in[1].t, ex.scalar(static_cast<double>(len), it));
-    return {scatter(ex, n, in[0].t, axis, idx, in[2].t)};
+    return {checked(ex, n, in[1], {len}, [&] {
+      bp_tensor_t* idx = wrap_negative(ex, in[1].t, ex.scalar(static_cast<double>(len), it));
+      return scatter(ex, n, in[0].t, axis, idx, in[2].t);
+    })};
   };
   m["Scatter"] = m["ScatterElements"];  // opset 9-10's name of ScatterElements
   // ScatterND as one scatter along dim 0 of data seen as [N, S] (N the
   // product of the k indexed dims, S the rest): each index tuple becomes its
   // row number (computed on the host when the indices are there), expanded
   // over the row's S elements. Rows with a component out of range get row
-  // N on the device, which the kernel rejects.
+  // N on the device, which the kernel rejects (then `checked` names the tuple).
   m["ScatterND"] = [](Exec& ex, const OnnxNode& n, const Ins& in) -> Outs {
     const std::vector<int64_t> ds = sizes_of(in[0].t), is = sizes_of(in[1].t);
     index_dtype(n, in[1]);
@@ -154,7 +178,8 @@ void register_scatter_gather(MapTable* t) {
     bp_tensor_t* data = ex.call("reshape", {vt(in[0].t), vl({rows, row_len})});
     bp_tensor_t* upd = ex.call("reshape", {vt(in[2].t), vl({count, row_len})});
     bp_tensor_t* index = ex.call("expand", {vt(row), vl({count, row_len})});
-    return {ex.call("reshape", {vt(scatter(ex, n, data, 0, index, upd)), vl(ds)})};
+    bp_tensor_t* y = checked(ex, n, in[1], bounds, [&] { return scatter(ex, n, data, 0, index, upd); });
+    return {ex.call("reshape", {vt(y), vl(ds)})};
   };
 }
 

@@ -103,8 +103,12 @@ TEST_F(OpsMappingTest, ScatterNDWithIndicesOnTheDevice) {
   EXPECT_TRUE(outs.empty());
   EXPECT_NE(err.find("scatter_rows"), std::string::npos) << err;
   EXPECT_NE(err.find("INVALID_ARGUMENT"), std::string::npos) << err;
-  EXPECT_NE(err.find("holds 70"), std::string::npos) << err;
-  EXPECT_NE(err.find("[0, 70)"), std::string::npos) << err;
+  // The indices are read back on this error path: the message names the
+  // model's index, its position and ONNX's range.
+  EXPECT_NE(err.find("ScatterND: INVALID_ARGUMENT: argument 'indices' holds 70 at position 3; expected an index in "
+                     "[-70, 70) for data dim 0"),
+            std::string::npos)
+      << err;
 }
 
 TEST_F(OpsMappingTest, GatherElementsIndexOutOfRangeNamesNodeIndexAndRange) {
@@ -130,6 +134,24 @@ TEST_F(OpsMappingTest, GatherElementsIndexOutOfRangeNamesNodeIndexAndRange) {
   EXPECT_NE(err.find("argument 'ind"), std::string::npos) << err;
   EXPECT_NE(err.find("holds 3 at position 2"), std::string::npos) << err;
   EXPECT_NE(err.find(", 3)"), std::string::npos) << err;
+  // 80 indices stay on the device; the failing call reads them back to name the model's index.
+  Graph g80(13);
+  g80.input("x", {2, 3});
+  g80.input("i", {2, 40}, 7);
+  g80.output("y", {2, 40});
+  auto* ax = g80.node("GatherElements", {"x", "i"}, {"y"}, "pick80")->add_attribute();
+  ax->set_name("axis");
+  ax->set_type(onnx::AttributeProto::INT);
+  ax->set_i(1);
+  std::vector<int64_t> many(80, -1);
+  many[45] = -4;
+  outs.clear();
+  EXPECT_FALSE(run(g80, {{"x", x}, {"i", ints({2, 40}, many)}}, &outs, &err));
+  EXPECT_NE(err.find("pick80"), std::string::npos) << err;
+  EXPECT_NE(err.find("GatherElements: INVALID_ARGUMENT: argument 'indices' holds -4 at position 45; expected an "
+                     "index in [-3, 3)"),
+            std::string::npos)
+      << err;
 }
 
 TEST_F(OpsMappingTest, RecurrentNodeWithOtherActivationsIsRefusedNamingIt) {
