@@ -2,6 +2,7 @@
 // release; arguments that do not fit the signature; staleness per context
 // (a plugin load in one context leaves another's plans alone); a destroyed
 // context; results identical to bp_op_call for each kind of operator.
+#include <backplane/backplane.hpp>
 #include <string>
 #include <vector>
 
@@ -229,6 +230,31 @@ TEST_F(CallPlanTest, APlanOfADestroyedContextRefusesToRun) {
   EXPECT_THAT(LastError(), HasSubstr("context was destroyed"));
   EXPECT_EQ(Info(plan).route, BP_PLAN_ROUTE_STALE);
   bp_plan_release(plan);
+}
+
+TEST(CallPlanCppTest, PlanRunsAndRefreshesAfterAPluginLoad) {
+  bp::Context cxx;
+  const bp_op_t* add = cxx.op("add.Tensor");
+  ASSERT_EQ(bp_op_register_kernel(cxx.get(), add, 0, HostAddF32, nullptr, 0, nullptr), BP_STATUS_OK);
+  bp::Tensor a = bp::Tensor::from_vector(cxx, std::vector<float>{1, 2});
+  const std::vector<bp_value_t> args = {T(a.get()), T(a.get())};
+  bp::Plan plan(cxx, add, args);
+  EXPECT_EQ(plan.info().route, BP_PLAN_ROUTE_NATIVE);
+  EXPECT_EQ(plan.call(args)[0].to_host<float>(), (std::vector<float>{2, 4}));
+  EXPECT_FALSE(plan.refresh());
+  bp_plugin_t* p = cxx.load_plugin(PluginPath("bp_testdev"));
+  try {
+    plan.call(args);
+    ADD_FAILURE() << "a stale plan ran";
+  } catch (const bp::Error& e) {
+    EXPECT_EQ(e.status(), BP_STATUS_FAILED_PRECONDITION);
+  }
+  EXPECT_TRUE(plan.refresh());
+  EXPECT_EQ(plan.call(args)[0].to_host<float>(), (std::vector<float>{2, 4}));
+  bp::Plan moved = std::move(plan);
+  EXPECT_EQ(plan.get(), nullptr);
+  EXPECT_EQ(moved.call(args)[0].to_host<float>(), (std::vector<float>{2, 4}));
+  cxx.unload_plugin(p);
 }
 
 #ifdef BP_BUILD_PLUGIN_DIR
