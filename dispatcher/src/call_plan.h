@@ -27,6 +27,7 @@ struct bp_call_plan_t {
   bp_device_t device{0, 0};                  // the dispatch key
   bool fast = false;                         // FastRun serves the calls (dispatch_fast.cpp)
   DLDataType out_dtype{};                    // fast: the output's dtype
+  bool check_sizes = false;                  // fast: the output's byte size must fit int64 (not fill_)
 };
 
 namespace bp::core {

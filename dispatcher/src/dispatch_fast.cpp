@@ -8,7 +8,7 @@
 // temporaries needs only the broadcast sizes, the output and the kernel
 // views. The rules stay the meta function's: the plan ran it for the
 // signature; here only the size-dependent parts run (broadcasting through
-// BroadcastSizes and meta::BroadcastTo, the output's sizes, overlap). Anything
+// BroadcastSizes and meta::BroadcastStrides, the output's sizes, overlap). Anything
 // else returns false before any side effect and goes the generic way, so
 // messages and semantics stay exactly the generic path's.
 #include <cstring>
@@ -136,7 +136,7 @@ bool FastRun(const bp_call_plan_t& plan, const bp_value_t* args, int32_t num_arg
     ref = &m;
   }
   const DLDataType want = plan.out_dtype;
-  if (!WritesOneValue(op->meta) && !SizesFit(*ref, want.bits / 8)) return false;
+  if (plan.check_sizes && !SizesFit(*ref, want.bits / 8)) return false;
 
   // The output: the mutated argument as it is, or a fresh contiguous tensor.
   const int32_t mut = op->mutated_arg;
@@ -163,18 +163,20 @@ bool FastRun(const bp_call_plan_t& plan, const bp_value_t* args, int32_t num_arg
     if (!status->ok()) return true;
   }
 
-  // Kernel views: inputs of other sizes broadcast to the output's (meta's BroadcastTo).
+  // Kernel views: inputs of other sizes broadcast to the output's (meta's rule).
   DLTensor dl[kMaxArgs];
-  Uninit<Geometry[kMaxArgs]> views;
+  int64_t bstrides[kMaxArgs][BP_MAX_NDIM];  // written only for inputs that broadcast
   for (int32_t k = 0; k < nin; ++k) {
     const int32_t i = op->fast_inputs[k];
     const bp_tensor_t* t = tensors[i];
-    const Geometry* g = &t->geo;
-    if (g != ref && !SameSizes(*g, *ref)) {
-      views.value[k] = meta::BroadcastTo(*g, ref->sizes, ref->ndim);
-      g = &views.value[k];
+    const Geometry& g = t->geo;
+    FillDLTensor(t->storage, g, &dl[i]);
+    if (&g != ref && !SameSizes(g, *ref)) {
+      meta::BroadcastStrides(g, ref->sizes, ref->ndim, bstrides[k]);
+      dl[i].ndim = ref->ndim;
+      dl[i].shape = const_cast<int64_t*>(ref->sizes);
+      dl[i].strides = bstrides[k];
     }
-    FillDLTensor(t->storage, *g, &dl[i]);
     kargs[i].u.tensor = &dl[i];
   }
   DLTensor dl_out;

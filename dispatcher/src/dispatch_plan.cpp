@@ -175,6 +175,7 @@ Status PreparePlan(bp_context_t* ctx, const bp_op_t* op, const bp_arg_signature_
     plan->route_status = std::move(st);
   }
   plan->fast = FastEligible(ctx, op, *plan, &plan->out_dtype);
+  plan->check_sizes = !WritesOneValue(op->meta);
   *out = std::move(plan);
   return Status::Ok();
 }
@@ -195,18 +196,42 @@ void FreeCachedPlans(bp_context_t* ctx) {
 
 namespace {
 
+// A plan for `key` prepared now and put in `op`'s cache (in `free_slot`,
+// or the next slot round robin when it is -1). Off the hit path.
+__attribute__((noinline)) const bp_call_plan_t* PrepareCached(bp_context_t* ctx, const bp_op_t* op,
+                                                             const bp_value_t* args, int32_t num_args,
+                                                             int free_slot, Status* status) {
+  bp_arg_signature_t sig[kMaxArgs];
+  for (int32_t i = 0; i < num_args; ++i) SignatureOf(args[i], &sig[i]);
+  std::unique_ptr<bp_call_plan_t> fresh;
+  *status = PreparePlan(ctx, op, sig, num_args, &fresh);
+  if (!status->ok()) return nullptr;
+  bp_call_plan_t* raw = fresh.get();
+  {
+    std::lock_guard<std::mutex> lock(ctx->plans_mu);
+    ctx->cached_plans.push_back(raw);
+  }
+  fresh.release();
+  bp_op_t* mop = const_cast<bp_op_t*>(op);
+  if (free_slot < 0) {
+    free_slot = static_cast<int>(mop->plan_cache_next.fetch_add(1, std::memory_order_relaxed) % kPlanCacheSlots);
+  }
+  mop->plan_cache[free_slot].store(raw, std::memory_order_release);
+  return raw;
+}
+
 // The plan in `op`'s cache for the call's signature, or a new one put there.
 // nullptr (with *status OK) when the arguments have no signature (a NULL
 // tensor...): CallOp then decides and words everything itself.
-const bp_call_plan_t* CachedPlan(bp_context_t* ctx, const bp_op_t* op, const bp_value_t* args, int32_t num_args,
-                                 Status* status) {
+__attribute__((always_inline)) inline const bp_call_plan_t* CachedPlan(bp_context_t* ctx, const bp_op_t* op,
+                                                                       const bp_value_t* args, int32_t num_args,
+                                                                       Status* status) {
   if (num_args < 0 || num_args > op->num_args || (num_args > 0 && args == nullptr)) return nullptr;
   uint64_t key[kMaxArgs];
   for (int32_t i = 0; i < num_args; ++i) {
     if (!PackArg(args[i], &key[i])) return nullptr;
   }
   const uint64_t generation = ctx->route_generation.load(std::memory_order_seq_cst);
-  bp_op_t* mop = const_cast<bp_op_t*>(op);
   int free_slot = -1;
   for (int s = 0; s < kPlanCacheSlots; ++s) {
     const bp_call_plan_t* p = op->plan_cache[s].load(std::memory_order_acquire);
@@ -219,21 +244,7 @@ const bp_call_plan_t* CachedPlan(bp_context_t* ctx, const bp_op_t* op, const bp_
     for (int32_t i = 0; i < num_args && same; ++i) same = p->key[i] == key[i];
     if (same) return p;
   }
-  bp_arg_signature_t sig[kMaxArgs];
-  for (int32_t i = 0; i < num_args; ++i) SignatureOf(args[i], &sig[i]);
-  std::unique_ptr<bp_call_plan_t> fresh;
-  *status = PreparePlan(ctx, op, sig, num_args, &fresh);
-  if (!status->ok()) return nullptr;
-  bp_call_plan_t* raw = fresh.get();
-  {
-    std::lock_guard<std::mutex> lock(ctx->plans_mu);
-    ctx->cached_plans.push_back(raw);
-  }
-  fresh.release();
-  if (free_slot < 0)
-    free_slot = static_cast<int>(mop->plan_cache_next.fetch_add(1, std::memory_order_relaxed) % kPlanCacheSlots);
-  mop->plan_cache[free_slot].store(raw, std::memory_order_release);
-  return raw;
+  return PrepareCached(ctx, op, args, num_args, free_slot, status);
 }
 
 }  // namespace

@@ -204,19 +204,19 @@ bp_device_t CallDevice(const MetaCallInfo& info, const MetaArg* args) {
   return first ? first->device : bp_device_t{0, 0};
 }
 
-Geometry BroadcastTo(const Geometry& g, const int64_t* sizes, int32_t ndim) {
-  Geometry out = g;
-  out.ndim = ndim;
+void BroadcastStrides(const Geometry& g, const int64_t* sizes, int32_t ndim, int64_t* strides) {
   int32_t lead = ndim - g.ndim;
   for (int32_t i = 0; i < ndim; ++i) {
     int32_t j = i - lead;
-    out.sizes[i] = sizes[i];
-    if (j < 0 || (g.sizes[j] == 1 && sizes[i] != 1)) {
-      out.strides[i] = 0;
-    } else {
-      out.strides[i] = g.strides[j];
-    }
+    strides[i] = j < 0 || (g.sizes[j] == 1 && sizes[i] != 1) ? 0 : g.strides[j];
   }
+}
+
+Geometry BroadcastTo(const Geometry& g, const int64_t* sizes, int32_t ndim) {
+  Geometry out = g;
+  out.ndim = ndim;
+  std::memcpy(out.sizes, sizes, sizeof(int64_t) * static_cast<size_t>(ndim));
+  BroadcastStrides(g, sizes, ndim, out.strides);
   return out;
 }
 
