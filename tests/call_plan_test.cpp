@@ -23,6 +23,14 @@ bp_arg_signature_t TensorSig(DLDataType dtype, bp_device_t device, int32_t ndim)
   return s;
 }
 
+bp_call_signature_t Signature(const bp_arg_signature_t* args, int32_t num_args) {
+  bp_call_signature_t s{};
+  s.struct_size = sizeof(s);
+  s.num_args = num_args;
+  s.args = args;
+  return s;
+}
+
 class CallPlanTest : public ContextTest {
  protected:
   void SetUp() override {
@@ -34,10 +42,7 @@ class CallPlanTest : public ContextTest {
     ContextTest::TearDown();
   }
   bp_call_plan_t* Prepare(const char* op, const std::vector<bp_arg_signature_t>& sig) {
-    bp_call_signature_t s{};
-    s.struct_size = sizeof(s);
-    s.num_args = static_cast<int32_t>(sig.size());
-    s.args = sig.data();
+    const bp_call_signature_t s = Signature(sig.data(), static_cast<int32_t>(sig.size()));
     bp_call_plan_t* plan = nullptr;
     EXPECT_EQ(bp_op_prepare(ctx_, Op(op), &s, &plan), BP_STATUS_OK) << LastError();
     if (plan != nullptr) plans_.push_back(plan);
@@ -128,10 +133,7 @@ TEST_F(CallPlanTest, ArgumentsThatDoNotFitAreRefusedNamingTheArgument) {
 
 TEST_F(CallPlanTest, BadSignaturesAreRefusedAtPrepare) {
   bp_arg_signature_t sig[2] = {TensorSig(kF32, kCpu, 1), TensorSig(kF32, kCpu, 1)};
-  bp_call_signature_t s{};
-  s.struct_size = sizeof(s);
-  s.num_args = 9;
-  s.args = sig;
+  bp_call_signature_t s = Signature(sig, 9);
   bp_call_plan_t* plan = nullptr;
   EXPECT_EQ(bp_op_prepare(ctx_, Op("add.Tensor"), &s, &plan), BP_STATUS_INVALID_ARGUMENT);
   EXPECT_THAT(LastError(), HasSubstr("takes at most 3"));
@@ -217,10 +219,7 @@ TEST_F(CallPlanTest, APlanOfADestroyedContextRefusesToRun) {
   bp_op_t* add = nullptr;
   ASSERT_EQ(bp_op_find(other, "add.Tensor", &add), BP_STATUS_OK);
   bp_arg_signature_t sig[2] = {TensorSig(kF32, kCpu, 1), TensorSig(kF32, kCpu, 1)};
-  bp_call_signature_t s{};
-  s.struct_size = sizeof(s);
-  s.num_args = 2;
-  s.args = sig;
+  const bp_call_signature_t s = Signature(sig, 2);
   bp_call_plan_t* plan = nullptr;
   ASSERT_EQ(bp_op_prepare(other, add, &s, &plan), BP_STATUS_OK) << LastError();
   bp_context_destroy(other);
