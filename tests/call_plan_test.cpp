@@ -213,6 +213,19 @@ TEST_F(CallPlanTest, ARegistrationMakesThePlanStale) {
   EXPECT_EQ(Read(Call("add.Tensor", {T(a), T(a)})), (std::vector<float>{6, 8}));
 }
 
+TEST_F(CallPlanTest, RoutesChangedInALoopKeepTheCacheBounded) {
+  bp_tensor_t* a = F32(kCpu, {2}, {3, 4});
+  for (int i = 0; i < 4200; ++i) {
+    // Each strict-mode change makes the cached plans stale; the next call prepares one.
+    ASSERT_EQ(bp_context_set_strict_fallback(ctx_, i % 2), BP_STATUS_OK);
+    bp_value_t args[2] = {T(a), T(a)};
+    ASSERT_EQ(bp_op_call(ctx_, Op("add.Tensor"), args, 2, nullptr, 0), BP_STATUS_OK) << LastError();
+  }
+  std::lock_guard<std::mutex> lock(ctx_->plans_mu);
+  EXPECT_LE(ctx_->cached_plans.size(), 4096u);
+  EXPECT_GE(Builds(ctx_), 4200u);
+}
+
 TEST_F(CallPlanTest, APlanOfADestroyedContextRefusesToRun) {
   bp_context_t* other = nullptr;
   ASSERT_EQ(bp_context_create(nullptr, &other), BP_STATUS_OK) << LastError();

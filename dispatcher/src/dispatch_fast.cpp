@@ -157,6 +157,7 @@ bool FastRun(const bp_call_plan_t& plan, const bp_value_t* args, int32_t num_arg
     }
   }
   DeviceState* dev = plan.dev;
+  const int32_t device_type = dev->slot->device_type;  // every tensor is on dev (the signature)
   const bool fresh = mut < 0;
   if (fresh) {
     *status = EmptyTensorLike(ctx, dev, *ref, want, op->name.c_str(), &out);
@@ -170,7 +171,7 @@ bool FastRun(const bp_call_plan_t& plan, const bp_value_t* args, int32_t num_arg
     const int32_t i = op->fast_inputs[k];
     const bp_tensor_t* t = tensors[i];
     const Geometry& g = t->geo;
-    FillDLTensor(t->storage, g, &dl[i]);
+    FillDLTensor(t->storage->data, device_type, g, &dl[i]);
     if (&g != ref && !SameSizes(g, *ref)) {
       meta::BroadcastStrides(g, ref->sizes, ref->ndim, bstrides[k]);
       dl[i].ndim = ref->ndim;
@@ -180,7 +181,7 @@ bool FastRun(const bp_call_plan_t& plan, const bp_value_t* args, int32_t num_arg
     kargs[i].u.tensor = &dl[i];
   }
   DLTensor dl_out;
-  FillDLTensor(out->storage, out->geo, &dl_out);
+  FillDLTensor(out->storage->data, device_type, out->geo, &dl_out);
   DLTensor* out_ptrs[1] = {&dl_out};
   bp_kernel_call_t call = MakeKernelCall(op, dev, kargs, nmeta, out_ptrs, 1);
   bool to_host = false;

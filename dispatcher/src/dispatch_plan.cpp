@@ -196,11 +196,18 @@ void FreeCachedPlans(bp_context_t* ctx) {
 
 namespace {
 
-// A plan for `key` prepared now and put in `op`'s cache (in `free_slot`,
-// or the next slot round robin when it is -1). Off the hit path.
+// Cached plans a context keeps at most; past it a call's plan is prepared
+// for that call only (a program that changes its routes in a loop would
+// otherwise grow the list of replaced plans without end).
+constexpr size_t kMaxCachedPlans = 4096;
+
+// A plan for the call prepared now and put in `op`'s cache (in `free_slot`,
+// or the next slot round robin when it is -1), or into *uncached when the
+// context holds kMaxCachedPlans. Off the hit path.
 __attribute__((noinline)) const bp_call_plan_t* PrepareCached(bp_context_t* ctx, const bp_op_t* op,
-                                                             const bp_value_t* args, int32_t num_args,
-                                                             int free_slot, Status* status) {
+                                                              const bp_value_t* args, int32_t num_args, int free_slot,
+                                                              Status* status,
+                                                              std::unique_ptr<bp_call_plan_t>* uncached) {
   bp_arg_signature_t sig[kMaxArgs];
   for (int32_t i = 0; i < num_args; ++i) SignatureOf(args[i], &sig[i]);
   std::unique_ptr<bp_call_plan_t> fresh;
@@ -209,6 +216,10 @@ __attribute__((noinline)) const bp_call_plan_t* PrepareCached(bp_context_t* ctx,
   bp_call_plan_t* raw = fresh.get();
   {
     std::lock_guard<std::mutex> lock(ctx->plans_mu);
+    if (ctx->cached_plans.size() >= kMaxCachedPlans) {
+      *uncached = std::move(fresh);
+      return raw;
+    }
     ctx->cached_plans.push_back(raw);
   }
   fresh.release();
@@ -225,7 +236,8 @@ __attribute__((noinline)) const bp_call_plan_t* PrepareCached(bp_context_t* ctx,
 // tensor...): CallOp then decides and words everything itself.
 __attribute__((always_inline)) inline const bp_call_plan_t* CachedPlan(bp_context_t* ctx, const bp_op_t* op,
                                                                        const bp_value_t* args, int32_t num_args,
-                                                                       Status* status) {
+                                                                       Status* status,
+                                                                       std::unique_ptr<bp_call_plan_t>* uncached) {
   if (num_args < 0 || num_args > op->num_args || (num_args > 0 && args == nullptr)) return nullptr;
   uint64_t key[kMaxArgs];
   for (int32_t i = 0; i < num_args; ++i) {
@@ -244,7 +256,7 @@ __attribute__((always_inline)) inline const bp_call_plan_t* CachedPlan(bp_contex
     for (int32_t i = 0; i < num_args && same; ++i) same = p->key[i] == key[i];
     if (same) return p;
   }
-  return PrepareCached(ctx, op, args, num_args, free_slot, status);
+  return PrepareCached(ctx, op, args, num_args, free_slot, status, uncached);
 }
 
 }  // namespace
@@ -253,7 +265,8 @@ Status CallCached(bp_context_t* ctx, const bp_op_t* op, const bp_value_t* args, 
                   bp_tensor_t** out_results, int32_t num_results) {
   if (op->ctx == ctx && !op->removed.load(std::memory_order_acquire)) {
     Status st;
-    const bp_call_plan_t* plan = CachedPlan(ctx, op, args, num_args, &st);
+    std::unique_ptr<bp_call_plan_t> uncached;
+    const bp_call_plan_t* plan = CachedPlan(ctx, op, args, num_args, &st, &uncached);
     BP_RETURN_IF_ERROR(st);
     if (plan != nullptr) return RunPlan(*plan, args, num_args, out_results, num_results);
   }
