@@ -81,6 +81,7 @@ class Plan {
     if (v.kind == BP_VALUE_TENSOR_LIST) {
       for (int64_t j = 0; j < v.u.tensor_list.size; ++j) {
         const bp_tensor_t* e = v.u.tensor_list.data[j];
+        if (e == nullptr) continue;  // the call words the error
         if (t == nullptr || (bp_tensor_ndim(t) == 0 && bp_tensor_ndim(e) > 0)) t = e;
       }
     }
