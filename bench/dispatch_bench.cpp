@@ -69,24 +69,46 @@ void AnchorAddAllocated(void* s, int64_t iters) {
 
 // ---- ours
 
+// One boxed call, run through bp_op_call or, with `plan` set, through the
+// plan prepared for it (bp_op_prepare_for_args).
 struct BoxedCall {
   bp_op_t* op = nullptr;
   std::vector<bp_value_t> args;
   bool want_result = false;
+  bp_call_plan_t* plan = nullptr;
 };
 
-void RunBoxed(void* s, int64_t iters) {
+template <bool kPlan>
+inline bp_status_t Invoke(const BoxedCall* c, int32_t n, bp_tensor_t** results, int32_t num_results) {
+  return kPlan ? bp_plan_call(c->plan, c->args.data(), n, results, num_results)
+               : bp_op_call(Context(), c->op, c->args.data(), n, results, num_results);
+}
+
+template <bool kPlan>
+void RunCall(void* s, int64_t iters) {
   auto* c = static_cast<BoxedCall*>(s);
   const int32_t n = static_cast<int32_t>(c->args.size());
   for (int64_t i = 0; i < iters; ++i) {
     if (c->want_result) {
       bp_tensor_t* r = nullptr;
-      bp_op_call(Context(), c->op, c->args.data(), n, &r, 1);
+      Invoke<kPlan>(c, n, &r, 1);
       bp_tensor_release(r);
     } else {
-      benchmark::DoNotOptimize(bp_op_call(Context(), c->op, c->args.data(), n, nullptr, 0));
+      benchmark::DoNotOptimize(Invoke<kPlan>(c, n, nullptr, 0));
     }
   }
+}
+constexpr Batch RunBoxed = RunCall<false>;
+constexpr Batch RunPlanned = RunCall<true>;
+
+BoxedCall Planned(const BoxedCall& c) {
+  BoxedCall p = c;
+  if (bp_op_prepare_for_args(Context(), c.op, c.args.data(), static_cast<int32_t>(c.args.size()), &p.plan) !=
+      BP_STATUS_OK) {
+    std::fprintf(stderr, "bp_op_prepare_for_args: %s\n", bp_last_error_message());
+    std::exit(1);
+  }
+  return p;
 }
 
 struct CppTensors {
@@ -141,6 +163,10 @@ int main(int argc, char** argv) {
   BoxedCall add_alloc{Op("add.Tensor"), {TensorValue(a), TensorValue(b)}, true};
   BoxedCall add_bcast{Op("add.out"), {TensorValue(a11), TensorValue(b), Int(1), TensorValue(out11)}, false};
 
+  BoxedCall noop_plan = Planned(noop);
+  BoxedCall add_out_plan = Planned(add_out);
+  BoxedCall add_alloc_plan = Planned(add_alloc);
+
   bp::Context cxx;
   cxx.discover();
   CppTensors t{bp::Tensor::from_vector(cxx, std::vector<float>{1.5f}), bp::Tensor::from_vector(cxx, std::vector<float>{2.25f}),
@@ -155,11 +181,14 @@ int main(int argc, char** argv) {
     double goal_ns;
   };
   const Row rows[] = {
-      {"no-op kernel, C boxed (fill_.Scalar)", RunBoxed, &noop, AnchorNoop, 20},
+      {"no-op kernel, C boxed (fill_.Scalar)", RunBoxed, &noop, AnchorNoop, 25},
+      {"no-op kernel, C plan (fill_.Scalar)", RunPlanned, &noop_plan, AnchorNoop, 20},
       {"add.out 1 element, C boxed", RunBoxed, &add_out, AnchorAdd, 40},
+      {"add.out 1 element, C plan", RunPlanned, &add_out_plan, AnchorAdd, 30},
       {"add.out 1 element, C++ bp::add_out", RunCppAddOut, &t, AnchorAdd, 40},
-      {"add.Tensor 1 element allocated, C boxed", RunBoxed, &add_alloc, AnchorAddAllocated, 80},
-      {"add.Tensor 1 element allocated, C++ bp::add", RunCppAdd, &t, AnchorAddAllocated, 80},
+      {"add.Tensor 1 element allocated, C boxed", RunBoxed, &add_alloc, AnchorAddAllocated, 70},
+      {"add.Tensor 1 element allocated, C plan", RunPlanned, &add_alloc_plan, AnchorAddAllocated, 70},
+      {"add.Tensor 1 element allocated, C++ bp::add", RunCppAdd, &t, AnchorAddAllocated, 70},
       {"add.out [1,1]+[1] broadcast, C boxed", RunBoxed, &add_bcast, AnchorAdd, 150},
   };
   std::printf("Dispatch overhead, %d interleaved rounds of %lld calls, load average %s\n", rounds,
@@ -173,6 +202,7 @@ int main(int argc, char** argv) {
                 r.goal_ns);
   }
 
+  for (BoxedCall* p : {&noop_plan, &add_out_plan, &add_alloc_plan}) bp_plan_release(p->plan);
   bp_registration_remove(Context(), reg);
   for (bp_tensor_t* x : {one, a, b, out, a11, out11}) bp_tensor_release(x);
   return 0;

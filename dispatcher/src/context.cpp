@@ -11,6 +11,7 @@
 #include <unordered_set>
 
 #include "api.h"
+#include "call_plan.h"
 #include "plugin.h"
 #include "registry.h"
 
@@ -129,9 +130,11 @@ void InitHostBackend(bp_context_t* ctx) {
   ctx->device_states.push_back(std::move(dev));
   PublishBackendInfoLocked(ctx, s);
   s.loaded.store(true, std::memory_order_release);
-  RoutesChanged();
+  RoutesChanged(ctx);
   ctx->num_backends.store(1, std::memory_order_release);
 }
+
+void RoutesChanged(bp_context_t* ctx) { ctx->route_generation.fetch_add(1, std::memory_order_seq_cst); }
 
 void PublishBackendInfoLocked(bp_context_t* ctx, BackendSlot& slot) {
   auto fresh = std::make_unique<BackendInfoSnapshot>();
@@ -187,6 +190,7 @@ bp_context_t::~bp_context_t() {
   for (auto& slot : slots) delete slot.fallback.load(std::memory_order_relaxed);
   for (const auto* i : retired_infos) delete i;
   for (auto& slot : slots) delete slot.info.load(std::memory_order_relaxed);
+  bp::core::FreeCachedPlans(this);
 }
 
 using namespace bp::core;
@@ -247,6 +251,7 @@ BP_API void bp_context_destroy(bp_context_t* context) {
         return;
       }
     }
+    context->alive->store(false, std::memory_order_release);  // explicit plans stop here
     UnloadAllPlugins(context);
     int64_t pairs = context->live_pairs.load();
     int64_t live = context->live_tensors.load() + pairs;
@@ -269,6 +274,7 @@ BP_API bp_status_t bp_context_set_strict_fallback(bp_context_t* context, int32_t
   return ApiCall("bp_context_set_strict_fallback", [&]() -> Status {
     BP_CHECK_ARG(context != nullptr, "bp_context_set_strict_fallback", "context is NULL");
     context->strict.store(strict != 0);
+    RoutesChanged(context);  // the host fallback route becomes an error, or back
     return Status::Ok();
   });
 }

@@ -22,18 +22,19 @@
 struct bp_plugin_t;
 struct bp_op_t;
 struct bp_registration_t;
+struct bp_call_plan_t;
 
 namespace bp::core {
 
 constexpr int32_t kMaxBackends = 32;
 
-// Bumped (RoutesChanged) whenever what a call's route resolves to may change:
-// a kernel table published, a backend slot loaded or unloaded. The pointwise
-// fast path caches resolved routes per operator and trusts one only while this
-// is unchanged. Process-wide: a change in any context invalidates every cache.
-inline std::atomic<uint64_t> g_route_generation{1};
-// Writers call it after publishing, before SynchronizeReaders.
-inline void RoutesChanged() { g_route_generation.fetch_add(1, std::memory_order_seq_cst); }
+// Bumped (RoutesChanged) whenever what a call's route resolves to may change
+// in `ctx`: a kernel table published, a backend slot loaded or unloaded. Call
+// plans (call_plan.h) remember the generation they were prepared at and are
+// stale once it moves; per context, so one context's plugin load leaves
+// another's plans alone. Writers call it after publishing, before
+// SynchronizeReaders.
+void RoutesChanged(bp_context_t* ctx);
 
 struct KernelEntry {
   bp_kernel_fn fn = nullptr;
@@ -157,6 +158,16 @@ struct bp_context_t {
   // TensorBlocks (tensor.h) whose header and storage are both alive, counted in
   // neither field above: one counter update per fresh tensor instead of two.
   std::atomic<int64_t> live_pairs{0};
+
+  // Call plans (call_plan.h): the route generation (RoutesChanged), whether
+  // the context is alive (shared with explicit plans, which may outlive it),
+  // the plans the operators' caches ever held (freed at destroy; a replaced
+  // one may still be read by a call in flight), and how many were built.
+  std::atomic<uint64_t> route_generation{1};
+  std::shared_ptr<std::atomic<bool>> alive = std::make_shared<std::atomic<bool>>(true);
+  std::mutex plans_mu;
+  std::vector<bp_call_plan_t*> cached_plans;
+  std::atomic<uint64_t> plan_builds{0};
 
   ~bp_context_t();
 };

@@ -79,13 +79,6 @@ uint16_t FloatToBFloat16(float f) {
   return (uint16_t)((x + rounding) >> 16);
 }
 
-bool CanCast(DLDataType from, DLDataType to) {
-  DType f = DtypeFromDL(from), t = DtypeFromDL(to);
-  if (DtypeIsFloating(f) && DtypeIsIntegral(t, true)) return false;
-  if (f != DType::kBool && t == DType::kBool) return false;
-  return true;
-}
-
 namespace {
 
 // One element as the widest value of its category.

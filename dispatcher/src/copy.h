@@ -36,9 +36,6 @@ size_t ContiguousBytes(const Geometry& geo);
 // are on one device and it has one.
 Status CopyInto(bp_context_t* ctx, bp_tensor_t* dst, bp_tensor_t* src);
 
-// PyTorch's can_cast(from, to): no float -> integral, no non-bool -> bool.
-bool CanCast(DLDataType from, DLDataType to);
-
 float HalfToFloat(uint16_t h);
 uint16_t FloatToHalf(float f);
 float BFloat16ToFloat(uint16_t b);

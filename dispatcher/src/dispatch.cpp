@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "api.h"
+#include "call_plan.h"
 #include "copy.h"
 #include "dispatch_internal.h"
 #include "dtype.h"
@@ -42,9 +43,9 @@ Status CheckComputeDtypes(const bp_op_t* op, const Bound& b, const MetaPlan& pla
   return Status::Ok();
 }
 
-// The meta function's plan for the bound arguments: validation, output
-// sizes and dtypes, casts. `plan` need not be initialized.
-Status InferPlan(const bp_op_t* op, Bound& b, MetaPlan* plan) {
+}  // namespace
+
+Status detail::InferPlan(const bp_op_t* op, Bound& b, MetaPlan* plan) {
   if (op->meta == nullptr) {
     return Error(BP_STATUS_UNIMPLEMENTED, op->name + ": meta function '" + op->meta_name + "' is not available");
   }
@@ -58,6 +59,8 @@ Status InferPlan(const bp_op_t* op, Bound& b, MetaPlan* plan) {
   BP_RETURN_IF_ERROR(op->meta->infer(info, b.margs, plan));
   return CheckComputeDtypes(op, b, *plan);
 }
+
+namespace {
 
 // The tensor a call writes (in-place self, out=, copy_'s self) against
 // itself and against every input, by meta/overlap.cpp's rules, before any
@@ -88,12 +91,13 @@ Status CheckWrittenOverlap(const bp_op_t* op, const Bound& b, const std::vector<
   return Status::Ok();
 }
 
-// The generic path for a kernel operator whose route runs on the device:
-// meta function, outputs, casts on the device, kernel views, the kernel.
+// A kernel operator whose route runs on the device, past binding and
+// routing: the meta function, outputs, casts on the device, kernel views,
+// the route's kernel.
 // *to_host: the kernel declined and the host fallback must run instead
 // (every fresh output released, nothing written).
-Status RunMeta(bp_context_t* ctx, const bp_op_t* op, Bound& b, std::vector<ListArg>& lists, DeviceState* dev,
-               const Route& route, Temps& temps, bp_tensor_t** results, bool* to_host) {
+Status RunKernelOp(bp_context_t* ctx, const bp_op_t* op, Bound& b, std::vector<ListArg>& lists, DeviceState* dev,
+                   const Route& route, Temps& temps, bp_tensor_t** results, bool* to_host) {
   const bp_op_t* f = op->functional;
   const int32_t nmeta = op->num_meta_args;
   MetaCallInfo info{op->name.c_str(), f->arg_names, nmeta};
@@ -128,7 +132,7 @@ Status RunMeta(bp_context_t* ctx, const bp_op_t* op, Bound& b, std::vector<ListA
                            " cannot hold the result of sizes " + meta::SizesText(want) +
                            " (in-place operations do not resize self)");
         }
-        if (!DtypeEqual(g.dtype, want.dtype) && !CanCast(want.dtype, g.dtype)) {
+        if (!DtypeEqual(g.dtype, want.dtype) && !CanCastDtype(want.dtype, g.dtype)) {
           return Error(BP_STATUS_INVALID_ARGUMENT,
                        op->name + ": result type " + DtypeName(want.dtype) + " can't be cast to the desired output type " +
                            DtypeName(g.dtype) + " of argument '" + op->arg_names[mut] + "'");
@@ -269,17 +273,6 @@ Status RunMeta(bp_context_t* ctx, const bp_op_t* op, Bound& b, std::vector<ListA
 
 }  // namespace
 
-void FillDLTensor(const Storage* storage, const Geometry& geo, DLTensor* out) {
-  out->data = storage->data;
-  out->device.device_type = static_cast<DLDeviceType>(storage->dev->slot->device_type);
-  out->device.device_id = geo.device.index;
-  out->ndim = geo.ndim;
-  out->dtype = geo.dtype;
-  out->shape = const_cast<int64_t*>(geo.sizes);
-  out->strides = const_cast<int64_t*>(geo.strides);
-  out->byte_offset = static_cast<uint64_t>(geo.offset) * DtypeItemSize(DtypeFromDL(geo.dtype));
-}
-
 namespace {
 
 // fill_ into a broadcast view (meta WritesOneValue): the view's distinct
@@ -298,7 +291,7 @@ Status CallWritingDistinct(bp_context_t* ctx, const bp_op_t* op, const bp_value_
   for (int32_t i = 0; i < num_args; ++i) local[i] = args[i];
   local[mut].u.tensor = WrapStorage(ctx, self->storage, g);
   bp_tensor_t* r = nullptr;
-  Status st = CallOp(ctx, op, local, num_args, &r, 1);
+  Status st = CallOp(ctx, op, local, num_args, &r, 1, nullptr);
   TensorRelease(local[mut].u.tensor);
   if (r != nullptr) TensorRelease(r);
   BP_RETURN_IF_ERROR(st);
@@ -311,8 +304,8 @@ Status CallWritingDistinct(bp_context_t* ctx, const bp_op_t* op, const bp_value_
 
 }  // namespace
 
-Status CallOp(bp_context_t* ctx, const bp_op_t* op, const bp_value_t* args, int32_t num_args,
-              bp_tensor_t** out_results, int32_t num_results) {
+Status CallOp(bp_context_t* ctx, const bp_op_t* op, const bp_value_t* args, int32_t num_args, bp_tensor_t** out_results,
+              int32_t num_results, const bp_call_plan_t* plan) {
   if (op->ctx != ctx) return Error(BP_STATUS_INVALID_ARGUMENT, "bp_op_call: operator belongs to another context");
   if (op->removed.load(std::memory_order_acquire)) {
     return Error(BP_STATUS_FAILED_PRECONDITION, "bp_op_call: operator '" + op->name + "' was removed (plugin unloaded)");
@@ -365,46 +358,35 @@ Status CallOp(bp_context_t* ctx, const bp_op_t* op, const bp_value_t* args, int3
   }
 
   // The dispatch key: the device of the tensors with dims; 0-dim host tensors join it.
-  const int32_t host = ctx->host_backend;
-  bp_device_t key{host, 0};
-  int key_arg = -1;
-  bool any = false, key_has_dims = false;
-  ForEachTensor(op, b, lists, [&](int32_t i, int, bp_tensor_t*&, Geometry& g) {
-    bool dims = g.ndim > 0;
-    if (!any || (dims && !key_has_dims) || (!key_has_dims && !dims && key.backend == host && g.device.backend != host)) {
-      key = g.device;
-      key_arg = i;
-      key_has_dims = dims;
-      any = true;
-    }
-  });
+  KeyChooser chooser(ctx->host_backend);
+  ForEachTensor(op, b, lists,
+                [&](int32_t i, int, bp_tensor_t*&, Geometry& g) { chooser.Offer(i, g.device, g.ndim > 0); });
+  const bp_device_t key = chooser.key;
   bool joiners = false;
   Status st;
   ForEachTensor(op, b, lists, [&](int32_t i, int, bp_tensor_t*&, Geometry& g) {
-    if (!st.ok() || SameDevice(g.device, key)) return;
-    if (g.ndim == 0 && g.device.backend == host && i != op->mutated_arg) {
-      joiners = true;
-      return;
-    }
-    st = Error(BP_STATUS_INVALID_ARGUMENT, op->name + ": expected all tensors on one device, but argument '" +
-                                               op->arg_names[i] + "' is on " + DeviceText(ctx, g.device) +
-                                               " and argument '" + op->arg_names[key_arg] + "' is on " +
-                                               DeviceText(ctx, key));
+    if (st.ok()) st = chooser.Check(ctx, op, i, g.device, g.ndim, &joiners);
   });
   BP_RETURN_IF_ERROR(st);
   DeviceState* dev = nullptr;
   BP_RETURN_IF_ERROR(ResolveDevice(ctx, key, op->name.c_str(), &dev));
 
-  // The route, before anything is cast, copied or allocated.
+  // The route, before anything is cast, copied or allocated: the plan's,
+  // decided for this device.
   const bool has_route = op->kind == OpKind::kKernel || op->kind == OpKind::kCustom;
   Route route;
   if (has_route) {
-    st = DecideRoute(ctx, op, dev->slot->id, &route);
+    if (plan != nullptr && plan->dev == dev) {
+      route = plan->route;
+      if (plan->route_kind == BP_PLAN_ROUTE_ERROR) st = plan->route_status;
+    } else {
+      DecidePlanRoute(ctx, op, dev, &st, &route);
+    }
     if (!st.ok()) {
       // Bad arguments are reported before a missing kernel, as on every backend.
       if (op->kind == OpKind::kKernel && op->meta != nullptr) {
-        Uninit<MetaPlan> plan;
-        BP_RETURN_IF_ERROR(InferPlan(op, b, &plan.value));
+        Uninit<MetaPlan> meta;
+        BP_RETURN_IF_ERROR(InferPlan(op, b, &meta.value));
       }
       return st;
     }
@@ -435,7 +417,9 @@ Status CallOp(bp_context_t* ctx, const bp_op_t* op, const bp_value_t* args, int3
     case OpKind::kView: BP_RETURN_IF_ERROR(RunView(ctx, op, b, &results[0])); break;
     case OpKind::kComposite: BP_RETURN_IF_ERROR(RunComposite(ctx, op, b, &results[0])); break;
     case OpKind::kCustom: BP_RETURN_IF_ERROR(RunCustom(ctx, op, b, lists, dev, route, results, &to_host)); break;
-    default: BP_RETURN_IF_ERROR(RunMeta(ctx, op, b, lists, dev, route, temps, results, &to_host)); break;
+    default:
+      BP_RETURN_IF_ERROR(RunKernelOp(ctx, op, b, lists, dev, route, temps, results, &to_host));
+      break;
   }
   if (to_host) return RunHostFallback(ctx, op, args, num_args, dev, out_results, num_results);
   for (int32_t k = 0; k < op->num_returns; ++k) {
@@ -452,26 +436,18 @@ Status CallOp(bp_context_t* ctx, const bp_op_t* op, const bp_value_t* args, int3
 
 using namespace bp::core;
 
-namespace {
-// bp_op_call for an operator without a fast path (OpCallFn's shape).
-__attribute__((noinline)) bp_status_t OpCallGeneric(bp_context_t* context, const bp_op_t* op, const bp_value_t* args,
-                                                    int32_t num_args, bp_tensor_t** out_results,
-                                                    int32_t num_results) noexcept {
+// Every call goes through a plan: the operator's cached one for the call's
+// signature, or one prepared now (CallCached).
+extern "C" BP_API bp_status_t bp_op_call(bp_context_t* context, const bp_op_t* op, const bp_value_t* args,
+                                         int32_t num_args, bp_tensor_t** out_results, int32_t num_results) {
   if (context == nullptr || op == nullptr) {
     return SetLastError(BP_STATUS_INVALID_ARGUMENT, "bp_op_call: context and op must not be NULL");
   }
-  return ApiCall("bp_op_call", [&]() -> Status {
+  try {
     ReadSection rs;
-    return CallOp(context, op, args, num_args, out_results, num_results);
-  });
-}
-}  // namespace
-
-extern "C" BP_API bp_status_t bp_op_call(bp_context_t* context, const bp_op_t* op, const bp_value_t* args,
-                                         int32_t num_args, bp_tensor_t** out_results, int32_t num_results) {
-  // An operator with a pointwise fast path has its own entry (OpCallFn),
-  // which tries it first. Either way a tail call: this function adds no
-  // frame (OpCallGeneric words the NULL error).
-  const OpCallFn fast = context != nullptr && op != nullptr ? op->fast_call : nullptr;
-  return (fast != nullptr ? fast : OpCallGeneric)(context, op, args, num_args, out_results, num_results);
+    Status st = CallCached(context, op, args, num_args, out_results, num_results);
+    return st.ok() ? BP_STATUS_OK : SetLastError(st);
+  } catch (...) {
+    return ApiException("bp_op_call");
+  }
 }

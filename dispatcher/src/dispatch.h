@@ -11,12 +11,32 @@
 
 namespace bp::core {
 
-// Runs `op` with boxed arguments. Caller is inside a ReadSection.
-Status CallOp(bp_context_t* ctx, const bp_op_t* op, const bp_value_t* args, int32_t num_args,
-              bp_tensor_t** out_results, int32_t num_results);
+// Runs `op` with boxed arguments: binds them, checks them, routes the call
+// (`plan`'s route when it was decided for the call's device; `plan` may be
+// nullptr) and runs it. Caller is inside a ReadSection.
+Status CallOp(bp_context_t* ctx, const bp_op_t* op, const bp_value_t* args, int32_t num_args, bp_tensor_t** out_results,
+              int32_t num_results, const bp_call_plan_t* plan);
+// bp_op_call's body: the call through the operator's cached plan for the
+// arguments' signature (dispatch_plan.cpp). Caller is inside a ReadSection.
+Status CallCached(bp_context_t* ctx, const bp_op_t* op, const bp_value_t* args, int32_t num_args,
+                  bp_tensor_t** out_results, int32_t num_results);
 
-// A DLTensor describing `geo` over `storage` (shape/strides point into geo).
-void FillDLTensor(const Storage* storage, const Geometry& geo, DLTensor* out);
+// A DLTensor describing `geo` over `data` on a device of DLPack type
+// `device_type` (shape/strides point into geo); the one filler of every
+// path. Backplane's dtypes are whole bytes.
+inline void FillDLTensor(void* data, int32_t device_type, const Geometry& geo, DLTensor* out) {
+  out->data = data;
+  out->device.device_type = static_cast<DLDeviceType>(device_type);
+  out->device.device_id = geo.device.index;
+  out->ndim = geo.ndim;
+  out->dtype = geo.dtype;
+  out->shape = const_cast<int64_t*>(geo.sizes);
+  out->strides = const_cast<int64_t*>(geo.strides);
+  out->byte_offset = static_cast<uint64_t>(geo.offset) * (geo.dtype.bits / 8u);
+}
+inline void FillDLTensor(const Storage* storage, const Geometry& geo, DLTensor* out) {
+  FillDLTensor(storage->data, storage->dev->slot->device_type, geo, out);
+}
 
 // The one place a kernel call is assembled, for every path (generic, fast,
 // custom operators, copy_). The route fills kernel_data and backend_data.

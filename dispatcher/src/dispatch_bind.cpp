@@ -45,6 +45,18 @@ std::string DeviceText(bp_context_t* ctx, bp_device_t d) {
   return ctx->slots[d.backend].name + ":" + std::to_string(d.index);
 }
 
+Status KeyChooser::Check(bp_context_t* ctx, const bp_op_t* op, int32_t i, bp_device_t d, int32_t ndim,
+                         bool* joins) const {
+  if (SameDevice(d, key)) return Status::Ok();
+  if (ndim == 0 && d.backend == host && i != op->mutated_arg) {
+    if (joins != nullptr) *joins = true;
+    return Status::Ok();
+  }
+  return Error(BP_STATUS_INVALID_ARGUMENT, op->name + ": expected all tensors on one device, but argument '" +
+                                               op->arg_names[i] + "' is on " + DeviceText(ctx, d) + " and argument '" +
+                                               op->arg_names[key_arg] + "' is on " + DeviceText(ctx, key));
+}
+
 std::string DtypeList(uint32_t mask) {
   std::string s;
   for (int32_t i = 0; i < static_cast<int32_t>(DType::kCount); ++i) {

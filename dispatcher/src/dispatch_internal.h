@@ -73,8 +73,37 @@ void ForEachTensor(const bp_op_t* op, Bound& b, std::vector<ListArg>& lists, F&&
 
 
 inline bool SameDevice(bp_device_t a, bp_device_t b) { return a.backend == b.backend && a.index == b.index; }
+
+// The dispatch key of a call, offered its tensors one by one (the bound
+// ones in CallOp, a signature's in PreparePlan): the device of the first
+// tensor with dims; without one, a 0-dim tensor off the host; else the first.
+struct KeyChooser {
+  explicit KeyChooser(int32_t host_backend) : host(host_backend), key{host_backend, 0} {}
+  void Offer(int32_t i, bp_device_t d, bool dims) {
+    if (!any || (dims && !has_dims) || (!has_dims && !dims && key.backend == host && d.backend != host)) {
+      key = d;
+      key_arg = i;
+      has_dims = dims;
+      any = true;
+    }
+  }
+  // OK when argument i (a tensor on `d` of rank `ndim`) is on the key's
+  // device, or joins it as a 0-dim host tensor (*joins set); else the error
+  // naming both devices.
+  Status Check(bp_context_t* ctx, const bp_op_t* op, int32_t i, bp_device_t d, int32_t ndim,
+               bool* joins = nullptr) const;
+
+  int32_t host;
+  bp_device_t key;
+  int32_t key_arg = -1;
+  bool any = false, has_dims = false;
+};
 inline bool Overlaps(const bp_tensor_t* out, const bp_tensor_t* in) { return out->storage == in->storage; }
 
+// The meta function's plan for the bound arguments: validation, output
+// sizes and dtypes, casts, and the dtypes the operator computes in.
+// `plan` need not be initialized.
+Status InferPlan(const bp_op_t* op, Bound& b, MetaPlan* plan);
 // Binds boxed arguments to the schema (defaults filled, kinds checked).
 Status BindArgs(const bp_op_t* op, const bp_value_t* args, int32_t num_args, Bound& b,
                 std::vector<ListArg>& lists);

@@ -102,7 +102,7 @@ void ReclaimFinalizedLocked(bp_context_t* ctx, int32_t reused_slot) {
                                 [&](const std::unique_ptr<DeviceState>& d) { return d->slot == &slot; }),
                  states.end());
     slot.devices.clear();
-    RoutesChanged();
+    RoutesChanged(ctx);
   }
   auto& plugins = ctx->plugins;
   for (auto it = plugins.begin(); it != plugins.end();) {
@@ -283,7 +283,7 @@ Status CommitLocked(bp_context_t* ctx, bp_plugin_t* p, const std::string& fn) {
       ctx->device_states.push_back(std::move(dev));  // capacity reserved above
     }
     slot.loaded.store(true, std::memory_order_release);
-    RoutesChanged();
+    RoutesChanged(ctx);
     if (id == ctx->num_backends.load(std::memory_order_relaxed)) {
       ctx->num_backends.store(id + 1, std::memory_order_release);
     }
@@ -472,7 +472,7 @@ void DetachLocked(bp_plugin_t* p) {
   } else {
     slot.loaded.store(false, std::memory_order_release);
   }
-  RoutesChanged();
+  RoutesChanged(ctx);
 }
 
 bool IsLoadedPlugin(bp_context_t* ctx, bp_plugin_t* p) {

@@ -91,7 +91,7 @@ void Publish(bp_context_t* ctx, bp_op_t* op, int32_t backend) {
   fresh->kernels[backend] =
       stack.empty() || masked ? KernelEntry{} : KernelEntry{stack.back()->fn, stack.back()->data};
   op->table.store(fresh, std::memory_order_release);
-  RoutesChanged();
+  RoutesChanged(ctx);
   ctx->retired_tables.push_back(old);
 }
 
@@ -103,6 +103,7 @@ void PublishFallback(bp_context_t* ctx, int32_t backend) {
   }
   const KernelEntry* old = slot.fallback.exchange(fresh, std::memory_order_acq_rel);
   if (old != nullptr) ctx->retired_fallbacks.push_back(old);
+  RoutesChanged(ctx);  // plans may hold the backend fallback route
 }
 
 // What a custom operator's schema may say (DefineOpLocked): its own
@@ -293,7 +294,7 @@ Status DefineOpLocked(bp_context_t* ctx, const std::string& schema_text, bp_meta
   BP_RETURN_IF_ERROR(SetupFromSchema(op.get()));
   op->num_meta_args = op->num_args;
   op->table.store(new KernelTable());
-  RoutesChanged();
+  RoutesChanged(ctx);
   bp_op_t* raw = op.get();
   ctx->all_ops.push_back(std::move(op));
   try {

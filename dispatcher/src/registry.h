@@ -14,44 +14,13 @@
 namespace bp::core {
 enum class OpKind { kKernel, kView, kComposite, kCustom, kCopy };
 
-// Meta families the pointwise fast path (dispatch_fast.cpp) serves; kNone
-// sends every call through the generic meta path.
-enum class FastFamily : uint8_t {
-  kNone,
-  kBinary,        // binary (add, sub, mul, maximum, minimum, pow)
-  kTrueDivide,    // binary_true_divide
-  kDivMode,       // binary_div_mode
-  kComparison,    // comparison
-  kUnaryNoBool,   // unary_no_bool
-  kUnaryFloat,    // unary_float
-  kUnaryFloatOnly,  // unary_float_only
-  kFill,          // fill
-};
-// How the fast path binds one argument.
-enum class FastArg : uint8_t { kTensor, kScalar, kString, kOptionalString };
+// How the pointwise fast path (dispatch_fast.cpp) binds one argument.
+enum class FastArg : uint8_t { kTensor, kScalar };
 
-// bp_op_call past its NULL checks, for an operator with a pointwise fast
-// path (dispatch_fast.cpp; specialized by argument count): the fast path
-// where it serves the call, else CallOp, in one ReadSection; errors recorded
-// as the thread's last error. bp_op_call jumps to it (no frame of its own).
-using OpCallFn = bp_status_t (*)(bp_context_t* ctx, const bp_op_t* op, const bp_value_t* args, int32_t num_args,
-                                 bp_tensor_t** out_results, int32_t num_results);
-
-// The fast path's resolution of one call signature, cached per operator
-// (dispatch_fast.cpp): the kinds of the arguments and the dtype and device of
-// the tensors map to the output dtype, the device state and the native
-// kernel. Written by a call that resolved it, read by later calls under a
-// sequence lock; trusted only while g_route_generation equals `generation`.
-struct FastPlanCache {
-  std::atomic<uint32_t> seq{0};             // odd while a writer fills the entry
-  std::atomic<uint64_t> generation{0};      // 0: empty
-  std::atomic<uint64_t> kinds{0};           // bp_value_kind of argument i in bits 4i..4i+3
-  std::atomic<uint64_t> dtype_device{0};    // FastPlanKey of the inputs' dtype and device
-  std::atomic<uint64_t> out_dtype_type{0};  // output DLDataType (low 32 bits), DLDeviceType (high)
-  std::atomic<DeviceState*> dev{nullptr};
-  std::atomic<bp_kernel_fn> fn{nullptr};
-  std::atomic<void*> kernel_data{nullptr};
-};
+// Call plans an operator's calls use (call_plan.h), one per signature, read
+// lock-free by bp_op_call; a slot is replaced when its plan is stale or the
+// slots are full. The plans are owned by the context (cached_plans).
+constexpr int kPlanCacheSlots = 4;
 }
 
 struct bp_op_t {
@@ -75,15 +44,12 @@ struct bp_op_t {
   std::vector<int64_t> default_ints[bp::core::kMaxArgs];  // storage for int-list defaults
 
   // Precomputed by SetupFastPath (dispatch_fast.cpp) for the pointwise fast path.
-  bp::core::FastFamily fast = bp::core::FastFamily::kNone;
-  bp::core::OpCallFn fast_call = nullptr;  // set with `fast`; nullptr when kNone
-  bool fast_rejects_bool = false;  // sub: bool tensors are an error
-  int8_t fast_approx_arg = -1;     // gelu's 'approximate' argument
+  bool fast = false;  // a plan whose meta result allows it runs FastRun
   bp::core::FastArg fast_arg[bp::core::kMaxArgs] = {};
-  int32_t fast_num_inputs = 0;               // tensor arguments the kernel reads
+  int32_t fast_num_inputs = 0;                  // tensor arguments the kernel reads
   int8_t fast_inputs[bp::core::kMaxArgs] = {};  // their indices, self first
-  bool fast_reads_strings = false;              // the family's checks read string arguments (not cached)
-  bp::core::FastPlanCache fast_plan;
+  std::atomic<bp_call_plan_t*> plan_cache[bp::core::kPlanCacheSlots] = {};
+  std::atomic<uint32_t> plan_cache_next{0};  // the slot a full cache replaces next
 
   std::atomic<const bp::core::KernelTable*> table{nullptr};
   std::atomic<bool> removed{false};

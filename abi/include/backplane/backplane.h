@@ -399,4 +399,6 @@ BP_API bp_status_t bp_transfer_stats_reset(bp_context_t* context, int32_t backen
 } /* extern "C" */
 #endif
 
+#include "backplane/call_plan.h" /* ABI 1.3: prepared calls */
+
 #endif /* BACKPLANE_BACKPLANE_H_ */

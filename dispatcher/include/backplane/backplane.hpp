@@ -521,3 +521,5 @@ Tensor Tensor::from_vector(const Context& ctx, const std::vector<T>& values, std
 
 // The boxing behind the typed operator functions of ops.hpp.
 #include "backplane/detail/typed_call.hpp"
+// Prepared calls (bp::Plan).
+#include "backplane/plan.hpp"

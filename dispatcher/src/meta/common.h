@@ -52,6 +52,8 @@ bp_device_t CallDevice(const MetaCallInfo& info, const MetaArg* args);
 // `g` seen with `sizes` (ndim >= g.ndim): leading new dims and size-1 dims
 // that grow get stride 0. Caller guarantees the shapes broadcast.
 Geometry BroadcastTo(const Geometry& g, const int64_t* sizes, int32_t ndim);
+// BroadcastTo's strides only, into `strides` (ndim entries).
+void BroadcastStrides(const Geometry& g, const int64_t* sizes, int32_t ndim, int64_t* strides);
 // Kernel views equal to the arguments and outputs as they are.
 void ViewsAsIs(const MetaArg* args, int num_args, const Geometry* outputs, int num_outputs,
                KernelViews* views);

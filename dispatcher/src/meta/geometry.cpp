@@ -34,8 +34,7 @@ void Geometry::set_contiguous_strides() {
   }
 }
 
-Status BroadcastShapes(const MetaCallInfo& info, int arg_a, const Geometry& a, int arg_b,
-                       const Geometry& b, int32_t* out_ndim, int64_t* out_sizes) {
+int32_t BroadcastSizes(const Geometry& a, const Geometry& b, int32_t* out_ndim, int64_t* out_sizes) {
   int32_t ndim = a.ndim > b.ndim ? a.ndim : b.ndim;
   int64_t sizes[BP_MAX_NDIM];
   for (int32_t i = 0; i < ndim; ++i) {
@@ -48,15 +47,27 @@ Status BroadcastShapes(const MetaCallInfo& info, int arg_a, const Geometry& a, i
     } else if (sa == 1) {
       sizes[i] = sb;
     } else {
-      return Error(BP_STATUS_INVALID_ARGUMENT,
-                   std::string(info.op_name) + ": argument '" + meta::ArgName(info, arg_b) +
-                       "' of sizes " + meta::SizesText(b) + " cannot broadcast with '" +
-                       meta::ArgName(info, arg_a) + "' of sizes " + meta::SizesText(a) + " at dim " +
-                       std::to_string(i) + " (" + std::to_string(sb) + " vs " + std::to_string(sa) + ")");
+      return i;
     }
   }
   *out_ndim = ndim;
   std::memcpy(out_sizes, sizes, sizeof(int64_t) * static_cast<size_t>(ndim));
+  return -1;
+}
+
+Status BroadcastShapes(const MetaCallInfo& info, int arg_a, const Geometry& a, int arg_b, const Geometry& b,
+                       int32_t* out_ndim, int64_t* out_sizes) {
+  const int32_t i = BroadcastSizes(a, b, out_ndim, out_sizes);
+  if (i >= 0) {
+    const int32_t ndim = a.ndim > b.ndim ? a.ndim : b.ndim;
+    const int64_t sa = i - (ndim - a.ndim) >= 0 ? a.sizes[i - (ndim - a.ndim)] : 1;
+    const int64_t sb = i - (ndim - b.ndim) >= 0 ? b.sizes[i - (ndim - b.ndim)] : 1;
+    return Error(BP_STATUS_INVALID_ARGUMENT, std::string(info.op_name) + ": argument '" + meta::ArgName(info, arg_b) +
+                                                 "' of sizes " + meta::SizesText(b) + " cannot broadcast with '" +
+                                                 meta::ArgName(info, arg_a) + "' of sizes " + meta::SizesText(a) +
+                                                 " at dim " + std::to_string(i) + " (" + std::to_string(sb) + " vs " +
+                                                 std::to_string(sa) + ")");
+  }
   return Status::Ok();
 }
 
@@ -193,19 +204,19 @@ bp_device_t CallDevice(const MetaCallInfo& info, const MetaArg* args) {
   return first ? first->device : bp_device_t{0, 0};
 }
 
-Geometry BroadcastTo(const Geometry& g, const int64_t* sizes, int32_t ndim) {
-  Geometry out = g;
-  out.ndim = ndim;
+void BroadcastStrides(const Geometry& g, const int64_t* sizes, int32_t ndim, int64_t* strides) {
   int32_t lead = ndim - g.ndim;
   for (int32_t i = 0; i < ndim; ++i) {
     int32_t j = i - lead;
-    out.sizes[i] = sizes[i];
-    if (j < 0 || (g.sizes[j] == 1 && sizes[i] != 1)) {
-      out.strides[i] = 0;
-    } else {
-      out.strides[i] = g.strides[j];
-    }
+    strides[i] = j < 0 || (g.sizes[j] == 1 && sizes[i] != 1) ? 0 : g.strides[j];
   }
+}
+
+Geometry BroadcastTo(const Geometry& g, const int64_t* sizes, int32_t ndim) {
+  Geometry out = g;
+  out.ndim = ndim;
+  std::memcpy(out.sizes, sizes, sizeof(int64_t) * static_cast<size_t>(ndim));
+  BroadcastStrides(g, sizes, ndim, out.strides);
   return out;
 }
 

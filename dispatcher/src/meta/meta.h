@@ -158,6 +158,9 @@ bool IsPointwise(const MetaFunctions* m);
 bool WritesOneValue(const MetaFunctions* m);
 
 // Shared helpers for meta and runtime code.
+// The broadcasting rule (PyTorch's, trailing dims aligned): the sizes a and
+// b broadcast to, into out; -1, or the first dim that does not broadcast.
+int32_t BroadcastSizes(const Geometry& a, const Geometry& b, int32_t* out_ndim, int64_t* out_sizes);
 // Broadcasts a and b (PyTorch rules) into out; error names both arguments.
 Status BroadcastShapes(const MetaCallInfo& info, int arg_a, const Geometry& a, int arg_b,
                        const Geometry& b, int32_t* out_ndim, int64_t* out_sizes);

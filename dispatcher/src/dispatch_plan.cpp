@@ -1,0 +1,404 @@
+// Call plans: preparing one for a signature (the route, the dispatch key's
+// device, whether the pointwise fast path serves it), the per-operator plan
+// cache behind bp_op_call, and the bp_op_prepare / bp_plan_* entry points.
+#include <memory>
+#include <string>
+
+#include "api.h"
+#include "call_plan.h"
+#include "dispatch_internal.h"
+#include "dtype.h"
+#include "rcu.h"
+
+namespace bp::core {
+namespace {
+using namespace detail;  // NOLINT: the call path's shared internals
+
+const char* KindName(int32_t kind) {
+  static const char* const kNames[] = {"None",  "Tensor", "Tensor[]",   "int", "int[]",
+                                       "float", "bool",   "ScalarType", "str"};
+  return kind >= 0 && kind <= BP_VALUE_STRING ? kNames[kind] : "an unknown value kind";
+}
+
+std::string SignatureText(bp_context_t* ctx, const bp_arg_signature_t& s) {
+  std::string t = KindName(s.kind);
+  if (s.kind != BP_VALUE_TENSOR && s.kind != BP_VALUE_TENSOR_LIST) return t;
+  const bool known = s.device.backend >= 0 && s.device.backend < ctx->num_backends.load(std::memory_order_acquire);
+  return t + " " + DtypeName(s.dtype) + " of rank " + std::to_string(s.ndim) + " on " +
+         (known ? DeviceText(ctx, s.device)
+                : "device " + std::to_string(s.device.backend) + ":" + std::to_string(s.device.index));
+}
+
+// Whether the plan's meta result lets FastRun serve its calls: the meta
+// function, run once on tensors of the signature's dtypes, devices and ranks
+// (sizes 1), asks for no cast, no temporary and one output, which the
+// mutated argument (if any) already has the dtype of. Only operators whose
+// meta function reads no argument value (SetupFastPath) get here.
+bool FastEligible(bp_context_t* ctx, const bp_op_t* op, const bp_call_plan_t& plan, DLDataType* out_dtype) {
+  if (!op->fast || (plan.route_kind != BP_PLAN_ROUTE_NATIVE && plan.route_kind != BP_PLAN_ROUTE_BACKEND_FALLBACK)) {
+    return false;
+  }
+  Bound b;
+  for (int32_t i = 0; i < op->num_args; ++i) {
+    const bool given = i < plan.num_args;
+    if (!given && !op->has_default[i]) return false;
+    const int32_t kind = given ? plan.sig[i].kind : op->defaults[i].kind;
+    MetaArg& m = b.margs[i];
+    m = MetaArg{};
+    m.kind = kind;
+    if (kind == BP_VALUE_TENSOR) {
+      if (!given) return false;
+      const bp_arg_signature_t& s = plan.sig[i];
+      if (s.device.backend != plan.device.backend || s.device.index != plan.device.index) return false;
+      Geometry& g = b.geos[i];
+      g = Geometry{};
+      g.ndim = s.ndim;
+      g.dtype = s.dtype;
+      g.device = s.device;
+      for (int32_t d = 0; d < s.ndim; ++d) {
+        g.sizes[d] = 1;
+        g.strides[d] = 1;
+      }
+      m.tensor = &g;
+    } else if (kind != BP_VALUE_INT && kind != BP_VALUE_DOUBLE && kind != BP_VALUE_BOOL) {
+      return false;  // a fast operator takes tensors and scalars (SetupFastPath)
+    }
+  }
+  Uninit<MetaPlan> meta_storage;
+  MetaPlan& meta = meta_storage.value;
+  if (!InferPlan(op, b, &meta).ok() || meta.num_outputs != 1 || meta.no_output_alias) return false;
+  for (int32_t i = 0; i < op->num_meta_args; ++i) {
+    if (meta.cast_to[i].bits != 0 && !DtypeEqual(meta.cast_to[i], b.geos[i].dtype)) return false;
+    if (meta.rewritten[i].kind != BP_VALUE_NONE) return false;
+  }
+  const int32_t mut = op->mutated_arg;
+  if (mut >= 0 && !DtypeEqual(plan.sig[mut].dtype, meta.outputs[0].dtype)) return false;
+  (void)ctx;
+  *out_dtype = meta.outputs[0].dtype;
+  return true;
+}
+
+// The dispatch key of a signature (KeyChooser, as CallOp picks it from the
+// bound tensors), and an error when the devices do not mix.
+Status SignatureKey(bp_context_t* ctx, const bp_op_t* op, const bp_call_plan_t& plan, bp_device_t* key) {
+  KeyChooser chooser(ctx->host_backend);
+  for (int32_t i = 0; i < plan.num_args; ++i) {
+    const bp_arg_signature_t& s = plan.sig[i];
+    if (s.kind == BP_VALUE_TENSOR || (s.kind == BP_VALUE_TENSOR_LIST && s.ndim + s.device.backend > 0)) {
+      chooser.Offer(i, s.device, s.ndim > 0);
+    }
+  }
+  *key = chooser.key;
+  for (int32_t i = 0; i < plan.num_args; ++i) {
+    const bp_arg_signature_t& s = plan.sig[i];
+    if (s.kind != BP_VALUE_TENSOR) continue;
+    BP_RETURN_IF_ERROR(chooser.Check(ctx, op, i, s.device, s.ndim));
+  }
+  return Status::Ok();
+}
+
+}  // namespace
+
+bool SignatureOf(const bp_value_t& v, bp_arg_signature_t* out) {
+  *out = bp_arg_signature_t{};
+  out->kind = v.kind;
+  const bp_tensor_t* t = nullptr;
+  if (v.kind == BP_VALUE_TENSOR) {
+    t = v.u.tensor;
+    if (t == nullptr) return false;
+  } else if (v.kind == BP_VALUE_TENSOR_LIST) {
+    // The first element of rank > 0, else the first: the one the dispatch key comes from.
+    const int64_t n = v.u.tensor_list.size;
+    if (n < 0 || (n > 0 && v.u.tensor_list.data == nullptr)) return false;
+    for (int64_t j = 0; j < n; ++j) {
+      const bp_tensor_t* e = v.u.tensor_list.data[j];
+      if (e == nullptr) return false;
+      if (t == nullptr || (t->geo.ndim == 0 && e->geo.ndim > 0)) t = e;
+    }
+    if (t == nullptr) return true;
+  } else {
+    return true;
+  }
+  out->ndim = t->geo.ndim;
+  out->dtype = t->geo.dtype;
+  out->device = t->geo.device;
+  return true;
+}
+
+void DecidePlanRoute(bp_context_t* ctx, const bp_op_t* op, DeviceState* dev, Status* status, Route* route) {
+  *status = DecideRoute(ctx, op, dev->slot->id, route);
+}
+
+Status PreparePlan(bp_context_t* ctx, const bp_op_t* op, const bp_arg_signature_t* sig, int32_t num_args,
+                   std::unique_ptr<bp_call_plan_t>* out) {
+  if (op->ctx != ctx) return Error(BP_STATUS_INVALID_ARGUMENT, "bp_op_prepare: operator belongs to another context");
+  if (op->removed.load(std::memory_order_acquire)) {
+    return Error(BP_STATUS_FAILED_PRECONDITION,
+                 "bp_op_prepare: operator '" + op->name + "' was removed (plugin unloaded)");
+  }
+  if (num_args < 0 || num_args > op->num_args || (num_args > 0 && sig == nullptr)) {
+    return Error(BP_STATUS_INVALID_ARGUMENT, op->name + ": a signature of " + std::to_string(num_args) +
+                                                 " arguments; the operator takes at most " +
+                                                 std::to_string(op->num_args));
+  }
+  auto plan = std::make_unique<bp_call_plan_t>();
+  plan->ctx = ctx;
+  plan->op = op;
+  // Read before the route is, so a change while it is worked out leaves the plan stale.
+  plan->generation = ctx->route_generation.load(std::memory_order_seq_cst);
+  plan->num_args = num_args;
+  for (int32_t i = 0; i < num_args; ++i) {
+    plan->sig[i] = sig[i];
+    if (!PackSignature(sig[i], &plan->key[i])) {
+      return Error(BP_STATUS_INVALID_ARGUMENT, op->name + ": signature of argument '" + op->arg_names[i] +
+                                                   "' is not a valid " + KindName(sig[i].kind) + " (" +
+                                                   SignatureText(ctx, sig[i]) + ")");
+    }
+  }
+  ctx->plan_builds.fetch_add(1, std::memory_order_relaxed);
+  if (op->kind != OpKind::kKernel && op->kind != OpKind::kCustom) {
+    plan->route_kind = BP_PLAN_ROUTE_CORE;
+  }
+  Status st = SignatureKey(ctx, op, *plan, &plan->device);
+  if (st.ok()) st = ResolveDevice(ctx, plan->device, op->name.c_str(), &plan->dev);
+  if (st.ok() && plan->route_kind != BP_PLAN_ROUTE_CORE) {
+    DecidePlanRoute(ctx, op, plan->dev, &st, &plan->route);
+    if (st.ok()) {
+      plan->route_kind = plan->route.kind == RouteKind::kNative            ? BP_PLAN_ROUTE_NATIVE
+                         : plan->route.kind == RouteKind::kBackendFallback ? BP_PLAN_ROUTE_BACKEND_FALLBACK
+                                                                           : BP_PLAN_ROUTE_HOST_FALLBACK;
+    }
+  }
+  if (!st.ok()) {
+    plan->route_kind = BP_PLAN_ROUTE_ERROR;
+    plan->dev = nullptr;
+    plan->route_status = std::move(st);
+  }
+  plan->fast = FastEligible(ctx, op, *plan, &plan->out_dtype);
+  plan->check_sizes = !WritesOneValue(op->meta);
+  *out = std::move(plan);
+  return Status::Ok();
+}
+
+Status RunPlan(const bp_call_plan_t& plan, const bp_value_t* args, int32_t num_args, bp_tensor_t** out_results,
+               int32_t num_results) {
+  if (plan.fast) {
+    Status st;
+    if (FastRun(plan, args, num_args, out_results, num_results, &st)) return st;
+  }
+  return CallOp(plan.ctx, plan.op, args, num_args, out_results, num_results, &plan);
+}
+
+void FreeCachedPlans(bp_context_t* ctx) {
+  for (bp_call_plan_t* p : ctx->cached_plans) delete p;
+  ctx->cached_plans.clear();
+}
+
+namespace {
+
+// Cached plans a context keeps at most; past it a call's plan is prepared
+// for that call only (a program that changes its routes in a loop would
+// otherwise grow the list of replaced plans without end).
+constexpr size_t kMaxCachedPlans = 4096;
+
+// A plan for the call prepared now and put in `op`'s cache (in `free_slot`,
+// or the next slot round robin when it is -1), or into *uncached when the
+// context holds kMaxCachedPlans. Off the hit path.
+__attribute__((noinline)) const bp_call_plan_t* PrepareCached(bp_context_t* ctx, const bp_op_t* op,
+                                                              const bp_value_t* args, int32_t num_args, int free_slot,
+                                                              Status* status,
+                                                              std::unique_ptr<bp_call_plan_t>* uncached) {
+  bp_arg_signature_t sig[kMaxArgs];
+  for (int32_t i = 0; i < num_args; ++i) SignatureOf(args[i], &sig[i]);
+  std::unique_ptr<bp_call_plan_t> fresh;
+  *status = PreparePlan(ctx, op, sig, num_args, &fresh);
+  if (!status->ok()) return nullptr;
+  bp_call_plan_t* raw = fresh.get();
+  {
+    std::lock_guard<std::mutex> lock(ctx->plans_mu);
+    if (ctx->cached_plans.size() >= kMaxCachedPlans) {
+      *uncached = std::move(fresh);
+      return raw;
+    }
+    ctx->cached_plans.push_back(raw);
+  }
+  fresh.release();
+  bp_op_t* mop = const_cast<bp_op_t*>(op);
+  if (free_slot < 0) {
+    free_slot = static_cast<int>(mop->plan_cache_next.fetch_add(1, std::memory_order_relaxed) % kPlanCacheSlots);
+  }
+  mop->plan_cache[free_slot].store(raw, std::memory_order_release);
+  return raw;
+}
+
+// The plan in `op`'s cache for the call's signature, or a new one put there.
+// nullptr (with *status OK) when the arguments have no signature (a NULL
+// tensor...): CallOp then decides and words everything itself.
+__attribute__((always_inline)) inline const bp_call_plan_t* CachedPlan(bp_context_t* ctx, const bp_op_t* op,
+                                                                       const bp_value_t* args, int32_t num_args,
+                                                                       Status* status,
+                                                                       std::unique_ptr<bp_call_plan_t>* uncached) {
+  if (num_args < 0 || num_args > op->num_args || (num_args > 0 && args == nullptr)) return nullptr;
+  uint64_t key[kMaxArgs];
+  for (int32_t i = 0; i < num_args; ++i) {
+    if (!PackArg(args[i], &key[i])) return nullptr;
+  }
+  const uint64_t generation = ctx->route_generation.load(std::memory_order_seq_cst);
+  int free_slot = -1;
+  for (int s = 0; s < kPlanCacheSlots; ++s) {
+    const bp_call_plan_t* p = op->plan_cache[s].load(std::memory_order_acquire);
+    if (p == nullptr || p->generation != generation) {
+      if (free_slot < 0) free_slot = s;
+      continue;
+    }
+    if (p->num_args != num_args) continue;
+    bool same = true;
+    for (int32_t i = 0; i < num_args && same; ++i) same = p->key[i] == key[i];
+    if (same) return p;
+  }
+  return PrepareCached(ctx, op, args, num_args, free_slot, status, uncached);
+}
+
+}  // namespace
+
+Status CallCached(bp_context_t* ctx, const bp_op_t* op, const bp_value_t* args, int32_t num_args,
+                  bp_tensor_t** out_results, int32_t num_results) {
+  if (op->ctx == ctx && !op->removed.load(std::memory_order_acquire)) {
+    Status st;
+    std::unique_ptr<bp_call_plan_t> uncached;
+    const bp_call_plan_t* plan = CachedPlan(ctx, op, args, num_args, &st, &uncached);
+    BP_RETURN_IF_ERROR(st);
+    if (plan != nullptr) return RunPlan(*plan, args, num_args, out_results, num_results);
+  }
+  return CallOp(ctx, op, args, num_args, out_results, num_results, nullptr);
+}
+
+namespace {
+
+// INVALID_ARGUMENT naming the first argument that does not fit the plan.
+Status CheckFits(const bp_call_plan_t& plan, const bp_value_t* args, int32_t num_args) {
+  const bp_op_t* op = plan.op;
+  if (num_args != plan.num_args) {
+    return Error(BP_STATUS_INVALID_ARGUMENT, op->name + ": the plan was prepared for " + std::to_string(plan.num_args) +
+                                                 " arguments, got " + std::to_string(num_args));
+  }
+  if (num_args > 0 && args == nullptr) return Error(BP_STATUS_INVALID_ARGUMENT, op->name + ": args is NULL");
+  for (int32_t i = 0; i < num_args; ++i) {
+    uint64_t k;
+    if (PackArg(args[i], &k) && k == plan.key[i]) continue;
+    bp_arg_signature_t got;
+    const bool valid = SignatureOf(args[i], &got);
+    return Error(BP_STATUS_INVALID_ARGUMENT, op->name + ": argument '" + op->arg_names[i] +
+                                                 "' does not fit the plan: expected " +
+                                                 SignatureText(plan.ctx, plan.sig[i]) + ", got " +
+                                                 (valid ? SignatureText(plan.ctx, got) : std::string("a NULL tensor")));
+  }
+  return Status::Ok();
+}
+
+Status StaleError(const bp_call_plan_t& plan) {
+  return Error(BP_STATUS_FAILED_PRECONDITION,
+               plan.op->name +
+                   ": the call plan is stale (a plugin was loaded or unloaded, or a kernel, "
+                   "fallback, mask or strict mode changed, in its context since it was prepared); "
+                   "prepare it again");
+}
+
+Status PrepareChecked(bp_context_t* ctx, const bp_op_t* op, const bp_arg_signature_t* sig, int32_t num_args,
+                      bp_call_plan_t** out_plan) {
+  BP_CHECK_ARG(ctx != nullptr && op != nullptr && out_plan != nullptr, "bp_op_prepare",
+               "context, op and out_plan must not be NULL");
+  ReadSection rs;
+  std::unique_ptr<bp_call_plan_t> plan;
+  BP_RETURN_IF_ERROR(PreparePlan(ctx, op, sig, num_args, &plan));
+  plan->alive = ctx->alive;
+  *out_plan = plan.release();
+  return Status::Ok();
+}
+
+}  // namespace
+
+}  // namespace bp::core
+
+using namespace bp::core;
+
+extern "C" {
+
+BP_API bp_status_t bp_op_prepare(bp_context_t* context, const bp_op_t* op, const bp_call_signature_t* signature,
+                                 bp_call_plan_t** out_plan) {
+  return ApiCall("bp_op_prepare", [&]() -> Status {
+    BP_CHECK_ARG(signature != nullptr, "bp_op_prepare", "signature is NULL");
+    if (signature->struct_size < sizeof(bp_call_signature_t)) {
+      return Error(BP_STATUS_INVALID_ARGUMENT, "bp_op_prepare: signature->struct_size is " +
+                                                   std::to_string(signature->struct_size) + "; expected at least " +
+                                                   std::to_string(sizeof(bp_call_signature_t)));
+    }
+    return PrepareChecked(context, op, signature->args, signature->num_args, out_plan);
+  });
+}
+
+BP_API bp_status_t bp_op_prepare_for_args(bp_context_t* context, const bp_op_t* op, const bp_value_t* args,
+                                          int32_t num_args, bp_call_plan_t** out_plan) {
+  return ApiCall("bp_op_prepare_for_args", [&]() -> Status {
+    BP_CHECK_ARG(context != nullptr && op != nullptr, "bp_op_prepare_for_args", "context and op must not be NULL");
+    if (num_args < 0 || num_args > kMaxArgs || (num_args > 0 && args == nullptr)) {
+      return Error(BP_STATUS_INVALID_ARGUMENT,
+                   op->name + ": bp_op_prepare_for_args: bad args/num_args (" + std::to_string(num_args) + ")");
+    }
+    bp_arg_signature_t sig[kMaxArgs];
+    for (int32_t i = 0; i < num_args; ++i) {
+      if (!SignatureOf(args[i], &sig[i])) {
+        return Error(BP_STATUS_INVALID_ARGUMENT,
+                     op->name + ": argument " + std::to_string(i) + " holds a NULL tensor or a bad tensor list");
+      }
+    }
+    return PrepareChecked(context, op, sig, num_args, out_plan);
+  });
+}
+
+BP_API bp_status_t bp_plan_call(bp_call_plan_t* plan, const bp_value_t* args, int32_t num_args,
+                                bp_tensor_t** out_results, int32_t num_results) {
+  return ApiCall("bp_plan_call", [&]() -> Status {
+    BP_CHECK_ARG(plan != nullptr, "bp_plan_call", "plan is NULL");
+    if (plan->alive && !plan->alive->load(std::memory_order_acquire)) {
+      return Error(BP_STATUS_FAILED_PRECONDITION, "bp_plan_call: the plan's context was destroyed; release the plan");
+    }
+    ReadSection rs;
+    bp_context_t* ctx = plan->ctx;
+    if (plan->generation != ctx->route_generation.load(std::memory_order_seq_cst) ||
+        plan->op->removed.load(std::memory_order_acquire)) {
+      return StaleError(*plan);
+    }
+    BP_RETURN_IF_ERROR(CheckFits(*plan, args, num_args));
+    return RunPlan(*plan, args, num_args, out_results, num_results);
+  });
+}
+
+BP_API void bp_plan_release(bp_call_plan_t* plan) { delete plan; }
+
+BP_API bp_status_t bp_plan_info(const bp_call_plan_t* plan, bp_plan_info_t* out_info) {
+  return ApiCall("bp_plan_info", [&]() -> Status {
+    BP_CHECK_ARG(plan != nullptr && out_info != nullptr, "bp_plan_info", "plan and out_info must not be NULL");
+    const size_t need = offsetof(bp_plan_info_t, route) + sizeof(int32_t);
+    if (out_info->struct_size < need) {
+      return Error(BP_STATUS_INVALID_ARGUMENT, "bp_plan_info: out_info->struct_size is " +
+                                                   std::to_string(out_info->struct_size) + "; expected at least " +
+                                                   std::to_string(need));
+    }
+    bp_plan_info_t info{};
+    info.struct_size = out_info->struct_size;
+    info.route = plan->route_kind;
+    info.status = plan->route_kind == BP_PLAN_ROUTE_ERROR ? plan->route_status.code() : BP_STATUS_OK;
+    info.message = plan->route_kind == BP_PLAN_ROUTE_ERROR ? plan->route_status.message().c_str() : "";
+    info.device = plan->device;
+    const bool dead = plan->alive && !plan->alive->load(std::memory_order_acquire);
+    if (dead || plan->generation != plan->ctx->route_generation.load(std::memory_order_seq_cst)) {
+      info.route = BP_PLAN_ROUTE_STALE;
+    }
+    const size_t n = out_info->struct_size < sizeof(info) ? out_info->struct_size : sizeof(info);
+    std::memcpy(out_info, &info, n);
+    return Status::Ok();
+  });
+}
+
+}  // extern "C"
