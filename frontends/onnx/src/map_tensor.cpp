@@ -516,7 +516,8 @@ void register_tensor_ops(MapTable* t) {
       const RawTensor& t = n.attrs.at("value").tensor;
       if (!t.unsupported.empty()) throw NotMapped{"dtype " + n.op_type + "(" + t.unsupported + ")"};
       d = t.dtype;
-      const HostTensor h = ex.to_host(ex.upload(t));
+      HostTensor h;
+      if (!host_from_raw(t, &h)) h = ex.to_host(ex.upload(t));  // float16/bfloat16: rounded by the device
       if (!h.values.empty()) v = h.values[0];
     }
     return {ex.full(host_ints(host_of(in[0])), d, v)};

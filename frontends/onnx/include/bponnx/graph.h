@@ -133,6 +133,12 @@ class Session {
   /// shadow check); the device is synchronized before each call, so an
   /// observer slows a run. nullptr removes it. Called on run()'s thread.
   void set_observer(std::function<void(const NodeRun&)> fn) { observer_ = std::move(fn); }
+  /// True when the last successful run() replayed the record of an earlier
+  /// run with the same input sizes (operator calls only: no mapping ran, no
+  /// value was read back to the host, shapes were folded when recorded).
+  /// False after a recording run, or for a model whose calls depend on
+  /// device values (each run then runs the mappings).
+  bool last_run_replayed() const { return replayed_; }
   /// Largest number of intermediate values alive at once in the last run.
   size_t peak_live_values() const { return peak_live_; }
   /// When the last prepare() or run() failed because a node has no mapping
@@ -144,10 +150,15 @@ class Session {
  private:
   struct Slot;
   struct Step;
+  struct Plan;
+  struct RunState;
   // Value ids (value_id_) are dense: slots of a run are a vector, not a map.
   int value_id(const std::string& name);
   void plan();
-  bool run_steps(std::vector<Slot>* values, std::string* err);
+  bool run_steps(RunState* rs, std::vector<bp_tensor_t*>* outputs, std::string* err);
+  bool replay(Plan* p, const std::vector<bp_tensor_t*>& inputs, std::vector<bp_tensor_t*>* outputs, std::string* err);
+  bp_tensor_t* device_of(Slot* s, Exec& ex);
+  bp_tensor_t* cpu_of(Slot* s);
   bp_context_t* ctx_;
   bp_device_t dev_;
   const Model* model_;
@@ -156,10 +167,14 @@ class Session {
   std::vector<std::unique_ptr<Slot>> persistent_;  // by id: initializers and Constant values, else nullptr
   std::vector<Step> steps_;                        // the nodes to run (not Constant), in order
   std::vector<int> input_ids_, output_ids_;        // graph inputs and outputs, declared order
+  // Planned runs by the graph inputs' sizes (session.cpp: the first run of
+  // a signature records, later ones replay).
+  std::map<std::vector<std::vector<int64_t>>, std::unique_ptr<Plan>> plans_;
   std::function<void(const NodeRun&)> observer_;
   size_t peak_live_ = 0;
   std::string not_mapped_;
   bool prepared_ = false;
+  bool replayed_ = false;
 };
 
 }  // namespace bponnx
