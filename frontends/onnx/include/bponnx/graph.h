@@ -6,10 +6,14 @@
 // checks it (parses, opset supported, every node input produced before it
 // is used — a cycle is reported —, initializer data matching their dims)
 // and orders the nodes topologically. Session uploads initializers and
-// Constant values to the device once, runs nodes in order as Backplane
+// Constant values to the device once (those of at most 64 elements stay on
+// the host until a node needs them there), runs nodes in order as Backplane
 // operators (the shared node-to-operator mapping of exec.h), releases each
 // intermediate at its last use (its memory returns to the device's caching
-// allocator), and returns the graph outputs.
+// allocator), and returns the graph outputs. It plans once per set of input
+// sizes: the first run folds shape subgraphs on the host and records the
+// operator calls, later runs with the same sizes replay them
+// (docs/bp-run.md).
 //
 // Shapes and dtypes are the model's: inputs must have the declared element
 // type (one of the nine of dtype.h) and the declared static dims (symbolic
@@ -111,8 +115,9 @@ class Session {
   /// Checks every node has a mapping (else false with an error naming op
   /// type, node name and opset, and every other unmapped op type of the
   /// model) and uploads initializers and Constant values to the device once
-  /// (false on an element type Backplane lacks or a device error). run()
-  /// calls it when it was not called.
+  /// (false on an element type Backplane lacks or a device error); values
+  /// of at most 64 elements stay on the host. run() calls it when it was not
+  /// called; calling it again forgets every plan.
   bool prepare(std::string* err);
 
   /// Runs the graph. `inputs` maps each graph input name to a tensor on any
