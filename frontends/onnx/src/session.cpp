@@ -410,6 +410,17 @@ bool Session::run_steps(RunState* rs, std::vector<bp_tensor_t*>* outputs, std::s
     } else {
       ex.set_recorder(tape);
     }
+    // A constant node that fails leaves no half-made persistent value behind.
+    struct Undo {
+      std::vector<std::unique_ptr<Slot>>* persistent;
+      const std::vector<int>* outs;
+      bool armed;
+      ~Undo() {
+        for (int id : *outs) {
+          if (armed && id >= 0) (*persistent)[static_cast<size_t>(id)].reset();
+        }
+      }
+    } undo{&persistent_, &step.outs, first_constant};
     const bool observed = static_cast<bool>(observer_);
     const auto start = observed ? std::chrono::steady_clock::now() : std::chrono::steady_clock::time_point{};
     NodeRun nr;
@@ -498,6 +509,7 @@ bool Session::run_steps(RunState* rs, std::vector<bp_tensor_t*>* outputs, std::s
       *err = model_->path() + ": " + node_label(n) + ": the mapping failed: " + e.what();
       return false;
     }
+    undo.armed = false;
     if (observed) observer_(nr);
     peak_live_ = std::max(peak_live_, live);
     for (int id : step.release) {

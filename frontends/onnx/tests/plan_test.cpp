@@ -170,6 +170,30 @@ TEST_P(PlanTest, ValueDependentShapesFollowTheValues) {
   }
 }
 
+TEST_P(PlanTest, FailingConstantNodeFailsEveryRun) {
+  // r reads only initializers (computed once, by the first run), and its
+  // Reshape cannot work: every run reports it, none finds a half-made r.
+  Graph g(14);
+  g.input("x", {7});
+  g.output("y", {7});
+  g.init("w", {2, 3}, {1, 2, 3, 4, 5, 6});
+  int64_init(&g, "bad", {1}, {7});
+  g.node("Reshape", {"w", "bad"}, {"r"}, "bad_reshape");
+  g.node("Add", {"x", "r"}, {"y"});
+  Model m;
+  std::string err;
+  ASSERT_TRUE(Model::load(g.save(dir_ + "/m.onnx"), &m, &err)) << err;
+  Session s(ctx_, dev_, &m);
+  bp_tensor_t* x = floats({7});
+  for (int run = 0; run < 2; ++run) {
+    std::vector<bp_tensor_t*> outs;
+    err.clear();
+    EXPECT_FALSE(s.run({{"x", x}}, &outs, &err));
+    EXPECT_NE(err.find("bad_reshape"), std::string::npos) << err;
+    EXPECT_TRUE(outs.empty());
+  }
+}
+
 // Every model the models group runs (exported in the build tree): after a
 // warm-up run, a run replays the record and gives the warm-up's outputs,
 // and the only device-to-host copies are those operators make themselves:
