@@ -170,6 +170,51 @@ TEST_P(PlanTest, ValueDependentShapesFollowTheValues) {
   }
 }
 
+// Host folding computes what the device would: int64 values known on the
+// host (initializers) through each folded op, the results read back as outputs.
+TEST_P(PlanTest, FoldedShapeArithmeticMatchesOnnx) {
+  Graph g(14);
+  g.input("x", {1});
+  int64_init(&g, "m", {2, 3}, {0, 1, 2, 3, 4, 5});
+  int64_init(&g, "idx", {2}, {2, -3});
+  int64_init(&g, "col", {2, 1}, {7, 8});
+  int64_init(&g, "v", {5}, {10, 11, 12, 13, 14});
+  int64_init(&g, "start", {1}, {-1});
+  int64_init(&g, "end", {1}, {-100});
+  int64_init(&g, "axes", {1}, {0});
+  int64_init(&g, "step", {1}, {-2});
+  int64_init(&g, "num", {3}, {-7, 7, 9});
+  int64_init(&g, "den", {}, {2});
+  attr_int(g.node("Gather", {"m", "idx"}, {"gathered"}), "axis", 1);   // [[2,0],[5,3]]
+  attr_int(g.node("Concat", {"col", "m"}, {"joined"}), "axis", 1);     // [[7,0,1,2],[8,3,4,5]]
+  g.node("Slice", {"v", "start", "end", "axes", "step"}, {"sliced"});  // [14,12,10]
+  g.node("Div", {"num", "den"}, {"quot"});                             // [-3,3,4]
+  g.node("Less", {"num", "den"}, {"less"});                            // [1,0,0]
+  g.node("Where", {"less", "num", "den"}, {"picked"});                 // [-7,2,2]
+  g.node("Shape", {"m"}, {"shape"});                                   // [2,3]
+  const std::vector<std::pair<std::string, std::vector<double>>> want = {
+      {"gathered", {2, 0, 5, 3}}, {"joined", {7, 0, 1, 2, 8, 3, 4, 5}},
+      {"sliced", {14, 12, 10}},   {"quot", {-3, 3, 4}},
+      {"less", {1, 0, 0}},        {"picked", {-7, 2, 2}},
+      {"shape", {2, 3}}};
+  for (const auto& w : want) g.output(w.first, {});
+  Model m;
+  std::string err;
+  ASSERT_TRUE(Model::load(g.save(dir_ + "/m.onnx"), &m, &err)) << err;
+  Session s(ctx_, dev_, &m);
+  s.set_observer([](const bponnx::NodeRun& nr) {
+    EXPECT_TRUE(nr.ops.empty()) << nr.node->op_type << " ran on the device, not folded on the host";
+  });
+  std::vector<bp_tensor_t*> outs;
+  run_reads(&s, {{"x", floats({1})}}, &outs);
+  ASSERT_EQ(outs.size(), want.size());
+  for (size_t k = 0; k < outs.size(); ++k) {
+    bponnx::OpCache ops(ctx_);
+    bponnx::Exec cpu(ctx_, bp_device_t{0, 0}, &ops);
+    EXPECT_EQ(cpu.to_host(outs[k]).values, want[k].second) << want[k].first;
+  }
+}
+
 TEST_P(PlanTest, FailingConstantNodeFailsEveryRun) {
   // r reads only initializers (computed once, by the first run), and its
   // Reshape cannot work: every run reports it, none finds a half-made r.
