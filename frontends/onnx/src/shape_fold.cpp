@@ -9,6 +9,8 @@
 #include <set>
 #include <string>
 
+#include "bponnx/exec.h"
+
 namespace bponnx {
 
 namespace {
@@ -29,13 +31,6 @@ int64_t product(const std::vector<int64_t>& s) {
   int64_t n = 1;
   for (int64_t d : s) n *= d;
   return n;
-}
-
-std::vector<int64_t> ints_of(const HostTensor& h) {
-  std::vector<int64_t> r;
-  const double lim = 4611686018427387904.0;  // 2^62: INT64_MAX "to the end" markers stay usable
-  for (double v : h.values) r.push_back(static_cast<int64_t>(std::max(-lim, std::min(lim, v))));
-  return r;
 }
 
 // A value converted to `d` as a cast does (ints truncate and wrap, floats
@@ -131,7 +126,7 @@ Fold compare(const std::function<bool(double, double)>& f) {
 
 // Unsqueeze/Squeeze axes: an attribute before opset 13, an input from 13.
 std::vector<int64_t> axes_of(const OnnxNode& n, const std::vector<FoldInput>& in) {
-  if (n.opset >= 13) return in.size() > 1 && in[1].present ? ints_of(*in[1].host) : std::vector<int64_t>{};
+  if (n.opset >= 13) return in.size() > 1 && in[1].present ? host_ints(*in[1].host) : std::vector<int64_t>{};
   return n.get_ints("axes", {});
 }
 
@@ -210,7 +205,7 @@ const std::map<std::string, Fold>& folds() {
     };
     m["Reshape"] = [](const OnnxNode& n, const std::vector<FoldInput>& in, HostTensor* out) {
       if (n.opset < 5) return false;
-      std::vector<int64_t> shape = ints_of(*in[1].host);
+      std::vector<int64_t> shape = host_ints(*in[1].host);
       const std::vector<int64_t>& xs = in[0].host->sizes;
       int64_t known = 1, infer = -1;
       for (size_t k = 0; k < shape.size(); ++k) {
@@ -264,7 +259,7 @@ const std::map<std::string, Fold>& folds() {
       const int64_t len = x.sizes[static_cast<size_t>(axis)];
       const int64_t outer = product(std::vector<int64_t>(x.sizes.begin(), x.sizes.begin() + axis));
       const int64_t inner = product(std::vector<int64_t>(x.sizes.begin() + axis + 1, x.sizes.end()));
-      std::vector<int64_t> idx = ints_of(*in[1].host);
+      std::vector<int64_t> idx = host_ints(*in[1].host);
       for (int64_t& i : idx) {
         if (i < -len || i >= len) return false;  // the mapping reports it
         if (i < 0) i += len;
@@ -285,10 +280,11 @@ const std::map<std::string, Fold>& folds() {
     m["Slice"] = [](const OnnxNode& n, const std::vector<FoldInput>& in, HostTensor* out) {
       const HostTensor& x = *in[0].host;
       if (n.opset < 10 || x.ndim() != 1) return false;
-      const std::vector<int64_t> starts = ints_of(*in[1].host), ends = ints_of(*in[2].host);
-      const std::vector<int64_t> axes = in.size() > 3 && in[3].present ? ints_of(*in[3].host) : std::vector<int64_t>{0};
+      const std::vector<int64_t> starts = host_ints(*in[1].host), ends = host_ints(*in[2].host);
+      const std::vector<int64_t> axes =
+          in.size() > 3 && in[3].present ? host_ints(*in[3].host) : std::vector<int64_t>{0};
       const std::vector<int64_t> steps =
-          in.size() > 4 && in[4].present ? ints_of(*in[4].host) : std::vector<int64_t>{1};
+          in.size() > 4 && in[4].present ? host_ints(*in[4].host) : std::vector<int64_t>{1};
       if (starts.size() != 1 || ends.size() != 1 || axes.size() != 1 || steps.size() != 1) return false;
       if ((axes[0] != 0 && axes[0] != -1) || steps[0] == 0) return false;
       const int64_t dim = x.sizes[0], step = steps[0];
@@ -307,7 +303,7 @@ const std::map<std::string, Fold>& folds() {
       return true;
     };
     m["ConstantOfShape"] = [](const OnnxNode& n, const std::vector<FoldInput>& in, HostTensor* out) {
-      out->sizes = ints_of(*in[0].host);
+      out->sizes = host_ints(*in[0].host);
       for (int64_t s : out->sizes) {
         if (s < 0) return false;
       }
@@ -336,17 +332,7 @@ bool fold_on_host(const OnnxNode& n, const std::vector<FoldInput>& in, std::vect
   HostTensor r;
   if (n.op_type == "Shape" || n.op_type == "Size") {
     if (in.empty() || !in[0].present) return false;
-    const std::vector<int64_t>& xs = in[0].sizes;
-    const int64_t rank = static_cast<int64_t>(xs.size());
-    r.dtype = DType::kInt64;
-    if (n.op_type == "Size") {
-      r.values = {static_cast<double>(product(xs))};
-    } else {
-      auto clampi = [rank](int64_t v) { return std::max<int64_t>(0, std::min<int64_t>(rank, v < 0 ? v + rank : v)); };
-      const int64_t start = clampi(n.get_int("start", 0)), end = clampi(n.get_int("end", rank));
-      for (int64_t k = start; k < end; ++k) r.values.push_back(static_cast<double>(xs[static_cast<size_t>(k)]));
-      r.sizes = {static_cast<int64_t>(r.values.size())};
-    }
+    r = shape_value(n, in[0].sizes);
   } else {
     const auto it = folds().find(n.op_type);
     if (it == folds().end()) return false;
@@ -363,6 +349,21 @@ bool fold_on_host(const OnnxNode& n, const std::vector<FoldInput>& in, std::vect
   if (r.numel() > kHostValueLimit || static_cast<int64_t>(r.values.size()) != r.numel()) return false;
   out->assign(1, std::move(r));
   return true;
+}
+
+HostTensor shape_value(const OnnxNode& n, const std::vector<int64_t>& xs) {
+  HostTensor r;
+  r.dtype = DType::kInt64;
+  if (n.op_type == "Size") {
+    r.values = {static_cast<double>(product(xs))};
+    return r;
+  }
+  const int64_t rank = static_cast<int64_t>(xs.size());
+  auto clampi = [rank](int64_t v) { return std::max<int64_t>(0, std::min<int64_t>(rank, v < 0 ? v + rank : v)); };
+  const int64_t start = clampi(n.get_int("start", 0)), end = clampi(n.get_int("end", rank));
+  for (int64_t k = start; k < end; ++k) r.values.push_back(static_cast<double>(xs[static_cast<size_t>(k)]));
+  r.sizes = {static_cast<int64_t>(r.values.size())};
+  return r;
 }
 
 bool host_only_input(const OnnxNode& n, size_t k) {

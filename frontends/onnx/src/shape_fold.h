@@ -31,6 +31,10 @@ struct FoldInput {
 /// the node then runs on the device as usual.
 bool fold_on_host(const OnnxNode& n, const std::vector<FoldInput>& in, std::vector<HostTensor>* out);
 
+/// The value of a Shape node (from opset 15, sizes[start:end]) or a Size
+/// node for an input of sizes `xs`, as int64: what their mappings upload.
+HostTensor shape_value(const OnnxNode& n, const std::vector<int64_t>& xs);
+
 /// True when the mapping of `n` reads input `k` only on the host (Reshape's
 /// shape, Slice's starts, a reduction's axes): a host-known value given
 /// there needs no copy on the device.
