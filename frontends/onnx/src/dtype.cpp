@@ -1,5 +1,7 @@
 #include "bponnx/dtype.h"
 
+#include <cstring>
+
 namespace bponnx {
 
 const char* dtype_name(DType d) {
@@ -62,6 +64,53 @@ std::string sizes_str(const std::vector<int64_t>& sizes) {
   std::string s = "[";
   for (size_t k = 0; k < sizes.size(); ++k) s += (k ? ", " : "") + std::to_string(sizes[k]);
   return s + "]";
+}
+
+namespace {
+template <typename T>
+void widen(const std::string& bytes, std::vector<double>* out) {
+  for (size_t k = 0; k < out->size(); ++k) {
+    T v;
+    std::memcpy(&v, &bytes[k * sizeof(T)], sizeof(T));
+    (*out)[k] = static_cast<double>(v);
+  }
+}
+}  // namespace
+
+bool host_from_raw(const RawTensor& r, HostTensor* out) {
+  const size_t n = static_cast<size_t>(r.numel());
+  if (!r.unsupported.empty() || r.bytes.size() < n * dtype_itemsize(r.dtype)) return false;
+  std::vector<double> v(n);
+  switch (r.dtype) {
+    case DType::kFloat32:
+      widen<float>(r.bytes, &v);
+      break;
+    case DType::kFloat64:
+      widen<double>(r.bytes, &v);
+      break;
+    case DType::kInt8:
+      widen<int8_t>(r.bytes, &v);
+      break;
+    case DType::kUInt8:
+      widen<uint8_t>(r.bytes, &v);
+      break;
+    case DType::kInt32:
+      widen<int32_t>(r.bytes, &v);
+      break;
+    case DType::kInt64:
+      widen<int64_t>(r.bytes, &v);
+      break;
+    case DType::kBool:
+      widen<uint8_t>(r.bytes, &v);
+      for (double& x : v) x = x != 0.0 ? 1.0 : 0.0;
+      break;
+    default:
+      return false;
+  }
+  out->dtype = r.dtype;
+  out->sizes = r.sizes;
+  out->values = std::move(v);
+  return true;
 }
 
 }  // namespace bponnx

@@ -62,13 +62,20 @@ std::string api_error(const char* what, bp_status_t st) {
   return std::string(what) + ": " + bp_status_name(st) + ": " + bp_last_error_message();
 }
 
-bp_op_t* OpCache::find(const std::string& name) {
+void PreparedCall::run(bp_context_t* ctx, const bp_value_t* args, int32_t num_args, bp_tensor_t** outs,
+                       int32_t num_outs) const {
+  if (op == nullptr) throw CallFailed{"operator " + name + " not found in libbackplane"};
+  const bp_status_t st = bp_op_call(ctx, op, args, num_args, outs, num_outs);
+  if (st != BP_STATUS_OK) throw CallFailed{api_error(name.c_str(), st)};
+}
+
+const PreparedCall& OpCache::prepared(const std::string& name) {
   auto it = ops_.find(name);
   if (it != ops_.end()) return it->second;
-  bp_op_t* op = nullptr;
-  if (bp_op_find(ctx_, name.c_str(), &op) != BP_STATUS_OK) op = nullptr;
-  ops_[name] = op;
-  return op;
+  PreparedCall& c = ops_[name];
+  c.name = name;
+  if (bp_op_find(ctx_, name.c_str(), &c.op) != BP_STATUS_OK) c.op = nullptr;
+  return c;
 }
 
 Exec::Exec(bp_context_t* ctx, bp_device_t dev, OpCache* ops) : ctx_(ctx), dev_(dev), ops_(ops) {}
@@ -86,25 +93,29 @@ bp_tensor_t* Exec::hold(bp_tensor_t* t) {
   return t;
 }
 
+// Called inside the caller's own Quiet: reported unless an outer one is active.
+bp_tensor_t* Exec::constant(bp_tensor_t* t) {
+  if (rec_ != nullptr && quiet_ == 1) rec_->on_constant(t);
+  return t;
+}
+
 bp_tensor_t* Exec::call(const std::string& name, std::initializer_list<bp_value_t> args) {
-  bp_op_t* op = find(name);
-  if (op == nullptr) throw CallFailed{"operator " + name + " not found in libbackplane"};
-  called_.push_back(op);
+  const PreparedCall& c = ops_->prepared(name);
+  if (c.op != nullptr) called_.push_back(c.op);
   bp_tensor_t* r = nullptr;
-  const bp_status_t st = bp_op_call(ctx_, op, args.begin(), static_cast<int32_t>(args.size()), &r, 1);
-  if (st != BP_STATUS_OK) throw CallFailed{api_error(name.c_str(), st)};
+  c.run(ctx_, args.begin(), static_cast<int32_t>(args.size()), &r, 1);
   if (r == nullptr) throw CallFailed{name + ": bp_op_call returned no result tensor"};
-  return hold(r);
+  hold(r);
+  if (Recorder* rec = recorder()) rec->on_call(c, args.begin(), static_cast<int32_t>(args.size()), &r, 1);
+  return r;
 }
 
 std::vector<bp_tensor_t*> Exec::call_multi(const std::string& name, const std::vector<bp_value_t>& args,
                                            int32_t num_results) {
-  bp_op_t* op = find(name);
-  if (op == nullptr) throw CallFailed{"operator " + name + " not found in libbackplane"};
-  called_.push_back(op);
+  const PreparedCall& c = ops_->prepared(name);
+  if (c.op != nullptr) called_.push_back(c.op);
   std::vector<bp_tensor_t*> r(static_cast<size_t>(num_results), nullptr);
-  const bp_status_t st = bp_op_call(ctx_, op, args.data(), static_cast<int32_t>(args.size()), r.data(), num_results);
-  if (st != BP_STATUS_OK) throw CallFailed{api_error(name.c_str(), st)};
+  c.run(ctx_, args.data(), static_cast<int32_t>(args.size()), r.data(), num_results);
   bool missing = false;
   for (bp_tensor_t* t : r) {
     if (t == nullptr)
@@ -113,6 +124,8 @@ std::vector<bp_tensor_t*> Exec::call_multi(const std::string& name, const std::v
       hold(t);
   }
   if (missing) throw CallFailed{name + ": bp_op_call returned fewer result tensors than asked for"};
+  if (Recorder* rec = recorder())
+    rec->on_call(c, args.data(), static_cast<int32_t>(args.size()), r.data(), num_results);
   return r;
 }
 
@@ -195,81 +208,45 @@ bp_tensor_t* Exec::host_tensor(const std::vector<int64_t>& sizes, DType d, const
 }
 
 bp_tensor_t* Exec::upload(const HostTensor& h) {
+  const Quiet quiet(this);
   bp_tensor_t* host = host_tensor(h.sizes, h.dtype, h.values);
-  if (dev_.backend == 0) return host;
+  if (dev_.backend == 0) return constant(host);
   bp_tensor_t* t = nullptr;
   const bp_status_t st = bp_tensor_to_device(host, dev_, &t);
   if (st != BP_STATUS_OK) throw CallFailed{api_error("bp_tensor_to_device", st)};
-  return hold(t);
+  return constant(hold(t));
 }
 
 bp_tensor_t* Exec::upload(const RawTensor& r) {
   if (!r.unsupported.empty()) throw NotMapped{"dtype " + r.unsupported};
   bp_tensor_t* host = hold(cpu_tensor(ctx_, r.sizes, dtype_to_dl(r.dtype), r.bytes.data(), r.bytes.size()));
-  if (dev_.backend == 0) return host;
+  if (dev_.backend == 0) return constant(host);
   bp_tensor_t* t = nullptr;
   const bp_status_t st = bp_tensor_to_device(host, dev_, &t);
   if (st != BP_STATUS_OK) throw CallFailed{api_error("bp_tensor_to_device", st)};
-  return hold(t);
+  return constant(hold(t));
 }
 
 namespace {
-template <typename T>
-void widen(const std::string& bytes, std::vector<double>* out) {
-  for (size_t k = 0; k < out->size(); ++k) {
-    T v;
-    std::memcpy(&v, &bytes[k * sizeof(T)], sizeof(T));
-    (*out)[k] = static_cast<double>(v);
-  }
-}
-
 // The values of a dtype the host reads as is (all but float16/bfloat16),
 // copied row-major from any device and widened here: no operator call.
 bool read_plain(bp_tensor_t* t, HostTensor* h) {
-  const size_t n = static_cast<size_t>(h->numel());
-  std::string bytes(n * dtype_itemsize(h->dtype), '\0');
-  if (n == 0) return true;
-  switch (h->dtype) {
-    case DType::kFloat16:
-    case DType::kBFloat16:
-      return false;
-    default:
-      break;
+  if (h->dtype == DType::kFloat16 || h->dtype == DType::kBFloat16) return false;
+  RawTensor r;
+  r.dtype = h->dtype;
+  r.sizes = h->sizes;
+  r.bytes.assign(static_cast<size_t>(h->numel()) * dtype_itemsize(h->dtype), '\0');
+  if (!r.bytes.empty()) {
+    const bp_status_t st = bp_tensor_to_host(t, &r.bytes[0], r.bytes.size());
+    if (st != BP_STATUS_OK) throw CallFailed{api_error("bp_tensor_to_host", st)};
   }
-  const bp_status_t st = bp_tensor_to_host(t, &bytes[0], bytes.size());
-  if (st != BP_STATUS_OK) throw CallFailed{api_error("bp_tensor_to_host", st)};
-  h->values.resize(n);
-  switch (h->dtype) {
-    case DType::kFloat32:
-      widen<float>(bytes, &h->values);
-      break;
-    case DType::kFloat64:
-      widen<double>(bytes, &h->values);
-      break;
-    case DType::kInt8:
-      widen<int8_t>(bytes, &h->values);
-      break;
-    case DType::kUInt8:
-      widen<uint8_t>(bytes, &h->values);
-      break;
-    case DType::kInt32:
-      widen<int32_t>(bytes, &h->values);
-      break;
-    case DType::kInt64:
-      widen<int64_t>(bytes, &h->values);
-      break;
-    case DType::kBool:
-      widen<uint8_t>(bytes, &h->values);
-      for (double& v : h->values) v = v != 0.0 ? 1.0 : 0.0;
-      break;
-    default:
-      return false;
-  }
-  return true;
+  return host_from_raw(r, h);
 }
 }  // namespace
 
 HostTensor Exec::to_host(bp_tensor_t* t) {
+  if (Recorder* r = recorder()) r->on_read_back(t);
+  const Quiet quiet(this);
   HostTensor h;
   h.dtype = dtype_of(t);
   h.sizes = sizes_of(t);
@@ -287,7 +264,10 @@ HostTensor Exec::to_host(bp_tensor_t* t) {
   return h;
 }
 
-bp_tensor_t* Exec::scalar(double v, DType d) { return host_tensor({}, d, {v}); }
+bp_tensor_t* Exec::scalar(double v, DType d) {
+  const Quiet quiet(this);
+  return constant(host_tensor({}, d, {v}));
+}
 
 bp_tensor_t* Exec::full(const std::vector<int64_t>& sizes, DType d, double v) {
   bp_tensor_t* t = nullptr;
@@ -295,6 +275,7 @@ bp_tensor_t* Exec::full(const std::vector<int64_t>& sizes, DType d, double v) {
       bp_tensor_empty(ctx_, dev_, static_cast<int32_t>(sizes.size()), sizes.data(), dtype_to_dl(d), &t);
   if (st != BP_STATUS_OK) throw CallFailed{api_error("bp_tensor_empty", st)};
   hold(t);
+  if (Recorder* r = recorder()) r->on_empty(sizes, dtype_to_dl(d), t);
   bp_value_t value = dtype_is_float(d) ? vd(v) : d == DType::kBool ? vb(v != 0.0) : vi(static_cast<int64_t>(v));
   call("fill_.Scalar", {vt(t), value});
   return t;

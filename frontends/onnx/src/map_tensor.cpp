@@ -5,6 +5,7 @@
 #include <numeric>
 
 #include "bponnx/exec.h"
+#include "shape_fold.h"
 
 namespace bponnx {
 
@@ -248,24 +249,10 @@ void register_tensor_ops(MapTable* t) {
     perm = n.get_ints("perm", perm);
     return {ex.call("permute", {vt(in[0].t), vl(perm)})};
   };
-  // Shape: the input's sizes (from opset 15, sizes[start:end]) as int64, made on the host.
-  m["Shape"] = [](Exec& ex, const OnnxNode& n, const Ins& in) -> Outs {
-    const std::vector<int64_t> xs = sizes_of(in[0].t);
-    const int64_t rank = static_cast<int64_t>(xs.size());
-    auto clampi = [rank](int64_t v) { return std::max<int64_t>(0, std::min<int64_t>(rank, v < 0 ? v + rank : v)); };
-    const int64_t start = clampi(n.get_int("start", 0)), end = clampi(n.get_int("end", rank));
-    HostTensor h;
-    h.dtype = DType::kInt64;
-    for (int64_t k = start; k < end; ++k) h.values.push_back(static_cast<double>(xs[static_cast<size_t>(k)]));
-    h.sizes = {static_cast<int64_t>(h.values.size())};
-    return {ex.upload(h)};
-  };
-  // Size-1 and -13: the element count as a 0-dim int64, from the sizes alone.
-  m["Size"] = [](Exec& ex, const OnnxNode&, const Ins& in) -> Outs {
-    HostTensor h;
-    h.dtype = DType::kInt64;
-    h.values = {static_cast<double>(bp_tensor_numel(in[0].t))};
-    return {ex.upload(h)};
+  // Shape (from opset 15, sizes[start:end]) and Size: int64 values made on
+  // the host from the sizes alone (shape_fold.h, which folds them too).
+  m["Shape"] = m["Size"] = [](Exec& ex, const OnnxNode& n, const Ins& in) -> Outs {
+    return {ex.upload(shape_value(n, sizes_of(in[0].t)))};
   };
   // Gather, the result reshaped to data[:axis] + indices + data[axis+1:].
   // Indices known on the host (constants, shapes, short token lists): one
@@ -516,7 +503,8 @@ void register_tensor_ops(MapTable* t) {
       const RawTensor& t = n.attrs.at("value").tensor;
       if (!t.unsupported.empty()) throw NotMapped{"dtype " + n.op_type + "(" + t.unsupported + ")"};
       d = t.dtype;
-      const HostTensor h = ex.to_host(ex.upload(t));
+      HostTensor h;
+      if (!host_from_raw(t, &h)) h = ex.to_host(ex.upload(t));  // float16/bfloat16: rounded by the device
       if (!h.values.empty()) v = h.values[0];
     }
     return {ex.full(host_ints(host_of(in[0])), d, v)};

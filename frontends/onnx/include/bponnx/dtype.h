@@ -63,6 +63,12 @@ struct RawTensor {
   int64_t numel() const;
 };
 
+/// The values of stored bytes, widened to doubles on the host (no operator
+/// call): true with *out set; false for float16/bfloat16 (rounded by
+/// Backplane's to.dtype instead, see Exec::to_host), an unsupported element
+/// type, or bytes shorter than numel() elements.
+bool host_from_raw(const RawTensor& r, HostTensor* out);
+
 /// Sizes as text, "[2, 3]" ("[]" for 0-dim).
 std::string sizes_str(const std::vector<int64_t>& sizes);
 

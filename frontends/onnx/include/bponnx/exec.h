@@ -84,6 +84,17 @@ struct NodeInput {
 /// is borrowed from the session, valid during the mapping call.
 const HostTensor& host_of(const NodeInput& in);
 
+/// One operator resolved once (its handle and schema name): the one place
+/// the frontend calls bp_op_call, for an Exec's calls and for a session's
+/// planned runs alike, so moving to Backplane's call plans changes only run().
+struct PreparedCall {
+  bp_op_t* op = nullptr;  // nullptr: libbackplane has no such operator
+  std::string name;
+  /// bp_op_call(ctx, op, args, outs). Throws CallFailed (api_error's text,
+  /// naming the operator) on a status.
+  void run(bp_context_t* ctx, const bp_value_t* args, int32_t num_args, bp_tensor_t** outs, int32_t num_outs) const;
+};
+
 /// Operator handles by schema name ("add.Tensor"), resolved once per
 /// context with bp_op_find and kept. `ctx` must outlive the cache. Not
 /// thread-safe: one cache per thread.
@@ -92,11 +103,27 @@ class OpCache {
   explicit OpCache(bp_context_t* ctx) : ctx_(ctx) {}
   /// The handle, or nullptr when libbackplane has no such operator (the
   /// miss is cached too). Handles live as long as the context.
-  bp_op_t* find(const std::string& name);
+  bp_op_t* find(const std::string& name) { return prepared(name).op; }
+  /// The resolved call (op nullptr on a miss); the reference stays valid
+  /// as long as the cache.
+  const PreparedCall& prepared(const std::string& name);
 
  private:
   bp_context_t* ctx_;
-  std::unordered_map<std::string, bp_op_t*> ops_;
+  std::unordered_map<std::string, PreparedCall> ops_;
+};
+
+/// What an Exec tells a session that is planning a run (tape.h): every
+/// operator call and empty tensor it makes, the tensors it makes from host
+/// values (the same every run) and the tensors whose values it reads back.
+class Recorder {
+ public:
+  virtual ~Recorder() = default;
+  virtual void on_call(const PreparedCall& c, const bp_value_t* args, int32_t num_args, bp_tensor_t* const* outs,
+                       int32_t num_outs) = 0;
+  virtual void on_empty(const std::vector<int64_t>& sizes, DLDataType dtype, bp_tensor_t* out) = 0;
+  virtual void on_constant(bp_tensor_t* t) = 0;
+  virtual void on_read_back(bp_tensor_t* t) = 0;
 };
 
 /// Runs the Backplane calls of mappings on one device. Every tensor it
@@ -149,8 +176,19 @@ class Exec {
   const std::vector<bp_op_t*>& called() const { return called_; }
   /// Releases every tensor held and forgets called(), as if newly made.
   void reset();
+  /// Reports to `r` (borrowed; nullptr: to nobody) from now on.
+  void set_recorder(Recorder* r) { rec_ = r; }
 
  private:
+  // Silences the recorder while a host value is made or read (its inner
+  // calls are not part of a run): nests.
+  struct Quiet {
+    explicit Quiet(Exec* e) : ex(e) { ++ex->quiet_; }
+    ~Quiet() { --ex->quiet_; }
+    Exec* ex;
+  };
+  Recorder* recorder() const { return quiet_ == 0 ? rec_ : nullptr; }
+  bp_tensor_t* constant(bp_tensor_t* t);
   bp_tensor_t* hold(bp_tensor_t* t);
   // A CPU tensor of `d` holding `values` (representable in d).
   bp_tensor_t* host_tensor(const std::vector<int64_t>& sizes, DType d, const std::vector<double>& values);
@@ -159,6 +197,8 @@ class Exec {
   OpCache* ops_;
   std::vector<bp_tensor_t*> held_;
   std::vector<bp_op_t*> called_;
+  Recorder* rec_ = nullptr;
+  int quiet_ = 0;
 };
 
 /// The tensor's dtype (float32 for a dtype outside the nine).

@@ -6,10 +6,14 @@
 // checks it (parses, opset supported, every node input produced before it
 // is used — a cycle is reported —, initializer data matching their dims)
 // and orders the nodes topologically. Session uploads initializers and
-// Constant values to the device once, runs nodes in order as Backplane
+// Constant values to the device once (those of at most 64 elements stay on
+// the host until a node needs them there), runs nodes in order as Backplane
 // operators (the shared node-to-operator mapping of exec.h), releases each
 // intermediate at its last use (its memory returns to the device's caching
-// allocator), and returns the graph outputs.
+// allocator), and returns the graph outputs. It plans once per set of input
+// sizes: the first run folds shape subgraphs on the host and records the
+// operator calls, later runs with the same sizes replay them
+// (docs/bp-run.md).
 //
 // Shapes and dtypes are the model's: inputs must have the declared element
 // type (one of the nine of dtype.h) and the declared static dims (symbolic
@@ -111,8 +115,9 @@ class Session {
   /// Checks every node has a mapping (else false with an error naming op
   /// type, node name and opset, and every other unmapped op type of the
   /// model) and uploads initializers and Constant values to the device once
-  /// (false on an element type Backplane lacks or a device error). run()
-  /// calls it when it was not called.
+  /// (false on an element type Backplane lacks or a device error); values
+  /// of at most 64 elements stay on the host. run() calls it when it was not
+  /// called; calling it again forgets every plan.
   bool prepare(std::string* err);
 
   /// Runs the graph. `inputs` maps each graph input name to a tensor on any
@@ -133,6 +138,12 @@ class Session {
   /// shadow check); the device is synchronized before each call, so an
   /// observer slows a run. nullptr removes it. Called on run()'s thread.
   void set_observer(std::function<void(const NodeRun&)> fn) { observer_ = std::move(fn); }
+  /// True when the last successful run() replayed the record of an earlier
+  /// run with the same input sizes (operator calls only: no mapping ran, no
+  /// value was read back to the host, shapes were folded when recorded).
+  /// False after a recording run, or for a model whose calls depend on
+  /// device values (each run then runs the mappings).
+  bool last_run_replayed() const { return replayed_; }
   /// Largest number of intermediate values alive at once in the last run.
   size_t peak_live_values() const { return peak_live_; }
   /// When the last prepare() or run() failed because a node has no mapping
@@ -144,10 +155,15 @@ class Session {
  private:
   struct Slot;
   struct Step;
+  struct Plan;
+  struct RunState;
   // Value ids (value_id_) are dense: slots of a run are a vector, not a map.
   int value_id(const std::string& name);
   void plan();
-  bool run_steps(std::vector<Slot>* values, std::string* err);
+  bool run_steps(RunState* rs, std::vector<bp_tensor_t*>* outputs, std::string* err);
+  bool replay(Plan* p, const std::vector<bp_tensor_t*>& inputs, std::vector<bp_tensor_t*>* outputs, std::string* err);
+  bp_tensor_t* device_of(Slot* s, Exec& ex);
+  bp_tensor_t* cpu_of(Slot* s);
   bp_context_t* ctx_;
   bp_device_t dev_;
   const Model* model_;
@@ -156,10 +172,14 @@ class Session {
   std::vector<std::unique_ptr<Slot>> persistent_;  // by id: initializers and Constant values, else nullptr
   std::vector<Step> steps_;                        // the nodes to run (not Constant), in order
   std::vector<int> input_ids_, output_ids_;        // graph inputs and outputs, declared order
+  // Planned runs by the graph inputs' sizes (session.cpp: the first run of
+  // a signature records, later ones replay).
+  std::map<std::vector<std::vector<int64_t>>, std::unique_ptr<Plan>> plans_;
   std::function<void(const NodeRun&)> observer_;
   size_t peak_live_ = 0;
   std::string not_mapped_;
   bool prepared_ = false;
+  bool replayed_ = false;
 };
 
 }  // namespace bponnx
