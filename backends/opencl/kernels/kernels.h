@@ -1,6 +1,6 @@
 // Kernel registration lists of each operator family (one file of this folder
 // each) and RegisterKernels, which registers them all (register.cpp). Every
-// kernel follows the KERNEL CONTRACT at the top of dispatcher/ops.yaml.
+// kernel follows the KERNEL CONTRACT at the top of abi/ops.yaml.
 #pragma once
 
 #include <vector>
