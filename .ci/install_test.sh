@@ -204,6 +204,8 @@ dpkg-deb -f "$debs"/backplane_*.deb Provides | grep -q '^backplane-abi-1 (= 1\.[
 check_deb backplane-dev \
   "usr/bin/bp-plugin-new|usr/share/backplane/plugin-template/.*|usr/include/(backplane|bponnx)/.*|$lib/libbackplane\.so|$lib/libbackplane_onnx(_map)?\.a|$lib/cmake/Backplane/.*|$lib/pkgconfig/backplane(-plugin)?\.pc|usr/share/backplane/ops\.yaml|usr/share/backplane/samples/.*|usr/share/doc/Backplane/.*\.md" \
   usr/include/backplane/backend.h usr/include/backplane/backplane.h usr/include/backplane/ops.hpp \
+  usr/include/backplane/plugin_kit.h usr/include/backplane/plugin_kit/args.h usr/include/backplane/plugin_kit/dtype.h \
+  usr/include/backplane/plugin_kit/errors.h usr/include/backplane/plugin_kit/kernel_table.h \
   "$lib/cmake/Backplane/BackplaneConfig.cmake" "$lib/cmake/Backplane/BackplaneConfigVersion.cmake" \
   "$lib/cmake/Backplane/plugin.map" "$lib/pkgconfig/backplane\.pc" "$lib/pkgconfig/backplane-plugin\.pc" \
   usr/share/backplane/ops.yaml usr/share/doc/Backplane/plugin-guide.md usr/share/doc/Backplane/install.md \

@@ -54,7 +54,7 @@ endforeach()
 # Every page, subdirectories included (docs/plugin/*.md): the installed docs
 # link only among themselves (.ci/check_doc_links.py checks it).
 install(DIRECTORY docs/ DESTINATION ${CMAKE_INSTALL_DOCDIR} COMPONENT dev FILES_MATCHING PATTERN "*.md")
-install(FILES dispatcher/ops.yaml DESTINATION ${CMAKE_INSTALL_DATADIR}/backplane COMPONENT dev)
+install(FILES abi/ops.yaml DESTINATION ${CMAKE_INSTALL_DATADIR}/backplane COMPONENT dev)
 
 # `cmake --install --strip` (and CPack, CPACK_STRIP_FILES) strips executables
 # and shared libraries; the static archives' debug info, which records the

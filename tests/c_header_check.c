@@ -22,6 +22,16 @@ int bp_c_header_check(void) {
     return 1;
   }
   if (bp_kit_fail(&call, NULL, BP_STATUS_INTERNAL, "dropped") != BP_STATUS_INTERNAL) return 1;
+  {
+    /* The kit's pieces, used from C. */
+    const DLDataType f32 = {kDLFloat, 32, 1};
+    const int64_t* list = NULL;
+    call.num_args = 0;
+    if (bp_kit_dtype_of(f32) != BP_KIT_DTYPE_FLOAT32 || bp_kit_dtype_size(BP_KIT_DTYPE_INT64) != 8) return 1;
+    if (bp_kit_tensor_arg(&call, 0) != NULL || bp_kit_int_list_arg(&call, 0, &list) != 0) return 1;
+    if (bp_kit_failf(&call, NULL, "c", BP_STATUS_INTERNAL, "%d", 1) != BP_STATUS_INTERNAL) return 1;
+    if (bp_kit_register_kernels(NULL, NULL, NULL, 0, NULL) != BP_STATUS_INVALID_ARGUMENT) return 1;
+  }
   if (BP_ARG_ADD_TENSOR_ALPHA != 2 || BP_NARGS_ADD_TENSOR != 3 || BP_OP_ADD_TENSOR[0] != 'a') return 1;
   v.kind = BP_VALUE_INT;
   v.reserved0 = 0;

@@ -2,7 +2,7 @@
 // a stand-in for libbackplane that negotiates with a plugin, runs its init
 // with a bp_host_api_t whose register_kernel records kernels in a map, and
 // calls those kernels directly with DLTensors in the form the kernel contract
-// (dispatcher/ops.yaml) describes. No libbackplane needed.
+// (abi/ops.yaml) describes. No libbackplane needed.
 #pragma once
 
 #include <cstdint>

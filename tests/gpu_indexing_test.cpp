@@ -238,15 +238,15 @@ TEST(GpuNumeric, FillPatternsMatchTheDtype) {
 }
 
 TEST(GpuDtype, DLPackCodesMapToDTypes) {
-  EXPECT_EQ(FromDL(DLDataType{kDLFloat, 32, 1}), DType::kFloat32);
-  EXPECT_EQ(FromDL(DLDataType{kDLFloat, 16, 1}), DType::kFloat16);
-  EXPECT_EQ(FromDL(DLDataType{kDLBfloat, 16, 1}), DType::kBFloat16);
-  EXPECT_EQ(FromDL(DLDataType{BP_DTYPE_CODE_BOOL, 8, 1}), DType::kBool);
-  EXPECT_EQ(FromDL(DLDataType{kDLUInt, 8, 1}), DType::kUInt8);
-  EXPECT_EQ(FromDL(DLDataType{kDLInt, 16, 1}), DType::kInvalid);
-  EXPECT_EQ(FromDL(DLDataType{kDLFloat, 32, 4}), DType::kInvalid);
-  EXPECT_EQ(ItemSize(DType::kInt64), 8);
-  EXPECT_EQ(ItemSize(DType::kBool), 1);
+  EXPECT_EQ(DtypeOf(DLDataType{kDLFloat, 32, 1}), DType::kFloat32);
+  EXPECT_EQ(DtypeOf(DLDataType{kDLFloat, 16, 1}), DType::kFloat16);
+  EXPECT_EQ(DtypeOf(DLDataType{kDLBfloat, 16, 1}), DType::kBFloat16);
+  EXPECT_EQ(DtypeOf(DLDataType{BP_DTYPE_CODE_BOOL, 8, 1}), DType::kBool);
+  EXPECT_EQ(DtypeOf(DLDataType{kDLUInt, 8, 1}), DType::kUInt8);
+  EXPECT_EQ(DtypeOf(DLDataType{kDLInt, 16, 1}), DType::kInvalid);
+  EXPECT_EQ(DtypeOf(DLDataType{kDLFloat, 32, 4}), DType::kInvalid);
+  EXPECT_EQ(DtypeSize(DType::kInt64), 8u);
+  EXPECT_EQ(DtypeSize(DType::kBool), 1u);
 }
 
 }  // namespace

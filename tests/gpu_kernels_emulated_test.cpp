@@ -69,7 +69,7 @@ struct Tensor {
   void Set(const std::vector<int64_t>& idx, double v) { SetAt(Offset(idx), v); }
   double GetAt(int64_t off) const {
     const unsigned char* p = storage.data() + off * item();
-    switch (bp_gpu::FromDL(dtype)) {
+    switch (bp_gpu::DtypeOf(dtype)) {
       case bp_gpu::DType::kFloat32: return Load<float>(p);
       case bp_gpu::DType::kFloat64: return Load<double>(p);
       case bp_gpu::DType::kFloat16: return bp_gpu::HalfBitsToFloat(Load<uint16_t>(p));
@@ -83,7 +83,7 @@ struct Tensor {
   }
   void SetAt(int64_t off, double v) {
     unsigned char* p = storage.data() + off * item();
-    switch (bp_gpu::FromDL(dtype)) {
+    switch (bp_gpu::DtypeOf(dtype)) {
       case bp_gpu::DType::kFloat32: return Store(p, static_cast<float>(v));
       case bp_gpu::DType::kFloat64: return Store(p, v);
       case bp_gpu::DType::kFloat16: return Store(p, bp_gpu::FloatToHalfBits(static_cast<float>(v)));

@@ -35,7 +35,7 @@ if(_bp_gpu_plugins)
   gtest_discover_tests(gpu_plugin_test DISCOVERY_MODE PRE_TEST)
 endif()
 
-# The kernel sources themselves, run on host threads (tests/gpu_emulator.h).
+# The kernel sources themselves, run on host threads (backends/gpu_common/gpu_emulator.h).
 find_package(Threads REQUIRED)
 add_executable(gpu_kernels_emulated_test ${_bp_gpu_tests_dir}/gpu_kernels_emulated_test.cpp)
 target_include_directories(gpu_kernels_emulated_test PRIVATE

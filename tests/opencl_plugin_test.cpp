@@ -189,7 +189,7 @@ TEST_F(OpenclDevice, KernelOnBadDeviceIndexIsAnError) {
   DevTensor& x = Make<float>({2}, F32(), {1, 2});
   EXPECT_EQ(host_.Call("neg", {TensorArg(x)}, {&x}, 0), BP_STATUS_OK);
   EXPECT_EQ(host_.Call("neg", {TensorArg(x)}, {&x}, 99), BP_STATUS_OUT_OF_RANGE);
-  EXPECT_NE(FakeHost::last_error().find("opencl neg"), std::string::npos) << FakeHost::last_error();
+  EXPECT_NE(FakeHost::last_error().find("opencl: neg: device index 99"), std::string::npos) << FakeHost::last_error();
 }
 
 }  // namespace

@@ -148,6 +148,13 @@ TEST_F(PluginContainmentTest, UnknownOperatorWarnsWithSuggestionsAndIsSkipped) {
   ASSERT_EQ(bp_plugin_load(ctx_, PluginPath("bp_fault").c_str(), nullptr), BP_STATUS_OK) << LastError();
   EXPECT_EQ(CountLogs("register_kernel: unknown operator 'softmax.Int' (did you mean 'softmax.int'"), 1);
   EXPECT_EQ(CountLogs("libbp_fault.so"), 1);  // the warning names the plugin
+  // The row after the unknown one was registered: add.Tensor runs natively.
+  int32_t backend = -1, kind = -1;
+  bp_op_t* add = nullptr;
+  ASSERT_EQ(bp_backend_find(ctx_, "fault", &backend), BP_STATUS_OK) << LastError();
+  ASSERT_EQ(bp_op_find(ctx_, "add.Tensor", &add), BP_STATUS_OK) << LastError();
+  ASSERT_EQ(bp_op_dispatch_kind(ctx_, add, backend, &kind), BP_STATUS_OK) << LastError();
+  EXPECT_EQ(kind, BP_DISPATCH_NATIVE);
 }
 
 TEST_F(PluginContainmentTest, VariantNameIsRefusedNamingTheBaseOperator) {

@@ -238,7 +238,7 @@ bp_status_t Gemm(const bp_kernel_call_t* call, PlatformState* state, const GemmP
   const double alpha_d = p.alpha, beta_d = p.beta;
   const void* alpha = type == CUDA_R_64F ? static_cast<const void*>(&alpha_d) : &alpha_f;
   const void* beta = type == CUDA_R_64F ? static_cast<const void*>(&beta_d) : &beta_f;
-  const int64_t es = ItemSize(p.dtype);
+  const int64_t es = static_cast<int64_t>(DtypeSize(p.dtype));
   const int64_t outer = nb > 1 ? Numel(nb - 1, bc.sizes) : 1;
   for (int64_t o = 0; o < outer; ++o) {
     // Offsets of this outer batch index: the calculator over the outer dims

@@ -13,7 +13,7 @@
 #elif defined(BP_GPU_CUDA)
 #include <cuda_runtime.h>
 #elif defined(BP_GPU_EMULATE)
-// tests/gpu_emulator.h: runs the kernels on host threads for the kernel test.
+// gpu_emulator.h: runs the kernels on host threads for the kernel test.
 #include "gpu_emulator.h"
 #else
 #error "define BP_GPU_CUDA, BP_GPU_HIP (or BP_GPU_EMULATE in tests)"

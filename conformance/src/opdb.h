@@ -13,7 +13,7 @@
 
 namespace bpc {
 
-// One row of the claims table generated from dispatcher/ops.yaml.
+// One row of the claims table generated from abi/ops.yaml.
 struct OpClaim {
   const char* name;        // "add_.Tensor"
   const char* functional;  // "add.Tensor"

@@ -14,6 +14,7 @@
 #include "call_plan.h"
 #include "plugin.h"
 #include "registry.h"
+#include "struct_size.h"
 
 namespace bp::core {
 namespace {
@@ -200,10 +201,11 @@ extern "C" {
 BP_API bp_status_t bp_context_create(const bp_context_options_t* options, bp_context_t** out_context) {
   return ApiCall("bp_context_create", [&]() -> Status {
     BP_CHECK_ARG(out_context != nullptr, "bp_context_create", "out_context is NULL");
-    if (options != nullptr && options->struct_size < sizeof(bp_context_options_t)) {
-      return Error(BP_STATUS_INVALID_ARGUMENT,
-                   "bp_context_create: options->struct_size is " + std::to_string(options->struct_size) +
-                       ", expected at least " + std::to_string(sizeof(bp_context_options_t)));
+    bp_context_options_t opts{};  // the caller's fields, defaults past its struct_size
+    if (options != nullptr) {
+      BP_RETURN_IF_ERROR(CheckStructSize(options, "bp_context_create", "options"));
+      opts = CopyInFitting(*options);
+      options = &opts;
     }
     auto ctx = std::make_unique<bp_context_t>();
     if (options != nullptr) {

@@ -8,6 +8,7 @@
 #include "context.h"
 #include "plugin.h"
 #include "rcu.h"
+#include "struct_size.h"
 #include "tensor.h"
 
 using namespace bp::core;
@@ -31,7 +32,7 @@ BP_API bp_status_t bp_backend_info(bp_context_t* context, int32_t backend, bp_ba
     const char* fn = "bp_backend_info";
     BP_RETURN_IF_ERROR(CheckContext(context, fn));
     BP_CHECK_ARG(out_info != nullptr, fn, "out_info is NULL");
-    BP_CHECK_ARG(out_info->struct_size >= sizeof(bp_backend_info_t), fn, "out_info->struct_size is too small");
+    BP_RETURN_IF_ERROR(CheckStructSize(out_info, fn, "out_info"));
     BP_RETURN_IF_ERROR(CheckBackendId(context, backend, fn));
     ReadSection rs;
     const BackendSlot& s = context->slots[backend];
@@ -49,8 +50,7 @@ BP_API bp_status_t bp_backend_info(bp_context_t* context, int32_t backend, bp_ba
     info.device_count = snap->device_count;
     info.backend = backend;
     info.loaded = s.loaded.load(std::memory_order_acquire) ? 1 : 0;
-    info.struct_size = out_info->struct_size;  // the caller's size stays (docs/abi.md); a longer tail is not touched
-    *out_info = info;
+    CopyOutFitting(info, out_info);
     return Status::Ok();
   });
 }
@@ -126,9 +126,7 @@ BP_API bp_status_t bp_device_properties(bp_context_t* context, bp_device_t devic
   return ApiCall("bp_device_properties", [&]() -> Status {
     const char* fn = "bp_device_properties";
     BP_CHECK_ARG(context != nullptr && out_properties != nullptr, fn, "context and out_properties must not be NULL");
-    BP_CHECK_ARG(out_properties->struct_size >= sizeof(bp_device_properties_t), fn,
-                 "out_properties->struct_size is " + std::to_string(out_properties->struct_size) + "; expected at least " +
-                     std::to_string(sizeof(bp_device_properties_t)));
+    BP_RETURN_IF_ERROR(CheckStructSize(out_properties, fn, "out_properties"));
     ReadSection rs;
     DeviceState* dev = nullptr;
     Status st = ResolveDevice(context, device, fn, &dev);
@@ -145,8 +143,7 @@ BP_API bp_status_t bp_device_properties(bp_context_t* context, bp_device_t devic
     p.vendor[sizeof(p.vendor) - 1] = '\0';
     p.driver_version[sizeof(p.driver_version) - 1] = '\0';
     p.extensions[sizeof(p.extensions) - 1] = '\0';
-    p.struct_size = out_properties->struct_size;  // the caller's size stays; a longer tail is not touched
-    *out_properties = p;
+    CopyOutFitting(p, out_properties);
     return Status::Ok();
   });
 }
@@ -177,13 +174,12 @@ BP_API bp_status_t bp_allocator_stats(bp_context_t* context, bp_device_t device,
   return ApiCall("bp_allocator_stats", [&]() -> Status {
     const char* fn = "bp_allocator_stats";
     BP_CHECK_ARG(context != nullptr && out_stats != nullptr, fn, "context and out_stats must not be NULL");
-    BP_CHECK_ARG(out_stats->struct_size >= sizeof(bp_allocator_stats_t), fn, "out_stats->struct_size is too small");
+    BP_RETURN_IF_ERROR(CheckStructSize(out_stats, fn, "out_stats"));
     ReadSection rs;
     DeviceState* dev = nullptr;
     BP_RETURN_IF_ERROR(ResolveDevice(context, device, fn, &dev));
     bp_allocator_stats_t stats = dev->allocator->Stats();
-    stats.struct_size = out_stats->struct_size;  // the caller's size stays; a longer tail is not touched
-    *out_stats = stats;
+    CopyOutFitting(stats, out_stats);
     return Status::Ok();
   });
 }
@@ -204,20 +200,17 @@ BP_API bp_status_t bp_transfer_stats(bp_context_t* context, int32_t backend, bp_
   return ApiCall("bp_transfer_stats", [&]() -> Status {
     const char* fn = "bp_transfer_stats";
     BP_CHECK_ARG(context != nullptr && out_stats != nullptr, fn, "context and out_stats must not be NULL");
-    BP_CHECK_ARG(out_stats->struct_size >= sizeof(bp_transfer_stats_t), fn,
-                 "out_stats->struct_size is " + std::to_string(out_stats->struct_size) + "; expected at least " +
-                     std::to_string(sizeof(bp_transfer_stats_t)));
+    BP_RETURN_IF_ERROR(CheckStructSize(out_stats, fn, "out_stats"));
     BP_RETURN_IF_ERROR(CheckBackendId(context, backend, fn));
     const TransferCounters& c = context->slots[backend].transfers;
     bp_transfer_stats_t stats{};
-    stats.struct_size = out_stats->struct_size;  // the caller's size stays; a longer tail is not touched
     stats.host_to_device_count = c.h2d_count.load(std::memory_order_relaxed);
     stats.host_to_device_bytes = c.h2d_bytes.load(std::memory_order_relaxed);
     stats.device_to_host_count = c.d2h_count.load(std::memory_order_relaxed);
     stats.device_to_host_bytes = c.d2h_bytes.load(std::memory_order_relaxed);
     stats.device_to_device_count = c.d2d_count.load(std::memory_order_relaxed);
     stats.device_to_device_bytes = c.d2d_bytes.load(std::memory_order_relaxed);
-    *out_stats = stats;
+    CopyOutFitting(stats, out_stats);
     return Status::Ok();
   });
 }

@@ -9,6 +9,7 @@
 #include "rcu.h"
 #include "registry.h"
 #include "route.h"
+#include "struct_size.h"
 
 using namespace bp::core;
 
@@ -53,16 +54,15 @@ BP_API bp_status_t bp_op_at(bp_context_t* context, int32_t index, bp_op_t** out_
 BP_API bp_status_t bp_op_info(const bp_op_t* op, bp_op_info_t* out_info) {
   return ApiCall("bp_op_info", [&]() -> Status {
     BP_CHECK_ARG(op != nullptr && out_info != nullptr, "bp_op_info", "op and out_info must not be NULL");
-    BP_CHECK_ARG(out_info->struct_size >= sizeof(bp_op_info_t), "bp_op_info", "out_info->struct_size is too small");
+    BP_RETURN_IF_ERROR(CheckStructSize(out_info, "bp_op_info", "out_info"));
     bp_op_info_t info{};
-    info.struct_size = out_info->struct_size;  // the caller's size stays; a longer tail is not touched
     info.name = op->name.c_str();
     info.schema = op->schema_text.c_str();
     info.kind = op->kind_name.c_str();
     info.doc = op->doc.c_str();
     info.num_arguments = op->num_args;
     info.num_returns = op->num_returns;
-    *out_info = info;
+    CopyOutFitting(info, out_info);
     return Status::Ok();
   });
 }

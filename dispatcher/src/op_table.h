@@ -1,4 +1,4 @@
-// The core operator definitions, generated from dispatcher/ops.yaml by
+// The core operator definitions, generated from abi/ops.yaml by
 // dispatcher/codegen/gen_ops.py into <build>/generated/op_table.cpp, with
 // every schema already parsed (by schema.cpp, at build time).
 #pragma once

@@ -27,10 +27,8 @@ bp_status_t Fail(const State* state, bp_status_t code, const char* op, const cha
 }
 
 bp_status_t KernelFail(const bp_kernel_call_t* call, bp_status_t code, const char* what) {
-  char msg[256];
-  std::snprintf(msg, sizeof msg, "vendor_sim: %s: %s", call->op_name, what);
   const State* state = static_cast<const State*>(call->kernel_data);
-  return bp_kit_fail(call, state != nullptr ? state->host : nullptr, code, msg);
+  return bp_kit_failf(call, state != nullptr ? state->host : nullptr, "vendor_sim", code, "%s", what);
 }
 
 namespace {

@@ -32,13 +32,15 @@ refused "already exists" myaccel taken
 [ -z "$(ls taken)" ] || fail "bp-plugin-new wrote into an existing DIR"
 
 "$new" my_accel2 proj >out.txt 2>&1 || fail "bp-plugin-new my_accel2 proj failed: $(cat out.txt)"
-for f in CMakeLists.txt README.md ci/conformance.sh expectations/my_accel2.yaml src/my_accel2.h src/plugin.c \
-         src/device.c src/kernels.c; do
+# The layout every backend uses (docs/plugin-guide.md, "Backend layout").
+for f in CMakeLists.txt README.md ci/conformance.sh expectations/my_accel2.yaml src/plugin.h src/plugin.c \
+         src/device.h src/device.c src/memory.h src/memory.c src/stream.h src/stream.c src/kernels/kernels.h \
+         src/kernels/register.c src/kernels/pointwise.c; do
   [ -f "proj/$f" ] || fail "proj/$f was not written"
 done
 [ -x proj/ci/conformance.sh ] || fail "ci/conformance.sh is not executable"
 ! grep -rn '@[A-Z_]*@' proj || fail "placeholders left in the project"
-grep -q 'b.name = "my_accel2";' proj/src/plugin.c || fail "the backend is not named my_accel2"
+grep -q '#define my_accel2_BACKEND "my_accel2"' proj/src/plugin.h || fail "the backend is not named my_accel2"
 grep -Eq 'find_package\(Backplane [0-9]+\.[0-9]+ REQUIRED\)' proj/CMakeLists.txt \
   || fail "find_package does not ask for the ABI version"
 echo "plugin_new_test: ok"

@@ -105,16 +105,11 @@ static bp_status_t init(const bp_plugin_init_args_t* args) {
   b->device_type = kDLExtDev;
   host_memory_device_install(b);
   b->device_properties = device_properties;
-  const struct {
-    const char* op;
-    bp_kernel_fn fn;
-  } kernels[] = {
-      {BP_OP_NEG, neg_kernel}, {BP_OP_ABS, abs_kernel}, {BP_OP_EXP, exp_kernel}, {BP_OP_MUL_TENSOR, mul_kernel}};
-  for (size_t i = 0; i < sizeof kernels / sizeof kernels[0]; ++i) {
-    const bp_status_t st = args->host->register_kernel(args->registrar, kernels[i].op, kernels[i].fn, NULL, 0);
-    if (st != BP_STATUS_OK) return st;
-  }
-  return BP_STATUS_OK;
+  static const bp_kit_kernel_t kernels[] = {{BP_OP_NEG, neg_kernel, NULL},
+                                            {BP_OP_ABS, abs_kernel, NULL},
+                                            {BP_OP_EXP, exp_kernel, NULL},
+                                            {BP_OP_MUL_TENSOR, mul_kernel, NULL}};
+  return bp_kit_register_kernels(args->host, args->registrar, kernels, sizeof kernels / sizeof kernels[0], NULL);
 }
 
 BP_PLUGIN_EXPORT const bp_plugin_entry_t* bp_plugin_entry(void) {

@@ -278,9 +278,11 @@ bp_status_t Init(const bp_plugin_init_args_t* args) {
   if (Fault("long_op_name")) return args->host->register_kernel(args->registrar, Huge().c_str(), AddKernel, nullptr, 0);
   if (Fault("variant_op")) return args->host->register_kernel(args->registrar, "relu_", AddKernel, nullptr, 0);
   if (Fault("unknown_op")) {
-    // The documented policy: an operator the host does not know is skipped.
-    const bp_status_t rc = args->host->register_kernel(args->registrar, "softmax.Int", AddKernel, nullptr, 0);
-    if (rc != BP_STATUS_NOT_FOUND) return rc == BP_STATUS_OK ? BP_STATUS_INTERNAL : rc;
+    // The documented policy, through the kit's kernel table as every backend
+    // registers: the unknown operator is skipped, the rows after it register.
+    static const bp_kit_kernel_t kTable[] = {{"softmax.Int", AddKernel, nullptr},
+                                             {BP_OP_ADD_TENSOR, AddKernel, nullptr}};
+    return bp_kit_register_kernels(args->host, args->registrar, kTable, 2, nullptr);
   }
   return args->host->register_kernel(args->registrar, BP_OP_ADD_TENSOR, AddKernel, nullptr, 0);
 }

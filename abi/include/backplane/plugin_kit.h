@@ -8,6 +8,13 @@
  *   - bp_kit_fail(): report a kernel's error on its own call (ABI >= 1.2),
  *     or through the host's thread-local set_error on an older host.
  *
+ * and includes the kit's pieces, each usable on its own:
+ *   - plugin_kit/dtype.h: dtype ids of a DLPack dtype, names, sizes;
+ *   - plugin_kit/args.h: a kernel's arguments by BP_ARG_* index;
+ *   - plugin_kit/errors.h: bp_kit_failf(), "<backend>: <op>: <what>" messages;
+ *   - plugin_kit/kernel_table.h: a table of kernels registered in one call,
+ *     skipping operators the host does not know.
+ *
  * A typical entry (see samples/vendor_plugin/plugin.cpp):
  *
  *   static bp_status_t negotiate(uint32_t* v) { return bp_kit_negotiate(v, BP_ABI_VERSION); }
@@ -82,5 +89,11 @@ static inline bp_status_t bp_kit_fail(const bp_kernel_call_t* call, const bp_hos
 #ifdef __cplusplus
 } /* extern "C" */
 #endif
+
+/* The kit's pieces (after the definitions above, which errors.h uses). */
+#include "backplane/plugin_kit/args.h"
+#include "backplane/plugin_kit/dtype.h"
+#include "backplane/plugin_kit/errors.h"
+#include "backplane/plugin_kit/kernel_table.h"
 
 #endif /* BACKPLANE_PLUGIN_KIT_H_ */

@@ -45,8 +45,9 @@ struct Operands {
 };
 
 inline Operands Get(const bp_kernel_call_t* call) {
-  Operands o{TensorArg(call, 0), TensorArg(call, 1), call->outputs[0], DType::kInvalid};
-  o.dt = DtOf(o.out->dtype);
+  Operands o{bp_kit_tensor_arg(call, BP_ARG_ADD_TENSOR_SELF), bp_kit_tensor_arg(call, BP_ARG_ADD_TENSOR_OTHER),
+             call->outputs[0], DType::kInvalid};
+  o.dt = DtypeOf(o.out->dtype);
   return o;
 }
 
@@ -60,10 +61,10 @@ bp_status_t AddSub(const bp_kernel_call_t* call, bool subtract) {
     using C = opmath_t<T>;
     if constexpr (std::is_same<T, bool>::value) {
       if (subtract) return Fail(call, BP_STATUS_INVALID_ARGUMENT, "subtraction of bool tensors is not supported");
-      const bool alpha = ScalarArg<T>(call, 2, true);
+      const bool alpha = ScalarArg<T>(call, BP_ARG_ADD_TENSOR_ALPHA, true);
       BinaryLoop<T, T, T>(*o.out, *o.a, *o.b, [alpha](bool x, bool y) { return x || (alpha && y); });
     } else {
-      const C alpha = ScalarArg<T>(call, 2, C(1));
+      const C alpha = ScalarArg<T>(call, BP_ARG_ADD_TENSOR_ALPHA, C(1));
       if (alpha == C(1)) {
         if (subtract) {
           BinaryLoop<T, T, T>(*o.out, *o.a, *o.b, [](C x, C y) { return SubW(x, y); });
@@ -195,7 +196,9 @@ bp_status_t DivImpl(const bp_kernel_call_t* call, const char* mode) {
 }
 
 bp_status_t Div(const bp_kernel_call_t* call) { return DivImpl(call, nullptr); }
-bp_status_t DivMode(const bp_kernel_call_t* call) { return DivImpl(call, StringArg(call, 2)); }
+bp_status_t DivMode(const bp_kernel_call_t* call) {
+  return DivImpl(call, bp_kit_string_arg(call, BP_ARG_DIV_TENSOR_MODE_ROUNDING_MODE));
+}
 
 template <bool kMax>
 bp_status_t MinMax(const bp_kernel_call_t* call) {
@@ -251,14 +254,10 @@ bp_status_t Pow(const bp_kernel_call_t* call) {
 }
 
 const KernelDef kKernels[] = {
-    {"add.Tensor", Add},
-    {"sub.Tensor", Sub},
-    {"mul.Tensor", Mul},
-    {"div.Tensor", Div},
-    {"div.Tensor_mode", DivMode},
-    {"maximum", MinMax<true>},
-    {"minimum", MinMax<false>},
-    {"pow.Tensor_Tensor", Pow},
+    {BP_OP_ADD_TENSOR, Add, nullptr},          {BP_OP_SUB_TENSOR, Sub, nullptr},
+    {BP_OP_MUL_TENSOR, Mul, nullptr},          {BP_OP_DIV_TENSOR, Div, nullptr},
+    {BP_OP_DIV_TENSOR_MODE, DivMode, nullptr}, {BP_OP_MAXIMUM, MinMax<true>, nullptr},
+    {BP_OP_MINIMUM, MinMax<false>, nullptr},   {BP_OP_POW_TENSOR_TENSOR, Pow, nullptr},
 };
 
 }  // namespace

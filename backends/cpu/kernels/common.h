@@ -5,9 +5,10 @@
 
 #include <cstdarg>
 #include <cstddef>
-#include <cstdio>
 
 #include "backplane/backend.h"
+#include "backplane/op_args.h"
+#include "backplane/plugin_kit.h"
 #include "dtype.h"
 #include "iter.h"
 #include "kernels.h"
@@ -22,84 +23,41 @@ inline const bp_host_api_t* HostOf(const bp_kernel_call_t* call) {
   return s != nullptr ? s->host : nullptr;
 }
 
-// Reports an error through the host: "<op>: <message>". Never throws.
-inline bp_status_t Fail(const bp_kernel_call_t* call, bp_status_t code, const char* fmt, ...)
-    __attribute__((format(printf, 3, 4)));
+// Reports an error on the call (ABI >= 1.2; the host's set_error on an older
+// host) as "<op>: <message>" (plugin kit), and returns `code`. Never throws.
+inline bp_status_t Fail(const bp_kernel_call_t* call, bp_status_t code, const char* fmt, ...) BP_KIT_PRINTF(3, 4);
 inline bp_status_t Fail(const bp_kernel_call_t* call, bp_status_t code, const char* fmt, ...) {
-  char msg[512];
-  int n = std::snprintf(msg, sizeof msg, "%s: ", call->op_name ? call->op_name : "cpu kernel");
-  if (n < 0) n = 0;
   va_list ap;
   va_start(ap, fmt);
-  std::vsnprintf(msg + n, sizeof msg - static_cast<size_t>(n), fmt, ap);
+  const bp_status_t rc = bp_kit_vfailf(call, HostOf(call), nullptr, code, fmt, ap);
   va_end(ap);
-  const bp_host_api_t* host = HostOf(call);
-  if (host != nullptr && host->set_error != nullptr) return host->set_error(code, msg);
-  return code;
+  return rc;
 }
 
 inline bp_status_t FailDtype(const bp_kernel_call_t* call, const DLTensor& t) {
-  return Fail(call, BP_STATUS_UNIMPLEMENTED, "the CPU backend has no kernel for dtype %s",
-              DtName(DtOf(t.dtype)));
+  return Fail(call, BP_STATUS_UNIMPLEMENTED, "the CPU backend has no kernel for dtype %s", DtypeName(DtypeOf(t.dtype)));
 }
 
-// ---- argument access (missing trailing arguments read as NONE) -------------
-
-inline const bp_kernel_arg_t* Arg(const bp_kernel_call_t* call, int i) {
-  static const bp_kernel_arg_t kNone = {BP_VALUE_NONE, 0, {nullptr}};
-  return i < call->num_args ? &call->args[i] : &kNone;
-}
-inline const DLTensor* TensorArg(const bp_kernel_call_t* call, int i) {
-  const bp_kernel_arg_t* a = Arg(call, i);
-  return a->kind == BP_VALUE_TENSOR ? a->u.tensor : nullptr;
-}
-inline double DoubleArg(const bp_kernel_call_t* call, int i, double dflt) {
-  const bp_kernel_arg_t* a = Arg(call, i);
-  switch (a->kind) {
-    case BP_VALUE_INT: return static_cast<double>(a->u.i);
-    case BP_VALUE_DOUBLE: return a->u.d;
-    case BP_VALUE_BOOL: return a->u.b ? 1.0 : 0.0;
-    default: return dflt;
-  }
-}
-inline int64_t IntArg(const bp_kernel_call_t* call, int i, int64_t dflt) {
-  const bp_kernel_arg_t* a = Arg(call, i);
-  switch (a->kind) {
-    case BP_VALUE_INT: return a->u.i;
-    case BP_VALUE_DOUBLE: return static_cast<int64_t>(a->u.d);
-    case BP_VALUE_BOOL: return a->u.b ? 1 : 0;
-    default: return dflt;
-  }
-}
-inline bool BoolArg(const bp_kernel_call_t* call, int i, bool dflt) {
-  const bp_kernel_arg_t* a = Arg(call, i);
-  if (a->kind == BP_VALUE_BOOL) return a->u.b != 0;
-  if (a->kind == BP_VALUE_INT) return a->u.i != 0;
-  return dflt;
-}
-inline const char* StringArg(const bp_kernel_call_t* call, int i) {
-  const bp_kernel_arg_t* a = Arg(call, i);
-  return a->kind == BP_VALUE_STRING ? a->u.str : nullptr;
-}
-// An int list (an INT gives a list of one); returns its length, 0 if absent.
-inline int64_t IntListArg(const bp_kernel_call_t* call, int i, const int64_t** out) {
-  const bp_kernel_arg_t* a = Arg(call, i);
-  if (a->kind == BP_VALUE_INT_LIST) {
-    *out = a->u.int_list.data;
-    return a->u.int_list.size;
-  }
-  if (a->kind == BP_VALUE_INT) {
-    *out = &a->u.i;
-    return 1;
-  }
-  *out = nullptr;
-  return 0;
-}
+// Arguments are read with the plugin kit's accessors (bp_kit_tensor_arg,
+// bp_kit_int_arg, ...: missing trailing arguments read as NONE) at BP_ARG_*
+// indices. A kernel serving a family reads them under one operator's names;
+// these prove the family agrees.
+static_assert(BP_ARG_ADD_TENSOR_SELF == BP_ARG_MUL_TENSOR_SELF && BP_ARG_ADD_TENSOR_OTHER == BP_ARG_MUL_TENSOR_OTHER &&
+                  BP_ARG_ADD_TENSOR_ALPHA == BP_ARG_SUB_TENSOR_ALPHA &&
+                  BP_ARG_ADD_TENSOR_OTHER == BP_ARG_DIV_TENSOR_MODE_OTHER &&
+                  BP_ARG_EQ_TENSOR_OTHER == BP_ARG_LT_TENSOR_OTHER && BP_ARG_NEG_SELF == BP_ARG_GELU_SELF &&
+                  BP_ARG_SUM_DIM_INTLIST_DIM == BP_ARG_AMAX_DIM && BP_ARG_SUM_DIM_INTLIST_DIM == BP_ARG_MEAN_DIM_DIM,
+              "binary, comparison, unary and reduction kernels read their arguments at the same indices");
+static_assert(BP_ARG_MAX_POOL2D_KERNEL_SIZE == BP_ARG_AVG_POOL2D_KERNEL_SIZE &&
+                  BP_ARG_MAX_POOL2D_STRIDE == BP_ARG_AVG_POOL2D_STRIDE &&
+                  BP_ARG_MAX_POOL2D_PADDING == BP_ARG_AVG_POOL2D_PADDING &&
+                  BP_ARG_SOFTMAX_INT_DIM == BP_ARG_LOG_SOFTMAX_INT_DIM,
+              "max and avg pooling, softmax and log_softmax read their arguments alike");
 
 // A scalar argument converted to opmath_t<T> (integers stay exact).
 template <typename T>
 inline opmath_t<T> ScalarArg(const bp_kernel_call_t* call, int i, opmath_t<T> dflt) {
-  const bp_kernel_arg_t* a = Arg(call, i);
+  const bp_kernel_arg_t* a = bp_kit_arg(call, i);
   using C = opmath_t<T>;
   switch (a->kind) {
     case BP_VALUE_INT: return Cast<C>(a->u.i);
@@ -112,7 +70,7 @@ inline opmath_t<T> ScalarArg(const bp_kernel_call_t* call, int i, opmath_t<T> df
 // A scalar argument converted straight to storage type T (rounded once).
 template <typename T>
 inline T ScalarToStorage(const bp_kernel_call_t* call, int i) {
-  const bp_kernel_arg_t* a = Arg(call, i);
+  const bp_kernel_arg_t* a = bp_kit_arg(call, i);
   switch (a->kind) {
     case BP_VALUE_INT: return Cast<T>(a->u.i);
     case BP_VALUE_DOUBLE: return Cast<T>(a->u.d);

@@ -6,14 +6,14 @@ namespace {
 
 template <typename Cmp>
 bp_status_t Compare(const bp_kernel_call_t* call, Cmp cmp) {
-  const DLTensor* a = TensorArg(call, 0);
-  const DLTensor* b = TensorArg(call, 1);
+  const DLTensor* a = bp_kit_tensor_arg(call, BP_ARG_EQ_TENSOR_SELF);
+  const DLTensor* b = bp_kit_tensor_arg(call, BP_ARG_EQ_TENSOR_OTHER);
   DLTensor* out = call->outputs[0];
   if (a == nullptr || b == nullptr) return Fail(call, BP_STATUS_INVALID_ARGUMENT, "expected two tensors");
   if (Numel(*out) == 0) return BP_STATUS_OK;  // nothing to compute, whatever the views
-  if (DtOf(out->dtype) != DType::kBool) return FailDtype(call, *out);
-  const DType dt = DtOf(a->dtype);
-  if (dt == DType::kInvalid || DtOf(b->dtype) != dt) return FailDtype(call, *a);
+  if (DtypeOf(out->dtype) != DType::kBool) return FailDtype(call, *out);
+  const DType dt = DtypeOf(a->dtype);
+  if (dt == DType::kInvalid || DtypeOf(b->dtype) != dt) return FailDtype(call, *a);
   return Dispatch(dt, BP_STATUS_INTERNAL, [&](auto tag) -> bp_status_t {
     using T = typename decltype(tag)::type;
     using C = opmath_t<T>;
@@ -31,17 +31,17 @@ bp_status_t Gt(const bp_kernel_call_t* c) { return Compare(c, [](auto x, auto y)
 bp_status_t Ge(const bp_kernel_call_t* c) { return Compare(c, [](auto x, auto y) { return x >= y; }); }
 
 bp_status_t Where(const bp_kernel_call_t* call) {
-  const DLTensor* cond = TensorArg(call, 0);
-  const DLTensor* a = TensorArg(call, 1);
-  const DLTensor* b = TensorArg(call, 2);
+  const DLTensor* cond = bp_kit_tensor_arg(call, BP_ARG_WHERE_SELF_CONDITION);
+  const DLTensor* a = bp_kit_tensor_arg(call, BP_ARG_WHERE_SELF_SELF);
+  const DLTensor* b = bp_kit_tensor_arg(call, BP_ARG_WHERE_SELF_OTHER);
   DLTensor* out = call->outputs[0];
   if (cond == nullptr || a == nullptr || b == nullptr)
     return Fail(call, BP_STATUS_INVALID_ARGUMENT, "expected three tensors");
   if (Numel(*out) == 0) return BP_STATUS_OK;
-  if (DtOf(cond->dtype) != DType::kBool)
+  if (DtypeOf(cond->dtype) != DType::kBool)
     return Fail(call, BP_STATUS_INVALID_ARGUMENT, "argument 'condition' expected dtype bool but got %s",
-                DtName(DtOf(cond->dtype)));
-  const DType dt = DtOf(out->dtype);
+                DtypeName(DtypeOf(cond->dtype)));
+  const DType dt = DtypeOf(out->dtype);
   if (dt == DType::kInvalid) return FailDtype(call, *out);
   return Dispatch(dt, BP_STATUS_INTERNAL, [&](auto tag) -> bp_status_t {
     using T = typename decltype(tag)::type;
@@ -58,8 +58,9 @@ bp_status_t Where(const bp_kernel_call_t* call) {
 }
 
 const KernelDef kKernels[] = {
-    {"eq.Tensor", Eq}, {"ne.Tensor", Ne}, {"lt.Tensor", Lt}, {"le.Tensor", Le},
-    {"gt.Tensor", Gt}, {"ge.Tensor", Ge}, {"where.self", Where},
+    {BP_OP_EQ_TENSOR, Eq, nullptr},     {BP_OP_NE_TENSOR, Ne, nullptr}, {BP_OP_LT_TENSOR, Lt, nullptr},
+    {BP_OP_LE_TENSOR, Le, nullptr},     {BP_OP_GT_TENSOR, Gt, nullptr}, {BP_OP_GE_TENSOR, Ge, nullptr},
+    {BP_OP_WHERE_SELF, Where, nullptr},
 };
 
 }  // namespace

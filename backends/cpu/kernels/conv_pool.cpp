@@ -148,10 +148,10 @@ void DnnlConv(const Conv& c, dnnl::memory::data_type dt) {
 // Reads an int[2] argument (an INT is used for both dims).
 bool Pair(const bp_kernel_call_t* call, int i, int64_t dflt, int64_t out[2]) {
   const int64_t* v = nullptr;
-  const int64_t n = IntListArg(call, i, &v);
+  const int64_t n = bp_kit_int_list_arg(call, i, &v);
   if (n == 0) {
     out[0] = out[1] = dflt;
-    return Arg(call, i)->kind == BP_VALUE_NONE || Arg(call, i)->kind == BP_VALUE_INT_LIST;
+    return bp_kit_arg(call, i)->kind == BP_VALUE_NONE || bp_kit_arg(call, i)->kind == BP_VALUE_INT_LIST;
   }
   out[0] = v[0];
   out[1] = n > 1 ? v[1] : v[0];
@@ -159,15 +159,22 @@ bool Pair(const bp_kernel_call_t* call, int i, int64_t dflt, int64_t out[2]) {
 }
 
 bp_status_t Conv2d(const bp_kernel_call_t* call) {
-  Conv c{TensorArg(call, 0), TensorArg(call, 1), TensorArg(call, 2), call->outputs[0], {}, {}, {}, 1};
+  Conv c{bp_kit_tensor_arg(call, BP_ARG_CONV2D_INPUT),
+         bp_kit_tensor_arg(call, BP_ARG_CONV2D_WEIGHT),
+         bp_kit_tensor_arg(call, BP_ARG_CONV2D_BIAS),
+         call->outputs[0],
+         {},
+         {},
+         {},
+         1};
   if (c.x == nullptr || c.w == nullptr) return Fail(call, BP_STATUS_INVALID_ARGUMENT, "expected 'input' and 'weight'");
-  Pair(call, 3, 1, c.stride);
-  Pair(call, 4, 0, c.pad);
-  Pair(call, 5, 1, c.dil);
-  c.groups = IntArg(call, 6, 1);
+  Pair(call, BP_ARG_CONV2D_STRIDE, 1, c.stride);
+  Pair(call, BP_ARG_CONV2D_PADDING, 0, c.pad);
+  Pair(call, BP_ARG_CONV2D_DILATION, 1, c.dil);
+  c.groups = bp_kit_int_arg(call, BP_ARG_CONV2D_GROUPS, 1);
   if (c.x->ndim != 4 || c.w->ndim != 4 || c.y->ndim != 4 || c.groups < 1 || c.y->shape[1] % c.groups != 0)
     return Fail(call, BP_STATUS_INVALID_ARGUMENT, "expected 4-D input, weight and output and groups dividing channels");
-  const DType dt = DtOf(c.y->dtype);
+  const DType dt = DtypeOf(c.y->dtype);
   if (Numel(*c.y) == 0) return BP_STATUS_OK;
   // oneDNN takes neither broadcast (stride 0) nor overlapping layouts.
   auto broadcast = [](const DLTensor* t) {
@@ -335,27 +342,27 @@ void PoolLoop(const DLTensor& x, const DLTensor& y, const Pool& P) {
 
 template <bool kMax>
 bp_status_t Pool2d(const bp_kernel_call_t* call) {
-  const DLTensor* x = TensorArg(call, 0);
+  const DLTensor* x = bp_kit_tensor_arg(call, BP_ARG_MAX_POOL2D_SELF);
   DLTensor* y = call->outputs[0];
   if (x == nullptr || x->ndim != 4 || y->ndim != 4)
     return Fail(call, BP_STATUS_INVALID_ARGUMENT, "expected a 4-D input [N, C, H, W] and output");
   Pool P{};
-  Pair(call, 1, 1, P.k);
-  if (!Pair(call, 2, 0, P.s) || P.s[0] == 0) {
+  Pair(call, BP_ARG_MAX_POOL2D_KERNEL_SIZE, 1, P.k);
+  if (!Pair(call, BP_ARG_MAX_POOL2D_STRIDE, 0, P.s) || P.s[0] == 0) {
     P.s[0] = P.k[0];
     P.s[1] = P.k[1];
   }
-  Pair(call, 3, 0, P.p);
+  Pair(call, BP_ARG_MAX_POOL2D_PADDING, 0, P.p);
   if (kMax) {
-    Pair(call, 4, 1, P.d);
+    Pair(call, BP_ARG_MAX_POOL2D_DILATION, 1, P.d);
   } else {
     P.d[0] = P.d[1] = 1;
-    P.count_include_pad = BoolArg(call, 5, true);
-    P.divisor = IntArg(call, 6, 0);
+    P.count_include_pad = bp_kit_bool_arg(call, BP_ARG_AVG_POOL2D_COUNT_INCLUDE_PAD, true);
+    P.divisor = bp_kit_int_arg(call, BP_ARG_AVG_POOL2D_DIVISOR_OVERRIDE, 0);
   }
   if (P.k[0] <= 0 || P.k[1] <= 0 || P.s[0] <= 0 || P.s[1] <= 0)
     return Fail(call, BP_STATUS_INVALID_ARGUMENT, "kernel_size and stride must be positive");
-  switch (DtOf(y->dtype)) {
+  switch (DtypeOf(y->dtype)) {
     case DType::kFloat32: PoolLoop<float, kMax>(*x, *y, P); return BP_STATUS_OK;
     case DType::kFloat64: PoolLoop<double, kMax>(*x, *y, P); return BP_STATUS_OK;
     case DType::kBFloat16: PoolLoop<BFloat16, kMax>(*x, *y, P); return BP_STATUS_OK;
@@ -365,9 +372,9 @@ bp_status_t Pool2d(const bp_kernel_call_t* call) {
 }
 
 const KernelDef kKernels[] = {
-    {"conv2d", Conv2d},
-    {"max_pool2d", Pool2d<true>},
-    {"avg_pool2d", Pool2d<false>},
+    {BP_OP_CONV2D, Conv2d, nullptr},
+    {BP_OP_MAX_POOL2D, Pool2d<true>, nullptr},
+    {BP_OP_AVG_POOL2D, Pool2d<false>, nullptr},
 };
 
 }  // namespace

@@ -21,7 +21,7 @@ struct Geometry2d {
 // Reads an int[2] argument (the meta function always passes two values).
 void Pair(const bp_kernel_call_t* call, int i, int64_t dflt, int64_t out[2]) {
   const int64_t* v = nullptr;
-  const int64_t n = IntListArg(call, i, &v);
+  const int64_t n = bp_kit_int_list_arg(call, i, &v);
   out[0] = n > 0 ? v[0] : dflt;
   out[1] = n > 1 ? v[1] : out[0];
 }
@@ -64,20 +64,20 @@ void Loop(const DLTensor& x, const DLTensor& w, const DLTensor* bias, const DLTe
 }
 
 bp_status_t ConvTranspose2d(const bp_kernel_call_t* call) {
-  const DLTensor* x = TensorArg(call, BP_ARG_CONV_TRANSPOSE2D_INPUT_INPUT);
-  const DLTensor* w = TensorArg(call, BP_ARG_CONV_TRANSPOSE2D_INPUT_WEIGHT);
-  const DLTensor* bias = TensorArg(call, BP_ARG_CONV_TRANSPOSE2D_INPUT_BIAS);
+  const DLTensor* x = bp_kit_tensor_arg(call, BP_ARG_CONV_TRANSPOSE2D_INPUT_INPUT);
+  const DLTensor* w = bp_kit_tensor_arg(call, BP_ARG_CONV_TRANSPOSE2D_INPUT_WEIGHT);
+  const DLTensor* bias = bp_kit_tensor_arg(call, BP_ARG_CONV_TRANSPOSE2D_INPUT_BIAS);
   DLTensor* y = call->outputs[0];
   Geometry2d g{};
   Pair(call, BP_ARG_CONV_TRANSPOSE2D_INPUT_STRIDE, 1, g.stride);
   Pair(call, BP_ARG_CONV_TRANSPOSE2D_INPUT_PADDING, 0, g.pad);
   Pair(call, BP_ARG_CONV_TRANSPOSE2D_INPUT_DILATION, 1, g.dil);
-  g.groups = IntArg(call, BP_ARG_CONV_TRANSPOSE2D_INPUT_GROUPS, 1);
+  g.groups = bp_kit_int_arg(call, BP_ARG_CONV_TRANSPOSE2D_INPUT_GROUPS, 1);
   if (x == nullptr || w == nullptr || x->ndim != 4 || w->ndim != 4 || y->ndim != 4 || g.groups < 1 ||
       x->shape[1] % g.groups != 0 || y->shape[1] != w->shape[1] * g.groups || g.stride[0] < 1 || g.stride[1] < 1)
     return Fail(call, BP_STATUS_INVALID_ARGUMENT,
                 "expected 4-D input, weight [C_in, C_out / groups, kH, kW] and output, positive strides and groups");
-  switch (DtOf(y->dtype)) {
+  switch (DtypeOf(y->dtype)) {
     case DType::kFloat32:
       Loop<float>(*x, *w, bias, *y, g);
       return BP_STATUS_OK;
@@ -96,7 +96,7 @@ bp_status_t ConvTranspose2d(const bp_kernel_call_t* call) {
 }
 
 const KernelDef kKernels[] = {
-    {BP_OP_CONV_TRANSPOSE2D_INPUT, ConvTranspose2d},
+    {BP_OP_CONV_TRANSPOSE2D_INPUT, ConvTranspose2d, nullptr},
 };
 
 }  // namespace

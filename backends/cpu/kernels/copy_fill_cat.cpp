@@ -20,7 +20,7 @@ bool SameLayoutContiguous(const DLTensor& a, const DLTensor& b) {
 }  // namespace
 
 bp_status_t CopyTensor(const DLTensor& dst, const DLTensor& src) {
-  const DType dd = DtOf(dst.dtype), sd = DtOf(src.dtype);
+  const DType dd = DtypeOf(dst.dtype), sd = DtypeOf(src.dtype);
   if (dd == DType::kInvalid || sd == DType::kInvalid) return BP_STATUS_UNIMPLEMENTED;
   const int64_t n = Numel(dst);
   if (n == 0) return BP_STATUS_OK;
@@ -68,24 +68,25 @@ bp_status_t CopyTensor(const DLTensor& dst, const DLTensor& src) {
 namespace {
 
 bp_status_t Copy(const bp_kernel_call_t* call) {
-  const DLTensor* src = TensorArg(call, 1);
+  const DLTensor* src = bp_kit_tensor_arg(call, BP_ARG_COPY__SRC);
   DLTensor* out = call->outputs[0];
   if (src == nullptr) return Fail(call, BP_STATUS_INVALID_ARGUMENT, "argument 'src' expected a tensor");
   const bp_status_t st = CopyTensor(*out, *src);
   if (st == BP_STATUS_UNIMPLEMENTED)
-    return Fail(call, st, "no conversion from %s to %s", DtName(DtOf(src->dtype)), DtName(DtOf(out->dtype)));
+    return Fail(call, st, "no conversion from %s to %s", DtypeName(DtypeOf(src->dtype)),
+                DtypeName(DtypeOf(out->dtype)));
   return st;
 }
 
 bp_status_t Fill(const bp_kernel_call_t* call) {
   DLTensor* out = call->outputs[0];
-  const DType dt = DtOf(out->dtype);
+  const DType dt = DtypeOf(out->dtype);
   if (dt == DType::kInvalid) return FailDtype(call, *out);
-  if (Arg(call, 1)->kind == BP_VALUE_NONE)
+  if (bp_kit_arg(call, BP_ARG_FILL__SCALAR_VALUE)->kind == BP_VALUE_NONE)
     return Fail(call, BP_STATUS_INVALID_ARGUMENT, "argument 'value' expected a scalar");
   return Dispatch(dt, BP_STATUS_INTERNAL, [&](auto tag) -> bp_status_t {
     using T = typename decltype(tag)::type;
-    const T v = ScalarToStorage<T>(call, 1);
+    const T v = ScalarToStorage<T>(call, BP_ARG_FILL__SCALAR_VALUE);
     const DLTensor* ops[1] = {out};
     RunOps(ops, [v](char* const* p, const int64_t* s, int64_t n) {
       if (s[0] == sizeof(T)) {
@@ -100,11 +101,11 @@ bp_status_t Fill(const bp_kernel_call_t* call) {
 }
 
 bp_status_t Cat(const bp_kernel_call_t* call) {
-  const bp_kernel_arg_t* list = Arg(call, 0);
+  const bp_kernel_arg_t* list = bp_kit_arg(call, BP_ARG_CAT_TENSORS);
   DLTensor* out = call->outputs[0];
   if (list->kind != BP_VALUE_TENSOR_LIST)
     return Fail(call, BP_STATUS_INVALID_ARGUMENT, "argument 'tensors' expected a tensor list");
-  const int64_t dim = IntArg(call, 1, 0);
+  const int64_t dim = bp_kit_int_arg(call, BP_ARG_CAT_DIM, 0);
   if (dim < 0 || dim >= out->ndim)
     return Fail(call, BP_STATUS_OUT_OF_RANGE, "argument 'dim' %lld out of range for rank %d",
                 static_cast<long long>(dim), out->ndim);
@@ -122,16 +123,16 @@ bp_status_t Cat(const bp_kernel_call_t* call) {
     const bp_status_t st = CopyTensor(view, *in);
     if (st != BP_STATUS_OK)
       return Fail(call, st, "input %lld: cannot copy %s into %s", static_cast<long long>(i),
-                  DtName(DtOf(in->dtype)), DtName(DtOf(out->dtype)));
+                  DtypeName(DtypeOf(in->dtype)), DtypeName(DtypeOf(out->dtype)));
     offset += in->shape[dim];
   }
   return BP_STATUS_OK;
 }
 
 const KernelDef kKernels[] = {
-    {"copy_", Copy},
-    {"fill_.Scalar", Fill},
-    {"cat", Cat},
+    {BP_OP_COPY_, Copy, nullptr},
+    {BP_OP_FILL__SCALAR, Fill, nullptr},
+    {BP_OP_CAT, Cat, nullptr},
 };
 
 }  // namespace

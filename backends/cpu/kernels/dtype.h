@@ -9,6 +9,7 @@
 #include <type_traits>
 #include <utility>
 
+#include "backplane/plugin_kit/dtype.h"
 #include "backplane/types.h"
 
 namespace bp_cpu {
@@ -149,47 +150,11 @@ inline T Store(V v) {
   return Cast<T>(v);
 }
 
-// Dense dtype ids (same order as the core's DType).
-enum class DType : int32_t {
-  kBool = 0,
-  kUInt8,
-  kInt8,
-  kInt32,
-  kInt64,
-  kFloat16,
-  kBFloat16,
-  kFloat32,
-  kFloat64,
-  kInvalid = -1
-};
-
-inline DType DtOf(DLDataType t) {
-  if (t.lanes != 1) return DType::kInvalid;
-  switch (t.code) {
-    case kDLFloat:
-      return t.bits == 32 ? DType::kFloat32 : t.bits == 64 ? DType::kFloat64 : t.bits == 16 ? DType::kFloat16 : DType::kInvalid;
-    case kDLBfloat:
-      return t.bits == 16 ? DType::kBFloat16 : DType::kInvalid;
-    case kDLInt:
-      return t.bits == 8 ? DType::kInt8 : t.bits == 32 ? DType::kInt32 : t.bits == 64 ? DType::kInt64 : DType::kInvalid;
-    case kDLUInt:
-      return t.bits == 8 ? DType::kUInt8 : DType::kInvalid;
-    case BP_DTYPE_CODE_BOOL:
-      return t.bits == 8 ? DType::kBool : DType::kInvalid;
-    default:
-      return DType::kInvalid;
-  }
-}
-
-inline bool IsFloatingDt(DType d) {
-  return d == DType::kFloat16 || d == DType::kBFloat16 || d == DType::kFloat32 || d == DType::kFloat64;
-}
-
-inline const char* DtName(DType d) {
-  static const char* const kNames[] = {"bool",    "uint8",    "int8",    "int32",  "int64",
-                                       "float16", "bfloat16", "float32", "float64"};
-  return d == DType::kInvalid ? "invalid" : kNames[static_cast<int>(d)];
-}
+// Dtype ids and names: the plugin kit's (one table for every backend).
+using bp_kit::DType;
+using bp_kit::DtypeName;
+using bp_kit::DtypeOf;
+using bp_kit::IsFloating;
 
 template <typename T>
 struct Tag {

@@ -259,11 +259,11 @@ bp_status_t GemmOriented(const bp_kernel_call_t* call, const DLTensor& A, const 
 
 bp_status_t Gemm(const bp_kernel_call_t* call, const DLTensor& A, const DLTensor& B, const DLTensor& C,
                  double alpha, double beta) {
-  const DType dt = DtOf(C.dtype);
-  if (DtOf(A.dtype) != dt || DtOf(B.dtype) != dt)
+  const DType dt = DtypeOf(C.dtype);
+  if (DtypeOf(A.dtype) != dt || DtypeOf(B.dtype) != dt)
     return Fail(call, BP_STATUS_INVALID_ARGUMENT, "operands have dtypes %s, %s and output %s (expected one dtype)",
-                DtName(DtOf(A.dtype)), DtName(DtOf(B.dtype)), DtName(dt));
-  if (!IsFloatingDt(dt)) return FailDtype(call, C);
+                DtypeName(DtypeOf(A.dtype)), DtypeName(DtypeOf(B.dtype)), DtypeName(dt));
+  if (!IsFloating(dt)) return FailDtype(call, C);
   if (Numel(C) == 0) return BP_STATUS_OK;
   if (C.ndim >= 2 && C.strides[C.ndim - 1] != 1 && C.strides[C.ndim - 2] == 1 && C.shape[C.ndim - 2] > 1) {
     // A column-major output: compute C^T = B^T @ A^T, which oneDNN's fast
@@ -288,7 +288,7 @@ bp_status_t Gemm(const bp_kernel_call_t* call, const DLTensor& A, const DLTensor
 
 bp_status_t GemmOriented(const bp_kernel_call_t* call, const DLTensor& A, const DLTensor& B, const DLTensor& C,
                          double alpha, double beta) {
-  const DType dt = DtOf(C.dtype);
+  const DType dt = DtypeOf(C.dtype);
   dnnl::memory::data_type ddt;
   const bool k_zero = A.shape[A.ndim - 1] == 0;
   if (DnnlType(dt, &ddt) && C.ndim <= kDnnlMaxDims && !k_zero) {

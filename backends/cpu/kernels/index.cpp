@@ -28,14 +28,14 @@ DLTensor SliceAt(const DLTensor& t, int dim, int64_t i, int64_t* shape, int64_t*
 }
 
 bp_status_t IndexSelect(const bp_kernel_call_t* call) {
-  const DLTensor* self = TensorArg(call, BP_ARG_INDEX_SELECT_SELF);
-  const DLTensor* index = TensorArg(call, BP_ARG_INDEX_SELECT_INDEX);
+  const DLTensor* self = bp_kit_tensor_arg(call, BP_ARG_INDEX_SELECT_SELF);
+  const DLTensor* index = bp_kit_tensor_arg(call, BP_ARG_INDEX_SELECT_INDEX);
   DLTensor* out = call->outputs[0];
-  const int64_t dim = IntArg(call, BP_ARG_INDEX_SELECT_DIM, -1);
+  const int64_t dim = bp_kit_int_arg(call, BP_ARG_INDEX_SELECT_DIM, -1);
   if (self == nullptr || index == nullptr || index->ndim > 1 || self->ndim != out->ndim ||
-      DtOf(self->dtype) != DtOf(out->dtype) || dim < 0 || dim >= (self->ndim > 0 ? self->ndim : 1))
+      DtypeOf(self->dtype) != DtypeOf(out->dtype) || dim < 0 || dim >= (self->ndim > 0 ? self->ndim : 1))
     return Fail(call, BP_STATUS_INVALID_ARGUMENT, "expected 'self', a normalized dim and a 0-D or 1-D 'index'");
-  const DType it = DtOf(index->dtype);
+  const DType it = DtypeOf(index->dtype);
   if (it != DType::kInt64 && it != DType::kInt32) return FailDtype(call, *index);
   const int64_t count = Numel(*index);
   const int64_t size = self->ndim > 0 ? self->shape[dim] : 1;
@@ -65,7 +65,7 @@ bp_status_t IndexSelect(const bp_kernel_call_t* call) {
 }
 
 const KernelDef kKernels[] = {
-    {BP_OP_INDEX_SELECT, IndexSelect},
+    {BP_OP_INDEX_SELECT, IndexSelect, nullptr},
 };
 
 }  // namespace

@@ -5,16 +5,17 @@
 #include <cstddef>
 
 #include "backplane/backend.h"
+#include "backplane/op_args.h"
+#include "backplane/plugin_kit.h"
 #include "plugin.h"
 
 namespace bp_cpu {
 
 // ---- kernel tables ----------------------------------------------------------
 
-struct KernelDef {
-  const char* op_name;
-  bp_kernel_fn fn;
-};
+// A row of a family's table (plugin kit): BP_OP_* name, kernel, NULL data
+// (RegisterKernels gives every kernel the CpuState).
+using KernelDef = bp_kit_kernel_t;
 
 const KernelDef* BinaryKernels(size_t* count);
 const KernelDef* UnaryKernels(size_t* count);
@@ -30,9 +31,10 @@ const KernelDef* SortKernels(size_t* count);
 const KernelDef* SoftmaxNormKernels(size_t* count);
 const KernelDef* CopyFillCatKernels(size_t* count);
 
-// Registers every family's kernels with `state` as kernel_data. An operator
-// the host does not know (NOT_FOUND) is skipped with a debug log; any other
-// failure is returned (the host's register_kernel has set the message).
+// Registers every family's kernels with `state` as kernel_data
+// (bp_kit_register_kernels): an operator the host does not know is skipped
+// (the host warns, naming it); any other failure is returned (the host's
+// register_kernel has set the message).
 bp_status_t RegisterKernels(const bp_plugin_init_args_t* args, CpuState* state);
 
 }  // namespace bp_cpu

@@ -6,8 +6,8 @@ namespace bp_cpu {
 namespace {
 
 bp_status_t Matmul(const bp_kernel_call_t* call) {
-  const DLTensor* a = TensorArg(call, 0);
-  const DLTensor* b = TensorArg(call, 1);
+  const DLTensor* a = bp_kit_tensor_arg(call, BP_ARG_MATMUL_SELF);
+  const DLTensor* b = bp_kit_tensor_arg(call, BP_ARG_MATMUL_OTHER);
   DLTensor* out = call->outputs[0];
   if (a == nullptr || b == nullptr) return Fail(call, BP_STATUS_INVALID_ARGUMENT, "expected two tensors");
   if (a->ndim < 2 || a->ndim != b->ndim || a->ndim != out->ndim)
@@ -17,16 +17,16 @@ bp_status_t Matmul(const bp_kernel_call_t* call) {
 }
 
 bp_status_t Addmm(const bp_kernel_call_t* call) {
-  const DLTensor* self = TensorArg(call, 0);
-  const DLTensor* m1 = TensorArg(call, 1);
-  const DLTensor* m2 = TensorArg(call, 2);
+  const DLTensor* self = bp_kit_tensor_arg(call, BP_ARG_ADDMM_SELF);
+  const DLTensor* m1 = bp_kit_tensor_arg(call, BP_ARG_ADDMM_MAT1);
+  const DLTensor* m2 = bp_kit_tensor_arg(call, BP_ARG_ADDMM_MAT2);
   DLTensor* out = call->outputs[0];
   if (self == nullptr || m1 == nullptr || m2 == nullptr)
     return Fail(call, BP_STATUS_INVALID_ARGUMENT, "expected three tensors");
   if (m1->ndim != 2 || m2->ndim != 2 || out->ndim != 2 || self->ndim != 2)
     return Fail(call, BP_STATUS_INVALID_ARGUMENT, "expected 2-D operands (self broadcast to [M, N])");
-  const double beta = DoubleArg(call, 3, 1.0);
-  const double alpha = DoubleArg(call, 4, 1.0);
+  const double beta = bp_kit_double_arg(call, BP_ARG_ADDMM_BETA, 1.0);
+  const double alpha = bp_kit_double_arg(call, BP_ARG_ADDMM_ALPHA, 1.0);
   if (beta != 0.0) {
     // out = self, then the product accumulates onto it (oneDNN's sum post-op).
     const bp_status_t st = CopyTensor(*out, *self);
@@ -36,9 +36,9 @@ bp_status_t Addmm(const bp_kernel_call_t* call) {
 }
 
 bp_status_t Linear(const bp_kernel_call_t* call) {
-  const DLTensor* input = TensorArg(call, 0);
-  const DLTensor* weight = TensorArg(call, 1);
-  const DLTensor* bias = TensorArg(call, 2);
+  const DLTensor* input = bp_kit_tensor_arg(call, BP_ARG_LINEAR_INPUT);
+  const DLTensor* weight = bp_kit_tensor_arg(call, BP_ARG_LINEAR_WEIGHT);
+  const DLTensor* bias = bp_kit_tensor_arg(call, BP_ARG_LINEAR_BIAS);
   DLTensor* out = call->outputs[0];
   if (input == nullptr || weight == nullptr)
     return Fail(call, BP_STATUS_INVALID_ARGUMENT, "expected 'input' and 'weight' tensors");
@@ -99,9 +99,9 @@ bp_status_t Linear(const bp_kernel_call_t* call) {
 }
 
 const KernelDef kKernels[] = {
-    {"matmul", Matmul},
-    {"addmm", Addmm},
-    {"linear", Linear},
+    {BP_OP_MATMUL, Matmul, nullptr},
+    {BP_OP_ADDMM, Addmm, nullptr},
+    {BP_OP_LINEAR, Linear, nullptr},
 };
 
 }  // namespace

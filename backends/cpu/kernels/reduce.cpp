@@ -228,7 +228,7 @@ bp_status_t Reduce(const bp_kernel_call_t* call, const DLTensor& x, const DLTens
 
 // dims: the contract's INT_LIST; absent (or an INT) is accepted too.
 int64_t Dims(const bp_kernel_call_t* call, const DLTensor& x, int64_t* storage, const int64_t** out) {
-  const int64_t n = IntListArg(call, 1, out);
+  const int64_t n = bp_kit_int_list_arg(call, BP_ARG_SUM_DIM_INTLIST_DIM, out);
   if (n > 0) {
     for (int64_t k = 0; k < n && k < BP_MAX_NDIM; ++k) storage[k] = (*out)[k] < 0 ? (*out)[k] + x.ndim : (*out)[k];
     *out = storage;
@@ -241,21 +241,21 @@ int64_t Dims(const bp_kernel_call_t* call, const DLTensor& x, int64_t* storage, 
 
 template <template <typename> class MakeReducer, template <typename> class Allowed>
 bp_status_t RunReduce(const bp_kernel_call_t* call) {
-  const DLTensor* x = TensorArg(call, 0);
+  const DLTensor* x = bp_kit_tensor_arg(call, BP_ARG_SUM_DIM_INTLIST_SELF);
   DLTensor* out = call->outputs[0];
   if (x == nullptr) return Fail(call, BP_STATUS_INVALID_ARGUMENT, "argument 'self' expected a tensor");
   int64_t storage[BP_MAX_NDIM];
   const int64_t* dims = nullptr;
   const int64_t nd = Dims(call, *x, storage, &dims);
-  const DType dt = DtOf(x->dtype);
+  const DType dt = DtypeOf(x->dtype);
   if (dt == DType::kInvalid) return FailDtype(call, *x);
   return Dispatch(dt, BP_STATUS_INTERNAL, [&](auto tag) -> bp_status_t {
     using T = typename decltype(tag)::type;
     if constexpr (Allowed<T>::value) {
       using R = typename MakeReducer<T>::type;
-      if (DtOf(out->dtype) != dt && !std::is_same<typename R::Out, int64_t>::value)
+      if (DtypeOf(out->dtype) != dt && !std::is_same<typename R::Out, int64_t>::value)
         return Fail(call, BP_STATUS_INVALID_ARGUMENT, "output dtype %s differs from input dtype %s",
-                    DtName(DtOf(out->dtype)), DtName(dt));
+                    DtypeName(DtypeOf(out->dtype)), DtypeName(dt));
       return Reduce<T>(call, *x, *out, dims, nd, R{});
     } else {
       return FailDtype(call, *x);
@@ -301,15 +301,15 @@ bp_status_t Prod(const bp_kernel_call_t* c) { return RunReduce<MakeProd, Any>(c)
 bp_status_t Amax(const bp_kernel_call_t* c) { return RunReduce<MakeAmax, Any>(c); }
 bp_status_t Amin(const bp_kernel_call_t* c) { return RunReduce<MakeAmin, Any>(c); }
 bp_status_t Argmax(const bp_kernel_call_t* c) {
-  if (DtOf(c->outputs[0]->dtype) != DType::kInt64)
+  if (DtypeOf(c->outputs[0]->dtype) != DType::kInt64)
     return Fail(c, BP_STATUS_INVALID_ARGUMENT, "output expected dtype int64 but got %s",
-                DtName(DtOf(c->outputs[0]->dtype)));
+                DtypeName(DtypeOf(c->outputs[0]->dtype)));
   return RunReduce<MakeArgmax, NoBool>(c);
 }
 
 const KernelDef kKernels[] = {
-    {"sum.dim_IntList", Sum}, {"mean.dim", Mean}, {"amax", Amax}, {"amin", Amin}, {"argmax", Argmax},
-    {"prod.dim_int", Prod},
+    {BP_OP_SUM_DIM_INTLIST, Sum, nullptr}, {BP_OP_MEAN_DIM, Mean, nullptr}, {BP_OP_AMAX, Amax, nullptr},
+    {BP_OP_AMIN, Amin, nullptr},           {BP_OP_ARGMAX, Argmax, nullptr}, {BP_OP_PROD_DIM_INT, Prod, nullptr},
 };
 
 }  // namespace

@@ -16,7 +16,7 @@ namespace {
 
 // The caller's scale factor (output / input) or 0 when None or not > 0.
 double ScaleArg(const bp_kernel_call_t* call, int i) {
-  const double s = DoubleArg(call, i, 0.0);
+  const double s = bp_kit_double_arg(call, i, 0.0);
   return s > 0.0 ? s : 0.0;
 }
 
@@ -34,7 +34,7 @@ std::vector<int64_t> NearestIndices(int64_t in, int64_t out, double scale_factor
 }
 
 bp_status_t UpsampleNearest(const bp_kernel_call_t* call) {
-  const DLTensor* x = TensorArg(call, BP_ARG_UPSAMPLE_NEAREST2D_SELF);
+  const DLTensor* x = bp_kit_tensor_arg(call, BP_ARG_UPSAMPLE_NEAREST2D_SELF);
   DLTensor* y = call->outputs[0];
   if (x == nullptr || x->ndim != 4 || y->ndim != 4 || x->dtype.bits != y->dtype.bits)
     return Fail(call, BP_STATUS_INVALID_ARGUMENT, "expected a 4-D input [N, C, H, W] and output of one dtype");
@@ -122,14 +122,14 @@ void BilinearLoop(const DLTensor& x, const DLTensor& y, bool align_corners, doub
 }
 
 bp_status_t UpsampleBilinear(const bp_kernel_call_t* call) {
-  const DLTensor* x = TensorArg(call, BP_ARG_UPSAMPLE_BILINEAR2D_SELF);
+  const DLTensor* x = bp_kit_tensor_arg(call, BP_ARG_UPSAMPLE_BILINEAR2D_SELF);
   DLTensor* y = call->outputs[0];
-  if (x == nullptr || x->ndim != 4 || y->ndim != 4 || DtOf(x->dtype) != DtOf(y->dtype))
+  if (x == nullptr || x->ndim != 4 || y->ndim != 4 || DtypeOf(x->dtype) != DtypeOf(y->dtype))
     return Fail(call, BP_STATUS_INVALID_ARGUMENT, "expected a 4-D input [N, C, H, W] and output of one dtype");
-  const bool ac = BoolArg(call, BP_ARG_UPSAMPLE_BILINEAR2D_ALIGN_CORNERS, false);
+  const bool ac = bp_kit_bool_arg(call, BP_ARG_UPSAMPLE_BILINEAR2D_ALIGN_CORNERS, false);
   const double sh = ScaleArg(call, BP_ARG_UPSAMPLE_BILINEAR2D_SCALES_H);
   const double sw = ScaleArg(call, BP_ARG_UPSAMPLE_BILINEAR2D_SCALES_W);
-  switch (DtOf(y->dtype)) {
+  switch (DtypeOf(y->dtype)) {
     case DType::kFloat32:
       BilinearLoop<float>(*x, *y, ac, sh, sw);
       return BP_STATUS_OK;
@@ -148,8 +148,8 @@ bp_status_t UpsampleBilinear(const bp_kernel_call_t* call) {
 }
 
 const KernelDef kKernels[] = {
-    {BP_OP_UPSAMPLE_NEAREST2D, UpsampleNearest},
-    {BP_OP_UPSAMPLE_BILINEAR2D, UpsampleBilinear},
+    {BP_OP_UPSAMPLE_NEAREST2D, UpsampleNearest, nullptr},
+    {BP_OP_UPSAMPLE_BILINEAR2D, UpsampleBilinear, nullptr},
 };
 
 }  // namespace

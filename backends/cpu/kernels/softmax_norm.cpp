@@ -90,7 +90,7 @@ struct RowSplit {
 
 template <typename Body>
 bp_status_t FloatDispatch(const bp_kernel_call_t* call, const DLTensor& out, Body body) {
-  switch (DtOf(out.dtype)) {
+  switch (DtypeOf(out.dtype)) {
     case DType::kFloat32: body(Tag<float>{}); return BP_STATUS_OK;
     case DType::kFloat64: body(Tag<double>{}); return BP_STATUS_OK;
     case DType::kFloat16: body(Tag<Half>{}); return BP_STATUS_OK;
@@ -101,17 +101,17 @@ bp_status_t FloatDispatch(const bp_kernel_call_t* call, const DLTensor& out, Bod
 
 template <bool kLog>
 bp_status_t Softmax(const bp_kernel_call_t* call) {
-  const DLTensor* x = TensorArg(call, 0);
+  const DLTensor* x = bp_kit_tensor_arg(call, BP_ARG_SOFTMAX_INT_SELF);
   DLTensor* out = call->outputs[0];
   if (x == nullptr) return Fail(call, BP_STATUS_INVALID_ARGUMENT, "argument 'self' expected a tensor");
-  int64_t dim = IntArg(call, 1, 0);
+  int64_t dim = bp_kit_int_arg(call, BP_ARG_SOFTMAX_INT_DIM, 0);
   if (out->ndim == 0) dim = 0;
   if (dim < 0 || (out->ndim > 0 && dim >= out->ndim))
     return Fail(call, BP_STATUS_OUT_OF_RANGE, "dim %lld out of range for rank %d", static_cast<long long>(dim),
                 out->ndim);
-  if (DtOf(x->dtype) != DtOf(out->dtype))
+  if (DtypeOf(x->dtype) != DtypeOf(out->dtype))
     return Fail(call, BP_STATUS_INVALID_ARGUMENT, "input dtype %s differs from output dtype %s",
-                DtName(DtOf(x->dtype)), DtName(DtOf(out->dtype)));
+                DtypeName(DtypeOf(x->dtype)), DtypeName(DtypeOf(out->dtype)));
   bool inner[BP_MAX_NDIM] = {};
   if (out->ndim > 0) inner[dim] = true;
   const RowSplit split(*out, *x, inner);
@@ -172,14 +172,14 @@ std::vector<double> ReadParam(const DLTensor* t, int64_t n, double dflt) {
 }
 
 bp_status_t LayerNorm(const bp_kernel_call_t* call) {
-  const DLTensor* x = TensorArg(call, 0);
+  const DLTensor* x = bp_kit_tensor_arg(call, BP_ARG_LAYER_NORM_INPUT);
   DLTensor* out = call->outputs[0];
-  const DLTensor* w = TensorArg(call, 2);
-  const DLTensor* b = TensorArg(call, 3);
-  const double eps = DoubleArg(call, 4, 1e-5);
+  const DLTensor* w = bp_kit_tensor_arg(call, BP_ARG_LAYER_NORM_WEIGHT);
+  const DLTensor* b = bp_kit_tensor_arg(call, BP_ARG_LAYER_NORM_BIAS);
+  const double eps = bp_kit_double_arg(call, BP_ARG_LAYER_NORM_EPS, 1e-5);
   if (x == nullptr) return Fail(call, BP_STATUS_INVALID_ARGUMENT, "argument 'input' expected a tensor");
   const int64_t* ns = nullptr;
-  const int64_t k = IntListArg(call, 1, &ns);
+  const int64_t k = bp_kit_int_list_arg(call, BP_ARG_LAYER_NORM_NORMALIZED_SHAPE, &ns);
   if (k > out->ndim) return Fail(call, BP_STATUS_INVALID_ARGUMENT, "normalized_shape longer than the input rank");
   bool inner[BP_MAX_NDIM] = {};
   for (int d = out->ndim - static_cast<int>(k); d < out->ndim; ++d) inner[d] = true;
@@ -225,14 +225,14 @@ bp_status_t LayerNorm(const bp_kernel_call_t* call) {
 }
 
 bp_status_t BatchNorm(const bp_kernel_call_t* call) {
-  const DLTensor* x = TensorArg(call, 0);
+  const DLTensor* x = bp_kit_tensor_arg(call, BP_ARG_BATCH_NORM_INPUT);
   DLTensor* out = call->outputs[0];
-  const DLTensor* w = TensorArg(call, 1);
-  const DLTensor* b = TensorArg(call, 2);
-  const DLTensor* rm = TensorArg(call, 3);
-  const DLTensor* rv = TensorArg(call, 4);
-  const bool training = BoolArg(call, 5, false);
-  const double eps = DoubleArg(call, 7, 1e-5);
+  const DLTensor* w = bp_kit_tensor_arg(call, BP_ARG_BATCH_NORM_WEIGHT);
+  const DLTensor* b = bp_kit_tensor_arg(call, BP_ARG_BATCH_NORM_BIAS);
+  const DLTensor* rm = bp_kit_tensor_arg(call, BP_ARG_BATCH_NORM_RUNNING_MEAN);
+  const DLTensor* rv = bp_kit_tensor_arg(call, BP_ARG_BATCH_NORM_RUNNING_VAR);
+  const bool training = bp_kit_bool_arg(call, BP_ARG_BATCH_NORM_TRAINING, false);
+  const double eps = bp_kit_double_arg(call, BP_ARG_BATCH_NORM_EPS, 1e-5);
   if (x == nullptr || out->ndim < 2) return Fail(call, BP_STATUS_INVALID_ARGUMENT, "expected input [N, C, ...]");
   // Rows are (n, c) planes: the inner loop covers dims 2...
   bool inner[BP_MAX_NDIM] = {};
@@ -308,10 +308,10 @@ bp_status_t BatchNorm(const bp_kernel_call_t* call) {
 }
 
 const KernelDef kKernels[] = {
-    {"softmax.int", Softmax<false>},
-    {"log_softmax.int", Softmax<true>},
-    {"layer_norm", LayerNorm},
-    {"batch_norm", BatchNorm},
+    {BP_OP_SOFTMAX_INT, Softmax<false>, nullptr},
+    {BP_OP_LOG_SOFTMAX_INT, Softmax<true>, nullptr},
+    {BP_OP_LAYER_NORM, LayerNorm, nullptr},
+    {BP_OP_BATCH_NORM, BatchNorm, nullptr},
 };
 
 }  // namespace

@@ -58,18 +58,18 @@ void TopkLoop(const DLTensor& x, const DLTensor& values, const DLTensor& indices
 }
 
 bp_status_t Topk(const bp_kernel_call_t* call) {
-  const DLTensor* x = TensorArg(call, BP_ARG_TOPK_SELF);
-  if (x == nullptr || call->num_outputs < 2 || DtOf(call->outputs[1]->dtype) != DType::kInt64 ||
-      DtOf(call->outputs[0]->dtype) != DtOf(x->dtype))
+  const DLTensor* x = bp_kit_tensor_arg(call, BP_ARG_TOPK_SELF);
+  if (x == nullptr || call->num_outputs < 2 || DtypeOf(call->outputs[1]->dtype) != DType::kInt64 ||
+      DtypeOf(call->outputs[0]->dtype) != DtypeOf(x->dtype))
     return Fail(call, BP_STATUS_INVALID_ARGUMENT, "expected 'self', values of its dtype and int64 indices");
-  const int64_t k = IntArg(call, BP_ARG_TOPK_K, -1);
-  const int64_t dim = IntArg(call, BP_ARG_TOPK_DIM, -1);
+  const int64_t k = bp_kit_int_arg(call, BP_ARG_TOPK_K, -1);
+  const int64_t dim = bp_kit_int_arg(call, BP_ARG_TOPK_DIM, -1);
   const int64_t len = x->ndim > 0 && dim >= 0 && dim < x->ndim ? x->shape[dim] : 1;
   if (dim < 0 || dim >= (x->ndim > 0 ? x->ndim : 1) || k < 0 || k > len)
     return Fail(call, BP_STATUS_INVALID_ARGUMENT, "expected a normalized dim and 0 <= k <= size(dim)");
-  const bool largest = BoolArg(call, BP_ARG_TOPK_LARGEST, true);
+  const bool largest = bp_kit_bool_arg(call, BP_ARG_TOPK_LARGEST, true);
   if (Numel(*call->outputs[0]) == 0) return BP_STATUS_OK;
-  const DType dt = DtOf(x->dtype);
+  const DType dt = DtypeOf(x->dtype);
   if (dt == DType::kInvalid) return FailDtype(call, *x);
   return Dispatch(dt, BP_STATUS_INTERNAL, [&](auto tag) -> bp_status_t {
     using T = typename decltype(tag)::type;
@@ -79,7 +79,7 @@ bp_status_t Topk(const bp_kernel_call_t* call) {
 }
 
 const KernelDef kKernels[] = {
-    {BP_OP_TOPK, Topk},
+    {BP_OP_TOPK, Topk, nullptr},
 };
 
 }  // namespace

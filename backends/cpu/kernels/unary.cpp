@@ -18,9 +18,10 @@ using VecFn = void (*)(const float*, float*, int64_t);
 // element gets the same arithmetic. Anything else: `scalar(call)`.
 template <typename Scalar>
 bp_status_t VecF32(const bp_kernel_call_t* call, VecFn vec, Scalar scalar) {
-  const DLTensor* a = TensorArg(call, 0);
+  const DLTensor* a = bp_kit_tensor_arg(call, BP_ARG_NEG_SELF);
   DLTensor* out = call->outputs[0];
-  if (a == nullptr || DtOf(out->dtype) != DType::kFloat32 || DtOf(a->dtype) != DType::kFloat32) return scalar(call);
+  if (a == nullptr || DtypeOf(out->dtype) != DType::kFloat32 || DtypeOf(a->dtype) != DType::kFloat32)
+    return scalar(call);
   const DLTensor* ops[2] = {out, a};
   RunOps(ops, [vec](char* const* p, const int64_t* s, int64_t n) {
     if (s[0] == sizeof(float) && s[1] == sizeof(float)) {
@@ -42,11 +43,11 @@ bp_status_t VecF32(const bp_kernel_call_t* call, VecFn vec, Scalar scalar) {
 // Runs out = f(self) for every dtype `Allowed<T>` accepts.
 template <template <typename> class Allowed, typename Make>
 bp_status_t Unary(const bp_kernel_call_t* call, Make make) {
-  const DLTensor* a = TensorArg(call, 0);
+  const DLTensor* a = bp_kit_tensor_arg(call, BP_ARG_NEG_SELF);
   DLTensor* out = call->outputs[0];
   if (a == nullptr) return Fail(call, BP_STATUS_INVALID_ARGUMENT, "argument 'self' expected a tensor");
   if (Numel(*out) == 0) return BP_STATUS_OK;
-  const DType dt = DtOf(out->dtype);
+  const DType dt = DtypeOf(out->dtype);
   if (dt == DType::kInvalid) return FailDtype(call, *out);
   return Dispatch(dt, BP_STATUS_INTERNAL, [&](auto tag) -> bp_status_t {
     using T = typename decltype(tag)::type;
@@ -132,7 +133,7 @@ BP_CPU_FLOAT_UNARY(Silu, x / (C(1) + std::exp(-x)))
 bp_status_t Exp(const bp_kernel_call_t* call) { return VecF32(call, simd::ExpF32, ExpScalar); }
 
 bp_status_t Gelu(const bp_kernel_call_t* call) {
-  const char* approximate = StringArg(call, 1);
+  const char* approximate = bp_kit_string_arg(call, BP_ARG_GELU_APPROXIMATE);
   bool tanh_form = false;
   if (approximate != nullptr && std::strcmp(approximate, "none") != 0) {
     if (std::strcmp(approximate, "tanh") != 0) {
@@ -162,10 +163,12 @@ bp_status_t Gelu(const bp_kernel_call_t* call) {
 }
 
 const KernelDef kKernels[] = {
-    {"neg", Neg},     {"abs", Abs},       {"exp", Exp},         {"log", Log},   {"sqrt", Sqrt},
-    {"rsqrt", Rsqrt}, {"sin", Sin},       {"cos", Cos},         {"tanh", Tanh}, {"sigmoid", Sigmoid},
-    {"erf", Erf},     {"relu", Relu},     {"gelu", Gelu},       {"silu", Silu},
-    {"acos", Acos},   {"asin", Asin},     {"atan", Atan},
+    {BP_OP_NEG, Neg, nullptr},         {BP_OP_ABS, Abs, nullptr},   {BP_OP_EXP, Exp, nullptr},
+    {BP_OP_LOG, Log, nullptr},         {BP_OP_SQRT, Sqrt, nullptr}, {BP_OP_RSQRT, Rsqrt, nullptr},
+    {BP_OP_SIN, Sin, nullptr},         {BP_OP_COS, Cos, nullptr},   {BP_OP_TANH, Tanh, nullptr},
+    {BP_OP_SIGMOID, Sigmoid, nullptr}, {BP_OP_ERF, Erf, nullptr},   {BP_OP_RELU, Relu, nullptr},
+    {BP_OP_GELU, Gelu, nullptr},       {BP_OP_SILU, Silu, nullptr}, {BP_OP_ACOS, Acos, nullptr},
+    {BP_OP_ASIN, Asin, nullptr},       {BP_OP_ATAN, Atan, nullptr},
 };
 
 }  // namespace

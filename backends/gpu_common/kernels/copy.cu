@@ -131,7 +131,7 @@ __global__ void ConvertKernel(int64_t n, OffsetCalculator<2> calc, char* out, in
   }
 }
 
-bool IsIntegralOrBool(DType s) { return !IsFloatingType(s); }
+bool IsIntegralOrBool(DType s) { return !bp_kit::IsFloating(s); }
 
 // Copies `src` (broadcast to `dst`'s sizes by its strides) into `dst`.
 bp_status_t LaunchCopy(const bp_kernel_call_t* call, const DLTensor* dst, const DLTensor* src) {
@@ -148,15 +148,14 @@ bp_status_t LaunchCopy(const bp_kernel_call_t* call, const DLTensor* dst, const 
     if (calc.contiguous) {
       // One DMA-engine copy beats a kernel for dense same-dtype data.
       gpuError_t e = gpuMemcpyAsync(DataPtr<char>(dst), DataPtr<const char>(src),
-                                    static_cast<size_t>(n) * ItemSize(dst_st),
-                                    gpuMemcpyDeviceToDevice, stream);
+                                    static_cast<size_t>(n) * DtypeSize(dst_st), gpuMemcpyDeviceToDevice, stream);
       if (e != gpuSuccess) {
         return KernelError(call, BP_STATUS_INTERNAL, BP_GPU_PREFIX "MemcpyAsync: %s",
                            gpuGetErrorString(e));
       }
       return BP_STATUS_OK;
     }
-    const bp_status_t s = DispatchBySize(ItemSize(dst_st), [&](auto tag) -> bp_status_t {
+    const bp_status_t s = DispatchBySize(static_cast<int>(DtypeSize(dst_st)), [&](auto tag) -> bp_status_t {
       using U = typename decltype(tag)::type;
       BP_GPU_LAUNCH(StridedCopyKernel<U>, cfg.grid, cfg.block, 0, stream)
       (n, calc, DataPtr<U>(dst), DataPtr<const U>(src));
@@ -167,8 +166,8 @@ bp_status_t LaunchCopy(const bp_kernel_call_t* call, const DLTensor* dst, const 
   }
   const int32_t via_int = IsIntegralOrBool(dst_st) && IsIntegralOrBool(src_st) ? 1 : 0;
   BP_GPU_LAUNCH(ConvertKernel, cfg.grid, cfg.block, 0, stream)
-  (n, calc, DataPtr<char>(dst), static_cast<int32_t>(dst_st), ItemSize(dst_st),
-   DataPtr<const char>(src), static_cast<int32_t>(src_st), ItemSize(src_st), via_int);
+  (n, calc, DataPtr<char>(dst), static_cast<int32_t>(dst_st), static_cast<int>(DtypeSize(dst_st)),
+   DataPtr<const char>(src), static_cast<int32_t>(src_st), static_cast<int>(DtypeSize(src_st)), via_int);
   return CheckLaunch(call, "ConvertKernel");
 }
 
@@ -193,7 +192,7 @@ bp_status_t FillEntry(const bp_kernel_call_t* call) {
   if (bp_status_t s = EnterDevice(call)) return s;
   const int64_t* strides[1] = {out->strides};
   const OffsetCalculator<1> calc = MakeOffsetCalculator<1>(out->ndim, out->shape, strides);
-  const bp_status_t s = DispatchBySize(ItemSize(st), [&](auto tag) -> bp_status_t {
+  const bp_status_t s = DispatchBySize(static_cast<int>(DtypeSize(st)), [&](auto tag) -> bp_status_t {
     using U = typename decltype(tag)::type;
     U value;
     std::memcpy(&value, &pattern, sizeof value);  // little-endian: the low bytes
@@ -206,7 +205,7 @@ bp_status_t FillEntry(const bp_kernel_call_t* call) {
 }
 
 bp_status_t CopyEntry(const bp_kernel_call_t* call) {
-  const DLTensor* src = TensorArg(call, BP_ARG_COPY__SRC);
+  const DLTensor* src = bp_kit_tensor_arg(call, BP_ARG_COPY__SRC);
   if (!src || call->num_outputs < 1) {
     return KernelError(call, BP_STATUS_INVALID_ARGUMENT, "expected tensors self and src");
   }

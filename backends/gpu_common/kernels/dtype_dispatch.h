@@ -6,97 +6,17 @@
 #include <cstdint>
 #include <type_traits>
 
+#include "backplane/plugin_kit/dtype.h"
 #include "backplane/types.h"
 #include "numeric.h"
 
 namespace bp_gpu {
 
-enum class DType : int32_t {
-  kBool,
-  kUInt8,
-  kInt8,
-  kInt32,
-  kInt64,
-  kFloat16,
-  kBFloat16,
-  kFloat32,
-  kFloat64,
-  kInvalid,
-};
-
-inline DType FromDL(DLDataType t) {
-  if (t.lanes != 1) return DType::kInvalid;
-  switch (t.code) {
-    case kDLFloat:
-      return t.bits == 16   ? DType::kFloat16
-             : t.bits == 32 ? DType::kFloat32
-             : t.bits == 64 ? DType::kFloat64
-                            : DType::kInvalid;
-    case kDLBfloat:
-      return t.bits == 16 ? DType::kBFloat16 : DType::kInvalid;
-    case kDLInt:
-      return t.bits == 8    ? DType::kInt8
-             : t.bits == 32 ? DType::kInt32
-             : t.bits == 64 ? DType::kInt64
-                            : DType::kInvalid;
-    case kDLUInt:
-      return t.bits == 8 ? DType::kUInt8 : DType::kInvalid;
-    case BP_DTYPE_CODE_BOOL:
-      return t.bits == 8 ? DType::kBool : DType::kInvalid;
-    default:
-      return DType::kInvalid;
-  }
-}
-
-inline const char* ScalarTypeName(DType s) {
-  switch (s) {
-    case DType::kBool:
-      return "bool";
-    case DType::kUInt8:
-      return "uint8";
-    case DType::kInt8:
-      return "int8";
-    case DType::kInt32:
-      return "int32";
-    case DType::kInt64:
-      return "int64";
-    case DType::kFloat16:
-      return "float16";
-    case DType::kBFloat16:
-      return "bfloat16";
-    case DType::kFloat32:
-      return "float32";
-    case DType::kFloat64:
-      return "float64";
-    default:
-      return "unsupported dtype";
-  }
-}
-
-inline int ItemSize(DType s) {
-  switch (s) {
-    case DType::kBool:
-    case DType::kUInt8:
-    case DType::kInt8:
-      return 1;
-    case DType::kFloat16:
-    case DType::kBFloat16:
-      return 2;
-    case DType::kInt32:
-    case DType::kFloat32:
-      return 4;
-    case DType::kInt64:
-    case DType::kFloat64:
-      return 8;
-    default:
-      return 0;
-  }
-}
-
-inline bool IsFloatingType(DType s) {
-  return s == DType::kFloat16 || s == DType::kBFloat16 || s == DType::kFloat32 ||
-         s == DType::kFloat64;
-}
+// Dtype ids, names and sizes: the plugin kit's (one table for every backend).
+using bp_kit::DType;
+using bp_kit::DtypeName;
+using bp_kit::DtypeOf;
+using bp_kit::DtypeSize;
 
 template <typename T>
 struct Tag {

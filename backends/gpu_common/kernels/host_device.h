@@ -17,7 +17,7 @@
 #define BP_HOST_DEVICE
 #endif
 
-// The kernel test runs the kernels on host threads (tests/gpu_emulator.h).
+// The kernel test runs the kernels on host threads (gpu_emulator.h).
 #if defined(BP_GPU_EMULATE)
 #include "gpu_emulator.h"
 #endif

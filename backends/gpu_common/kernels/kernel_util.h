@@ -4,7 +4,6 @@
 
 #include <cstdarg>
 #include <cstdint>
-#include <cstdio>
 
 #include "backplane/backend.h"
 #include "backplane/op_args.h"
@@ -18,21 +17,16 @@
 namespace bp_gpu {
 
 // Reports an error on the call (ABI >= 1.2; the host's set_error on an older
-// host), prefixed with the operator name ("add.Tensor: ..."), and returns `code`.
-inline bp_status_t KernelError(const bp_kernel_call_t* call, bp_status_t code, const char* fmt,
-                               ...) {
-  char msg[512];
-  int n = std::snprintf(msg, sizeof msg,
-                        "%s (" BP_GPU_PREFIX " backend): ", call->op_name ? call->op_name : "?");
-  if (n < 0) n = 0;
-  if (n < static_cast<int>(sizeof msg)) {
-    va_list ap;
-    va_start(ap, fmt);
-    std::vsnprintf(msg + n, sizeof msg - static_cast<size_t>(n), fmt, ap);
-    va_end(ap);
-  }
+// host) as "cuda: add.Tensor: <what>" (plugin kit), and returns `code`.
+inline bp_status_t KernelError(const bp_kernel_call_t* call, bp_status_t code, const char* fmt, ...)
+    BP_KIT_PRINTF(3, 4);
+inline bp_status_t KernelError(const bp_kernel_call_t* call, bp_status_t code, const char* fmt, ...) {
   PluginState* st = StateOf(call);
-  return bp_kit_fail(call, st != nullptr ? st->host : nullptr, code, msg);
+  va_list ap;
+  va_start(ap, fmt);
+  const bp_status_t rc = bp_kit_vfailf(call, st != nullptr ? st->host : nullptr, BP_GPU_PREFIX, code, fmt, ap);
+  va_end(ap);
+  return rc;
 }
 
 // Makes the call's device current on this thread.
@@ -94,11 +88,6 @@ static_assert(kSelf == BP_ARG_SUM_DIM_INTLIST_SELF && kSelf == BP_ARG_MEAN_DIM_S
 static_assert(BP_ARG_SOFTMAX_INT_DIM == BP_ARG_LOG_SOFTMAX_INT_DIM, "softmax and log_softmax read dim alike");
 }  // namespace arg
 
-inline const DLTensor* TensorArg(const bp_kernel_call_t* call, int i) {
-  if (i >= call->num_args || call->args[i].kind != BP_VALUE_TENSOR) return nullptr;
-  return call->args[i].u.tensor;
-}
-
 // A Scalar argument as the caller gave it (INT, DOUBLE or BOOL); `fallback`
 // when absent (NONE) or out of range.
 struct ScalarValue {
@@ -117,8 +106,7 @@ inline ScalarValue ScalarArg(const bp_kernel_call_t* call, int i, double fallbac
   v.is_floating = true;
   v.d = fallback;
   v.i = static_cast<int64_t>(fallback);
-  if (i >= call->num_args) return v;
-  const bp_kernel_arg_t& a = call->args[i];
+  const bp_kernel_arg_t& a = *bp_kit_arg(call, i);  // NONE past num_args
   if (a.kind == BP_VALUE_INT) {
     v.is_floating = false;
     v.i = a.u.i;
@@ -134,11 +122,6 @@ inline ScalarValue ScalarArg(const bp_kernel_call_t* call, int i, double fallbac
   return v;
 }
 
-inline const char* StringArg(const bp_kernel_call_t* call, int i) {
-  if (i >= call->num_args || call->args[i].kind != BP_VALUE_STRING) return nullptr;
-  return call->args[i].u.str;
-}
-
 inline bool SameDtype(const DLTensor* a, const DLTensor* b) {
   return a->dtype.code == b->dtype.code && a->dtype.bits == b->dtype.bits &&
          a->dtype.lanes == b->dtype.lanes;
@@ -147,17 +130,16 @@ inline bool SameDtype(const DLTensor* a, const DLTensor* b) {
 // A tensor's dtype, checked against the family's allowed set.
 inline bp_status_t CheckDtype(const bp_kernel_call_t* call, const char* what, const DLTensor* t,
                               bool allow_bool, bool allow_int, DType* out) {
-  const DType s = FromDL(t->dtype);
+  const DType s = DtypeOf(t->dtype);
   bool ok = s != DType::kInvalid;
   if (s == DType::kBool && !allow_bool) ok = false;
-  if (!IsFloatingType(s) && s != DType::kBool && !allow_int) ok = false;
+  if (!bp_kit::IsFloating(s) && s != DType::kBool && !allow_int) ok = false;
   if (!ok) {
     // UNIMPLEMENTED before writing anything: the dispatcher then runs the
     // CPU fallback for this call (backend.h kernel contract).
-    return KernelError(
-        call, BP_STATUS_UNIMPLEMENTED,
-        "argument '%s' has dtype %s (code %d, bits %d), which this kernel does not take", what,
-        ScalarTypeName(s), t->dtype.code, t->dtype.bits);
+    return KernelError(call, BP_STATUS_UNIMPLEMENTED,
+                       "argument '%s' has dtype %s (code %d, bits %d), which this kernel does not take", what,
+                       DtypeName(s), t->dtype.code, t->dtype.bits);
   }
   *out = s;
   return BP_STATUS_OK;
@@ -171,16 +153,15 @@ inline bp_status_t RequireSameDtype(const bp_kernel_call_t* call, const DLTensor
                                     const char* ref_name, const DLTensor* t, const char* name) {
   if (!t || SameDtype(ref, t)) return BP_STATUS_OK;
   return KernelError(call, BP_STATUS_UNIMPLEMENTED,
-                     "argument '%s' has dtype %s but '%s' has %s; this kernel needs them equal",
-                     name, ScalarTypeName(FromDL(t->dtype)), ref_name,
-                     ScalarTypeName(FromDL(ref->dtype)));
+                     "argument '%s' has dtype %s but '%s' has %s; this kernel needs them equal", name,
+                     DtypeName(DtypeOf(t->dtype)), ref_name, DtypeName(DtypeOf(ref->dtype)));
 }
 
 inline bp_status_t RequireDtype(const bp_kernel_call_t* call, const DLTensor* t, const char* name,
                                 DType want) {
-  if (FromDL(t->dtype) == want) return BP_STATUS_OK;
+  if (DtypeOf(t->dtype) == want) return BP_STATUS_OK;
   return KernelError(call, BP_STATUS_UNIMPLEMENTED, "argument '%s' has dtype %s, expected %s", name,
-                     ScalarTypeName(FromDL(t->dtype)), ScalarTypeName(want));
+                     DtypeName(DtypeOf(t->dtype)), DtypeName(want));
 }
 
 }  // namespace bp_gpu

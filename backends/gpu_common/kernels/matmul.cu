@@ -92,8 +92,8 @@ void SetBatch(GemmProblem* p, int32_t nb, const int64_t* sizes, const int64_t* a
 }  // namespace
 
 bp_status_t MatmulEntry(const bp_kernel_call_t* call) {
-  const DLTensor* a = TensorArg(call, BP_ARG_MATMUL_SELF);
-  const DLTensor* b = TensorArg(call, BP_ARG_MATMUL_OTHER);
+  const DLTensor* a = bp_kit_tensor_arg(call, BP_ARG_MATMUL_SELF);
+  const DLTensor* b = bp_kit_tensor_arg(call, BP_ARG_MATMUL_OTHER);
   if (!a || !b || call->num_outputs < 1) {
     return KernelError(call, BP_STATUS_INVALID_ARGUMENT,
                        "expected tensors self, other and an output");
@@ -126,9 +126,9 @@ bp_status_t MatmulEntry(const bp_kernel_call_t* call) {
 }
 
 bp_status_t AddmmEntry(const bp_kernel_call_t* call) {
-  const DLTensor* self = TensorArg(call, BP_ARG_ADDMM_SELF);
-  const DLTensor* m1 = TensorArg(call, BP_ARG_ADDMM_MAT1);
-  const DLTensor* m2 = TensorArg(call, BP_ARG_ADDMM_MAT2);
+  const DLTensor* self = bp_kit_tensor_arg(call, BP_ARG_ADDMM_SELF);
+  const DLTensor* m1 = bp_kit_tensor_arg(call, BP_ARG_ADDMM_MAT1);
+  const DLTensor* m2 = bp_kit_tensor_arg(call, BP_ARG_ADDMM_MAT2);
   if (!self || !m1 || !m2 || call->num_outputs < 1) {
     return KernelError(call, BP_STATUS_INVALID_ARGUMENT,
                        "expected tensors self, mat1, mat2 and an output");
@@ -165,9 +165,9 @@ bp_status_t AddmmEntry(const bp_kernel_call_t* call) {
 }
 
 bp_status_t LinearEntry(const bp_kernel_call_t* call) {
-  const DLTensor* in = TensorArg(call, BP_ARG_LINEAR_INPUT);
-  const DLTensor* w = TensorArg(call, BP_ARG_LINEAR_WEIGHT);
-  const DLTensor* bias = TensorArg(call, BP_ARG_LINEAR_BIAS);
+  const DLTensor* in = bp_kit_tensor_arg(call, BP_ARG_LINEAR_INPUT);
+  const DLTensor* w = bp_kit_tensor_arg(call, BP_ARG_LINEAR_WEIGHT);
+  const DLTensor* bias = bp_kit_tensor_arg(call, BP_ARG_LINEAR_BIAS);
   if (!in || !w || call->num_outputs < 1) {
     return KernelError(call, BP_STATUS_INVALID_ARGUMENT,
                        "expected tensors input, weight and an output");

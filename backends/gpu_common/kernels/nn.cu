@@ -128,12 +128,12 @@ __global__ void BatchNormKernel(int64_t n, OffsetCalculator<2> calc, int64_t inn
   }
 }
 
-const DLTensor* OptionalTensor(const bp_kernel_call_t* call, int i) { return TensorArg(call, i); }
+const DLTensor* OptionalTensor(const bp_kernel_call_t* call, int i) { return bp_kit_tensor_arg(call, i); }
 
 }  // namespace
 
 bp_status_t SoftmaxEntry(const bp_kernel_call_t* call) {
-  const DLTensor* in = TensorArg(call, BP_ARG_SOFTMAX_INT_SELF);
+  const DLTensor* in = bp_kit_tensor_arg(call, BP_ARG_SOFTMAX_INT_SELF);
   const int dim_arg = BP_ARG_SOFTMAX_INT_DIM;  // log_softmax.int: the same (kernel_util.h)
   if (!in || call->num_outputs < 1 || call->num_args <= dim_arg || call->args[dim_arg].kind != BP_VALUE_INT) {
     return KernelError(call, BP_STATUS_INVALID_ARGUMENT,
@@ -176,7 +176,7 @@ bp_status_t SoftmaxEntry(const bp_kernel_call_t* call) {
 }
 
 bp_status_t LayerNormEntry(const bp_kernel_call_t* call) {
-  const DLTensor* in = TensorArg(call, BP_ARG_LAYER_NORM_INPUT);
+  const DLTensor* in = bp_kit_tensor_arg(call, BP_ARG_LAYER_NORM_INPUT);
   if (!in || call->num_outputs < 1 || call->num_args <= BP_ARG_LAYER_NORM_NORMALIZED_SHAPE ||
       call->args[BP_ARG_LAYER_NORM_NORMALIZED_SHAPE].kind != BP_VALUE_INT_LIST) {
     return KernelError(call, BP_STATUS_INVALID_ARGUMENT,
@@ -231,7 +231,7 @@ bp_status_t LayerNormEntry(const bp_kernel_call_t* call) {
 }
 
 bp_status_t BatchNormEntry(const bp_kernel_call_t* call) {
-  const DLTensor* in = TensorArg(call, BP_ARG_BATCH_NORM_INPUT);
+  const DLTensor* in = bp_kit_tensor_arg(call, BP_ARG_BATCH_NORM_INPUT);
   const DLTensor* weight = OptionalTensor(call, BP_ARG_BATCH_NORM_WEIGHT);
   const DLTensor* bias = OptionalTensor(call, BP_ARG_BATCH_NORM_BIAS);
   const DLTensor* mean = OptionalTensor(call, BP_ARG_BATCH_NORM_RUNNING_MEAN);

@@ -65,8 +65,8 @@ OffsetCalculator<N> CalcFor(const DLTensor* out, const DLTensor* const (&ts)[N])
 }
 
 bp_status_t RunBinary(const bp_kernel_call_t* call, int32_t op) {
-  const DLTensor* a = TensorArg(call, arg::kSelf);
-  const DLTensor* b = TensorArg(call, arg::kOther);
+  const DLTensor* a = bp_kit_tensor_arg(call, arg::kSelf);
+  const DLTensor* b = bp_kit_tensor_arg(call, arg::kOther);
   if (!a || !b || call->num_outputs < 1) {
     return KernelError(call, BP_STATUS_INVALID_ARGUMENT,
                        "expected tensors self, other and an output");
@@ -76,7 +76,7 @@ bp_status_t RunBinary(const bp_kernel_call_t* call, int32_t op) {
   if (bp_status_t s = CheckDtype(call, "out", out, true, true, &st)) return s;
   if (bp_status_t s = RequireSameDtype(call, out, "out", a, "self")) return s;
   if (bp_status_t s = RequireSameDtype(call, out, "out", b, "other")) return s;
-  if (!IsFloatingType(st) && (op == kDiv || op == kDivTrunc || op == kDivFloor || op == kPow)) {
+  if (!bp_kit::IsFloating(st) && (op == kDiv || op == kDivTrunc || op == kDivFloor || op == kPow)) {
     // Integer division by zero and integers to negative powers are errors
     // that depend on the data; checking them here would need a device-wide
     // scan and a synchronization per call. The CPU fallback validates them
@@ -107,7 +107,7 @@ bp_status_t RunBinary(const bp_kernel_call_t* call, int32_t op) {
 bp_status_t BinaryEntry(const bp_kernel_call_t* call) { return RunBinary(call, OpOf(call)); }
 
 bp_status_t DivModeEntry(const bp_kernel_call_t* call) {
-  const char* mode = StringArg(call, BP_ARG_DIV_TENSOR_MODE_ROUNDING_MODE);
+  const char* mode = bp_kit_string_arg(call, BP_ARG_DIV_TENSOR_MODE_ROUNDING_MODE);
   int32_t op = kDiv;
   if (mode && std::strcmp(mode, "trunc") == 0) {
     op = kDivTrunc;
@@ -121,8 +121,8 @@ bp_status_t DivModeEntry(const bp_kernel_call_t* call) {
 }
 
 bp_status_t CompareEntry(const bp_kernel_call_t* call) {
-  const DLTensor* a = TensorArg(call, arg::kSelf);
-  const DLTensor* b = TensorArg(call, arg::kOther);
+  const DLTensor* a = bp_kit_tensor_arg(call, arg::kSelf);
+  const DLTensor* b = bp_kit_tensor_arg(call, arg::kOther);
   if (!a || !b || call->num_outputs < 1) {
     return KernelError(call, BP_STATUS_INVALID_ARGUMENT,
                        "expected tensors self, other and an output");
@@ -150,9 +150,9 @@ bp_status_t CompareEntry(const bp_kernel_call_t* call) {
 }
 
 bp_status_t WhereEntry(const bp_kernel_call_t* call) {
-  const DLTensor* cond = TensorArg(call, BP_ARG_WHERE_SELF_CONDITION);
-  const DLTensor* a = TensorArg(call, BP_ARG_WHERE_SELF_SELF);
-  const DLTensor* b = TensorArg(call, BP_ARG_WHERE_SELF_OTHER);
+  const DLTensor* cond = bp_kit_tensor_arg(call, BP_ARG_WHERE_SELF_CONDITION);
+  const DLTensor* a = bp_kit_tensor_arg(call, BP_ARG_WHERE_SELF_SELF);
+  const DLTensor* b = bp_kit_tensor_arg(call, BP_ARG_WHERE_SELF_OTHER);
   if (!cond || !a || !b || call->num_outputs < 1) {
     return KernelError(call, BP_STATUS_INVALID_ARGUMENT,
                        "expected tensors condition, self, other and an output");
@@ -169,7 +169,7 @@ bp_status_t WhereEntry(const bp_kernel_call_t* call) {
   if (bp_status_t s = EnterDevice(call)) return s;
   const DLTensor* const ts[4] = {out, cond, a, b};
   const OffsetCalculator<4> calc = CalcFor<4>(out, ts);
-  const bp_status_t s = DispatchBySize(ItemSize(st), [&](auto tag) -> bp_status_t {
+  const bp_status_t s = DispatchBySize(static_cast<int>(DtypeSize(st)), [&](auto tag) -> bp_status_t {
     using U = typename decltype(tag)::type;
     BP_GPU_LAUNCH(WhereKernel<U>, cfg.grid, cfg.block, 0, StreamOf(call))
     (n, calc, DataPtr<U>(out), DataPtr<const bool>(cond), DataPtr<const U>(a), DataPtr<const U>(b));
@@ -180,14 +180,14 @@ bp_status_t WhereEntry(const bp_kernel_call_t* call) {
 }
 
 bp_status_t UnaryEntry(const bp_kernel_call_t* call) {
-  const DLTensor* in = TensorArg(call, arg::kSelf);
+  const DLTensor* in = bp_kit_tensor_arg(call, arg::kSelf);
   if (!in || call->num_outputs < 1) {
     return KernelError(call, BP_STATUS_INVALID_ARGUMENT, "expected tensor self and an output");
   }
   const DLTensor* out = call->outputs[0];
   int32_t op = OpOf(call);
   if (op == kGelu) {
-    const char* approximate = StringArg(call, BP_ARG_GELU_APPROXIMATE);
+    const char* approximate = bp_kit_string_arg(call, BP_ARG_GELU_APPROXIMATE);
     if (approximate && std::strcmp(approximate, "tanh") == 0) {
       op = kGeluTanh;
     } else if (approximate && std::strcmp(approximate, "none") != 0) {

@@ -131,7 +131,7 @@ __global__ void ReduceKernel(int64_t num_out, int64_t row_len, OffsetCalculator<
 }  // namespace
 
 bp_status_t ReduceEntry(const bp_kernel_call_t* call) {
-  const DLTensor* in = TensorArg(call, arg::kSelf);
+  const DLTensor* in = bp_kit_tensor_arg(call, arg::kSelf);
   if (!in || call->num_outputs < 1) {
     return KernelError(call, BP_STATUS_INVALID_ARGUMENT, "expected tensor self and an output");
   }

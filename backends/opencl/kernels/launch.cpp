@@ -10,36 +10,49 @@ namespace bpcl {
 
 DtypeInfo GetDtype(DLDataType dt) {
   DtypeInfo i;
-  if (dt.lanes != 1) return i;
-  auto set = [&](const char* name, const char* st, const char* ct, const char* ut, int kind, bool sgn,
-                 size_t item, size_t ct_size) {
+  const int32_t id = bp_kit_dtype_of(dt);  // the kit's id, name and size; OpenCL C types here
+  auto set = [&](const char* st, const char* ct, const char* ut, int kind, bool sgn, size_t ct_size) {
     i.valid = true;
-    i.name = name;
+    i.name = bp_kit_dtype_name(id);
     i.st = st;
     i.ct = ct;
     i.ut = ut;
     i.kind = kind;
     i.is_signed = sgn;
-    i.item_size = item;
+    i.item_size = bp_kit_dtype_size(id);
     i.ct_size = ct_size;
   };
-  if (dt.code == BP_DTYPE_CODE_BOOL && dt.bits == 8) {
-    set("bool", "uchar", "uchar", "uchar", kKindBool, false, 1, 1);
-  } else if (dt.code == kDLUInt && dt.bits == 8) {
-    set("uint8", "uchar", "uchar", "uchar", kKindInt, false, 1, 1);
-  } else if (dt.code == kDLInt) {
-    if (dt.bits == 8) set("int8", "char", "char", "uchar", kKindInt, true, 1, 1);
-    if (dt.bits == 32) set("int32", "int", "int", "uint", kKindInt, true, 4, 4);
-    if (dt.bits == 64) set("int64", "long", "long", "ulong", kKindInt, true, 8, 8);
-  } else if (dt.code == kDLFloat) {
-    if (dt.bits == 16) set("float16", "half", "float", "ushort", kKindHalf, true, 2, 4);
-    if (dt.bits == 32) set("float32", "float", "float", "uint", kKindFloat, true, 4, 4);
-    if (dt.bits == 64) {
-      set("float64", "double", "double", "ulong", kKindFloat, true, 8, 8);
+  switch (id) {
+    case BP_KIT_DTYPE_BOOL:
+      set("uchar", "uchar", "uchar", kKindBool, false, 1);
+      break;
+    case BP_KIT_DTYPE_UINT8:
+      set("uchar", "uchar", "uchar", kKindInt, false, 1);
+      break;
+    case BP_KIT_DTYPE_INT8:
+      set("char", "char", "uchar", kKindInt, true, 1);
+      break;
+    case BP_KIT_DTYPE_INT32:
+      set("int", "int", "uint", kKindInt, true, 4);
+      break;
+    case BP_KIT_DTYPE_INT64:
+      set("long", "long", "ulong", kKindInt, true, 8);
+      break;
+    case BP_KIT_DTYPE_FLOAT16:
+      set("half", "float", "ushort", kKindHalf, true, 4);
+      break;
+    case BP_KIT_DTYPE_BFLOAT16:
+      set("ushort", "float", "ushort", kKindBf16, true, 4);
+      break;
+    case BP_KIT_DTYPE_FLOAT32:
+      set("float", "float", "uint", kKindFloat, true, 4);
+      break;
+    case BP_KIT_DTYPE_FLOAT64:
+      set("double", "double", "ulong", kKindFloat, true, 8);
       i.needs_fp64 = true;
-    }
-  } else if (dt.code == kDLBfloat && dt.bits == 16) {
-    set("bfloat16", "ushort", "float", "ushort", kKindBf16, true, 2, 4);
+      break;
+    default:
+      break;
   }
   return i;
 }
@@ -138,8 +151,7 @@ Status GetCallCtx(const bp_kernel_call_t* call, CallCtx* out) {
 
 bp_status_t Fail(const bp_kernel_call_t* call, const Status& st) {
   const Backend* b = static_cast<const Backend*>(call->backend_data);
-  const std::string msg = std::string("opencl ") + (call->op_name ? call->op_name : "?") + ": " + st.message();
-  return bp_kit_fail(call, b != nullptr ? b->host : nullptr, st.code(), msg.c_str());
+  return bp_kit_failf(call, b != nullptr ? b->host : nullptr, "opencl", st.code(), "%s", st.message().c_str());
 }
 
 Status CheckDtype(const Device* d, const DtypeInfo& info, const char* what) {

@@ -8,7 +8,7 @@
 // allocate(); it resolves the handle to an address inside the arena. Inputs
 // arrive broadcast to the output's sizes (stride 0) and promoted to one
 // dtype; the output may be any strided view (see the KERNEL CONTRACT in
-// dispatcher/ops.yaml).
+// abi/ops.yaml).
 #include <cstdint>
 #include <cstring>
 #include <type_traits>

@@ -140,7 +140,7 @@ class Exec {
 
   /// Calls operator `op` (schema name, e.g. "conv2d") with `args` in schema
   /// order; returns its one output, held by the Exec. Shapes, dtypes and
-  /// broadcasting are the operator's (dispatcher/ops.yaml). Throws
+  /// broadcasting are the operator's (abi/ops.yaml). Throws
   /// CallFailed when the operator does not exist or the call returns a
   /// status (the message names operator, status and the dispatcher's text).
   bp_tensor_t* call(const std::string& op, std::initializer_list<bp_value_t> args);
