@@ -19,7 +19,7 @@ namespace {
 // in [0, bound). Fails naming the value, its position and the bound.
 bp_status_t ReadIndex(const bp_kernel_call_t* call, const DLTensor& index, int64_t bound, int64_t dim,
                       std::vector<int64_t>* out) {
-  const DType it = DtOf(index.dtype);
+  const DType it = DtypeOf(index.dtype);
   if (it != DType::kInt64 && it != DType::kInt32) return FailDtype(call, index);
   const int64_t n = Numel(index);
   out->resize(static_cast<size_t>(n));
@@ -70,11 +70,11 @@ void ForEach(const DLTensor& index, const DLTensor& t, const DLTensor& u, int di
 int64_t SizeAt(const DLTensor& t, int64_t d) { return t.ndim > 0 ? t.shape[d] : 1; }
 
 bp_status_t Gather(const bp_kernel_call_t* call) {
-  const DLTensor* self = TensorArg(call, BP_ARG_GATHER_SELF);
-  const DLTensor* index = TensorArg(call, BP_ARG_GATHER_INDEX);
+  const DLTensor* self = bp_kit_tensor_arg(call, BP_ARG_GATHER_SELF);
+  const DLTensor* index = bp_kit_tensor_arg(call, BP_ARG_GATHER_INDEX);
   DLTensor* out = call->outputs[0];
-  const int64_t dim = IntArg(call, BP_ARG_GATHER_DIM, -1);
-  if (self == nullptr || index == nullptr || out->ndim != index->ndim || DtOf(self->dtype) != DtOf(out->dtype) ||
+  const int64_t dim = bp_kit_int_arg(call, BP_ARG_GATHER_DIM, -1);
+  if (self == nullptr || index == nullptr || out->ndim != index->ndim || DtypeOf(self->dtype) != DtypeOf(out->dtype) ||
       dim < 0 || dim >= (self->ndim > 0 ? self->ndim : 1))
     return Fail(call, BP_STATUS_INVALID_ARGUMENT, "expected 'self', a normalized dim and an 'index' of out's sizes");
   std::vector<int64_t> idx;
@@ -118,18 +118,18 @@ V Combine(Reduce r, V a, V b) {
 
 bp_status_t ScatterImpl(const bp_kernel_call_t* call, Reduce reduce, bool include_self) {
   // scatter.src and scatter_reduce.two share their first four arguments.
-  const DLTensor* self = TensorArg(call, BP_ARG_SCATTER_SRC_SELF);
-  const DLTensor* index = TensorArg(call, BP_ARG_SCATTER_SRC_INDEX);
-  const DLTensor* src = TensorArg(call, BP_ARG_SCATTER_SRC_SRC);
+  const DLTensor* self = bp_kit_tensor_arg(call, BP_ARG_SCATTER_SRC_SELF);
+  const DLTensor* index = bp_kit_tensor_arg(call, BP_ARG_SCATTER_SRC_INDEX);
+  const DLTensor* src = bp_kit_tensor_arg(call, BP_ARG_SCATTER_SRC_SRC);
   DLTensor* out = call->outputs[0];
-  const int64_t dim = IntArg(call, BP_ARG_SCATTER_SRC_DIM, -1);
+  const int64_t dim = bp_kit_int_arg(call, BP_ARG_SCATTER_SRC_DIM, -1);
   if (self == nullptr || index == nullptr || src == nullptr || out->ndim != self->ndim ||
-      DtOf(self->dtype) != DtOf(out->dtype) || DtOf(src->dtype) != DtOf(out->dtype) || dim < 0 ||
+      DtypeOf(self->dtype) != DtypeOf(out->dtype) || DtypeOf(src->dtype) != DtypeOf(out->dtype) || dim < 0 ||
       dim >= (self->ndim > 0 ? self->ndim : 1))
     return Fail(call, BP_STATUS_INVALID_ARGUMENT,
                 "expected 'self', a normalized dim, 'index' and 'src' of self's dtype");
   std::vector<int64_t> idx;
-  if (DtOf(out->dtype) == DType::kInvalid) return FailDtype(call, *out);
+  if (DtypeOf(out->dtype) == DType::kInvalid) return FailDtype(call, *out);
   bp_status_t st = ReadIndex(call, *index, SizeAt(*self, dim), dim, &idx);
   if (st != BP_STATUS_OK) return st;
   st = CopyTensor(*out, *self);
@@ -144,7 +144,7 @@ bp_status_t ScatterImpl(const bp_kernel_call_t* call, Reduce reduce, bool includ
     });
     return BP_STATUS_OK;
   }
-  return Dispatch(DtOf(out->dtype), BP_STATUS_INTERNAL, [&](auto tag) -> bp_status_t {
+  return Dispatch(DtypeOf(out->dtype), BP_STATUS_INTERNAL, [&](auto tag) -> bp_status_t {
     using T = typename decltype(tag)::type;
     if constexpr (std::is_same<T, bool>::value) {
       return FailDtype(call, *out);
@@ -173,7 +173,7 @@ bp_status_t ScatterImpl(const bp_kernel_call_t* call, Reduce reduce, bool includ
 bp_status_t Scatter(const bp_kernel_call_t* call) { return ScatterImpl(call, Reduce::kNone, true); }
 
 bp_status_t ScatterReduce(const bp_kernel_call_t* call) {
-  const char* r = StringArg(call, BP_ARG_SCATTER_REDUCE_TWO_REDUCE);
+  const char* r = bp_kit_string_arg(call, BP_ARG_SCATTER_REDUCE_TWO_REDUCE);
   const std::string mode = r != nullptr ? r : "";
   const Reduce red = mode == "sum"    ? Reduce::kSum
                      : mode == "prod" ? Reduce::kProd
@@ -182,13 +182,13 @@ bp_status_t ScatterReduce(const bp_kernel_call_t* call) {
                                       : Reduce::kNone;
   if (red == Reduce::kNone)
     return Fail(call, BP_STATUS_INVALID_ARGUMENT, "argument 'reduce': expected 'sum', 'prod', 'amax' or 'amin'");
-  return ScatterImpl(call, red, BoolArg(call, BP_ARG_SCATTER_REDUCE_TWO_INCLUDE_SELF, true));
+  return ScatterImpl(call, red, bp_kit_bool_arg(call, BP_ARG_SCATTER_REDUCE_TWO_INCLUDE_SELF, true));
 }
 
 const KernelDef kKernels[] = {
-    {BP_OP_GATHER, Gather},
-    {BP_OP_SCATTER_SRC, Scatter},
-    {BP_OP_SCATTER_REDUCE_TWO, ScatterReduce},
+    {BP_OP_GATHER, Gather, nullptr},
+    {BP_OP_SCATTER_SRC, Scatter, nullptr},
+    {BP_OP_SCATTER_REDUCE_TWO, ScatterReduce, nullptr},
 };
 
 }  // namespace
