@@ -1,4 +1,6 @@
 // Backends, devices and the allocator queries of the C API.
+#include <algorithm>
+#include <cstddef>
 #include <cstdlib>
 #include <cstring>
 #include <mutex>
@@ -204,9 +206,12 @@ BP_API bp_status_t bp_transfer_stats(bp_context_t* context, int32_t backend, bp_
   return ApiCall("bp_transfer_stats", [&]() -> Status {
     const char* fn = "bp_transfer_stats";
     BP_CHECK_ARG(context != nullptr && out_stats != nullptr, fn, "context and out_stats must not be NULL");
-    BP_CHECK_ARG(out_stats->struct_size >= sizeof(bp_transfer_stats_t), fn,
-                 "out_stats->struct_size is " + std::to_string(out_stats->struct_size) + "; expected at least " +
-                     std::to_string(sizeof(bp_transfer_stats_t)));
+    // The ABI 1.2 layout ends before cast_count; an older caller's struct is filled up to its size.
+    constexpr size_t kOldest = offsetof(bp_transfer_stats_t, cast_count);
+    const size_t size = out_stats->struct_size;
+    BP_CHECK_ARG(
+        size >= kOldest, fn,
+        "out_stats->struct_size is " + std::to_string(size) + "; expected at least " + std::to_string(kOldest));
     BP_RETURN_IF_ERROR(CheckBackendId(context, backend, fn));
     const TransferCounters& c = context->slots[backend].transfers;
     bp_transfer_stats_t stats{};
@@ -217,7 +222,9 @@ BP_API bp_status_t bp_transfer_stats(bp_context_t* context, int32_t backend, bp_
     stats.device_to_host_bytes = c.d2h_bytes.load(std::memory_order_relaxed);
     stats.device_to_device_count = c.d2d_count.load(std::memory_order_relaxed);
     stats.device_to_device_bytes = c.d2d_bytes.load(std::memory_order_relaxed);
-    *out_stats = stats;
+    stats.cast_count = c.cast_count.load(std::memory_order_relaxed);
+    stats.cast_bytes = c.cast_bytes.load(std::memory_order_relaxed);
+    std::memcpy(out_stats, &stats, std::min(size, sizeof(stats)));
     return Status::Ok();
   });
 }

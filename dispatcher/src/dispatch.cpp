@@ -22,7 +22,9 @@ using namespace detail;
 // The dtypes ops.yaml says an operator takes are the dtypes its kernel
 // computes in: each tensor argument's dtype after the plan's casts, as torch
 // (pow(bool, int64) runs in int64; mean(int32, dtype=float32) in float32).
-Status CheckComputeDtypes(const bp_op_t* op, const Bound& b, const MetaPlan& plan) {
+// *dtypes: DtypeBit() of each, for the route (DecideRoute).
+Status CheckComputeDtypes(const bp_op_t* op, const Bound& b, const MetaPlan& plan, uint32_t* dtypes) {
+  *dtypes = 0;
   for (int32_t i = 0; i < op->num_meta_args; ++i) {
     const MetaArg& m = b.margs[i];
     const int64_t n = m.kind == BP_VALUE_TENSOR ? 1 : m.kind == BP_VALUE_TENSOR_LIST ? m.num_tensors : 0;
@@ -30,7 +32,10 @@ Status CheckComputeDtypes(const bp_op_t* op, const Bound& b, const MetaPlan& pla
       const DLDataType given = m.kind == BP_VALUE_TENSOR ? m.tensor->dtype : m.tensors[j]->dtype;
       const bool cast = plan.cast_to[i].bits != 0 && !DtypeEqual(plan.cast_to[i], given);
       const DType id = DtypeFromDL(cast ? plan.cast_to[i] : given);
-      if (id != DType::kInvalid && (op->dtype_mask & DtypeBit(id)) != 0) continue;
+      if (id != DType::kInvalid && (op->dtype_mask & DtypeBit(id)) != 0) {
+        *dtypes |= DtypeBit(id);
+        continue;
+      }
       return Error(BP_STATUS_INVALID_ARGUMENT,
                    op->name + ": argument '" + op->arg_names[i] + "'" +
                        (m.kind == BP_VALUE_TENSOR_LIST ? "[" + std::to_string(j) + "]" : std::string()) +
@@ -43,8 +48,9 @@ Status CheckComputeDtypes(const bp_op_t* op, const Bound& b, const MetaPlan& pla
 }
 
 // The meta function's plan for the bound arguments: validation, output
-// sizes and dtypes, casts. `plan` need not be initialized.
-Status InferPlan(const bp_op_t* op, Bound& b, MetaPlan* plan) {
+// sizes and dtypes, casts; *dtypes the compute dtypes (CheckComputeDtypes).
+// `plan` need not be initialized.
+Status InferPlan(const bp_op_t* op, Bound& b, MetaPlan* plan, uint32_t* dtypes) {
   if (op->meta == nullptr) {
     return Error(BP_STATUS_UNIMPLEMENTED, op->name + ": meta function '" + op->meta_name + "' is not available");
   }
@@ -56,7 +62,7 @@ Status InferPlan(const bp_op_t* op, Bound& b, MetaPlan* plan) {
   std::memset(plan->cast_to, 0, sizeof(plan->cast_to));
   for (int32_t i = 0; i < nmeta; ++i) plan->rewritten[i].kind = BP_VALUE_NONE;
   BP_RETURN_IF_ERROR(op->meta->infer(info, b.margs, plan));
-  return CheckComputeDtypes(op, b, *plan);
+  return CheckComputeDtypes(op, b, *plan, dtypes);
 }
 
 // The tensor a call writes (in-place self, out=, copy_'s self) against
@@ -88,19 +94,20 @@ Status CheckWrittenOverlap(const bp_op_t* op, const Bound& b, const std::vector<
   return Status::Ok();
 }
 
-// The generic path for a kernel operator whose route runs on the device:
-// meta function, outputs, casts on the device, kernel views, the kernel.
-// *to_host: the kernel declined and the host fallback must run instead
-// (every fresh output released, nothing written).
+// The generic path for a kernel operator whose route runs on the device,
+// past the meta function (`plan`, InferPlan's): outputs, casts on the device,
+// kernel views, the kernel. A native call on a device backend the core cast
+// arguments or results for is counted as the cast route, with the
+// host<->device bytes of those casts. *to_host: the kernel declined and the
+// host fallback must run instead (every fresh output released, nothing written).
 Status RunMeta(bp_context_t* ctx, const bp_op_t* op, Bound& b, std::vector<ListArg>& lists, DeviceState* dev,
-               const Route& route, Temps& temps, bp_tensor_t** results, bool* to_host) {
+               const Route& route, const MetaPlan& plan, Temps& temps, bp_tensor_t** results, bool* to_host) {
   const bp_op_t* f = op->functional;
   const int32_t nmeta = op->num_meta_args;
   MetaCallInfo info{op->name.c_str(), f->arg_names, nmeta};
-  Uninit<MetaPlan> plan_storage;
-  MetaPlan& plan = plan_storage.value;
-  BP_RETURN_IF_ERROR(InferPlan(op, b, &plan));
   bp_device_t device{dev->slot->id, dev->index};
+  bool cast = false;  // the core casts for the kernel (the cast route)
+  const uint64_t staged_before = StagedBytesOnThread();
   const int32_t nout = plan.num_outputs;
 
   // Outputs: fresh, the caller's out= tensor, or the mutated self.
@@ -135,6 +142,7 @@ Status RunMeta(bp_context_t* ctx, const bp_op_t* op, Bound& b, std::vector<ListA
         }
       }
       bool needs_temp = !DtypeEqual(g.dtype, want.dtype);
+      cast |= needs_temp;
       if (!needs_temp && plan.no_output_alias) {
         for (int32_t i = 0; i < nmeta; ++i) {
           if (i != mut && b.margs[i].kind == BP_VALUE_TENSOR && Overlaps(t, b.tensors[i])) needs_temp = true;
@@ -180,6 +188,7 @@ Status RunMeta(bp_context_t* ctx, const bp_op_t* op, Bound& b, std::vector<ListA
       }
       b.tensors[i] = tmp;
       b.geos[i] = tmp->geo;
+      cast = true;
     } else if (b.margs[i].kind == BP_VALUE_TENSOR_LIST) {
       ListArg& l = lists[b.list_index[i]];
       for (size_t j = 0; j < l.tensors.size(); ++j) {
@@ -196,6 +205,7 @@ Status RunMeta(bp_context_t* ctx, const bp_op_t* op, Bound& b, std::vector<ListA
         }
         l.tensors[j] = tmp;
         l.geos[j] = tmp->geo;
+        cast = true;
       }
     }
   }
@@ -243,7 +253,9 @@ Status RunMeta(bp_context_t* ctx, const bp_op_t* op, Bound& b, std::vector<ListA
   bp_kernel_arg_t kargs[kMaxArgs];
   BuildKernelArgs(nmeta, b.margs, dl, lists, b, kargs);
   bp_kernel_call_t call = MakeKernelCall(op, dev, kargs, nmeta, out_ptrs, nout);
-  st = ExecuteRoute(ctx, op, dev, route, &call, to_host);
+  // The host backend's casts are its own arithmetic, not a detour.
+  cast = cast && route.kind == RouteKind::kNative && dev->slot->id != ctx->host_backend;
+  st = ExecuteRoute(ctx, op, dev, route, &call, to_host, cast);
   if (st.ok() && *to_host) {
     release_fresh();
     return st;
@@ -255,6 +267,7 @@ Status RunMeta(bp_context_t* ctx, const bp_op_t* op, Bound& b, std::vector<ListA
     release_fresh();
     return st;
   }
+  if (cast) CountCastBytes(op, dev, StagedBytesOnThread() - staged_before);
   for (int32_t k = 0; k < nout; ++k) {
     if (fresh[k]) {
       results[k] = outs[k];
@@ -395,19 +408,24 @@ Status CallOp(bp_context_t* ctx, const bp_op_t* op, const bp_value_t* args, int3
   DeviceState* dev = nullptr;
   BP_RETURN_IF_ERROR(ResolveDevice(ctx, key, op->name.c_str(), &dev));
 
-  // The route, before anything is cast, copied or allocated.
+  // The route, from the compute dtypes, before anything is cast, copied or
+  // allocated; bad arguments are reported before a missing kernel, as on
+  // every backend.
   const bool has_route = op->kind == OpKind::kKernel || op->kind == OpKind::kCustom;
+  const bool has_plan = op->kind == OpKind::kKernel;  // InferPlan reports a missing meta function
+  Uninit<MetaPlan> plan;
   Route route;
   if (has_route) {
-    st = DecideRoute(ctx, op, dev->slot->id, &route);
-    if (!st.ok()) {
-      // Bad arguments are reported before a missing kernel, as on every backend.
-      if (op->kind == OpKind::kKernel && op->meta != nullptr) {
-        Uninit<MetaPlan> plan;
-        BP_RETURN_IF_ERROR(InferPlan(op, b, &plan.value));
-      }
-      return st;
+    uint32_t dtypes = 0;
+    if (has_plan) {
+      BP_RETURN_IF_ERROR(InferPlan(op, b, &plan.value, &dtypes));
+    } else {
+      ForEachTensor(op, b, lists, [&](int32_t, int, bp_tensor_t*&, Geometry& g) {
+        const DType id = DtypeFromDL(g.dtype);
+        if (id != DType::kInvalid) dtypes |= DtypeBit(id);
+      });
     }
+    BP_RETURN_IF_ERROR(DecideRoute(ctx, op, dev->slot->id, dtypes, &route));
     if (route.kind == RouteKind::kHostFallback) {
       return RunHostFallback(ctx, op, args, num_args, dev, out_results, num_results);
     }
@@ -435,7 +453,9 @@ Status CallOp(bp_context_t* ctx, const bp_op_t* op, const bp_value_t* args, int3
     case OpKind::kView: BP_RETURN_IF_ERROR(RunView(ctx, op, b, &results[0])); break;
     case OpKind::kComposite: BP_RETURN_IF_ERROR(RunComposite(ctx, op, b, &results[0])); break;
     case OpKind::kCustom: BP_RETURN_IF_ERROR(RunCustom(ctx, op, b, lists, dev, route, results, &to_host)); break;
-    default: BP_RETURN_IF_ERROR(RunMeta(ctx, op, b, lists, dev, route, temps, results, &to_host)); break;
+    default:
+      BP_RETURN_IF_ERROR(RunMeta(ctx, op, b, lists, dev, route, plan.value, temps, results, &to_host));
+      break;
   }
   if (to_host) return RunHostFallback(ctx, op, args, num_args, dev, out_results, num_results);
   for (int32_t k = 0; k < op->num_returns; ++k) {

@@ -212,7 +212,8 @@ bool ResolvePlan(bp_context_t* ctx, const bp_op_t* op, uint64_t kinds, DLDataTyp
   plan->dev = slot.devices[device.index];
   plan->device_type = slot.device_type;
   plan->kernel = KernelFor(op, device.backend);
-  if (plan->kernel.fn == nullptr) return false;
+  // Every tensor has dtype `id` (no casts here): the kernel's mask must hold it.
+  if (plan->kernel.fn == nullptr || !KernelTakes(plan->kernel, DtypeBit(id))) return false;
 
   // Sequence-lock writer; a writer already at work means this one skips.
   const uint64_t key = FastPlanKey(dtype, device);
