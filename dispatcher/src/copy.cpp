@@ -372,7 +372,10 @@ Status CopyInto(bp_context_t* ctx, bp_tensor_t* dst, bp_tensor_t* src) {
   const bp_op_t* op = ctx->copy_op;
   int32_t backend = dev->slot->id;
   const KernelEntry& k = KernelFor(op, backend);
-  if (k.fn != nullptr) {
+  // A copy_ kernel registered with a dtype mask is offered only the dtypes it declared.
+  const DType dd = DtypeFromDL(d.dtype), sd = DtypeFromDL(s.dtype);
+  const bool takes = dd != DType::kInvalid && sd != DType::kInvalid && KernelTakes(k, DtypeBit(dd) | DtypeBit(sd));
+  if (k.fn != nullptr && takes) {
     DLTensor dl_self, dl_src;
     FillDLTensor(dst->storage, d, &dl_self);
     FillDLTensor(src->storage, view, &dl_src);
