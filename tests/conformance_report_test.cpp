@@ -263,5 +263,36 @@ TEST(ConformanceVerdict, CoreOnlyCellsAreNotCountedAsNative) {
   EXPECT_TRUE(diff_runs(run_to_json({before}, 1, true), run_to_json({r}, 1, true)).regressions.empty());
 }
 
+// Issue 18 item 4: a cell passed on the native kernel after a cast the core
+// staged is 'S', counted apart from native cells; a fallback sample beats it,
+// and it beats a native sample.
+TEST(ConformanceVerdict, CastRouteCellsAreCountedApart) {
+  DeviceReport r;
+  r.backend = "x";
+  r.device = "x:0";
+  r.ops = {"exp", "neg"};
+  CellResult& cast = r.cells["exp"][0];
+  fold_case(&cast, make_case(kGroupOps, "exp", "int32", 0, Outcome::kNativePass));
+  fold_case(&cast, make_case(kGroupOps, "exp", "int32", 1, Outcome::kCastPass));
+  EXPECT_EQ(outcome_char(cast.outcome), 'S');
+  CellResult& fell = r.cells["neg"][0];
+  fold_case(&fell, make_case(kGroupOps, "neg", "int32", 0, Outcome::kCastPass));
+  fold_case(&fell, make_case(kGroupOps, "neg", "int32", 1, Outcome::kFallbackPass));
+  EXPECT_EQ(fell.outcome, Outcome::kFallbackPass);
+  const Totals t = totals_of(r);
+  EXPECT_EQ(t.cast, 1);
+  EXPECT_EQ(t.native, 0);
+  const Verdict v = verdict_of(r, ReportOptions{});
+  EXPECT_TRUE(v.conformant) << v.summary;
+  EXPECT_NE(v.summary.find("0 cells native, 1 via fallback, 1 via cast route"), std::string::npos) << v.summary;
+  Outcome back;
+  ASSERT_TRUE(outcome_from_name(outcome_name(Outcome::kCastPass), &back));
+  EXPECT_EQ(back, Outcome::kCastPass);
+  // A report from before 'S' existed counted such a cell native: no regression.
+  DeviceReport before = r;
+  before.cells["exp"][0].outcome = Outcome::kNativePass;
+  EXPECT_TRUE(diff_runs(run_to_json({before}, 1, true), run_to_json({r}, 1, true)).regressions.empty());
+}
+
 }  // namespace
 }  // namespace bpc

@@ -59,10 +59,13 @@ TEST_F(VendorSim, LoadsAsAnExtDevWithItsOwnMemory) {
   EXPECT_FALSE(p.capabilities & BP_DEVICE_CAP_UNIFIED);
   EXPECT_GT(p.total_memory_bytes, 0u);
   EXPECT_NE(B().allocate, nullptr);
-  // Exactly the two native kernels; everything else is the CPU fallback's.
-  EXPECT_EQ(plugin_->kernels().size(), 2u);
+  // Exactly the three native kernels (through register_kernel: this fake
+  // host has no register_kernel_dtypes, as a 1.2 host); everything else is
+  // the CPU fallback's.
+  EXPECT_EQ(plugin_->kernels().size(), 3u);
   EXPECT_EQ(plugin_->kernels().count("add.Tensor"), 1u);
   EXPECT_EQ(plugin_->kernels().count("relu"), 1u);
+  EXPECT_EQ(plugin_->kernels().count("exp"), 1u);
 }
 
 TEST_F(VendorSim, ArenaHandlesAreOpaqueAndBoundsChecked) {

@@ -38,9 +38,10 @@ std::map<Key, Cell> cells_of(const nlohmann::json& run) {
 }
 
 // 0: nothing ran (not_reached too: no kernel ran); 1: bad; 2: pass via fallback; 3: native pass (or any pass, ABI
-// group; or a pass in the core alone, which earlier reports counted as native).
+// group; or a pass in the core alone, which earlier reports counted as native; or a pass on the native kernel
+// after a cast, which earlier reports counted as native).
 int rank(const std::string& o) {
-  if (o == "native_pass" || o == "core_pass") return 3;
+  if (o == "native_pass" || o == "core_pass" || o == "cast_pass") return 3;
   if (o == "fallback_pass") return 2;
   if (o == "fail" || o == "wrote_then_failed" || o == "crashed" || o == "timeout" || o == "unexpected_pass" || o == "expected_fail") return 1;
   return 0;

@@ -209,7 +209,7 @@ void apply_xfail(const Expectations& ex, DeviceReport* report) {
         cell.outcome = Outcome::kExpectedFail;
         cell.reason = "xfail: " + e->reason + " (" + cell.reason + ")";
       } else if (cell.outcome == Outcome::kNativePass || cell.outcome == Outcome::kFallbackPass ||
-                 cell.outcome == Outcome::kCorePass) {
+                 cell.outcome == Outcome::kCastPass || cell.outcome == Outcome::kCorePass) {
         cell.outcome = Outcome::kUnexpectedPass;
         cell.reason = "passes, but " + ex.where(*e) + " lists it as xfail (" + e->reason + "): remove the entry";
       }
@@ -224,7 +224,7 @@ void apply_unsupported(const Expectations& ex, DeviceReport* report) {
       const Expectation* e = ex.find_unsupported(row.first, dtype_at(k));
       if (e == nullptr || cell.outcome == Outcome::kNotClaimed || cell.outcome == Outcome::kUnsupported) continue;
       if (cell.outcome == Outcome::kNativePass || cell.outcome == Outcome::kFallbackPass ||
-          cell.outcome == Outcome::kCorePass) {
+          cell.outcome == Outcome::kCastPass || cell.outcome == Outcome::kCorePass) {
         cell.outcome = Outcome::kUnexpectedPass;
         cell.reason = "passes, but " + ex.where(*e) + " lists it as unsupported (" + e->reason + "): remove the entry";
       } else {

@@ -18,6 +18,7 @@ struct Totals {
   int wrote = 0;        // 'W': wrote its output, then failed
   int not_reached = 0;  // 'r': only rejected inputs, no kernel ran
   int core = 0;         // 'V': passed in the core without any kernel (views)
+  int cast = 0;         // 'S': passed on the native kernel after a cast the core staged
   bool any_failure() const { return fail + wrote + crashed + timeout + xpass > 0; }
 };
 Totals totals_of(const DeviceReport& r);

@@ -12,6 +12,9 @@ Totals totals_of(const DeviceReport& r) {
       switch (c.outcome) {
         case Outcome::kNativePass: ++t.native; break;
         case Outcome::kFallbackPass: ++t.fallback; break;
+        case Outcome::kCastPass:
+          ++t.cast;
+          break;
         case Outcome::kFail: ++t.fail; break;
         case Outcome::kUnsupported: ++t.unsupported; break;
         case Outcome::kUntested: ++t.untested; break;
@@ -38,6 +41,7 @@ void print_legend(std::ostream& os) {
      << "        C crashed (isolated child died)   T timeout   W wrote its output, then failed or declined\n"
      << "        r rejected inputs only: every sample was bad input, no kernel ran\n"
      << "        V pass served by the core alone (views, metadata): no kernel ran, not counted as native\n"
+     << "        S pass on the backend's own kernel after the core cast its inputs (the cast route)\n"
      << "        X expected failure (xfail in expectations/<backend>.yaml)   P unexpected pass (stale xfail)\n";
 }
 
@@ -67,6 +71,7 @@ void print_totals(std::ostream& os, const DeviceReport& r) {
   os << "Totals: " << t.native << " native, " << t.fallback << " fallback, " << t.fail << " fail, "
      << t.unsupported << " unsupported, " << t.untested << " untested";
   if (t.wrote) os << ", " << t.wrote << " wrote then failed";
+  if (t.cast) os << ", " << t.cast << " via cast route";
   if (t.core) os << ", " << t.core << " core only (no kernel)";
   if (t.not_reached) os << ", " << t.not_reached << " rejected inputs only";
   if (t.crashed) os << ", " << t.crashed << " crashed";

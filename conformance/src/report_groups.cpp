@@ -49,6 +49,7 @@ GroupTotals group_totals(const DeviceReport& r, const std::string& group) {
     switch (o) {
       case Outcome::kNativePass:
       case Outcome::kFallbackPass:
+      case Outcome::kCastPass:
       case Outcome::kCorePass:
       case Outcome::kExpectedFail: ++t.pass; break;
       case Outcome::kFail:
@@ -99,11 +100,14 @@ Verdict verdict_of(const DeviceReport& r, const ReportOptions& o) {
   if (bad.tellp() > 0) {
     v.conformant = false;
     s << "NOT CONFORMANT: " << bad.str();
-  } else if (t.native + t.fallback + t.core + t.xfail + fb.pass + abi.pass + claims.pass + claims.unsupported == 0) {
+  } else if (t.native + t.fallback + t.cast + t.core + t.xfail + fb.pass + abi.pass + claims.pass +
+                 claims.unsupported ==
+             0) {
     v.tested = false;
     s << "NOT TESTED: nothing ran (" << t.unsupported << " cells unsupported" << first_unsupported_reason(r) << ")";
   } else {
     s << "CONFORMANT: " << t.native << " cells native, " << t.fallback << " via fallback";
+    if (t.cast) s << ", " << t.cast << " via cast route";
     if (t.core) s << ", " << t.core << " core only";
     if (t.xfail) s << ", " << t.xfail << " expected failures";
     if (t.xpass) s << ", " << t.xpass << " stale xfail entries";

@@ -114,7 +114,8 @@ nlohmann::json run_to_json(const std::vector<DeviceReport>& reports, uint64_t se
     d["totals"] = {{"native", t.native},           {"fallback", t.fallback},       {"fail", t.fail},
                    {"unsupported", t.unsupported}, {"untested", t.untested},       {"crashed", t.crashed},
                    {"timeout", t.timeout},         {"expected_fail", t.xfail},     {"unexpected_pass", t.xpass},
-                   {"wrote_then_failed", t.wrote}, {"not_reached", t.not_reached}, {"core_pass", t.core}};
+                   {"wrote_then_failed", t.wrote}, {"not_reached", t.not_reached}, {"core_pass", t.core},
+                   {"cast_pass", t.cast}};
     d["cells"] = cells_to_json(r.ops, r.cells);
     d["fallback_cells"] = cells_to_json(r.ops, r.fallback_cells);
     d["tests_expected"] = r.tests_expected;

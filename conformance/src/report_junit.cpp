@@ -55,7 +55,7 @@ Kind kind_of(const CaseResult& c, const DeviceReport& r) {
     if (dtype_from_name(c.dtype, &d) && row != r.cells.end()) {
       const Outcome cell = row->second[static_cast<size_t>(d)].outcome;
       if ((cell == Outcome::kExpectedFail || cell == Outcome::kUnsupported) && c.outcome != Outcome::kNativePass &&
-          c.outcome != Outcome::kFallbackPass && c.outcome != Outcome::kCorePass) {
+          c.outcome != Outcome::kFallbackPass && c.outcome != Outcome::kCastPass && c.outcome != Outcome::kCorePass) {
         return Kind::kSkipped;  // a known failure: reported, not counted
       }
     }

@@ -12,6 +12,7 @@ constexpr OutcomeRow kOutcomes[] = {
     {Outcome::kNotClaimed, "not_claimed", '-'},
     {Outcome::kNativePass, "native_pass", 'N'},
     {Outcome::kFallbackPass, "fallback_pass", 'F'},
+    {Outcome::kCastPass, "cast_pass", 'S'},
     {Outcome::kFail, "fail", 'x'},
     {Outcome::kUnsupported, "unsupported", 'u'},
     {Outcome::kUntested, "untested", '?'},
@@ -34,20 +35,22 @@ int severity(Outcome o) {
       return 4;  // ... and so does any sample a kernel computed
     case Outcome::kNativePass:
       return 5;
+    case Outcome::kCastPass:
+      return 6;  // a cast beats native, a fallback beats a cast
     case Outcome::kFallbackPass:
-      return 6;
+      return 7;
     case Outcome::kFail:
-      return 7;
-    case Outcome::kWroteOnError:
       return 8;
-    case Outcome::kTimeout:
+    case Outcome::kWroteOnError:
       return 9;
-    case Outcome::kCrashed:
+    case Outcome::kTimeout:
       return 10;
+    case Outcome::kCrashed:
+      return 11;
     case Outcome::kExpectedFail:
-      return 7;
+      return 8;
     case Outcome::kUnexpectedPass:
-      return 7;
+      return 8;
   }
   return 0;
 }

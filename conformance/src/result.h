@@ -16,6 +16,8 @@ enum class Outcome {
   kNotClaimed,      // '-': ops.yaml does not claim the dtype
   kNativePass,      // 'N': passed, every kernel that ran was the backend's own
   kFallbackPass,    // 'F': passed, some work went through a fallback
+  kCastPass,        // 'S': passed on the backend's own kernel after the core staged a dtype
+                    //      cast for it (the cast route, bp_cast_count): no fallback ran
   kFail,            // 'x'
   kUnsupported,     // 'u': not run, with a reason (no device, no fp64 ...)
   kUntested,        // '?': claimed, but bp-conformance has no samples for it
@@ -55,7 +57,7 @@ struct CaseResult {
   std::vector<int64_t> output_shape;
   std::string inputs;     // every argument: "float32[2,3] transposed, float32[3], 2"
   Outcome outcome = Outcome::kFail;
-  std::string path;       // "native", "cpu_fallback", "backend_fallback", "core", "none"
+  std::string path;       // "native", "cast", "cpu_fallback", "backend_fallback", "core", "none"
   std::string message;    // why it failed / was skipped; "" on a pass
   bool has_numbers = false;
   int64_t worst_index = -1;

@@ -77,7 +77,7 @@ bp_op_t* Runner::find_op(const std::string& name) {
 namespace {
 
 struct Counters {
-  uint64_t native = 0, fallback = 0;
+  uint64_t native = 0, fallback = 0, cast = 0;
 };
 
 // Kernel counters of every operator on the backend: a case is native only
@@ -86,9 +86,10 @@ Counters snapshot(bp_context_t* ctx, const std::vector<OpEntry>& ops, int32_t ba
   Counters c;
   for (const OpEntry& e : ops) {
     if (e.op == nullptr) continue;
-    uint64_t n = 0, f = 0;
+    uint64_t n = 0, f = 0, k = 0;
     if (bp_native_count(ctx, e.op, backend, &n) == BP_STATUS_OK) c.native += n;
     if (bp_fallback_count(ctx, e.op, backend, &f) == BP_STATUS_OK) c.fallback += f;
+    if (bp_cast_count(ctx, e.op, backend, &k, nullptr) == BP_STATUS_OK) c.cast += k;
   }
   return c;
 }
@@ -277,6 +278,8 @@ CaseResult Runner::run_case(const OpEntry& op, DType d, const Case& c, int32_t b
 
   if (after.fallback > before.fallback) {
     r.path = "cpu_fallback";
+  } else if (after.cast > before.cast) {
+    r.path = "cast";
   } else if (after.native > before.native) {
     r.path = "native";
   } else {
@@ -288,7 +291,10 @@ CaseResult Runner::run_case(const OpEntry& op, DType d, const Case& c, int32_t b
                                                 : "none";
   }
   const bool fallback = r.path == "cpu_fallback" || r.path == "backend_fallback";
-  const Outcome pass = fallback ? Outcome::kFallbackPass : r.path == "core" ? Outcome::kCorePass : Outcome::kNativePass;
+  const Outcome pass = fallback           ? Outcome::kFallbackPass
+                       : r.path == "core" ? Outcome::kCorePass
+                       : r.path == "cast" ? Outcome::kCastPass
+                                          : Outcome::kNativePass;
 
   if (c.sample.expect_error) {
     if (st == BP_STATUS_OK) {
@@ -321,7 +327,8 @@ CaseResult Runner::run_case(const OpEntry& op, DType d, const Case& c, int32_t b
     // Rejected, as it must be; but no kernel computed anything, so this case
     // says nothing about the backend's kernels (a cell of such cases alone
     // is 'r', not 'N').
-    const bool kernel_ran = after.native > before.native || after.fallback > before.fallback;
+    const bool kernel_ran =
+        after.native > before.native || after.fallback > before.fallback || after.cast > before.cast;
     r.outcome = kernel_ran ? pass : Outcome::kNotReached;
     r.message = std::string("rejected as expected: ") + bp_status_name(st) +
                 (kernel_ran ? "" : " (bad input: no kernel ran to completion)");
@@ -439,7 +446,7 @@ void Runner::run_cell(const OpEntry& op, DType d, int32_t backend, bp_device_t d
     if (opt.sample >= 0 && c.index != opt.sample) continue;
     if (on_case_start) on_case_start(describe_case(op, d, c, backend, opt, report->device));
     CaseResult r = run_case(op, d, c, backend, dev, opt, report->device);
-    if (r.outcome != Outcome::kNativePass && r.path != "native" && native_kernel) {
+    if (r.outcome != Outcome::kNativePass && r.path != "native" && r.path != "cast" && native_kernel) {
       check_write_on_error(op, c, backend, dev, &r);
     }
     r.group = case_group;

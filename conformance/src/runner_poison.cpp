@@ -92,7 +92,7 @@ void Runner::check_write_on_error(const OpEntry& op, const Case& c, int32_t back
      << (declined ? "UNIMPLEMENTED (declined the call)" : bp_status_name(st)) << ": called as " << out_claim->name
      << " with the fallback refused, it changed " << changed << " of " << now.size()
      << " elements of the poisoned out= tensor and failed with \"" << message << "\"";
-  if (r->outcome == Outcome::kFallbackPass || r->outcome == Outcome::kNativePass) {
+  if (r->outcome == Outcome::kFallbackPass || r->outcome == Outcome::kNativePass || r->outcome == Outcome::kCastPass) {
     os << "; the original call passed only because the fallback or the error path hid the write";
   } else if (!r->message.empty()) {
     os << "; the original call: " << r->message;

@@ -39,6 +39,9 @@ void RoutesChanged(bp_context_t* ctx);
 struct KernelEntry {
   bp_kernel_fn fn = nullptr;
   void* data = nullptr;
+  // DtypeBit() of each compute dtype the kernel runs (register_kernel_dtypes,
+  // ABI 1.3); every dtype when registered without a mask.
+  uint32_t dtype_mask = 0xffffffffu;
 };
 // Immutable once published; one per operator (functional entry), indexed by backend id.
 struct KernelTable {
@@ -53,8 +56,10 @@ struct TransferCounters {
   std::atomic<uint64_t> h2d_count{0}, h2d_bytes{0};
   std::atomic<uint64_t> d2h_count{0}, d2h_bytes{0};
   std::atomic<uint64_t> d2d_count{0}, d2d_bytes{0};
+  // Calls served by the cast route and the host<->device bytes their casts moved.
+  std::atomic<uint64_t> cast_count{0}, cast_bytes{0};
   void Reset() {
-    for (auto* c : {&h2d_count, &h2d_bytes, &d2h_count, &d2h_bytes, &d2d_count, &d2d_bytes}) {
+    for (auto* c : {&h2d_count, &h2d_bytes, &d2h_count, &d2h_bytes, &d2d_count, &d2d_bytes, &cast_count, &cast_bytes}) {
       c->store(0, std::memory_order_relaxed);
     }
   }

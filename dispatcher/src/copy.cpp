@@ -152,9 +152,12 @@ void Span(const Geometry& g, int64_t* lo, int64_t* hi) {
   }
 }
 
+thread_local uint64_t t_staged_bytes = 0;  // StagedBytesOnThread
+
 // The backend's copies, counted per direction in the slot's TransferCounters.
 bp_status_t DeviceToHost(DeviceState* dev, const void* base, size_t src_offset, void* dst, size_t nbytes) {
   BackendSlot* slot = dev->slot;
+  t_staged_bytes += nbytes;
   slot->transfers.d2h_count.fetch_add(1, std::memory_order_relaxed);
   slot->transfers.d2h_bytes.fetch_add(nbytes, std::memory_order_relaxed);
   const bp_backend_t& t = slot->table;
@@ -163,6 +166,7 @@ bp_status_t DeviceToHost(DeviceState* dev, const void* base, size_t src_offset, 
 
 bp_status_t HostToDevice(DeviceState* dev, const void* src, void* base, size_t dst_offset, size_t nbytes) {
   BackendSlot* slot = dev->slot;
+  t_staged_bytes += nbytes;
   slot->transfers.h2d_count.fetch_add(1, std::memory_order_relaxed);
   slot->transfers.h2d_bytes.fetch_add(nbytes, std::memory_order_relaxed);
   const bp_backend_t& t = slot->table;
@@ -327,6 +331,8 @@ Status StageCopy(bp_tensor_t* dst, bp_tensor_t* src, const Geometry& src_view) {
 
 }  // namespace
 
+uint64_t StagedBytesOnThread() { return t_staged_bytes; }
+
 Status CopyInto(bp_context_t* ctx, bp_tensor_t* dst, bp_tensor_t* src) {
   const Geometry& d = dst->geo;
   const Geometry& s = src->geo;
@@ -359,7 +365,10 @@ Status CopyInto(bp_context_t* ctx, bp_tensor_t* dst, bp_tensor_t* src) {
   const bp_op_t* op = ctx->copy_op;
   int32_t backend = dev->slot->id;
   const KernelEntry& k = KernelFor(op, backend);
-  if (k.fn != nullptr) {
+  // A copy_ kernel registered with a dtype mask is offered only the dtypes it declared.
+  const DType dd = DtypeFromDL(d.dtype), sd = DtypeFromDL(s.dtype);
+  const bool takes = dd != DType::kInvalid && sd != DType::kInvalid && KernelTakes(k, DtypeBit(dd) | DtypeBit(sd));
+  if (k.fn != nullptr && takes) {
     DLTensor dl_self, dl_src;
     FillDLTensor(dst->storage, d, &dl_self);
     FillDLTensor(src->storage, view, &dl_src);

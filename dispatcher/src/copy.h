@@ -36,6 +36,11 @@ size_t ContiguousBytes(const Geometry& geo);
 // are on one device and it has one.
 Status CopyInto(bp_context_t* ctx, bp_tensor_t* dst, bp_tensor_t* src);
 
+// Host<->device bytes the core's copies moved on the calling thread so far;
+// the difference around a sequence of copies is what they moved (the cast
+// route's bytes).
+uint64_t StagedBytesOnThread();
+
 float HalfToFloat(uint16_t h);
 uint16_t FloatToHalf(float f);
 float BFloat16ToFloat(uint16_t b);

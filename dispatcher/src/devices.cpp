@@ -1,4 +1,6 @@
 // Backends, devices and the allocator queries of the C API.
+#include <algorithm>
+#include <cstddef>
 #include <cstdlib>
 #include <cstring>
 #include <mutex>
@@ -210,6 +212,8 @@ BP_API bp_status_t bp_transfer_stats(bp_context_t* context, int32_t backend, bp_
     stats.device_to_host_bytes = c.d2h_bytes.load(std::memory_order_relaxed);
     stats.device_to_device_count = c.d2d_count.load(std::memory_order_relaxed);
     stats.device_to_device_bytes = c.d2d_bytes.load(std::memory_order_relaxed);
+    stats.cast_count = c.cast_count.load(std::memory_order_relaxed);
+    stats.cast_bytes = c.cast_bytes.load(std::memory_order_relaxed);
     CopyOutFitting(stats, out_stats);
     return Status::Ok();
   });

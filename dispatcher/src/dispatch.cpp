@@ -23,7 +23,9 @@ using namespace detail;
 // The dtypes ops.yaml says an operator takes are the dtypes its kernel
 // computes in: each tensor argument's dtype after the plan's casts, as torch
 // (pow(bool, int64) runs in int64; mean(int32, dtype=float32) in float32).
-Status CheckComputeDtypes(const bp_op_t* op, const Bound& b, const MetaPlan& plan) {
+// *dtypes: DtypeBit() of each, for the route (DecideRoute).
+Status CheckComputeDtypes(const bp_op_t* op, const Bound& b, const MetaPlan& plan, uint32_t* dtypes) {
+  *dtypes = 0;
   for (int32_t i = 0; i < op->num_meta_args; ++i) {
     const MetaArg& m = b.margs[i];
     const int64_t n = m.kind == BP_VALUE_TENSOR ? 1 : m.kind == BP_VALUE_TENSOR_LIST ? m.num_tensors : 0;
@@ -31,7 +33,10 @@ Status CheckComputeDtypes(const bp_op_t* op, const Bound& b, const MetaPlan& pla
       const DLDataType given = m.kind == BP_VALUE_TENSOR ? m.tensor->dtype : m.tensors[j]->dtype;
       const bool cast = plan.cast_to[i].bits != 0 && !DtypeEqual(plan.cast_to[i], given);
       const DType id = DtypeFromDL(cast ? plan.cast_to[i] : given);
-      if (id != DType::kInvalid && (op->dtype_mask & DtypeBit(id)) != 0) continue;
+      if (id != DType::kInvalid && (op->dtype_mask & DtypeBit(id)) != 0) {
+        *dtypes |= DtypeBit(id);
+        continue;
+      }
       return Error(BP_STATUS_INVALID_ARGUMENT,
                    op->name + ": argument '" + op->arg_names[i] + "'" +
                        (m.kind == BP_VALUE_TENSOR_LIST ? "[" + std::to_string(j) + "]" : std::string()) +
@@ -45,7 +50,7 @@ Status CheckComputeDtypes(const bp_op_t* op, const Bound& b, const MetaPlan& pla
 
 }  // namespace
 
-Status detail::InferPlan(const bp_op_t* op, Bound& b, MetaPlan* plan) {
+Status detail::InferPlan(const bp_op_t* op, Bound& b, MetaPlan* plan, uint32_t* dtypes) {
   if (op->meta == nullptr) {
     return Error(BP_STATUS_UNIMPLEMENTED, op->name + ": meta function '" + op->meta_name + "' is not available");
   }
@@ -57,7 +62,7 @@ Status detail::InferPlan(const bp_op_t* op, Bound& b, MetaPlan* plan) {
   std::memset(plan->cast_to, 0, sizeof(plan->cast_to));
   for (int32_t i = 0; i < nmeta; ++i) plan->rewritten[i].kind = BP_VALUE_NONE;
   BP_RETURN_IF_ERROR(op->meta->infer(info, b.margs, plan));
-  return CheckComputeDtypes(op, b, *plan);
+  return CheckComputeDtypes(op, b, *plan, dtypes);
 }
 
 namespace {
@@ -91,20 +96,20 @@ Status CheckWrittenOverlap(const bp_op_t* op, const Bound& b, const std::vector<
   return Status::Ok();
 }
 
-// A kernel operator whose route runs on the device, past binding and
-// routing: the meta function, outputs, casts on the device, kernel views,
-// the route's kernel.
-// *to_host: the kernel declined and the host fallback must run instead
-// (every fresh output released, nothing written).
+// A kernel operator whose route runs on the device, past binding, the meta
+// function (`plan`, InferPlan's) and routing: outputs, casts on the device,
+// kernel views, the route's kernel. A native call on a device backend the
+// core cast arguments or results for is counted as the cast route, with the
+// host<->device bytes of those casts. *to_host: the kernel declined and the
+// host fallback must run instead (every fresh output released, nothing written).
 Status RunKernelOp(bp_context_t* ctx, const bp_op_t* op, Bound& b, std::vector<ListArg>& lists, DeviceState* dev,
-                   const Route& route, Temps& temps, bp_tensor_t** results, bool* to_host) {
+                   const Route& route, const MetaPlan& plan, Temps& temps, bp_tensor_t** results, bool* to_host) {
   const bp_op_t* f = op->functional;
   const int32_t nmeta = op->num_meta_args;
   MetaCallInfo info{op->name.c_str(), f->arg_names, nmeta};
-  Uninit<MetaPlan> plan_storage;
-  MetaPlan& plan = plan_storage.value;
-  BP_RETURN_IF_ERROR(InferPlan(op, b, &plan));
   bp_device_t device{dev->slot->id, dev->index};
+  bool cast = false;  // the core casts for the kernel (the cast route)
+  const uint64_t staged_before = StagedBytesOnThread();
   const int32_t nout = plan.num_outputs;
 
   // Outputs: fresh, the caller's out= tensor, or the mutated self.
@@ -139,6 +144,7 @@ Status RunKernelOp(bp_context_t* ctx, const bp_op_t* op, Bound& b, std::vector<L
         }
       }
       bool needs_temp = !DtypeEqual(g.dtype, want.dtype);
+      cast |= needs_temp;
       if (!needs_temp && plan.no_output_alias) {
         for (int32_t i = 0; i < nmeta; ++i) {
           if (i != mut && b.margs[i].kind == BP_VALUE_TENSOR && Overlaps(t, b.tensors[i])) needs_temp = true;
@@ -184,6 +190,7 @@ Status RunKernelOp(bp_context_t* ctx, const bp_op_t* op, Bound& b, std::vector<L
       }
       b.tensors[i] = tmp;
       b.geos[i] = tmp->geo;
+      cast = true;
     } else if (b.margs[i].kind == BP_VALUE_TENSOR_LIST) {
       ListArg& l = lists[b.list_index[i]];
       for (size_t j = 0; j < l.tensors.size(); ++j) {
@@ -200,6 +207,7 @@ Status RunKernelOp(bp_context_t* ctx, const bp_op_t* op, Bound& b, std::vector<L
         }
         l.tensors[j] = tmp;
         l.geos[j] = tmp->geo;
+        cast = true;
       }
     }
   }
@@ -247,7 +255,9 @@ Status RunKernelOp(bp_context_t* ctx, const bp_op_t* op, Bound& b, std::vector<L
   bp_kernel_arg_t kargs[kMaxArgs];
   BuildKernelArgs(nmeta, b.margs, dl, lists, b, kargs);
   bp_kernel_call_t call = MakeKernelCall(op, dev, kargs, nmeta, out_ptrs, nout);
-  st = ExecuteRoute(ctx, op, dev, route, &call, to_host);
+  // The host backend's casts are its own arithmetic, not a detour.
+  cast = cast && route.kind == RouteKind::kNative && dev->slot->id != ctx->host_backend;
+  st = ExecuteRoute(ctx, op, dev, route, &call, to_host, cast);
   if (st.ok() && *to_host) {
     release_fresh();
     return st;
@@ -259,6 +269,7 @@ Status RunKernelOp(bp_context_t* ctx, const bp_op_t* op, Bound& b, std::vector<L
     release_fresh();
     return st;
   }
+  if (cast) CountCastBytes(op, dev, StagedBytesOnThread() - staged_before);
   for (int32_t k = 0; k < nout; ++k) {
     if (fresh[k]) {
       results[k] = outs[k];
@@ -372,23 +383,28 @@ Status CallOp(bp_context_t* ctx, const bp_op_t* op, const bp_value_t* args, int3
   BP_RETURN_IF_ERROR(ResolveDevice(ctx, key, op->name.c_str(), &dev));
 
   // The route, before anything is cast, copied or allocated: the plan's,
-  // decided for this device.
+  // decided for this device, unless the call's compute dtypes are outside
+  // its kernel's dtype mask; bad arguments are reported before a missing
+  // kernel, as on every backend.
   const bool has_route = op->kind == OpKind::kKernel || op->kind == OpKind::kCustom;
+  const bool has_plan = op->kind == OpKind::kKernel;  // InferPlan reports a missing meta function
+  Uninit<MetaPlan> meta_plan;
   Route route;
   if (has_route) {
-    if (plan != nullptr && plan->dev == dev) {
-      route = plan->route;
-      if (plan->route_kind == BP_PLAN_ROUTE_ERROR) st = plan->route_status;
+    uint32_t dtypes = 0;
+    if (has_plan) {
+      BP_RETURN_IF_ERROR(InferPlan(op, b, &meta_plan.value, &dtypes));
     } else {
-      DecidePlanRoute(ctx, op, dev, &st, &route);
+      ForEachTensor(op, b, lists, [&](int32_t, int, bp_tensor_t*&, Geometry& g) {
+        const DType id = DtypeFromDL(g.dtype);
+        if (id != DType::kInvalid) dtypes |= DtypeBit(id);
+      });
     }
-    if (!st.ok()) {
-      // Bad arguments are reported before a missing kernel, as on every backend.
-      if (op->kind == OpKind::kKernel && op->meta != nullptr) {
-        Uninit<MetaPlan> meta;
-        BP_RETURN_IF_ERROR(InferPlan(op, b, &meta.value));
-      }
-      return st;
+    if (plan != nullptr && plan->dev == dev && plan->route_kind != BP_PLAN_ROUTE_ERROR &&
+        (plan->route.kind != RouteKind::kNative || KernelTakes(plan->route.kernel, dtypes))) {
+      route = plan->route;
+    } else {
+      BP_RETURN_IF_ERROR(DecideRoute(ctx, op, dev->slot->id, dtypes, &route));
     }
     if (route.kind == RouteKind::kHostFallback) {
       return RunHostFallback(ctx, op, args, num_args, dev, out_results, num_results);
@@ -418,7 +434,7 @@ Status CallOp(bp_context_t* ctx, const bp_op_t* op, const bp_value_t* args, int3
     case OpKind::kComposite: BP_RETURN_IF_ERROR(RunComposite(ctx, op, b, &results[0])); break;
     case OpKind::kCustom: BP_RETURN_IF_ERROR(RunCustom(ctx, op, b, lists, dev, route, results, &to_host)); break;
     default:
-      BP_RETURN_IF_ERROR(RunKernelOp(ctx, op, b, lists, dev, route, temps, results, &to_host));
+      BP_RETURN_IF_ERROR(RunKernelOp(ctx, op, b, lists, dev, route, meta_plan.value, temps, results, &to_host));
       break;
   }
   if (to_host) return RunHostFallback(ctx, op, args, num_args, dev, out_results, num_results);

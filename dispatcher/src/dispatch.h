@@ -83,10 +83,13 @@ Status ExecuteAfterFailure(bp_context_t* ctx, const bp_op_t* op, DeviceState* de
 // and counts it. When the kernel declines the call (UNIMPLEMENTED, nothing
 // written) the next route serves it; if that is the host fallback, *to_host
 // is set and the caller runs RunHostFallback from its original arguments.
+// `cast`: the core cast arguments or results for this native kernel, so a
+// call it serves counts as the cast route (its bytes: CountCastBytes).
 // Inline: the common case (the kernel runs) is on the path of every call and
 // builds no string.
 __attribute__((always_inline)) inline Status ExecuteRoute(bp_context_t* ctx, const bp_op_t* op, DeviceState* dev,
-                                                          const Route& route, bp_kernel_call_t* call, bool* to_host) {
+                                                          const Route& route, bp_kernel_call_t* call, bool* to_host,
+                                                          bool cast = false) {
   const int32_t backend = dev->slot->id;
   call->backend_data = dev->slot->props_table.backend_data;
   call->kernel_data = route.kernel.data;
@@ -97,9 +100,21 @@ __attribute__((always_inline)) inline Status ExecuteRoute(bp_context_t* ctx, con
   if (rc != BP_STATUS_OK) return ExecuteAfterFailure(ctx, op, dev, route, call, rc, to_host);
   if (!OutputsKept(*call)) return OutputsReplaced(*call, op->name, dev->slot->name);
   bp_op_t* counted = const_cast<bp_op_t*>(op);
+  if (__builtin_expect(cast, 0)) {
+    counted->cast_count[backend].fetch_add(1, std::memory_order_relaxed);
+    dev->slot->transfers.cast_count.fetch_add(1, std::memory_order_relaxed);
+    return Status::Ok();
+  }
   auto& counter = route.kind == RouteKind::kNative ? counted->native_count : counted->fallback_count;
   counter[backend].fetch_add(1, std::memory_order_relaxed);
   return Status::Ok();
+}
+
+// Adds the host<->device bytes a cast-route call's casts moved to the
+// operator's and the backend's cast counters.
+inline void CountCastBytes(const bp_op_t* op, DeviceState* dev, uint64_t bytes) {
+  const_cast<bp_op_t*>(op)->cast_bytes[dev->slot->id].fetch_add(bytes, std::memory_order_relaxed);
+  dev->slot->transfers.cast_bytes.fetch_add(bytes, std::memory_order_relaxed);
 }
 
 }  // namespace bp::core

@@ -101,9 +101,10 @@ struct KeyChooser {
 inline bool Overlaps(const bp_tensor_t* out, const bp_tensor_t* in) { return out->storage == in->storage; }
 
 // The meta function's plan for the bound arguments: validation, output
-// sizes and dtypes, casts, and the dtypes the operator computes in.
+// sizes and dtypes, casts; *dtypes the compute dtypes (DtypeBit() of each
+// tensor argument's dtype after the casts, for DecideRoute).
 // `plan` need not be initialized.
-Status InferPlan(const bp_op_t* op, Bound& b, MetaPlan* plan);
+Status InferPlan(const bp_op_t* op, Bound& b, MetaPlan* plan, uint32_t* dtypes);
 // Binds boxed arguments to the schema (defaults filled, kinds checked).
 Status BindArgs(const bp_op_t* op, const bp_value_t* args, int32_t num_args, Bound& b,
                 std::vector<ListArg>& lists);

@@ -66,7 +66,10 @@ bool FastEligible(bp_context_t* ctx, const bp_op_t* op, const bp_call_plan_t& pl
   }
   Uninit<MetaPlan> meta_storage;
   MetaPlan& meta = meta_storage.value;
-  if (!InferPlan(op, b, &meta).ok() || meta.num_outputs != 1 || meta.no_output_alias) return false;
+  uint32_t dtypes = 0;
+  if (!InferPlan(op, b, &meta, &dtypes).ok() || meta.num_outputs != 1 || meta.no_output_alias) return false;
+  // A native kernel whose dtype mask lacks the compute dtype: CallOp reroutes such calls.
+  if (plan.route_kind == BP_PLAN_ROUTE_NATIVE && !KernelTakes(plan.route.kernel, dtypes)) return false;
   for (int32_t i = 0; i < op->num_meta_args; ++i) {
     if (meta.cast_to[i].bits != 0 && !DtypeEqual(meta.cast_to[i], b.geos[i].dtype)) return false;
     if (meta.rewritten[i].kind != BP_VALUE_NONE) return false;
@@ -126,7 +129,9 @@ bool SignatureOf(const bp_value_t& v, bp_arg_signature_t* out) {
 }
 
 void DecidePlanRoute(bp_context_t* ctx, const bp_op_t* op, DeviceState* dev, Status* status, Route* route) {
-  *status = DecideRoute(ctx, op, dev->slot->id, route);
+  // Dtypes unknown here (0): a native kernel whose mask lacks a call's
+  // compute dtypes is rerouted per call (CallOp) and never runs fast.
+  *status = DecideRoute(ctx, op, dev->slot->id, 0, route);
 }
 
 Status PreparePlan(bp_context_t* ctx, const bp_op_t* op, const bp_arg_signature_t* sig, int32_t num_args,

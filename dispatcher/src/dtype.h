@@ -24,6 +24,16 @@ enum class DType : int32_t {
 };
 
 constexpr uint32_t DtypeBit(DType id) { return 1u << static_cast<int32_t>(id); }
+// Every dtype's bit. The ABI's BP_DTYPE_MASK_* bits are these (ABI 1.3).
+constexpr uint32_t kAllDtypeBits = (1u << static_cast<int32_t>(DType::kCount)) - 1;
+static_assert(BP_DTYPE_MASK_ALL == kAllDtypeBits && BP_DTYPE_MASK_BOOL == DtypeBit(DType::kBool) &&
+                  BP_DTYPE_MASK_UINT8 == DtypeBit(DType::kUInt8) && BP_DTYPE_MASK_INT8 == DtypeBit(DType::kInt8) &&
+                  BP_DTYPE_MASK_INT32 == DtypeBit(DType::kInt32) && BP_DTYPE_MASK_INT64 == DtypeBit(DType::kInt64) &&
+                  BP_DTYPE_MASK_FLOAT16 == DtypeBit(DType::kFloat16) &&
+                  BP_DTYPE_MASK_BFLOAT16 == DtypeBit(DType::kBFloat16) &&
+                  BP_DTYPE_MASK_FLOAT32 == DtypeBit(DType::kFloat32) &&
+                  BP_DTYPE_MASK_FLOAT64 == DtypeBit(DType::kFloat64),
+              "BP_DTYPE_MASK_* (types.h) must match the dtype ids");
 
 namespace dtype_detail {
 // (DLPack code, log2(bits / 8)) -> id. Inline because DtypeFromDL runs several

@@ -194,4 +194,16 @@ BP_API bp_status_t bp_native_count(bp_context_t* context, const bp_op_t* op, int
   });
 }
 
+BP_API bp_status_t bp_cast_count(bp_context_t* context, const bp_op_t* op, int32_t backend, uint64_t* out_count,
+                                 uint64_t* out_bytes) {
+  return ApiCall("bp_cast_count", [&]() -> Status {
+    BP_CHECK_ARG(context != nullptr && op != nullptr && out_count != nullptr, "bp_cast_count",
+                 "context, op and out_count must not be NULL");
+    BP_RETURN_IF_ERROR(CheckBackendId(context, backend, "bp_cast_count"));
+    *out_count = op->cast_count[backend].load(std::memory_order_relaxed);
+    if (out_bytes != nullptr) *out_bytes = op->cast_bytes[backend].load(std::memory_order_relaxed);
+    return Status::Ok();
+  });
+}
+
 }  // extern "C"

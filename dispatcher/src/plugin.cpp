@@ -182,6 +182,10 @@ Status CommitLocked(bp_context_t* ctx, bp_plugin_t* p, const std::string& fn) {
             "' (at most BP_MAX_NAME_LENGTH = " + std::to_string(BP_MAX_NAME_LENGTH) + " bytes)");
   }
   std::string name = t.name;
+  if (!registrar.load_error.empty()) {
+    return Error(BP_STATUS_INVALID_ARGUMENT,
+                 fn + ": plugin '" + p->path + "' (backend '" + name + "') is refused: " + registrar.load_error);
+  }
   if (t.device_count == nullptr || t.device_properties == nullptr) {
     return Error(BP_STATUS_INVALID_ARGUMENT, fn + ": backend '" + name + "' lacks device_count or device_properties");
   }
@@ -238,7 +242,7 @@ Status CommitLocked(bp_context_t* ctx, bp_plugin_t* p, const std::string& fn) {
   registrar.kernels.clear();
   for (const PendingKernel& k : pending) {
     bp_registration_t* reg = nullptr;
-    Status st = AddKernelLocked(ctx, k.op, id, k.fn, k.data, k.flags, p, &reg);
+    Status st = AddKernelLocked(ctx, k.op, id, k.fn, k.data, k.flags, p, &reg, k.dtype_mask);
     if (!st.ok()) return Error(st.code(), fn + ": " + st.message());
     p->registrations.push_back(reg);
   }

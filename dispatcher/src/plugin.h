@@ -20,6 +20,7 @@ struct PendingKernel {
   bp_kernel_fn fn;
   void* data;
   uint32_t flags;
+  uint32_t dtype_mask;  // DtypeBit() set; all ones without a mask
 };
 
 struct bp_plugin_t;
@@ -31,6 +32,9 @@ struct bp_registrar_t {
   std::vector<PendingKernel> kernels;
   bool has_fallback = false;
   PendingKernel fallback{};
+  // The first registration that must fail the whole load (a dtype mask with
+  // unknown bits); CommitLocked refuses the plugin with it.
+  std::string load_error;
 };
 
 struct bp_plugin_t {

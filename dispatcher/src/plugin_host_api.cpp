@@ -1,10 +1,12 @@
 // The host API a plugin's init receives (bp_host_api_t): error reporting,
 // logging, and registration through the registrar (kernels, a fallback,
 // operator definitions), with the checks and caps on what a plugin passes.
+#include <cstdio>
 #include <cstring>
 #include <string>
 
 #include "api.h"
+#include "dtype.h"
 #include "plugin.h"
 #include "registry.h"
 
@@ -54,46 +56,79 @@ Status CheckInInit(bp_registrar_t* r, const char* fn) {
   return Status::Ok();
 }
 
+// register_kernel and register_kernel_dtypes (`fn` names which).
+Status RegisterKernel(bp_registrar_t* r, const char* fn, const char* op_name, bp_kernel_fn kernel, void* data,
+                      uint32_t flags, uint32_t dtype_mask) {
+  BP_RETURN_IF_ERROR(CheckInInit(r, fn));
+  BP_CHECK_ARG(op_name != nullptr && kernel != nullptr, fn, "op_name and kernel must not be NULL");
+  if (NameTooLong(op_name)) {
+    return Error(BP_STATUS_INVALID_ARGUMENT, std::string(fn) + ": operator name '" + Capped(op_name, 32) +
+                                                 "...' is longer than BP_MAX_NAME_LENGTH (" +
+                                                 std::to_string(BP_MAX_NAME_LENGTH) + " bytes)");
+  }
+  bp_op_t* op = FindPendingOrListedOp(r->plugin, op_name);
+  if (op == nullptr) {
+    // Policy (docs/plugin/kernel-contract.md): warn and skip. The host logs
+    // the warning itself, so a plugin that continues past NOT_FOUND (a
+    // plugin built for a newer operator list) still leaves a trace.
+    Status st = Error(BP_STATUS_NOT_FOUND, std::string(fn) + ": unknown operator '" + std::string(op_name) + "'" +
+                                               DidYouMean(r->plugin->ctx, op_name) + "; the kernel is not registered");
+    LogMessage(r->plugin->ctx, BP_LOG_WARNING, "plugin '" + r->plugin->path + "': " + st.message());
+    return st;
+  }
+  if (op->functional != op) {
+    return Error(BP_STATUS_INVALID_ARGUMENT,
+                 std::string(fn) + ": '" + op->name + "' is the " +
+                     (op->variant == OpVariant::kOut ? "out=" : "in-place") + " variant of '" + op->functional->name +
+                     "'; register the kernel under '" + op->functional->name +
+                     "' (one kernel serves the operator and its in-place and out= variants)");
+  }
+  for (PendingKernel& k : r->kernels) {
+    if (k.op == op) {
+      if ((flags & BP_REGISTER_OVERRIDE) == 0) {
+        return Error(BP_STATUS_ALREADY_EXISTS, std::string(fn) + ": this plugin already registered a kernel for " +
+                                                   op->name + "; pass BP_REGISTER_OVERRIDE to replace it");
+      }
+      k = PendingKernel{op, kernel, data, flags, dtype_mask};
+      return Status::Ok();
+    }
+  }
+  r->kernels.push_back(PendingKernel{op, kernel, data, flags, dtype_mask});
+  return Status::Ok();
+}
+
 bp_status_t HostRegisterKernel(bp_registrar_t* r, const char* op_name, bp_kernel_fn kernel, void* data,
                                uint32_t flags) {
-  return ApiCall("register_kernel", [&]() -> Status {
-    BP_RETURN_IF_ERROR(CheckInInit(r, "register_kernel"));
-    BP_CHECK_ARG(op_name != nullptr && kernel != nullptr, "register_kernel", "op_name and kernel must not be NULL");
-    if (NameTooLong(op_name)) {
-      return Error(BP_STATUS_INVALID_ARGUMENT, "register_kernel: operator name '" + Capped(op_name, 32) +
-                                                   "...' is longer than BP_MAX_NAME_LENGTH (" +
-                                                   std::to_string(BP_MAX_NAME_LENGTH) + " bytes)");
-    }
-    bp_op_t* op = FindPendingOrListedOp(r->plugin, op_name);
-    if (op == nullptr) {
-      // Policy (docs/plugin/kernel-contract.md): warn and skip. The host logs
-      // the warning itself, so a plugin that continues past NOT_FOUND (a
-      // plugin built for a newer operator list) still leaves a trace.
-      Status st =
-          Error(BP_STATUS_NOT_FOUND, "register_kernel: unknown operator '" + std::string(op_name) + "'" +
-                                         DidYouMean(r->plugin->ctx, op_name) + "; the kernel is not registered");
-      LogMessage(r->plugin->ctx, BP_LOG_WARNING, "plugin '" + r->plugin->path + "': " + st.message());
+  return ApiCall("register_kernel",
+                 [&]() { return RegisterKernel(r, "register_kernel", op_name, kernel, data, flags, kAllDtypeBits); });
+}
+
+std::string HexMask(uint64_t mask) {
+  char buf[24];
+  std::snprintf(buf, sizeof buf, "0x%llx", static_cast<unsigned long long>(mask));
+  return buf;
+}
+
+// A mask with bits that name no dtype fails the plugin's load (a plugin that
+// ignores the status still does not load with a kernel the host misreads).
+bp_status_t HostRegisterKernelDtypes(bp_registrar_t* r, const char* op_name, bp_kernel_fn kernel, void* data,
+                                     uint32_t flags, uint64_t dtype_mask) {
+  return ApiCall("register_kernel_dtypes", [&]() -> Status {
+    const char* fn = "register_kernel_dtypes";
+    BP_RETURN_IF_ERROR(CheckInInit(r, fn));
+    const uint64_t unknown = dtype_mask & ~static_cast<uint64_t>(BP_DTYPE_MASK_ALL);
+    if (unknown != 0 || dtype_mask == 0) {
+      const std::string name = op_name != nullptr ? Capped(op_name, BP_MAX_NAME_LENGTH) : std::string("(null)");
+      Status st = Error(
+          BP_STATUS_INVALID_ARGUMENT,
+          std::string(fn) + ": operator '" + name + "' declares dtype mask " + HexMask(dtype_mask) +
+              (unknown != 0 ? "; bits " + HexMask(unknown) + " name no dtype Backplane knows" : "; it names no dtype") +
+              " (expected a nonzero OR of BP_DTYPE_MASK_*, within BP_DTYPE_MASK_ALL = " + HexMask(BP_DTYPE_MASK_ALL) +
+              ")");
+      if (r->load_error.empty()) r->load_error = st.message();
       return st;
     }
-    if (op->functional != op) {
-      return Error(BP_STATUS_INVALID_ARGUMENT,
-                   "register_kernel: '" + op->name + "' is the " +
-                       (op->variant == OpVariant::kOut ? "out=" : "in-place") + " variant of '" + op->functional->name +
-                       "'; register the kernel under '" + op->functional->name +
-                       "' (one kernel serves the operator and its in-place and out= variants)");
-    }
-    for (PendingKernel& k : r->kernels) {
-      if (k.op == op) {
-        if ((flags & BP_REGISTER_OVERRIDE) == 0) {
-          return Error(BP_STATUS_ALREADY_EXISTS, "register_kernel: this plugin already registered a kernel for " +
-                                                     op->name + "; pass BP_REGISTER_OVERRIDE to replace it");
-        }
-        k = PendingKernel{op, kernel, data, flags};
-        return Status::Ok();
-      }
-    }
-    r->kernels.push_back(PendingKernel{op, kernel, data, flags});
-    return Status::Ok();
+    return RegisterKernel(r, fn, op_name, kernel, data, flags, static_cast<uint32_t>(dtype_mask));
   });
 }
 
@@ -105,7 +140,7 @@ bp_status_t HostRegisterFallback(bp_registrar_t* r, bp_kernel_fn fallback, void*
       return Error(BP_STATUS_ALREADY_EXISTS, "register_fallback: this plugin already registered a fallback");
     }
     r->has_fallback = true;
-    r->fallback = PendingKernel{nullptr, fallback, data, flags};
+    r->fallback = PendingKernel{nullptr, fallback, data, flags, kAllDtypeBits};
     return Status::Ok();
   });
 }
@@ -152,6 +187,7 @@ void InitHostApi(bp_host_api_t* api) {
   api->register_kernel = HostRegisterKernel;
   api->register_fallback = HostRegisterFallback;
   api->define_op = HostDefineOp;
+  api->register_kernel_dtypes = HostRegisterKernelDtypes;
 }
 
 }  // namespace bp::core

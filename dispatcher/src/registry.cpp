@@ -88,8 +88,9 @@ void Publish(bp_context_t* ctx, bp_op_t* op, int32_t backend) {
   // A masked pair publishes no kernel: every reader then takes the fallback
   // path with no extra check on the call path.
   const bool masked = ((op->masked_backends.load(std::memory_order_relaxed) >> backend) & 1u) != 0;
-  fresh->kernels[backend] =
-      stack.empty() || masked ? KernelEntry{} : KernelEntry{stack.back()->fn, stack.back()->data};
+  fresh->kernels[backend] = stack.empty() || masked
+                                ? KernelEntry{}
+                                : KernelEntry{stack.back()->fn, stack.back()->data, stack.back()->dtype_mask};
   op->table.store(fresh, std::memory_order_release);
   RoutesChanged(ctx);
   ctx->retired_tables.push_back(old);
@@ -272,6 +273,8 @@ Status DefineOpLocked(bp_context_t* ctx, const std::string& schema_text, bp_meta
     for (int32_t b = 0; b < kMaxBackends; ++b) {
       op->native_count[b].store(0, std::memory_order_relaxed);
       op->fallback_count[b].store(0, std::memory_order_relaxed);
+      op->cast_count[b].store(0, std::memory_order_relaxed);
+      op->cast_bytes[b].store(0, std::memory_order_relaxed);
       op->fallback_warned[b].store(false, std::memory_order_relaxed);
     }
     if (op->masked_backends.exchange(0, std::memory_order_relaxed) != 0) {
@@ -382,8 +385,8 @@ bp_op_t* FindOp(bp_context_t* ctx, const char* name) {
   return it == ctx->op_by_name.end() ? nullptr : it->second;
 }
 
-Status AddKernelLocked(bp_context_t* ctx, bp_op_t* op, int32_t backend, bp_kernel_fn fn, void* data,
-                       uint32_t flags, bp_plugin_t* owner, bp_registration_t** out) {
+Status AddKernelLocked(bp_context_t* ctx, bp_op_t* op, int32_t backend, bp_kernel_fn fn, void* data, uint32_t flags,
+                       bp_plugin_t* owner, bp_registration_t** out, uint32_t dtype_mask) {
   bp_op_t* f = op->functional;
   auto& stack = f->stacks[backend];
   if (!stack.empty() && (flags & BP_REGISTER_OVERRIDE) == 0) {
@@ -397,6 +400,7 @@ Status AddKernelLocked(bp_context_t* ctx, bp_op_t* op, int32_t backend, bp_kerne
   reg->backend = backend;
   reg->fn = fn;
   reg->data = data;
+  reg->dtype_mask = dtype_mask;
   reg->owner = owner;
   stack.push_back(reg.get());
   Publish(ctx, f, backend);

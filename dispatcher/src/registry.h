@@ -61,6 +61,10 @@ struct bp_op_t {
 
   std::atomic<uint64_t> native_count[bp::core::kMaxBackends] = {};
   std::atomic<uint64_t> fallback_count[bp::core::kMaxBackends] = {};
+  // The cast route: calls the native kernel served after the core cast for
+  // it, and the host<->device bytes those casts moved (bp_cast_count).
+  std::atomic<uint64_t> cast_count[bp::core::kMaxBackends] = {};
+  std::atomic<uint64_t> cast_bytes[bp::core::kMaxBackends] = {};
   std::atomic<bool> fallback_warned[bp::core::kMaxBackends] = {};
 
   std::vector<bp_registration_t*> stacks[bp::core::kMaxBackends];  // writers only
@@ -76,6 +80,7 @@ struct bp_registration_t {
   int32_t backend = 0;
   bp_kernel_fn fn = nullptr;
   void* data = nullptr;
+  uint32_t dtype_mask = 0xffffffffu;  // KernelEntry::dtype_mask
   bp_plugin_t* owner = nullptr;  // nullptr: registered by the host
   bool active = true;
 };
@@ -97,8 +102,9 @@ void ListOpLocked(bp_context_t* ctx, bp_op_t* op);
 void UndefineOpsLocked(bp_context_t* ctx, const std::vector<bp_op_t*>& ops);
 
 // Registration; caller holds ctx->mu.
-Status AddKernelLocked(bp_context_t* ctx, bp_op_t* op, int32_t backend, bp_kernel_fn fn, void* data,
-                       uint32_t flags, bp_plugin_t* owner, bp_registration_t** out);
+// `dtype_mask`: KernelEntry::dtype_mask.
+Status AddKernelLocked(bp_context_t* ctx, bp_op_t* op, int32_t backend, bp_kernel_fn fn, void* data, uint32_t flags,
+                       bp_plugin_t* owner, bp_registration_t** out, uint32_t dtype_mask = 0xffffffffu);
 Status AddFallbackLocked(bp_context_t* ctx, int32_t backend, bp_kernel_fn fn, void* data, uint32_t flags,
                          bp_plugin_t* owner, bp_registration_t** out);
 void RemoveRegistrationLocked(bp_context_t* ctx, bp_registration_t* reg);

@@ -29,10 +29,17 @@ struct Route {
   KernelEntry kernel;  // for kNative and kBackendFallback
 };
 
-// The route of a call of `op` on a device of backend `backend`. Errors:
-// FAILED_PRECONDITION (strict mode refuses the host fallback), UNIMPLEMENTED
-// (nothing can run it). Lock-free; caller is inside a ReadSection.
-Status DecideRoute(bp_context_t* ctx, const bp_op_t* op, int32_t backend, Route* out);
+// The route of a call of `op` on a device of backend `backend` whose compute
+// dtypes (DtypeBit() of each tensor argument's dtype after the meta
+// function's casts; 0 when unknown) are `dtypes`: the native kernel only when
+// its dtype mask (register_kernel_dtypes) holds all of them. A native route
+// for a call the core casts for is counted as the cast route (CountRoute).
+// Errors: FAILED_PRECONDITION (strict mode refuses the host fallback),
+// UNIMPLEMENTED (nothing can run it). Lock-free; caller is inside a ReadSection.
+Status DecideRoute(bp_context_t* ctx, const bp_op_t* op, int32_t backend, uint32_t dtypes, Route* out);
+
+// Whether the kernel `k` runs calls of compute dtypes `dtypes`.
+inline bool KernelTakes(const KernelEntry& k, uint32_t dtypes) { return (dtypes & ~k.dtype_mask) == 0; }
 
 // What serves the call after `declined` (a native kernel or backend fallback)
 // returned UNIMPLEMENTED with `declined_msg` (may be empty): the backend

@@ -1,6 +1,6 @@
 // vendor_sim: a simulated accelerator, and the template for a new backend.
 // One device whose memory is a private arena reached only through handles
-// and the copy functions (memory.cpp); two native kernels (kernels/); every
+// and the copy functions (memory.cpp); three native kernels (kernels/); every
 // other operator runs through the core's CPU fallback. Includes only abi/
 // headers.
 //

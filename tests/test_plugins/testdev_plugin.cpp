@@ -3,7 +3,10 @@
 // kernel (add.Tensor, float32) so everything else goes through the CPU
 // fallback. Knobs, read at init: TESTDEV_CAPACITY (bytes, default 64 MiB),
 // TESTDEV_FALLBACK=1 registers a backend fallback that fails with
-// UNIMPLEMENTED, TESTDEV_DEVICES (default 1). It also defines custom
+// UNIMPLEMENTED, TESTDEV_DEVICES (default 1), TESTDEV_ABI=1.2 answers
+// negotiation with ABI 1.2 (a plugin built before dtype masks),
+// TESTDEV_ADD_MASK=<mask> registers add.Tensor with that dtype mask
+// (register_kernel_dtypes, ABI 1.3; strtoull, base 0). It also defines custom
 // operators with CPU kernels: testdev::twice, and three that fail on purpose
 // (per-call error reporting, ABI 1.2: kernel_error_test.cpp).
 #include <cstdlib>
@@ -215,7 +218,25 @@ bp_status_t FailLong(const bp_kernel_call_t* call) {
 
 bp_status_t FailSilently(const bp_kernel_call_t*) { return BP_STATUS_INTERNAL; }
 
-bp_status_t Negotiate(uint32_t* v) { return bp_kit_negotiate(v, BP_ABI_VERSION); }
+bool Env(const char* name, const char* value) {
+  const char* v = std::getenv(name);
+  return v != nullptr && std::strcmp(v, value) == 0;
+}
+
+bp_status_t Negotiate(uint32_t* v) {
+  return bp_kit_negotiate(v, Env("TESTDEV_ABI", "1.2") ? BP_MAKE_ABI_VERSION(1, 2) : BP_ABI_VERSION);
+}
+
+// add.Tensor as a 1.2 plugin registers it (every dtype offered), or with
+// TESTDEV_ADD_MASK's dtype mask.
+bp_status_t RegisterAdd(const bp_plugin_init_args_t* args) {
+  const char* mask = std::getenv("TESTDEV_ADD_MASK");
+  if (mask == nullptr || args->abi_version < BP_MAKE_ABI_VERSION(1, 3)) {
+    return args->host->register_kernel(args->registrar, BP_OP_ADD_TENSOR, AddKernel, nullptr, 0);
+  }
+  return args->host->register_kernel_dtypes(args->registrar, BP_OP_ADD_TENSOR, AddKernel, nullptr, 0,
+                                            std::strtoull(mask, nullptr, 0));
+}
 
 bp_status_t Init(const bp_plugin_init_args_t* args) {
   Arena* a = new (std::nothrow) Arena();
@@ -239,7 +260,10 @@ bp_status_t Init(const bp_plugin_init_args_t* args) {
   b->stream_get_default = StreamDefault;
   b->stream_synchronize = StreamSync;
   b->shutdown = Shutdown;
-  bp_status_t rc = args->host->register_kernel(args->registrar, BP_OP_ADD_TENSOR, AddKernel, nullptr, 0);
+  // A refused mask still fails the load when the plugin goes on (the host
+  // remembers it), which TESTDEV_ADD_MASK's bad-mask test relies on.
+  bp_status_t rc = RegisterAdd(args);
+  if (rc == BP_STATUS_INVALID_ARGUMENT && std::getenv("TESTDEV_ADD_MASK") != nullptr) rc = BP_STATUS_OK;
   if (rc == BP_STATUS_OK) {
     rc = args->host->define_op(args->registrar, "testdev::twice(Tensor self) -> Tensor", TwiceCpu, nullptr,
                                TwiceMeta, nullptr);

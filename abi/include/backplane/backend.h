@@ -234,6 +234,27 @@ typedef struct bp_host_api_t {
   bp_status_t (*define_op)(bp_registrar_t* registrar, const char* schema,
                            bp_kernel_fn cpu_kernel, void* cpu_kernel_data,
                            bp_meta_fn meta, void* meta_data);
+
+  /* ---- ABI 1.3. Present when BP_KIT_HAS_FIELD(host, register_kernel_dtypes)
+   * holds (plugin_kit.h); a 1.0-1.2 host's table ends above. -------------- */
+
+  /* register_kernel with the compute dtypes the kernel runs:
+   * `dtype_mask` is an OR of BP_DTYPE_MASK_* (types.h). The compute dtypes of
+   * a call are the dtypes of its tensor arguments after the operator's meta
+   * function cast them (exp of int32 computes in float32; where's `condition`
+   * is bool): the host picks this kernel only when every one of them is in
+   * the mask, and otherwise routes the call, before anything is allocated or
+   * cast, to the backend fallback or the CPU fallback. A call the core had to
+   * cast for the kernel is counted as a cast route (bp_cast_count).
+   * A kernel registered without a mask (register_kernel, or a plugin built
+   * against ABI 1.0-1.2) takes every dtype. Declining a call at run time
+   * (BP_STATUS_UNIMPLEMENTED) stays legal for data-dependent cases.
+   * Errors: those of register_kernel, and INVALID_ARGUMENT for a mask of 0 or
+   * with bits outside BP_DTYPE_MASK_ALL; such a mask also fails the plugin's
+   * load, with a message naming the plugin, the operator and the bits. Only
+   * valid during init. */
+  bp_status_t (*register_kernel_dtypes)(bp_registrar_t* registrar, const char* op_name, bp_kernel_fn kernel,
+                                        void* kernel_data, uint32_t flags, uint64_t dtype_mask);
 } bp_host_api_t;
 
 /* ---- Devices ------------------------------------------------------------- */

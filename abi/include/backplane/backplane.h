@@ -360,9 +360,22 @@ BP_API bp_status_t bp_op_set_kernel_masked(bp_context_t* context, const bp_op_t*
  * (bp_host_api_t.register_fallback) or the CPU fallback. */
 BP_API bp_status_t bp_fallback_count(bp_context_t* context, const bp_op_t* op, int32_t backend,
                                      uint64_t* out_count);
-/* How many times `op` ran on `backend` through the backend's own kernel. */
+/* How many times `op` ran on `backend` through the backend's own kernel
+ * without casts by the core (a call the core cast for is a cast route:
+ * bp_cast_count). */
 BP_API bp_status_t bp_native_count(bp_context_t* context, const bp_op_t* op, int32_t backend,
                                    uint64_t* out_count);
+/* The cast route (ABI 1.3): how many times `op` ran on `backend` through the
+ * backend's own kernel after the core cast arguments (or converted a result)
+ * to the dtypes the kernel computes in, e.g. exp of an int32 tensor on a
+ * backend whose exp kernel takes float32 only; and the bytes those casts
+ * moved between the host and the device (*out_bytes, may be NULL; 0 when the
+ * backend's copy_ kernel converted on the device). The CPU backend's casts
+ * are its own arithmetic: its calls count as native. A call counts in exactly
+ * one of bp_native_count, bp_cast_count and bp_fallback_count. Errors as
+ * bp_native_count's. */
+BP_API bp_status_t bp_cast_count(bp_context_t* context, const bp_op_t* op, int32_t backend, uint64_t* out_count,
+                                 uint64_t* out_bytes);
 
 /* ---- Transfer counters (ABI 1.2) ------------------------------------------ */
 
@@ -381,13 +394,20 @@ typedef struct bp_transfer_stats_t {
   uint64_t device_to_host_bytes;
   uint64_t device_to_device_count; /* copy_device_to_device calls */
   uint64_t device_to_device_bytes;
+  /* ABI 1.3: calls of any operator served by the cast route on this backend
+   * (bp_cast_count), and the host<->device bytes of their casts (included in
+   * the counters above). */
+  uint64_t cast_count;
+  uint64_t cast_bytes;
 } bp_transfer_stats_t;
 
 /* Fills `out_stats` (struct_size preset) with the transfer counters of
  * backend id `backend`. Thread-safe and lock-free: counters are read one by
  * one while other threads may be copying, so the fields of one snapshot can
- * be a few copies apart. Errors: INVALID_ARGUMENT (NULL, struct_size smaller
- * than the ABI 1.2 struct), OUT_OF_RANGE (backend not in [0, bp_backend_count)). */
+ * be a few copies apart. A caller's older, smaller struct (ABI 1.2, without
+ * the cast fields) is accepted; fields past its struct_size are not written.
+ * Errors: INVALID_ARGUMENT (NULL, struct_size smaller than the ABI 1.2
+ * struct), OUT_OF_RANGE (backend not in [0, bp_backend_count)). */
 BP_API bp_status_t bp_transfer_stats(bp_context_t* context, int32_t backend,
                                      bp_transfer_stats_t* out_stats);
 /* Sets the transfer counters of backend id `backend` to zero. Thread-safe;

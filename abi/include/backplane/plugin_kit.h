@@ -86,6 +86,21 @@ static inline bp_status_t bp_kit_fail(const bp_kernel_call_t* call, const bp_hos
   return code;
 }
 
+/* Registers `kernel` for `op_name` with the compute dtypes it runs
+ * (`dtype_mask`, an OR of BP_DTYPE_MASK_*): through register_kernel_dtypes on
+ * a host that has it (ABI >= 1.3); on an older host through register_kernel,
+ * where the kernel is offered every dtype and declines the others at run time
+ * (BP_STATUS_UNIMPLEMENTED), so keep that check in the kernel while the plugin
+ * still loads on 1.0-1.2 hosts. Returns what the host's function returned. */
+static inline bp_status_t bp_kit_register_kernel_dtypes(const bp_host_api_t* host, bp_registrar_t* registrar,
+                                                        const char* op_name, bp_kernel_fn kernel, void* kernel_data,
+                                                        uint32_t flags, uint64_t dtype_mask) {
+  if (BP_KIT_HAS_FIELD_OF(bp_host_api_t, host, register_kernel_dtypes) && host->register_kernel_dtypes != NULL) {
+    return host->register_kernel_dtypes(registrar, op_name, kernel, kernel_data, flags, dtype_mask);
+  }
+  return host->register_kernel(registrar, op_name, kernel, kernel_data, flags);
+}
+
 #ifdef __cplusplus
 } /* extern "C" */
 #endif

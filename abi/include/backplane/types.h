@@ -78,6 +78,26 @@ enum bp_status_code {
  * with bits 8, one byte per element holding 0 or 1. */
 #define BP_DTYPE_CODE_BOOL 6
 
+/* ---- dtype masks (ABI 1.3): one bit per dtype Backplane computes in. -------
+ * Bit i stands for Backplane's dtype id i; a kernel registered with
+ * bp_host_api_t.register_kernel_dtypes declares with such a mask the compute
+ * dtypes it runs. Bits above BP_DTYPE_MASK_ALL name no dtype and are refused. */
+#define BP_DTYPE_MASK_BOOL (UINT64_C(1) << 0)     /* {BP_DTYPE_CODE_BOOL, 8} */
+#define BP_DTYPE_MASK_UINT8 (UINT64_C(1) << 1)    /* {kDLUInt, 8} */
+#define BP_DTYPE_MASK_INT8 (UINT64_C(1) << 2)     /* {kDLInt, 8} */
+#define BP_DTYPE_MASK_INT32 (UINT64_C(1) << 3)    /* {kDLInt, 32} */
+#define BP_DTYPE_MASK_INT64 (UINT64_C(1) << 4)    /* {kDLInt, 64} */
+#define BP_DTYPE_MASK_FLOAT16 (UINT64_C(1) << 5)  /* {kDLFloat, 16} */
+#define BP_DTYPE_MASK_BFLOAT16 (UINT64_C(1) << 6) /* {kDLBfloat, 16} */
+#define BP_DTYPE_MASK_FLOAT32 (UINT64_C(1) << 7)  /* {kDLFloat, 32} */
+#define BP_DTYPE_MASK_FLOAT64 (UINT64_C(1) << 8)  /* {kDLFloat, 64} */
+/* Every dtype Backplane knows. */
+#define BP_DTYPE_MASK_ALL (UINT64_C(0x1ff))
+/* Groups for common kernel tables. */
+#define BP_DTYPE_MASK_INTEGRAL (BP_DTYPE_MASK_UINT8 | BP_DTYPE_MASK_INT8 | BP_DTYPE_MASK_INT32 | BP_DTYPE_MASK_INT64)
+#define BP_DTYPE_MASK_FLOATING \
+  (BP_DTYPE_MASK_FLOAT16 | BP_DTYPE_MASK_BFLOAT16 | BP_DTYPE_MASK_FLOAT32 | BP_DTYPE_MASK_FLOAT64)
+
 /* ---- Boxed values -------------------------------------------------------- */
 enum bp_value_kind {
   BP_VALUE_NONE = 0,        /* an absent optional (Tensor?, int?, str?, ...) */

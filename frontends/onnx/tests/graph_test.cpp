@@ -349,6 +349,34 @@ TEST_F(GraphTest, BpRunTraceAndReport) {
   EXPECT_EQ(transfers(both), transfers(report)) << both << "\n---\n" << report;
 }
 
+// --report and --trace show the cast route: vendor_sim's exp takes float32
+// only, so Exp on an int32 input runs it after the core cast the input
+// through the host (24 bytes down, 24 up).
+TEST_F(GraphTest, BpRunReportsTheCastRoute) {
+  Graph g;
+  g.input("x", {2, 3}, 6);  // int32
+  g.output("y", {2, 3});
+  g.node("Exp", {"x"}, {"y"}, "exp_node");
+  const std::string model = g.save(dir_ + "/cast.onnx");
+  const int rc =
+      std::system((std::string(BP_RUN_PATH) + " " + model + " --device vendor_sim --seed 1 --report --trace " + dir_ +
+                   "/cast.json >" + dir_ + "/cast.txt 2>&1")
+                      .c_str());
+  const std::string report = read_text(dir_ + "/cast.txt");
+  if (report.find("--device vendor_sim") != std::string::npos) GTEST_SKIP() << "no vendor_sim device: " << report;
+  ASSERT_EQ(WEXITSTATUS(rc), 0) << report;
+  EXPECT_NE(report.find("cast          1 nodes"), std::string::npos) << report;
+  EXPECT_NE(report.find("native        0 nodes"), std::string::npos) << report;
+  EXPECT_NE(report.find("cast route: 1 calls"), std::string::npos) << report;
+  EXPECT_NE(report.find("(48 B of the transfers above"), std::string::npos) << report;
+  const nlohmann::json j = nlohmann::json::parse(read_text(dir_ + "/cast.json"), nullptr, false);
+  ASSERT_FALSE(j.is_discarded());
+  ASSERT_EQ(j["traceEvents"].size(), 1u);
+  EXPECT_EQ(j["traceEvents"][0]["cat"], "cast");
+  EXPECT_EQ(j["traceEvents"][0]["args"]["cast_calls"], 1);
+  EXPECT_EQ(j["traceEvents"][0]["args"]["cast_bytes"], 48);
+}
+
 // A "neg" kernel for vendor_sim that computes nothing: the device's result
 // is wrong, and the shadow check must name the Neg node.
 bp_status_t wrong_neg(const bp_kernel_call_t*) { return BP_STATUS_OK; }

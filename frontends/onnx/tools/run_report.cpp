@@ -50,7 +50,7 @@ void Recorder::begin_run() {
   nodes_.clear();
   clock_us_ = 0.0;
   bp_transfer_stats_reset(ctx_, dev_.backend);
-  last_bytes_ = 0;
+  last_bytes_ = last_cast_calls_ = last_cast_bytes_ = 0;
   own_ = shadow_copies_ = Copies{};
   shadow_us_ = 0.0;
 }
@@ -76,6 +76,13 @@ void Recorder::on_node(const bponnx::NodeRun& nr) {
   const bp_transfer_stats_t s = transfers(ctx_, dev_.backend);
   r.bytes = total_bytes(s) - last_bytes_;
   last_bytes_ = total_bytes(s);
+  // A node whose operators ran natively after a cast the core staged is on
+  // the cast route (bp_cast_count), with the bytes those casts moved.
+  r.cast_calls = s.cast_count - last_cast_calls_;
+  r.cast_bytes = s.cast_bytes - last_cast_bytes_;
+  last_cast_calls_ = s.cast_count;
+  last_cast_bytes_ = s.cast_bytes;
+  if (r.path == "native" && r.cast_calls > 0) r.path = "cast";
   const Copies& sh = shadow_copies_;
   own_ =
       Copies{s.host_to_device_count - sh.h2d_n, s.host_to_device_bytes - sh.h2d,     s.device_to_host_count - sh.d2h_n,
@@ -103,7 +110,10 @@ void Recorder::print_report(std::ostream& os) const {
   std::map<std::string, Agg> by_path, by_op;
   std::map<std::string, std::string> fallback_ops;  // ONNX op type -> the operators that fell back
   double total = 0.0;
+  uint64_t cast_calls = 0, cast_bytes = 0;
   for (const NodeRecord& r : nodes_) {
+    cast_calls += r.cast_calls;
+    cast_bytes += r.cast_bytes;
     Agg& p = by_path[r.path];
     ++p.nodes;
     p.us += r.dur_us;
@@ -127,7 +137,7 @@ void Recorder::print_report(std::ostream& os) const {
   bp_backend_info(ctx_, dev_.backend, &info);
   os << "report: backend " << (info.name ? info.name : "?") << ", device " << dev_.index << ", " << nodes_.size()
      << " nodes, " << std::fixed << std::setprecision(3) << total / 1e3 << " ms\n";
-  for (const char* p : {"native", "fallback", "core"}) {
+  for (const char* p : {"native", "cast", "fallback", "core"}) {
     const auto it = by_path.find(p);
     const Agg a = it == by_path.end() ? Agg{} : it->second;
     os << "  " << std::left << std::setw(9) << p << std::right << std::setw(6) << a.nodes << " nodes "
@@ -136,6 +146,8 @@ void Recorder::print_report(std::ostream& os) const {
   }
   os << "  transfers: host->device " << own_.h2d_n << " (" << own_.h2d << " B), device->host " << own_.d2h_n << " ("
      << own_.d2h << " B), device->device " << own_.d2d_n << " (" << own_.d2d << " B)\n";
+  os << "  cast route: " << cast_calls << " calls ran the native kernel after a dtype cast the core staged ("
+     << cast_bytes << " B of the transfers above; a copy_ kernel converting on the device removes them)\n";
   if (shadow_on_) {
     const Copies& s = shadow_copies_;
     os << "  --shadow's own cost (not counted above): " << shadow_us_ / 1e3 << " ms, host->device " << s.h2d_n << " ("
@@ -193,7 +205,9 @@ bool Recorder::write_trace(const std::string& path) const {
                         {"operators", r.operators},
                         {"input_shapes", r.shapes},
                         {"input_dtypes", r.dtypes},
-                        {"bytes_transferred", r.bytes}}}});
+                        {"bytes_transferred", r.bytes},
+                        {"cast_calls", r.cast_calls},
+                        {"cast_bytes", r.cast_bytes}}}});
   }
   std::ofstream o(path);
   o << nlohmann::json{{"traceEvents", events}, {"displayTimeUnit", "ms"}}.dump(1) << "\n";

@@ -49,6 +49,7 @@ class Recorder {
     std::string fallback_operators;  // those of them served by a fallback on the device
     double start_us = 0.0, dur_us = 0.0;
     uint64_t bytes = 0;
+    uint64_t cast_calls = 0, cast_bytes = 0;  // calls served by the cast route, and their casts' bytes
   };
   bp_context_t* ctx_;
   bp_device_t dev_;
@@ -59,6 +60,7 @@ class Recorder {
   Copies own_, shadow_copies_;  // the model's copies; the shadow check's
   double shadow_us_ = 0.0;
   uint64_t last_bytes_ = 0;
+  uint64_t last_cast_calls_ = 0, last_cast_bytes_ = 0;
 };
 
 }  // namespace bprun

@@ -10,6 +10,8 @@ namespace vendor_sim {
 bp_status_t Add(const bp_kernel_call_t* call);
 // relu: max(self, 0); NaN stays NaN.
 bp_status_t Relu(const bp_kernel_call_t* call);
+// exp: e^self, float32 only.
+bp_status_t Exp(const bp_kernel_call_t* call);
 
 // Registers every kernel above under its operator name, with `state` as
 // kernel_data. Returns the first error (the host has set its message).

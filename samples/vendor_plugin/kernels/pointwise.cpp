@@ -1,8 +1,12 @@
-// The two operators vendor_sim runs natively: add.Tensor and relu, for the
+// The three operators vendor_sim runs natively: add.Tensor and relu, for the
 // plain C dtypes (float32, float64, int8, uint8, int32, int64, bool); relu
-// also for float16/bfloat16 (a sign-bit test needs no arithmetic). add on
-// float16/bfloat16 answers UNIMPLEMENTED before touching memory, so the
-// dispatcher runs the CPU fallback for it, as for every other operator.
+// also for float16/bfloat16 (a sign-bit test needs no arithmetic); exp for
+// float32 only. register.cpp declares these dtypes (ABI 1.3 dtype masks), so
+// the host routes every other dtype to the CPU fallback before it allocates
+// anything, and casts an int32 exp to float32 for the kernel (the cast
+// route). On an older host the kernels still decline what they lack
+// (UNIMPLEMENTED before touching memory), as every kernel may.
+#include <cmath>
 //
 // A kernel receives DLTensors whose `data` is an arena handle from
 // allocate(); it resolves the handle to an address inside the arena. Inputs
@@ -154,6 +158,22 @@ bp_status_t Relu(const bp_kernel_call_t* call) {
     });
   }
   return status;
+}
+
+bp_status_t Exp(const bp_kernel_call_t* call) {
+  State* s = static_cast<State*>(call->kernel_data);
+  const DLTensor* a = call->args[BP_ARG_EXP_SELF].u.tensor;
+  const DLTensor* out = call->outputs[0];
+  if (out->dtype.code != kDLFloat || out->dtype.bits != 32) {
+    return KernelFail(call, BP_STATUS_UNIMPLEMENTED, "only float32 is native; other dtypes fall back");
+  }
+  float* po = Base<float>(s, *out);
+  const float* pa = Base<float>(s, *a);
+  if (po == nullptr) return BP_STATUS_OK;
+  if (pa == nullptr) return KernelFail(call, BP_STATUS_INVALID_ARGUMENT, "'self' is not a live vendor_sim allocation");
+  const DLTensor* in[1] = {a};
+  ForEachIndex<1>(*out, in, [&](int64_t o, const int64_t* x) { po[o] = std::exp(pa[x[0]]); });
+  return BP_STATUS_OK;
 }
 
 }  // namespace vendor_sim

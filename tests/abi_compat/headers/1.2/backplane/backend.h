@@ -19,7 +19,7 @@
  * bp_host_api_t.set_error, or (kernels, ABI >= 1.2) through the call's own
  * bp_kernel_call_t.fail. backplane/plugin_kit.h has helpers for negotiation,
  * struct_size checks and error reporting; backplane/op_args.h (generated from
- * abi/ops.yaml) names every operator and the index of each argument.
+ * dispatcher/ops.yaml) names every operator and the index of each argument.
  */
 #ifndef BACKPLANE_BACKEND_H_
 #define BACKPLANE_BACKEND_H_
@@ -63,7 +63,7 @@ typedef struct bp_kernel_arg_t {
 
 /* What a kernel receives. Built by the dispatcher after the operator's meta
  * function ran: arguments are validated, broadcast and promoted as the
- * "Kernel contract by meta family" comment at the top of abi/ops.yaml
+ * "Kernel contract by meta family" comment at the top of dispatcher/ops.yaml
  * (installed as <prefix>/share/backplane/ops.yaml) describes for the
  * operator's `meta:` family, and the outputs are allocated. A kernel only
  * computes; it never re-validates.

@@ -1,0 +1,50 @@
+// The simulated device's memory: one private host buffer (the "device
+// DRAM") carved up by a first-fit allocator. The host never sees addresses
+// inside it: allocate() hands out opaque handles (a tag plus the block's
+// offset, deliberately not a dereferenceable pointer), and only this plugin
+// turns a handle back into an address. A real accelerator plugin would call
+// its driver here instead.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <map>
+#include <mutex>
+
+namespace vendor_sim {
+
+class Arena {
+ public:
+  // Reserves `capacity` bytes, handed out in multiples of `alignment` (a power
+  // of two). Returns false if the host is out of memory.
+  bool Init(size_t capacity, size_t alignment = kAlignment);
+  void Release();
+  size_t capacity() const { return capacity_; }
+  size_t alignment() const { return alignment_; }
+  // Bytes in live allocations (rounded sizes).
+  size_t live_bytes();
+
+  // Allocates `nbytes` (rounded up to the alignment); false when full.
+  bool Allocate(size_t nbytes, void** out_handle);
+  // Frees a handle from Allocate; false if it is not a live allocation.
+  bool Free(void* handle);
+  // The address of bytes [offset, offset + nbytes) of the allocation
+  // `handle`, or nullptr if the handle is unknown or the range leaves it.
+  char* Resolve(const void* handle, size_t offset, size_t nbytes);
+
+  static constexpr size_t kAlignment = 256;  // the default alignment
+  // High bits that make a handle a non-canonical x86-64 address: a host that
+  // dereferences one crashes at once instead of reading device memory.
+  static constexpr uint64_t kHandleTag = 0x7e57000000000000ull;
+
+ private:
+  std::mutex mu_;
+  char* base_ = nullptr;
+  size_t capacity_ = 0;
+  size_t alignment_ = kAlignment;
+  size_t live_ = 0;
+  std::map<size_t, size_t> free_;  // offset -> size, coalesced
+  std::map<size_t, size_t> used_;  // offset -> size
+};
+
+}  // namespace vendor_sim
