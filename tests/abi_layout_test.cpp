@@ -99,7 +99,9 @@ static_assert(offsetof(bp_op_info_t, name) == 8);
 static_assert(offsetof(bp_op_info_t, num_arguments) == 40);
 static_assert(offsetof(bp_transfer_stats_t, host_to_device_count) == 8);
 static_assert(offsetof(bp_transfer_stats_t, device_to_device_bytes) == 48);
-static_assert(sizeof(bp_transfer_stats_t) == 56);
+static_assert(offsetof(bp_transfer_stats_t, cast_count) == 56);  // ABI 1.3
+static_assert(offsetof(bp_transfer_stats_t, cast_bytes) == 64);
+static_assert(sizeof(bp_transfer_stats_t) == 72);
 
 TEST(AbiLayoutTest, HeadersCompileAsC99) { EXPECT_EQ(bp_c_header_check(), 48); }
 

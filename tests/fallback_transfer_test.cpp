@@ -4,6 +4,7 @@
 // casts done on the host. Counted by bp_transfer_stats. Skipped (with the
 // reason) when the plugins were not built.
 // bp-test: public-api
+#include <cstddef>
 #include <string>
 #include <vector>
 
@@ -114,7 +115,7 @@ TEST_F(FallbackTransferTest, StrictModeRefusesBeforeAnyTransfer) {
 
 TEST_F(FallbackTransferTest, TransferStatsRejectsBadArguments) {
   bp_transfer_stats_t s{};
-  s.struct_size = sizeof(s) - 8;
+  s.struct_size = offsetof(bp_transfer_stats_t, cast_count) - 8;  // smaller than the oldest (1.2) layout
   EXPECT_EQ(bp_transfer_stats(ctx_, dev_.backend, &s), BP_STATUS_INVALID_ARGUMENT);
   EXPECT_THAT(LastError(), HasSubstr("struct_size"));
   s.struct_size = sizeof(s);
