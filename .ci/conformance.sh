@@ -14,5 +14,7 @@ cmake --build build/default
 # python3-torch (no download); without torch the group says it did not run.
 /usr/bin/python3 frontends/onnx/tests/export_models.py build/default/models \
   || echo "conformance: models not exported (python3-torch / python3-torchvision missing?)"
+/usr/bin/python3 frontends/onnx/tests/export_recurrent.py build/default/models \
+  || echo "conformance: the recurrent model not exported (python3-torch missing?)"
 build/default/bin/bp-conformance --verify-expectations --json build/default/conformance.json \
   --junit build/default/conformance.xml "$@"
