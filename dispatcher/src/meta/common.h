@@ -28,6 +28,10 @@ inline bool Has(const MetaCallInfo& info, const MetaArg* args, int i) {
 
 // Requires args[i] to be a tensor with a dtype Backplane knows.
 Status RequireTensor(const MetaCallInfo& info, const MetaArg* args, int i, DType* out_dtype);
+// The (self, int dim, index) prologue of index_select, gather and scatter:
+// arguments 0 and 2 are tensors, 1 an int wrapped against self's rank into
+// *dim, and index has dtype int64 or int32; *self_dtype is self's dtype.
+Status SelfDimIndexArgs(const MetaCallInfo& info, const MetaArg* args, DType* self_dtype, int32_t* dim);
 // Requires an INT_LIST (or NONE when allow_none).
 Status RequireIntList(const MetaCallInfo& info, const MetaArg* args, int i);
 

@@ -19,19 +19,10 @@ int64_t SizeAt(const Geometry& g, int32_t d) { return g.ndim > 0 ? g.sizes[d] : 
 
 // Shared checks of dim and index; *dim_out normalized.
 Status CheckIndex(const MetaCallInfo& info, const MetaArg* args, int32_t* dim_out) {
-  DType d, id;
-  BP_RETURN_IF_ERROR(RequireTensor(info, args, 0, &d));
-  BP_RETURN_IF_ERROR(RequireTensor(info, args, 2, &id));
+  DType d;
+  BP_RETURN_IF_ERROR(SelfDimIndexArgs(info, args, &d, dim_out));
   const Geometry& self = *args[0].tensor;
   const Geometry& index = *args[2].tensor;
-  if (!Has(info, args, 1) || args[1].kind != BP_VALUE_INT) {
-    return Error(BP_STATUS_INVALID_ARGUMENT, ArgPrefix(info, 1) + "expected an int");
-  }
-  BP_RETURN_IF_ERROR(WrapDim(info, 1, args[1].i, self.ndim, dim_out));
-  if (id != DType::kInt64 && id != DType::kInt32) {
-    return Error(BP_STATUS_INVALID_ARGUMENT,
-                 ArgPrefix(info, 2) + "expected dtype int64 or int32, got " + DtypeName(id));
-  }
   if (Rank(index) != Rank(self)) {
     return Error(BP_STATUS_INVALID_ARGUMENT, ArgPrefix(info, 2) + "expected " + std::to_string(self.ndim) +
                                                  " dims as 'self' has, got sizes " + SizesText(index));

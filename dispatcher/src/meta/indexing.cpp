@@ -9,24 +9,31 @@
 #include "meta/families.h"
 
 namespace bp::core::meta {
-namespace {
 
-// index_select(self, dim, index)
-Status IndexSelectInfer(const MetaCallInfo& info, const MetaArg* args, MetaPlan* plan) {
-  DType d, id;
-  BP_RETURN_IF_ERROR(RequireTensor(info, args, 0, &d));
+Status SelfDimIndexArgs(const MetaCallInfo& info, const MetaArg* args, DType* self_dtype, int32_t* dim) {
+  DType id;
+  BP_RETURN_IF_ERROR(RequireTensor(info, args, 0, self_dtype));
   BP_RETURN_IF_ERROR(RequireTensor(info, args, 2, &id));
-  const Geometry& self = *args[0].tensor;
-  const Geometry& index = *args[2].tensor;
   if (!Has(info, args, 1) || args[1].kind != BP_VALUE_INT) {
     return Error(BP_STATUS_INVALID_ARGUMENT, ArgPrefix(info, 1) + "expected an int");
   }
-  int32_t dim;
-  BP_RETURN_IF_ERROR(WrapDim(info, 1, args[1].i, self.ndim, &dim));
+  BP_RETURN_IF_ERROR(WrapDim(info, 1, args[1].i, args[0].tensor->ndim, dim));
   if (id != DType::kInt64 && id != DType::kInt32) {
     return Error(BP_STATUS_INVALID_ARGUMENT,
                  ArgPrefix(info, 2) + "expected dtype int64 or int32, got " + DtypeName(id));
   }
+  return Status::Ok();
+}
+
+namespace {
+
+// index_select(self, dim, index)
+Status IndexSelectInfer(const MetaCallInfo& info, const MetaArg* args, MetaPlan* plan) {
+  DType d;
+  int32_t dim;
+  BP_RETURN_IF_ERROR(SelfDimIndexArgs(info, args, &d, &dim));
+  const Geometry& self = *args[0].tensor;
+  const Geometry& index = *args[2].tensor;
   if (index.ndim > 1) {
     return Error(BP_STATUS_INVALID_ARGUMENT,
                  ArgPrefix(info, 2) + "expected a 0-D or 1-D tensor, got sizes " + SizesText(index));
