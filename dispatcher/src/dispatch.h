@@ -12,8 +12,16 @@
 namespace bp::core {
 
 // Runs `op` with boxed arguments. Caller is inside a ReadSection.
-Status CallOp(bp_context_t* ctx, const bp_op_t* op, const bp_value_t* args, int32_t num_args,
-              bp_tensor_t** out_results, int32_t num_results);
+// fresh_on (the host fallback's zero-copy route): a unified device on which
+// a kernel operator's fresh outputs are allocated, the kernel writing them
+// through host views (HostViews); nullptr: on the call's own device.
+Status CallOp(bp_context_t* ctx, const bp_op_t* op, const bp_value_t* args, int32_t num_args, bp_tensor_t** out_results,
+              int32_t num_results, DeviceState* fresh_on = nullptr);
+
+// Host tensors over the memory of `tensors` (on `dev`, a unified device),
+// after synchronizing its stream: views[i] aliases tensors[i] (and holds its
+// storage); views of one storage share one host storage. Nothing is copied.
+Status HostViews(bp_context_t* ctx, DeviceState* dev, bp_tensor_t* const* tensors, int32_t n, bp_tensor_t** views);
 
 // A DLTensor describing `geo` over `storage` (shape/strides point into geo).
 void FillDLTensor(const Storage* storage, const Geometry& geo, DLTensor* out);
@@ -43,9 +51,10 @@ inline bp_kernel_call_t MakeKernelCall(const bp_op_t* op, const DeviceState* dev
   return call;
 }
 
-// Runs the operator on the host with one copy per tensor each way
-// (fallback/host_fallback.h), for a call whose route is kHostFallback: counts
-// it and warns once per (operator, backend). `args` are the caller's.
+// Runs the operator on the host (fallback/host_fallback.h: one copy per
+// tensor each way, none on a unified device), for a call whose route is
+// kHostFallback: counts it and warns once per (operator, backend). `args` are
+// the caller's. In host_route.cpp.
 Status RunHostFallback(bp_context_t* ctx, const bp_op_t* op, const bp_value_t* args, int32_t num_args,
                        DeviceState* dev, bp_tensor_t** out_results, int32_t num_results);
 
