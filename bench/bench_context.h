@@ -36,14 +36,15 @@ inline bp_op_t* Op(const char* name) {
 
 inline DLDataType Float32() { return DLDataType{kDLFloat, 32, 1}; }
 
-// A float32 tensor of `sizes` on `device`, filled with small values.
-inline bp_tensor_t* Filled(bp_device_t device, std::vector<int64_t> sizes) {
+// A float32 tensor of `sizes` on `device` (of `ctx`, default Context()),
+// filled with small values.
+inline bp_tensor_t* Filled(bp_device_t device, std::vector<int64_t> sizes, bp_context_t* ctx = nullptr) {
   int64_t n = 1;
   for (int64_t s : sizes) n *= s;
   std::vector<float> host(static_cast<size_t>(n));
   for (int64_t i = 0; i < n; ++i) host[static_cast<size_t>(i)] = static_cast<float>(i % 13) * 0.25f;
   bp_tensor_t* t = nullptr;
-  if (bp_tensor_from_host(Context(), device, static_cast<int32_t>(sizes.size()), sizes.data(),
+  if (bp_tensor_from_host(ctx != nullptr ? ctx : Context(), device, static_cast<int32_t>(sizes.size()), sizes.data(),
                           Float32(), host.data(), host.size() * sizeof(float), &t) != BP_STATUS_OK) {
     std::fprintf(stderr, "bp_tensor_from_host: %s\n", bp_last_error_message());
     std::abort();

@@ -71,6 +71,9 @@ struct DeviceState {
   int32_t index = 0;
   bp_stream_t stream = nullptr;
   std::unique_ptr<CachingAllocator> allocator;
+  // The device reports BP_DEVICE_CAP_UNIFIED (the host can address its
+  // memory): the host fallback runs on its memory through host views.
+  bool unified = false;
 };
 
 // What bp_backend_info, bp_backend_find and bp_device_parse read: an

@@ -1,9 +1,12 @@
 #include "copy.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <limits>
 #include <string>
+#include <system_error>
+#include <thread>
 #include <vector>
 
 #include "dispatch.h"
@@ -194,26 +197,56 @@ Geometry ContiguousLike(const Geometry& like, DLDataType dtype) {
   return g;
 }
 
-void HostConvert(const void* src_base, const Geometry& src, void* dst_base, const Geometry& dst) {
-  int64_t n = NumelOf(dst);
-  if (n == 0) return;
-  DType sid = DtypeFromDL(src.dtype), did = DtypeFromDL(dst.dtype);
-  size_t ssize = DtypeItemSize(sid), dsize = DtypeItemSize(did);
-  const char* s = static_cast<const char*>(src_base);
-  char* d = static_cast<char*>(dst_base);
-  bool same = sid == did;
-  if (same && IsContiguous(src) && IsContiguous(dst) && NumelOf(src) == n) {
-    std::memcpy(d + dst.offset * dsize, s + src.offset * ssize, n * dsize);
+namespace {
+
+// Below this a thread's start-up costs more than the copy it takes over.
+constexpr size_t kParallelCopyBytes = size_t{4} << 20;
+
+// f(lo, hi) over [0, n) in parts, one per thread (at most one per 2 MiB of
+// `bytes`, 8 at most; the caller's thread runs the first): large host-side
+// copies run at the machine's bandwidth instead of one core's. Small ones
+// stay on the caller's thread. A thread that cannot be started leaves its
+// part to the caller.
+template <typename F>
+void SplitOverThreads(int64_t n, size_t bytes, F f) {
+  const unsigned hw = std::thread::hardware_concurrency();
+  int64_t parts = bytes < kParallelCopyBytes ? 1 : static_cast<int64_t>(bytes / (kParallelCopyBytes / 2));
+  parts = std::min<int64_t>({parts, hw > 0 ? hw : 1, 8, n});
+  if (parts <= 1) {
+    f(0, n);
     return;
   }
-  // Odometer over the dims; the innermost dim is the tight loop.
+  std::vector<std::thread> threads;
+  threads.reserve(static_cast<size_t>(parts - 1));
+  int64_t p = 1;
+  try {
+    for (; p < parts; ++p) threads.emplace_back(f, n * p / parts, n * (p + 1) / parts);
+  } catch (const std::system_error&) {
+    for (int64_t q = p; q < parts; ++q) f(n * q / parts, n * (q + 1) / parts);
+  }
+  f(0, n / parts);
+  for (std::thread& t : threads) t.join();
+}
+
+// Rows [row_begin, row_end) of HostConvert (a row: the innermost dim).
+void ConvertRows(const char* s, const Geometry& src, size_t ssize, DType sid, char* d, const Geometry& dst,
+                 size_t dsize, DType did, int64_t row_begin, int64_t row_end) {
+  const bool same = sid == did;
   const int32_t nd = dst.ndim;
   int64_t idx[BP_MAX_NDIM] = {};
-  int64_t inner = nd > 0 ? dst.sizes[nd - 1] : 1;
-  int64_t sin = nd > 0 ? src.strides[nd - 1] * (int64_t)ssize : 0;
-  int64_t din = nd > 0 ? dst.strides[nd - 1] * (int64_t)dsize : 0;
+  const int64_t inner = nd > 0 ? dst.sizes[nd - 1] : 1;
+  const int64_t sin = nd > 0 ? src.strides[nd - 1] * (int64_t)ssize : 0;
+  const int64_t din = nd > 0 ? dst.strides[nd - 1] * (int64_t)dsize : 0;
   int64_t soff = src.offset * (int64_t)ssize, doff = dst.offset * (int64_t)dsize;
-  for (int64_t done = 0; done < n; done += inner) {
+  // The odometer's position at row_begin.
+  int64_t rest = row_begin;
+  for (int32_t dim = nd - 2; dim >= 0 && rest > 0; --dim) {
+    idx[dim] = rest % dst.sizes[dim];
+    rest /= dst.sizes[dim];
+    soff += idx[dim] * src.strides[dim] * (int64_t)ssize;
+    doff += idx[dim] * dst.strides[dim] * (int64_t)dsize;
+  }
+  for (int64_t row = row_begin; row < row_end; ++row) {
     const char* sp = s + soff;
     char* dp = d + doff;
     if (same) {
@@ -230,6 +263,34 @@ void HostConvert(const void* src_base, const Geometry& src, void* dst_base, cons
       idx[dim] = 0;
     }
   }
+}
+
+}  // namespace
+
+void HostConvert(const void* src_base, const Geometry& src, void* dst_base, const Geometry& dst) {
+  const int64_t n = NumelOf(dst);
+  if (n == 0) return;
+  const DType sid = DtypeFromDL(src.dtype), did = DtypeFromDL(dst.dtype);
+  const size_t ssize = DtypeItemSize(sid), dsize = DtypeItemSize(did);
+  const char* s = static_cast<const char*>(src_base);
+  char* d = static_cast<char*>(dst_base);
+  if (sid == did && IsContiguous(src) && IsContiguous(dst) && NumelOf(src) == n) {
+    char* to = d + dst.offset * dsize;
+    const char* from = s + src.offset * ssize;
+    const size_t bytes = static_cast<size_t>(n) * dsize;
+    SplitOverThreads(static_cast<int64_t>(bytes), bytes,
+                     [=](int64_t lo, int64_t hi) { std::memcpy(to + lo, from + lo, static_cast<size_t>(hi - lo)); });
+    return;
+  }
+  // Rows split over threads unless dst writes one address from several rows.
+  const int32_t nd = dst.ndim;
+  bool distinct = true;
+  for (int32_t i = 0; i < nd; ++i) distinct = distinct && (dst.strides[i] != 0 || dst.sizes[i] == 1);
+  const size_t bytes = distinct ? static_cast<size_t>(n) * (ssize > dsize ? ssize : dsize) : 0;
+  const int64_t rows = n / (nd > 0 ? dst.sizes[nd - 1] : 1);
+  SplitOverThreads(rows, bytes, [=, &src, &dst](int64_t r0, int64_t r1) {
+    ConvertRows(s, src, ssize, sid, d, dst, dsize, did, r0, r1);
+  });
 }
 
 Status ReadView(DeviceState* dev, const void* base, const Geometry& view, DLDataType dst_dtype,

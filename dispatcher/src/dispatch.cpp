@@ -102,8 +102,10 @@ Status CheckWrittenOverlap(const bp_op_t* op, const Bound& b, const std::vector<
 // core cast arguments or results for is counted as the cast route, with the
 // host<->device bytes of those casts. *to_host: the kernel declined and the
 // host fallback must run instead (every fresh output released, nothing written).
+// fresh_on: as CallOp's.
 Status RunKernelOp(bp_context_t* ctx, const bp_op_t* op, Bound& b, std::vector<ListArg>& lists, DeviceState* dev,
-                   const Route& route, const MetaPlan& plan, Temps& temps, bp_tensor_t** results, bool* to_host) {
+                   const Route& route, const MetaPlan& plan, Temps& temps, bp_tensor_t** results, bool* to_host,
+                   DeviceState* fresh_on) {
   const bp_op_t* f = op->functional;
   const int32_t nmeta = op->num_meta_args;
   MetaCallInfo info{op->name.c_str(), f->arg_names, nmeta};
@@ -116,6 +118,7 @@ Status RunKernelOp(bp_context_t* ctx, const bp_op_t* op, Bound& b, std::vector<L
   bp_tensor_t* outs[kMaxOutputs] = {};
   bp_tensor_t* finals[kMaxOutputs] = {};  // where a temporary output is copied to after the kernel
   bool fresh[kMaxOutputs] = {};
+  bp_tensor_t* owned[kMaxOutputs] = {};  // a fresh output as the caller gets it (outs[k] may be its host view)
   const int32_t mut = op->mutated_arg;
   for (int32_t k = 0; k < nout; ++k) {
     const Geometry& want = plan.outputs[k];
@@ -160,16 +163,28 @@ Status RunKernelOp(bp_context_t* ctx, const bp_op_t* op, Bound& b, std::vector<L
         outs[k] = t;
       }
     } else {
-      Status st = NewLike(ctx, device, want, want.dtype, op->name.c_str(), &outs[k]);
+      const bp_device_t where = fresh_on != nullptr ? bp_device_t{fresh_on->slot->id, fresh_on->index} : device;
+      Status st = NewLike(ctx, where, want, want.dtype, op->name.c_str(), &owned[k]);
+      if (st.ok() && fresh_on != nullptr) {
+        st = HostViews(ctx, fresh_on, &owned[k], 1, &outs[k]);
+        if (st.ok())
+          temps.add(outs[k]);
+        else
+          TensorRelease(owned[k]);
+      } else if (st.ok()) {
+        outs[k] = owned[k];
+      }
       if (!st.ok()) {
-        for (int32_t j = 0; j < k; ++j) if (fresh[j]) TensorRelease(outs[j]);
+        for (int32_t j = 0; j < k; ++j)
+          if (fresh[j]) TensorRelease(owned[j]);
         return st;
       }
       fresh[k] = true;
     }
   }
   auto release_fresh = [&]() {
-    for (int32_t k = 0; k < nout; ++k) if (fresh[k]) TensorRelease(outs[k]);
+    for (int32_t k = 0; k < nout; ++k)
+      if (fresh[k]) TensorRelease(owned[k]);
   };
 
   // Casts: each tensor argument the plan wants in another dtype is copied
@@ -272,7 +287,7 @@ Status RunKernelOp(bp_context_t* ctx, const bp_op_t* op, Bound& b, std::vector<L
   if (cast) CountCastBytes(op, dev, StagedBytesOnThread() - staged_before);
   for (int32_t k = 0; k < nout; ++k) {
     if (fresh[k]) {
-      results[k] = outs[k];
+      results[k] = owned[k];
     } else {
       bp_tensor_t* r = finals[k] != nullptr ? finals[k] : outs[k];
       TensorRetain(r);
@@ -316,7 +331,7 @@ Status CallWritingDistinct(bp_context_t* ctx, const bp_op_t* op, const bp_value_
 }  // namespace
 
 Status CallOp(bp_context_t* ctx, const bp_op_t* op, const bp_value_t* args, int32_t num_args, bp_tensor_t** out_results,
-              int32_t num_results, const bp_call_plan_t* plan) {
+              int32_t num_results, const bp_call_plan_t* plan, DeviceState* fresh_on) {
   if (op->ctx != ctx) return Error(BP_STATUS_INVALID_ARGUMENT, "bp_op_call: operator belongs to another context");
   if (op->removed.load(std::memory_order_acquire)) {
     return Error(BP_STATUS_FAILED_PRECONDITION, "bp_op_call: operator '" + op->name + "' was removed (plugin unloaded)");
@@ -434,7 +449,8 @@ Status CallOp(bp_context_t* ctx, const bp_op_t* op, const bp_value_t* args, int3
     case OpKind::kComposite: BP_RETURN_IF_ERROR(RunComposite(ctx, op, b, &results[0])); break;
     case OpKind::kCustom: BP_RETURN_IF_ERROR(RunCustom(ctx, op, b, lists, dev, route, results, &to_host)); break;
     default:
-      BP_RETURN_IF_ERROR(RunKernelOp(ctx, op, b, lists, dev, route, meta_plan.value, temps, results, &to_host));
+      BP_RETURN_IF_ERROR(
+          RunKernelOp(ctx, op, b, lists, dev, route, meta_plan.value, temps, results, &to_host, fresh_on));
       break;
   }
   if (to_host) return RunHostFallback(ctx, op, args, num_args, dev, out_results, num_results);

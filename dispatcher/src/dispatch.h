@@ -14,12 +14,20 @@ namespace bp::core {
 // Runs `op` with boxed arguments: binds them, checks them, routes the call
 // (`plan`'s route when it was decided for the call's device; `plan` may be
 // nullptr) and runs it. Caller is inside a ReadSection.
+// fresh_on (the host fallback's zero-copy route): a unified device on which
+// a kernel operator's fresh outputs are allocated, the kernel writing them
+// through host views (HostViews); nullptr: on the call's own device.
 Status CallOp(bp_context_t* ctx, const bp_op_t* op, const bp_value_t* args, int32_t num_args, bp_tensor_t** out_results,
-              int32_t num_results, const bp_call_plan_t* plan);
+              int32_t num_results, const bp_call_plan_t* plan, DeviceState* fresh_on = nullptr);
 // bp_op_call's body: the call through the operator's cached plan for the
 // arguments' signature (dispatch_plan.cpp). Caller is inside a ReadSection.
 Status CallCached(bp_context_t* ctx, const bp_op_t* op, const bp_value_t* args, int32_t num_args,
                   bp_tensor_t** out_results, int32_t num_results);
+
+// Host tensors over the memory of `tensors` (on `dev`, a unified device),
+// after synchronizing its stream: views[i] aliases tensors[i] (and holds its
+// storage); views of one storage share one host storage. Nothing is copied.
+Status HostViews(bp_context_t* ctx, DeviceState* dev, bp_tensor_t* const* tensors, int32_t n, bp_tensor_t** views);
 
 // A DLTensor describing `geo` over `data` on a device of DLPack type
 // `device_type` (shape/strides point into geo); the one filler of every
@@ -63,9 +71,10 @@ inline bp_kernel_call_t MakeKernelCall(const bp_op_t* op, const DeviceState* dev
   return call;
 }
 
-// Runs the operator on the host with one copy per tensor each way
-// (fallback/host_fallback.h), for a call whose route is kHostFallback: counts
-// it and warns once per (operator, backend). `args` are the caller's.
+// Runs the operator on the host (fallback/host_fallback.h: one copy per
+// tensor each way, none on a unified device), for a call whose route is
+// kHostFallback: counts it and warns once per (operator, backend). `args` are
+// the caller's. In host_route.cpp.
 Status RunHostFallback(bp_context_t* ctx, const bp_op_t* op, const bp_value_t* args, int32_t num_args,
                        DeviceState* dev, bp_tensor_t** out_results, int32_t num_results);
 

@@ -153,6 +153,11 @@ std::unique_ptr<DeviceState> MakeDevice(bp_context_t* ctx, BackendSlot* slot, co
   dev->slot = slot;
   dev->index = d;
   if (t.stream_get_default != nullptr) t.stream_get_default(t.backend_data, d, &dev->stream);
+  // Read once at load: a device whose properties fail to answer is not unified.
+  bp_device_properties_t props{};
+  props.struct_size = sizeof(props);
+  dev->unified = t.device_properties(t.backend_data, d, &props) == BP_STATUS_OK &&
+                 (props.capabilities & BP_DEVICE_CAP_UNIFIED) != 0;
   RawMemory raw;
   raw.backend_data = t.backend_data;
   raw.device = d;

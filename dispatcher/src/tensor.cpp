@@ -53,6 +53,7 @@ void StorageRelease(Storage* s) {
   }
   if (s->block != nullptr) s->dev->allocator->Free(s->block);
   if (s->managed != nullptr && s->managed->deleter != nullptr) s->managed->deleter(s->managed);
+  if (s->aliased != nullptr) StorageRelease(s->aliased);
   bp_plugin_t* plugin = s->plugin;
   s->ctx->live_storages.fetch_sub(1, std::memory_order_relaxed);
   delete s;

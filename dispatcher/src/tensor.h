@@ -21,6 +21,9 @@ struct Storage {
   size_t nbytes = 0;
   DLManagedTensor* managed = nullptr;  // imported DLPack tensor; deleter called once
   bp_plugin_t* plugin = nullptr;       // holds a plugin reference; nullptr for core memory
+  // A host view of a unified device's memory (HostView): the device storage
+  // it aliases, whose reference it holds.
+  Storage* aliased = nullptr;
   // Allocated together with its first tensor header (a TensorBlock): freeing
   // the storage frees that header too, which by then is dead.
   bool embedded = false;

@@ -4,9 +4,12 @@
 
 namespace vendor_sim {
 
-bool Arena::Init(size_t capacity, size_t alignment) {
-  base_ = static_cast<char*>(std::malloc(capacity));
+bool Arena::Init(size_t capacity, size_t alignment, bool unified) {
+  // Unified handles are addresses, so the base itself must be aligned.
+  base_ = static_cast<char*>(unified ? std::aligned_alloc(alignment, (capacity + alignment - 1) / alignment * alignment)
+                                     : std::malloc(capacity));
   if (base_ == nullptr) return false;
+  tag_ = unified ? reinterpret_cast<uint64_t>(base_) : kHandleTag;
   capacity_ = capacity;
   alignment_ = alignment;
   live_ = 0;
@@ -19,6 +22,7 @@ bool Arena::Init(size_t capacity, size_t alignment) {
 void Arena::Release() {
   std::free(base_);
   base_ = nullptr;
+  tag_ = kHandleTag;
   capacity_ = 0;
   free_.clear();
   used_.clear();
@@ -35,7 +39,7 @@ bool Arena::Allocate(size_t nbytes, void** out_handle) {
     if (left > 0) free_[offset + size] = left;
     used_[offset] = size;
     live_ += size;
-    *out_handle = reinterpret_cast<void*>(kHandleTag + offset);
+    *out_handle = reinterpret_cast<void*>(tag_ + offset);
     return true;
   }
   return false;
@@ -43,8 +47,8 @@ bool Arena::Allocate(size_t nbytes, void** out_handle) {
 
 bool Arena::Free(void* handle) {
   const uint64_t h = reinterpret_cast<uint64_t>(handle);
-  if (h < kHandleTag) return false;
-  const size_t offset = static_cast<size_t>(h - kHandleTag);
+  if (h < tag_) return false;
+  const size_t offset = static_cast<size_t>(h - tag_);
   std::lock_guard<std::mutex> lock(mu_);
   auto it = used_.find(offset);
   if (it == used_.end()) return false;
@@ -76,8 +80,8 @@ size_t Arena::live_bytes() {
 
 char* Arena::Resolve(const void* handle, size_t offset, size_t nbytes) {
   const uint64_t h = reinterpret_cast<uint64_t>(handle);
-  if (h < kHandleTag) return nullptr;
-  const size_t block = static_cast<size_t>(h - kHandleTag);
+  if (h < tag_) return nullptr;
+  const size_t block = static_cast<size_t>(h - tag_);
   std::lock_guard<std::mutex> lock(mu_);
   auto it = used_.find(block);
   if (it == used_.end() || offset > it->second || nbytes > it->second - offset) return nullptr;

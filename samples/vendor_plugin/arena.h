@@ -1,8 +1,10 @@
 // The simulated device's memory: one private host buffer (the "device
-// DRAM") carved up by a first-fit allocator. The host never sees addresses
-// inside it: allocate() hands out opaque handles (a tag plus the block's
-// offset, deliberately not a dereferenceable pointer), and only this plugin
-// turns a handle back into an address. A real accelerator plugin would call
+// DRAM") carved up by a first-fit allocator. By default the host never sees
+// addresses inside it: allocate() hands out opaque handles (a tag plus the
+// block's offset, deliberately not a dereferenceable pointer), and only this
+// plugin turns a handle back into an address. The unified option
+// (BP_VENDOR_SIM_UNIFIED=1) simulates a device whose memory the host can
+// address instead: handles are the blocks' addresses. A real accelerator plugin would call
 // its driver here instead.
 #pragma once
 
@@ -16,11 +18,14 @@ namespace vendor_sim {
 class Arena {
  public:
   // Reserves `capacity` bytes, handed out in multiples of `alignment` (a power
-  // of two). Returns false if the host is out of memory.
-  bool Init(size_t capacity, size_t alignment = kAlignment);
+  // of two). With `unified`, handles are the blocks' host addresses (a device
+  // whose memory the host can address, BP_DEVICE_CAP_UNIFIED); otherwise
+  // opaque tagged offsets. Returns false if the host is out of memory.
+  bool Init(size_t capacity, size_t alignment = kAlignment, bool unified = false);
   void Release();
   size_t capacity() const { return capacity_; }
   size_t alignment() const { return alignment_; }
+  bool unified() const { return tag_ != kHandleTag; }
   // Bytes in live allocations (rounded sizes).
   size_t live_bytes();
 
@@ -40,6 +45,7 @@ class Arena {
  private:
   std::mutex mu_;
   char* base_ = nullptr;
+  uint64_t tag_ = kHandleTag;  // handle = tag_ + offset (tag_ is base_ when unified)
   size_t capacity_ = 0;
   size_t alignment_ = kAlignment;
   size_t live_ = 0;

@@ -24,7 +24,9 @@ bp_status_t DeviceProperties(void* bd, int32_t device, bp_device_properties_t* o
   std::snprintf(p.vendor, sizeof p.vendor, "Backplane sample");
   std::snprintf(p.driver_version, sizeof p.driver_version, "1.0.0");
   p.total_memory_bytes = StateOf(bd)->arena.capacity();
-  p.capabilities = BP_DEVICE_CAP_FP64 | BP_DEVICE_CAP_FP16 | BP_DEVICE_CAP_BF16;  // not UNIFIED
+  p.capabilities = BP_DEVICE_CAP_FP64 | BP_DEVICE_CAP_FP16 | BP_DEVICE_CAP_BF16;
+  // UNIFIED only when the arena hands out host addresses (BP_VENDOR_SIM_UNIFIED=1).
+  if (StateOf(bd)->arena.unified()) p.capabilities |= BP_DEVICE_CAP_UNIFIED;
   p.alignment_bytes = static_cast<uint32_t>(StateOf(bd)->arena.alignment());
   p.compute_units = 1;
   // Fill only what the caller's (possibly older, smaller) struct holds.

@@ -56,7 +56,10 @@ bp_status_t Init(const bp_plugin_init_args_t* args) {
     if (v > 0) mib = static_cast<size_t>(v);
   }
   s->faults.ReadEnvironment();
-  if (!s->arena.Init(mib << 20, s->faults.alignment)) {
+  // BP_VENDOR_SIM_UNIFIED=1: device memory the host can address (the device
+  // reports BP_DEVICE_CAP_UNIFIED and the core's fallback wraps it, no copies).
+  const char* unified = std::getenv("BP_VENDOR_SIM_UNIFIED");
+  if (!s->arena.Init(mib << 20, s->faults.alignment, unified != nullptr && std::strcmp(unified, "1") == 0)) {
     delete s;
     return args->host->set_error(BP_STATUS_OUT_OF_MEMORY, "vendor_sim: init: cannot reserve the device arena");
   }
