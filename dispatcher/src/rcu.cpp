@@ -1,11 +1,33 @@
 #include "rcu.h"
 
+#include <linux/membarrier.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
 #include <mutex>
 #include <thread>
 #include <utility>
 #include <vector>
 
 namespace bp::core {
+
+namespace {
+
+long Membarrier(int cmd) { return syscall(SYS_membarrier, cmd, 0u); }
+
+bool RegisterAsymmetric() {
+#if defined(__SANITIZE_THREAD__)
+  return false;
+#else
+  const long cmds = Membarrier(MEMBARRIER_CMD_QUERY);
+  if (cmds < 0 || (cmds & MEMBARRIER_CMD_PRIVATE_EXPEDITED) == 0) return false;
+  return Membarrier(MEMBARRIER_CMD_REGISTER_PRIVATE_EXPEDITED) == 0;
+#endif
+}
+
+}  // namespace
+
+bool g_rcu_asymmetric = RegisterAsymmetric();
 
 namespace {
 std::mutex& RegistryMutex() {
@@ -70,6 +92,10 @@ void FullBarrier() {
 
 void SynchronizeReaders() {
   FullBarrier();
+  // Every running thread executes a full barrier: a reader's plain entry
+  // store is visible below, or its reads come after the publish above.
+  // (Once registered, the command cannot fail: membarrier(2).)
+  if (g_rcu_asymmetric) (void)Membarrier(MEMBARRIER_CMD_PRIVATE_EXPEDITED);
   std::vector<std::pair<ReaderRecord*, uint64_t>> waiting;
   {
     // Only the snapshot is taken under the mutex: waiting without it lets

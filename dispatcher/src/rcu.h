@@ -21,13 +21,30 @@ ReaderRecord* RegisterReaderThread();
 // no TLS wrapper or __tls_get_addr call (8 bytes of static TLS).
 inline thread_local ReaderRecord* tls_reader __attribute__((tls_model("initial-exec"))) = nullptr;
 
+// True once the process is registered for expedited membarrier(2) (Linux
+// 4.14+, not refused by a seccomp filter): a reader then enters its section
+// with a plain store, and SynchronizeReaders() supplies the store-load
+// barrier for every running thread at once (the asymmetric scheme of
+// liburcu's membarrier flavour). Without it, or under ThreadSanitizer (which
+// does not model membarrier), each entry is a seq_cst store. Set once by a
+// static initializer of libbackplane, before any thread can call in.
+extern bool g_rcu_asymmetric;
+
 class ReadSection {
  public:
   ReadSection() {
     ReaderRecord* r = tls_reader;
     if (r == nullptr) r = RegisterReaderThread();
     rec_ = r;
-    if (r->depth++ == 0) r->seq.store(r->seq.load(std::memory_order_relaxed) + 1, std::memory_order_seq_cst);
+    if (r->depth++ == 0) {
+      const uint64_t odd = r->seq.load(std::memory_order_relaxed) + 1;
+      if (__builtin_expect(g_rcu_asymmetric, 1)) {
+        r->seq.store(odd, std::memory_order_relaxed);
+        std::atomic_signal_fence(std::memory_order_seq_cst);  // the writer's membarrier orders it
+      } else {
+        r->seq.store(odd, std::memory_order_seq_cst);
+      }
+    }
   }
   ~ReadSection() {
     if (--rec_->depth == 0)
