@@ -25,7 +25,7 @@ struct bp_call_plan_t {
   bp::core::Route route;                     // native / backend fallback / host fallback
   bp::core::DeviceState* dev = nullptr;      // the dispatch key's device (nullptr on a device error)
   bp_device_t device{0, 0};                  // the dispatch key
-  bool fast = false;                         // FastRun serves the calls (dispatch_fast.cpp)
+  bool fast = false;                         // FastRun serves the calls (plan_run.h)
   DLDataType out_dtype{};                    // fast: the output's dtype
   bool check_sizes = false;                  // fast: the output's byte size must fit int64 (not fill_)
 };
@@ -60,15 +60,19 @@ bool SignatureOf(const bp_value_t& v, bp_arg_signature_t* out);
 
 // PackSignature(SignatureOf(v)), inline for the tensor case on the call path.
 inline bool PackArg(const bp_value_t& v, uint64_t* out) {
-  if (v.kind == BP_VALUE_TENSOR) {
+  if (__builtin_expect(v.kind == BP_VALUE_TENSOR, 1)) {
     const bp_tensor_t* t = v.u.tensor;
     if (t == nullptr) return false;
-    bp_arg_signature_t s;
-    s.kind = BP_VALUE_TENSOR;
-    s.ndim = t->geo.ndim;
-    s.dtype = t->geo.dtype;
-    s.device = t->geo.device;
-    return PackSignature(s, out);
+    const Geometry& g = t->geo;
+    // PackSignature's other limits hold for every tensor the core made: its
+    // rank is at most BP_MAX_NDIM and its backend a slot below kMaxBackends.
+    if (static_cast<uint32_t>(g.device.index) >= (1u << 17)) return false;
+    uint32_t dt;
+    std::memcpy(&dt, &g.dtype, sizeof(dt));
+    *out = static_cast<uint64_t>(BP_VALUE_TENSOR) | static_cast<uint64_t>(g.ndim + 1) << 4 |
+           static_cast<uint64_t>(g.device.backend) << 9 | static_cast<uint64_t>(g.device.index) << 15 |
+           static_cast<uint64_t>(dt) << 32;
+    return true;
   }
   if (v.kind != BP_VALUE_TENSOR_LIST) {
     if (v.kind < 0 || v.kind > BP_VALUE_STRING) return false;
@@ -83,18 +87,6 @@ inline bool PackArg(const bp_value_t& v, uint64_t* out) {
 // ReadSection. Errors: those of bp_op_prepare.
 Status PreparePlan(bp_context_t* ctx, const bp_op_t* op, const bp_arg_signature_t* sig, int32_t num_args,
                    std::unique_ptr<bp_call_plan_t>* out);
-
-// Runs `plan` for arguments already known to fit its signature and its
-// generation current. Caller is inside a ReadSection.
-Status RunPlan(const bp_call_plan_t& plan, const bp_value_t* args, int32_t num_args, bp_tensor_t** out_results,
-               int32_t num_results);
-
-// The pointwise fast path of a fast plan (dispatch_fast.cpp): true when it
-// served the call (*status set: OK or the recorded error); false, before any
-// side effect, when the generic path must (sizes that do not broadcast,
-// overlapping outputs, ...), which then words any error.
-bool FastRun(const bp_call_plan_t& plan, const bp_value_t* args, int32_t num_args, bp_tensor_t** out_results,
-             int32_t num_results, Status* status);
 
 // The route of `op` on the device `dev` (the one place a route is decided).
 void DecidePlanRoute(bp_context_t* ctx, const bp_op_t* op, DeviceState* dev, Status* status, Route* route);

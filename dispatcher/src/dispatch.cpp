@@ -465,21 +465,3 @@ Status CallOp(bp_context_t* ctx, const bp_op_t* op, const bp_value_t* args, int3
 }
 
 }  // namespace bp::core
-
-using namespace bp::core;
-
-// Every call goes through a plan: the operator's cached one for the call's
-// signature, or one prepared now (CallCached).
-extern "C" BP_API bp_status_t bp_op_call(bp_context_t* context, const bp_op_t* op, const bp_value_t* args,
-                                         int32_t num_args, bp_tensor_t** out_results, int32_t num_results) {
-  if (context == nullptr || op == nullptr) {
-    return SetLastError(BP_STATUS_INVALID_ARGUMENT, "bp_op_call: context and op must not be NULL");
-  }
-  try {
-    ReadSection rs;
-    Status st = CallCached(context, op, args, num_args, out_results, num_results);
-    return st.ok() ? BP_STATUS_OK : SetLastError(st);
-  } catch (...) {
-    return ApiException("bp_op_call");
-  }
-}

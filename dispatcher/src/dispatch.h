@@ -19,10 +19,6 @@ namespace bp::core {
 // through host views (HostViews); nullptr: on the call's own device.
 Status CallOp(bp_context_t* ctx, const bp_op_t* op, const bp_value_t* args, int32_t num_args, bp_tensor_t** out_results,
               int32_t num_results, const bp_call_plan_t* plan, DeviceState* fresh_on = nullptr);
-// bp_op_call's body: the call through the operator's cached plan for the
-// arguments' signature (dispatch_plan.cpp). Caller is inside a ReadSection.
-Status CallCached(bp_context_t* ctx, const bp_op_t* op, const bp_value_t* args, int32_t num_args,
-                  bp_tensor_t** out_results, int32_t num_results);
 
 // Host tensors over the memory of `tensors` (on `dev`, a unified device),
 // after synchronizing its stream: views[i] aliases tensors[i] (and holds its

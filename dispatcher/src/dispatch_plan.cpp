@@ -8,6 +8,7 @@
 #include "call_plan.h"
 #include "dispatch_internal.h"
 #include "dtype.h"
+#include "plan_run.h"
 #include "rcu.h"
 
 namespace bp::core {
@@ -185,15 +186,6 @@ Status PreparePlan(bp_context_t* ctx, const bp_op_t* op, const bp_arg_signature_
   return Status::Ok();
 }
 
-Status RunPlan(const bp_call_plan_t& plan, const bp_value_t* args, int32_t num_args, bp_tensor_t** out_results,
-               int32_t num_results) {
-  if (plan.fast) {
-    Status st;
-    if (FastRun(plan, args, num_args, out_results, num_results, &st)) return st;
-  }
-  return CallOp(plan.ctx, plan.op, args, num_args, out_results, num_results, &plan);
-}
-
 void FreeCachedPlans(bp_context_t* ctx) {
   for (bp_call_plan_t* p : ctx->cached_plans) delete p;
   ctx->cached_plans.clear();
@@ -206,13 +198,10 @@ namespace {
 // otherwise grow the list of replaced plans without end).
 constexpr size_t kMaxCachedPlans = 4096;
 
-// A plan for the call prepared now and put in `op`'s cache (in `free_slot`,
-// or the next slot round robin when it is -1), or into *uncached when the
-// context holds kMaxCachedPlans. Off the hit path.
-__attribute__((noinline)) const bp_call_plan_t* PrepareCached(bp_context_t* ctx, const bp_op_t* op,
-                                                              const bp_value_t* args, int32_t num_args, int free_slot,
-                                                              Status* status,
-                                                              std::unique_ptr<bp_call_plan_t>* uncached) {
+}  // namespace
+
+const bp_call_plan_t* PrepareCached(bp_context_t* ctx, const bp_op_t* op, const bp_value_t* args, int32_t num_args,
+                                    int free_slot, Status* status, std::unique_ptr<bp_call_plan_t>* uncached) {
   bp_arg_signature_t sig[kMaxArgs];
   for (int32_t i = 0; i < num_args; ++i) SignatureOf(args[i], &sig[i]);
   std::unique_ptr<bp_call_plan_t> fresh;
@@ -234,48 +223,6 @@ __attribute__((noinline)) const bp_call_plan_t* PrepareCached(bp_context_t* ctx,
   }
   mop->plan_cache[free_slot].store(raw, std::memory_order_release);
   return raw;
-}
-
-// The plan in `op`'s cache for the call's signature, or a new one put there.
-// nullptr (with *status OK) when the arguments have no signature (a NULL
-// tensor...): CallOp then decides and words everything itself.
-__attribute__((always_inline)) inline const bp_call_plan_t* CachedPlan(bp_context_t* ctx, const bp_op_t* op,
-                                                                       const bp_value_t* args, int32_t num_args,
-                                                                       Status* status,
-                                                                       std::unique_ptr<bp_call_plan_t>* uncached) {
-  if (num_args < 0 || num_args > op->num_args || (num_args > 0 && args == nullptr)) return nullptr;
-  uint64_t key[kMaxArgs];
-  for (int32_t i = 0; i < num_args; ++i) {
-    if (!PackArg(args[i], &key[i])) return nullptr;
-  }
-  const uint64_t generation = ctx->route_generation.load(std::memory_order_seq_cst);
-  int free_slot = -1;
-  for (int s = 0; s < kPlanCacheSlots; ++s) {
-    const bp_call_plan_t* p = op->plan_cache[s].load(std::memory_order_acquire);
-    if (p == nullptr || p->generation != generation) {
-      if (free_slot < 0) free_slot = s;
-      continue;
-    }
-    if (p->num_args != num_args) continue;
-    bool same = true;
-    for (int32_t i = 0; i < num_args && same; ++i) same = p->key[i] == key[i];
-    if (same) return p;
-  }
-  return PrepareCached(ctx, op, args, num_args, free_slot, status, uncached);
-}
-
-}  // namespace
-
-Status CallCached(bp_context_t* ctx, const bp_op_t* op, const bp_value_t* args, int32_t num_args,
-                  bp_tensor_t** out_results, int32_t num_results) {
-  if (op->ctx == ctx && !op->removed.load(std::memory_order_acquire)) {
-    Status st;
-    std::unique_ptr<bp_call_plan_t> uncached;
-    const bp_call_plan_t* plan = CachedPlan(ctx, op, args, num_args, &st, &uncached);
-    BP_RETURN_IF_ERROR(st);
-    if (plan != nullptr) return RunPlan(*plan, args, num_args, out_results, num_results);
-  }
-  return CallOp(ctx, op, args, num_args, out_results, num_results, nullptr);
 }
 
 namespace {
@@ -328,6 +275,22 @@ Status PrepareChecked(bp_context_t* ctx, const bp_op_t* op, const bp_arg_signatu
 using namespace bp::core;
 
 extern "C" {
+
+// Every call goes through a plan: the operator's cached one for the call's
+// signature, or one prepared now (CallCached).
+BP_API bp_status_t bp_op_call(bp_context_t* context, const bp_op_t* op, const bp_value_t* args, int32_t num_args,
+                              bp_tensor_t** out_results, int32_t num_results) {
+  if (context == nullptr || op == nullptr) {
+    return SetLastError(BP_STATUS_INVALID_ARGUMENT, "bp_op_call: context and op must not be NULL");
+  }
+  try {
+    ReadSection rs;
+    Status st = CallCached(context, op, args, num_args, out_results, num_results);
+    return st.ok() ? BP_STATUS_OK : SetLastError(st);
+  } catch (...) {
+    return ApiException("bp_op_call");
+  }
+}
 
 BP_API bp_status_t bp_op_prepare(bp_context_t* context, const bp_op_t* op, const bp_call_signature_t* signature,
                                  bp_call_plan_t** out_plan) {
