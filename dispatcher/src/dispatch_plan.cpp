@@ -227,8 +227,22 @@ const bp_call_plan_t* PrepareCached(bp_context_t* ctx, const bp_op_t* op, const 
 
 namespace {
 
+// True when the arguments fit the plan's signature (the call path's check;
+// CheckFits words what does not fit).
+__attribute__((always_inline)) inline bool Fits(const bp_call_plan_t& plan, const bp_value_t* args,
+                                                int32_t num_args) {
+  if (num_args != plan.num_args || (num_args > 0 && args == nullptr)) return false;
+  uint64_t differ = 0;
+  for (int32_t i = 0; i < num_args; ++i) {
+    uint64_t k;
+    if (!PackArg(args[i], &k)) return false;
+    differ |= k ^ plan.key[i];
+  }
+  return differ == 0;
+}
+
 // INVALID_ARGUMENT naming the first argument that does not fit the plan.
-Status CheckFits(const bp_call_plan_t& plan, const bp_value_t* args, int32_t num_args) {
+__attribute__((noinline)) Status CheckFits(const bp_call_plan_t& plan, const bp_value_t* args, int32_t num_args) {
   const bp_op_t* op = plan.op;
   if (num_args != plan.num_args) {
     return Error(BP_STATUS_INVALID_ARGUMENT, op->name + ": the plan was prepared for " + std::to_string(plan.num_args) +
@@ -326,20 +340,26 @@ BP_API bp_status_t bp_op_prepare_for_args(bp_context_t* context, const bp_op_t* 
 
 BP_API bp_status_t bp_plan_call(bp_call_plan_t* plan, const bp_value_t* args, int32_t num_args,
                                 bp_tensor_t** out_results, int32_t num_results) {
-  return ApiCall("bp_plan_call", [&]() -> Status {
-    BP_CHECK_ARG(plan != nullptr, "bp_plan_call", "plan is NULL");
+  if (plan == nullptr) return SetLastError(BP_STATUS_INVALID_ARGUMENT, "bp_plan_call: plan is NULL");
+  try {
     if (plan->alive && !plan->alive->load(std::memory_order_acquire)) {
-      return Error(BP_STATUS_FAILED_PRECONDITION, "bp_plan_call: the plan's context was destroyed; release the plan");
+      return SetLastError(BP_STATUS_FAILED_PRECONDITION,
+                          "bp_plan_call: the plan's context was destroyed; release the plan");
     }
     ReadSection rs;
-    bp_context_t* ctx = plan->ctx;
-    if (plan->generation != ctx->route_generation.load(std::memory_order_seq_cst) ||
+    Status st;
+    if (plan->generation != plan->ctx->route_generation.load(std::memory_order_seq_cst) ||
         plan->op->removed.load(std::memory_order_acquire)) {
-      return StaleError(*plan);
+      st = StaleError(*plan);
+    } else if (!Fits(*plan, args, num_args)) {
+      st = CheckFits(*plan, args, num_args);  // words why (never OK here)
+    } else {
+      st = RunPlan(*plan, args, num_args, out_results, num_results);
     }
-    BP_RETURN_IF_ERROR(CheckFits(*plan, args, num_args));
-    return RunPlan(*plan, args, num_args, out_results, num_results);
-  });
+    return st.ok() ? BP_STATUS_OK : SetLastError(st);
+  } catch (...) {
+    return ApiException("bp_plan_call");
+  }
 }
 
 BP_API void bp_plan_release(bp_call_plan_t* plan) { delete plan; }
