@@ -210,6 +210,18 @@ TEST_F(FallbackUnifiedTest, FunctionalOperatorsGiveEqualResults) {
   });
 }
 
+// vendor_sim has no strided copy_: the core copies a transposed view itself.
+// On the copying device it stages the view's span to the host and the
+// result back; on the unified one it runs the strided loop on the memory.
+TEST_F(FallbackUnifiedTest, AStridedCopyOnTheDeviceIsNotStaged) {
+  SameOnBoth("contiguous of a transposed view", 6 * 5 * 4, 6 * 5 * 4, [&](const Side& s) {
+    bp_tensor_t* x = F(s, {6, 5}, Ramp(30, 0.5f, -4.f));
+    bp_tensor_t* xt = CallOn(s, "transpose.int", {T(x), bptest::I(0), bptest::I(1)})[0];
+    Reset(s);
+    return CallOn(s, "contiguous", {T(xt)});
+  });
+}
+
 TEST_F(FallbackUnifiedTest, InPlaceAndOutWriteTheCallersTensor) {
   SameOnBoth("add_.Tensor", 2 * 10 * 4, 10 * 4, [&](const Side& s) {
     bp_tensor_t* x = F(s, {10}, Ramp(10, 1.f, 0.f));

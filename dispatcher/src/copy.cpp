@@ -390,6 +390,32 @@ Status StageCopy(bp_tensor_t* dst, bp_tensor_t* src, const Geometry& src_view) {
   return WriteView(dst->storage->dev, dst->storage->data, dst->geo, host.data(), dst->geo.dtype);
 }
 
+// A copy within one unified device (BP_DEVICE_CAP_UNIFIED) that its backend
+// has no kernel for: the host addresses the memory, so it runs the strided
+// loop there once queued work is done, instead of staging both sides
+// through host buffers (nothing crosses a bus that is not there).
+Status CopyOnUnifiedDevice(DeviceState* dev, bp_tensor_t* dst, bp_tensor_t* src, const Geometry& src_view) {
+  const bp_backend_t& t = dev->slot->table;
+  if (t.stream_synchronize != nullptr) {
+    const uint64_t serial = g_last_error_serial;
+    const bp_status_t rc = t.stream_synchronize(t.backend_data, dev->index, dev->stream);
+    if (rc != BP_STATUS_OK) {
+      return PluginFailure("synchronize device " + dev->slot->name + ":" + std::to_string(dev->index), rc, serial);
+    }
+  }
+  const Geometry& d = dst->geo;
+  if (dst->storage != src->storage) {
+    HostConvert(src->storage->data, src_view, dst->storage->data, d);
+    return Status::Ok();
+  }
+  // One storage: through a temporary, so no element is read after it was written.
+  const Geometry tmp_geo = ContiguousLike(d, d.dtype);
+  std::vector<char> tmp(ContiguousBytes(d));
+  HostConvert(src->storage->data, src_view, tmp.data(), tmp_geo);
+  HostConvert(tmp.data(), tmp_geo, dst->storage->data, d);
+  return Status::Ok();
+}
+
 }  // namespace
 
 uint64_t StagedBytesOnThread() { return t_staged_bytes; }
@@ -464,6 +490,7 @@ Status CopyInto(bp_context_t* ctx, bp_tensor_t* dst, bp_tensor_t* src) {
     HostConvert(src->storage->data, view, dst->storage->data, d);
     return Status::Ok();
   }
+  if (dev->unified && !dev->slot->host_memory) return CopyOnUnifiedDevice(dev, dst, src, view);
   return StageCopy(dst, src, view);
 }
 
