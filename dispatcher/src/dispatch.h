@@ -85,34 +85,52 @@ Status ExecuteAfterFailure(bp_context_t* ctx, const bp_op_t* op, DeviceState* de
                            bp_kernel_call_t* call, bp_status_t rc, bool* to_host);
 
 // Runs the route's kernel (kNative or kBackendFallback) for the built call
-// and counts it. When the kernel declines the call (UNIMPLEMENTED, nothing
-// written) the next route serves it; if that is the host fallback, *to_host
-// is set and the caller runs RunHostFallback from its original arguments.
+// and counts it: true when it ran. False when the next route must serve the
+// call or it failed: the kernel declined it (UNIMPLEMENTED, nothing
+// written) and the backend fallback failed too, *error says why; or the
+// host fallback is next, *to_host is set (*error untouched) and the caller
+// runs RunHostFallback from its original arguments.
 // `cast`: the core cast arguments or results for this native kernel, so a
 // call it serves counts as the cast route (its bytes: CountCastBytes).
 // Inline: the common case (the kernel runs) is on the path of every call and
-// builds no string.
-__attribute__((always_inline)) inline Status ExecuteRoute(bp_context_t* ctx, const bp_op_t* op, DeviceState* dev,
+// makes no Status.
+__attribute__((always_inline)) inline bool RunRouteKernel(bp_context_t* ctx, const bp_op_t* op, DeviceState* dev,
                                                           const Route& route, bp_kernel_call_t* call, bool* to_host,
-                                                          bool cast = false) {
+                                                          Status* error, bool cast = false) {
   const int32_t backend = dev->slot->id;
   call->backend_data = dev->slot->props_table.backend_data;
   call->kernel_data = route.kernel.data;
-  CallError error;  // where the kernel's `fail` message lands (ABI 1.2)
-  AttachCallError(call, &error);
+  CallError slot;  // where the kernel's `fail` message lands (ABI 1.2)
+  AttachCallError(call, &slot);
   if (__builtin_expect(dev->allocator->guarded(), 0)) NoteKernelOutputs(dev, op, *call);
   bp_status_t rc = route.kernel.fn(call);
-  if (rc != BP_STATUS_OK) return ExecuteAfterFailure(ctx, op, dev, route, call, rc, to_host);
-  if (!OutputsKept(*call)) return OutputsReplaced(*call, op->name, dev->slot->name);
+  if (__builtin_expect(rc != BP_STATUS_OK, 0)) {
+    *error = ExecuteAfterFailure(ctx, op, dev, route, call, rc, to_host);
+    return error->ok() && !*to_host;  // the backend fallback served it
+  }
+  if (__builtin_expect(!OutputsKept(*call), 0)) {
+    *error = OutputsReplaced(*call, op->name, dev->slot->name);
+    return false;
+  }
   bp_op_t* counted = const_cast<bp_op_t*>(op);
   if (__builtin_expect(cast, 0)) {
     counted->cast_count[backend].fetch_add(1, std::memory_order_relaxed);
     dev->slot->transfers.cast_count.fetch_add(1, std::memory_order_relaxed);
-    return Status::Ok();
+    return true;
   }
   auto& counter = route.kind == RouteKind::kNative ? counted->native_count : counted->fallback_count;
   counter[backend].fetch_add(1, std::memory_order_relaxed);
-  return Status::Ok();
+  return true;
+}
+
+// RunRouteKernel as a Status: OK when the kernel ran or the host fallback
+// is next (*to_host).
+__attribute__((always_inline)) inline Status ExecuteRoute(bp_context_t* ctx, const bp_op_t* op, DeviceState* dev,
+                                                          const Route& route, bp_kernel_call_t* call, bool* to_host,
+                                                          bool cast = false) {
+  Status error;
+  if (RunRouteKernel(ctx, op, dev, route, call, to_host, &error, cast)) return Status::Ok();
+  return error;
 }
 
 // Adds the host<->device bytes a cast-route call's casts moved to the

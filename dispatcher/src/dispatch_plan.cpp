@@ -200,29 +200,37 @@ constexpr size_t kMaxCachedPlans = 4096;
 
 }  // namespace
 
-const bp_call_plan_t* PrepareCached(bp_context_t* ctx, const bp_op_t* op, const bp_value_t* args, int32_t num_args,
-                                    int free_slot, Status* status, std::unique_ptr<bp_call_plan_t>* uncached) {
+bp_status_t CallUncached(bp_context_t* ctx, const bp_op_t* op, const bp_value_t* args, int32_t num_args,
+                         bp_tensor_t** out_results, int32_t num_results, int free_slot, Status* error) {
+  // -2: arguments without a signature, or a call CallOp refuses with its message.
+  if (free_slot == -2) {
+    *error = CallOp(ctx, op, args, num_args, out_results, num_results, nullptr);
+    return error->code();
+  }
   bp_arg_signature_t sig[kMaxArgs];
   for (int32_t i = 0; i < num_args; ++i) SignatureOf(args[i], &sig[i]);
   std::unique_ptr<bp_call_plan_t> fresh;
-  *status = PreparePlan(ctx, op, sig, num_args, &fresh);
-  if (!status->ok()) return nullptr;
+  *error = PreparePlan(ctx, op, sig, num_args, &fresh);
+  if (!error->ok()) return error->code();
   bp_call_plan_t* raw = fresh.get();
+  bool cached = false;
   {
     std::lock_guard<std::mutex> lock(ctx->plans_mu);
-    if (ctx->cached_plans.size() >= kMaxCachedPlans) {
-      *uncached = std::move(fresh);
-      return raw;
+    if (ctx->cached_plans.size() < kMaxCachedPlans) {
+      ctx->cached_plans.push_back(raw);
+      cached = true;
     }
-    ctx->cached_plans.push_back(raw);
   }
-  fresh.release();
-  bp_op_t* mop = const_cast<bp_op_t*>(op);
-  if (free_slot < 0) {
-    free_slot = static_cast<int>(mop->plan_cache_next.fetch_add(1, std::memory_order_relaxed) % kPlanCacheSlots);
+  if (cached) {
+    fresh.release();  // the context's list owns it now
+    bp_op_t* mop = const_cast<bp_op_t*>(op);
+    if (free_slot < 0) {
+      free_slot = static_cast<int>(mop->plan_cache_next.fetch_add(1, std::memory_order_relaxed) % kPlanCacheSlots);
+    }
+    mop->plan_cache[free_slot].store(raw, std::memory_order_release);
   }
-  mop->plan_cache[free_slot].store(raw, std::memory_order_release);
-  return raw;
+  // An uncached plan serves this call only (`fresh` frees it).
+  return RunPlan(*raw, args, num_args, out_results, num_results, error);
 }
 
 namespace {
@@ -299,8 +307,9 @@ BP_API bp_status_t bp_op_call(bp_context_t* context, const bp_op_t* op, const bp
   }
   try {
     ReadSection rs;
-    Status st = CallCached(context, op, args, num_args, out_results, num_results);
-    return st.ok() ? BP_STATUS_OK : SetLastError(st);
+    Status error;
+    const bp_status_t rc = CallCached(context, op, args, num_args, out_results, num_results, &error);
+    return __builtin_expect(rc == BP_STATUS_OK, 1) ? BP_STATUS_OK : SetLastError(error);
   } catch (...) {
     return ApiException("bp_op_call");
   }
@@ -347,16 +356,17 @@ BP_API bp_status_t bp_plan_call(bp_call_plan_t* plan, const bp_value_t* args, in
                           "bp_plan_call: the plan's context was destroyed; release the plan");
     }
     ReadSection rs;
-    Status st;
+    Status error;
     if (plan->generation != plan->ctx->route_generation.load(std::memory_order_seq_cst) ||
         plan->op->removed.load(std::memory_order_acquire)) {
-      st = StaleError(*plan);
-    } else if (!Fits(*plan, args, num_args)) {
-      st = CheckFits(*plan, args, num_args);  // words why (never OK here)
-    } else {
-      st = RunPlan(*plan, args, num_args, out_results, num_results);
+      return SetLastError(StaleError(*plan));
     }
-    return st.ok() ? BP_STATUS_OK : SetLastError(st);
+    if (!Fits(*plan, args, num_args)) {
+      error = CheckFits(*plan, args, num_args);  // words why
+      if (!error.ok()) return SetLastError(error);
+    }
+    const bp_status_t rc = RunPlan(*plan, args, num_args, out_results, num_results, &error);
+    return __builtin_expect(rc == BP_STATUS_OK, 1) ? BP_STATUS_OK : SetLastError(error);
   } catch (...) {
     return ApiException("bp_plan_call");
   }

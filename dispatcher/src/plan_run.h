@@ -45,17 +45,24 @@ inline bool SizesFit(const Geometry& g, int64_t item) {
 
 }  // namespace fast
 
-// The pointwise fast path of a fast plan: true when it served the call
-// (*status set: OK or the recorded error); false, before any side effect,
-// when the generic path must (sizes that do not broadcast, overlapping
-// outputs, ...), which then words any error.
-__attribute__((always_inline)) inline bool FastRun(const bp_call_plan_t& plan, const bp_value_t* args,
-                                                   int32_t num_args, bp_tensor_t** out_results, int32_t num_results,
-                                                   Status* status) {
+// What FastRun did with a call.
+enum class FastResult {
+  kNotServed,  // nothing done: the generic path must serve it (and word any error)
+  kOk,         // served
+  kError,      // served, failed: *error says why
+};
+
+// The pointwise fast path of a fast plan. kNotServed before any side effect
+// when the generic path must serve the call (sizes that do not broadcast,
+// overlapping outputs, ...). No Status is made on the way to kOk.
+__attribute__((always_inline)) inline FastResult FastRun(const bp_call_plan_t& plan, const bp_value_t* args,
+                                                         int32_t num_args, bp_tensor_t** out_results,
+                                                         int32_t num_results, Status* error) {
+  constexpr FastResult kNo = FastResult::kNotServed;
   using namespace detail;  // NOLINT: the call path's shared internals
   const bp_op_t* op = plan.op;
   bp_context_t* ctx = plan.ctx;
-  if (num_results < 0 || num_results > 1 || (num_results > 0 && out_results == nullptr)) return false;
+  if (num_results < 0 || num_results > 1 || (num_results > 0 && out_results == nullptr)) return kNo;
   const int32_t n = op->num_args;
   const int32_t nmeta = op->num_meta_args;
 
@@ -94,7 +101,7 @@ __attribute__((always_inline)) inline bool FastRun(const bp_call_plan_t& plan, c
     Geometry& m = made.value;
     m.ndim = 0;
     for (int32_t k = 0; k < nin; ++k) {
-      if (BroadcastSizes(m, tensors[op->fast_inputs[k]]->geo, &m.ndim, m.sizes) >= 0) return false;
+      if (BroadcastSizes(m, tensors[op->fast_inputs[k]]->geo, &m.ndim, m.sizes) >= 0) return kNo;
     }
     m.dtype = ref->dtype;
     m.device = ref->device;
@@ -102,7 +109,7 @@ __attribute__((always_inline)) inline bool FastRun(const bp_call_plan_t& plan, c
     ref = &m;
   }
   const DLDataType want = plan.out_dtype;
-  if (plan.check_sizes && !fast::SizesFit(*ref, want.bits / 8)) return false;
+  if (plan.check_sizes && !fast::SizesFit(*ref, want.bits / 8)) return kNo;
 
   // The output: the mutated argument as it is, or a fresh contiguous tensor.
   const int32_t mut = op->mutated_arg;
@@ -110,24 +117,24 @@ __attribute__((always_inline)) inline bool FastRun(const bp_call_plan_t& plan, c
   if (mut >= 0) {
     out = tensors[mut];
     const Geometry& og = out->geo;
-    if (&og != ref && !fast::SameSizes(og, *ref)) return false;
+    if (&og != ref && !fast::SameSizes(og, *ref)) return kNo;
     // Overlap (meta/overlap.cpp): a written tensor with a stride-0 dim, or
     // an input that shares its storage without being the same tensor, takes
     // the generic path, which allows the exact alias and refuses the rest.
     for (int32_t d = 0; d < og.ndim; ++d) {
-      if (og.strides[d] == 0 && og.sizes[d] > 1) return false;
+      if (og.strides[d] == 0 && og.sizes[d] > 1) return kNo;
     }
     for (int32_t k = 0; k < nin; ++k) {
       const bp_tensor_t* t = tensors[op->fast_inputs[k]];
-      if (t != out && t->storage == out->storage) return false;
+      if (t != out && t->storage == out->storage) return kNo;
     }
   }
   DeviceState* dev = plan.dev;
   const int32_t device_type = dev->slot->device_type;  // every tensor is on dev (the signature)
   const bool fresh = mut < 0;
   if (fresh) {
-    *status = EmptyTensorLike(ctx, dev, *ref, want, op->name.c_str(), &out);
-    if (!status->ok()) return true;
+    *error = EmptyTensorLike(ctx, dev, *ref, want, op->name.c_str(), &out);
+    if (!error->ok()) return FastResult::kError;
   }
 
   // Kernel views: inputs of other sizes broadcast to the output's (meta's rule).
@@ -151,16 +158,11 @@ __attribute__((always_inline)) inline bool FastRun(const bp_call_plan_t& plan, c
   DLTensor* out_ptrs[1] = {&dl_out};
   bp_kernel_call_t call = MakeKernelCall(op, dev, kargs, nmeta, out_ptrs, 1);
   bool to_host = false;
-  Status st = ExecuteRoute(ctx, op, dev, plan.route, &call, &to_host);
-  if (st.ok() && to_host) {  // the kernel declined this call
+  if (__builtin_expect(!RunRouteKernel(ctx, op, dev, plan.route, &call, &to_host, error), 0)) {
     if (fresh) TensorRelease(out);
-    *status = RunHostFallback(ctx, op, args, num_args, dev, out_results, num_results);
-    return true;
-  }
-  if (!st.ok()) {
-    if (fresh) TensorRelease(out);
-    *status = std::move(st);
-    return true;
+    // The kernel declined this call: the host fallback serves it.
+    if (to_host) *error = RunHostFallback(ctx, op, args, num_args, dev, out_results, num_results);
+    return error->ok() ? FastResult::kOk : FastResult::kError;
   }
   if (num_results > 0) {
     if (!fresh) TensorRetain(out);
@@ -168,42 +170,50 @@ __attribute__((always_inline)) inline bool FastRun(const bp_call_plan_t& plan, c
   } else if (fresh) {
     TensorRelease(out);
   }
-  return true;
+  return FastResult::kOk;
 }
 
 
 // Runs `plan` for arguments already known to fit its signature and its
-// generation current. Caller is inside a ReadSection.
-__attribute__((always_inline)) inline Status RunPlan(const bp_call_plan_t& plan, const bp_value_t* args,
-                                                     int32_t num_args, bp_tensor_t** out_results,
-                                                     int32_t num_results) {
+// generation current: BP_STATUS_OK, or the error code with *error set.
+// Caller is inside a ReadSection.
+__attribute__((always_inline)) inline bp_status_t RunPlan(const bp_call_plan_t& plan, const bp_value_t* args,
+                                                          int32_t num_args, bp_tensor_t** out_results,
+                                                          int32_t num_results, Status* error) {
   if (plan.fast) {
-    Status st;
-    if (FastRun(plan, args, num_args, out_results, num_results, &st)) return st;
+    const FastResult r = FastRun(plan, args, num_args, out_results, num_results, error);
+    if (__builtin_expect(r == FastResult::kOk, 1)) return BP_STATUS_OK;
+    if (r == FastResult::kError) return error->code();
   }
-  return CallOp(plan.ctx, plan.op, args, num_args, out_results, num_results, &plan);
+  *error = CallOp(plan.ctx, plan.op, args, num_args, out_results, num_results, &plan);
+  return error->code();
 }
 
-// A plan for the call prepared now and put in `op`'s cache (in `free_slot`,
-// or the next slot round robin when it is -1), or into *uncached when the
-// context holds its most cached plans (dispatch_plan.cpp). Off the hit path.
-const bp_call_plan_t* PrepareCached(bp_context_t* ctx, const bp_op_t* op, const bp_value_t* args, int32_t num_args,
-                                    int free_slot, Status* status, std::unique_ptr<bp_call_plan_t>* uncached);
+// bp_op_call's miss: prepares the plan for the call's signature, caches it
+// (in `free_slot`, or the next slot round robin when it is -1) unless the
+// context holds its most cached plans, and runs it; or, for arguments
+// without a signature (a NULL tensor...), runs CallOp, which words the
+// error. Out of line (dispatch_plan.cpp): off the hit path.
+bp_status_t CallUncached(bp_context_t* ctx, const bp_op_t* op, const bp_value_t* args, int32_t num_args,
+                         bp_tensor_t** out_results, int32_t num_results, int free_slot, Status* error);
 
-// The plan in `op`'s cache for the call's signature, or a new one put there.
-// nullptr (with *status OK) when the arguments have no signature (a NULL
-// tensor...): CallOp then decides and words everything itself.
-__attribute__((always_inline)) inline const bp_call_plan_t* CachedPlan(bp_context_t* ctx, const bp_op_t* op,
-                                                                       const bp_value_t* args, int32_t num_args,
-                                                                       Status* status,
-                                                                       std::unique_ptr<bp_call_plan_t>* uncached) {
-  if (num_args < 0 || num_args > op->num_args || (num_args > 0 && args == nullptr)) return nullptr;
+// bp_op_call's body: the call through the operator's cached plan for the
+// arguments' signature. BP_STATUS_OK, or the error code with *error set.
+// Caller is inside a ReadSection.
+__attribute__((always_inline)) inline bp_status_t CallCached(bp_context_t* ctx, const bp_op_t* op,
+                                                             const bp_value_t* args, int32_t num_args,
+                                                             bp_tensor_t** out_results, int32_t num_results,
+                                                             Status* error) {
+  int free_slot = -1;
+  if (op->ctx != ctx || op->removed.load(std::memory_order_acquire) || num_args < 0 || num_args > op->num_args ||
+      (num_args > 0 && args == nullptr)) {
+    return CallUncached(ctx, op, args, num_args, out_results, num_results, -2, error);
+  }
   uint64_t key[kMaxArgs];
   for (int32_t i = 0; i < num_args; ++i) {
-    if (!PackArg(args[i], &key[i])) return nullptr;
+    if (!PackArg(args[i], &key[i])) return CallUncached(ctx, op, args, num_args, out_results, num_results, -2, error);
   }
   const uint64_t generation = ctx->route_generation.load(std::memory_order_seq_cst);
-  int free_slot = -1;
   for (int s = 0; s < kPlanCacheSlots; ++s) {
     const bp_call_plan_t* p = op->plan_cache[s].load(std::memory_order_acquire);
     if (p == nullptr || p->generation != generation) {
@@ -213,24 +223,9 @@ __attribute__((always_inline)) inline const bp_call_plan_t* CachedPlan(bp_contex
     if (p->num_args != num_args) continue;
     uint64_t differ = 0;  // branch-free: num_args is small
     for (int32_t i = 0; i < num_args; ++i) differ |= p->key[i] ^ key[i];
-    if (differ == 0) return p;
+    if (differ == 0) return RunPlan(*p, args, num_args, out_results, num_results, error);
   }
-  return PrepareCached(ctx, op, args, num_args, free_slot, status, uncached);
-}
-
-// bp_op_call's body: the call through the operator's cached plan for the
-// arguments' signature. Caller is inside a ReadSection.
-__attribute__((always_inline)) inline Status CallCached(bp_context_t* ctx, const bp_op_t* op,
-                                                        const bp_value_t* args, int32_t num_args,
-                                                        bp_tensor_t** out_results, int32_t num_results) {
-  if (op->ctx == ctx && !op->removed.load(std::memory_order_acquire)) {
-    Status st;
-    std::unique_ptr<bp_call_plan_t> uncached;
-    const bp_call_plan_t* plan = CachedPlan(ctx, op, args, num_args, &st, &uncached);
-    BP_RETURN_IF_ERROR(st);
-    if (plan != nullptr) return RunPlan(*plan, args, num_args, out_results, num_results);
-  }
-  return CallOp(ctx, op, args, num_args, out_results, num_results, nullptr);
+  return CallUncached(ctx, op, args, num_args, out_results, num_results, free_slot, error);
 }
 
 }  // namespace bp::core
