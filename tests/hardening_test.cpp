@@ -115,12 +115,26 @@ TEST(HardeningContextTest, DestroyWithLiveTensorsWarnsWithTheCount) {
   bp_tensor_t* b = nullptr;
   ASSERT_EQ(bp_tensor_empty(ctx, kCpu, 1, &n, kF32, &a), BP_STATUS_OK);
   ASSERT_EQ(bp_tensor_empty(ctx, kCpu, 1, &n, kF32, &b), BP_STATUS_OK);
+  // A released tensor whose storage a view still holds: one storage, one tensor (the view).
+  bp_tensor_t* c = nullptr;
+  ASSERT_EQ(bp_tensor_empty(ctx, kCpu, 1, &n, kF32, &c), BP_STATUS_OK);
+  bp_op_t* transpose = nullptr;
+  ASSERT_EQ(bp_op_find(ctx, "transpose.int", &transpose), BP_STATUS_OK);
+  bp_value_t args[3] = {};
+  args[0].kind = BP_VALUE_TENSOR;
+  args[0].u.tensor = c;
+  args[1].kind = BP_VALUE_INT;
+  args[2].kind = BP_VALUE_INT;
+  bp_tensor_t* view = nullptr;
+  ASSERT_EQ(bp_op_call(ctx, transpose, args, 3, &view, 1), BP_STATUS_OK) << LastError();
+  bp_tensor_release(c);
   bp_context_destroy(ctx);
   ASSERT_EQ(logs.size(), 1u);
-  EXPECT_THAT(logs[0], HasSubstr("2 tensor(s)"));
+  EXPECT_THAT(logs[0], HasSubstr("3 tensor(s) and 3 storage(s)"));
   EXPECT_THAT(logs[0], HasSubstr("still alive"));
   bp_tensor_release(a);  // the kept context makes these safe
   bp_tensor_release(b);
+  bp_tensor_release(view);
 #endif
 }
 

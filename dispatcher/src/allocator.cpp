@@ -54,6 +54,7 @@ Status CachingAllocator::Allocate(size_t nbytes, Block** out_block, void** out_h
   // Called under the lock once the call is known to succeed.
   auto take_header = [&]() {
     if (out_header == nullptr) return;
+    ++live_pairs_;
     *out_header = headers_;
     if (headers_ != nullptr) {
       headers_ = *static_cast<void**>(headers_);
@@ -114,11 +115,22 @@ Status CachingAllocator::Allocate(size_t nbytes, Block** out_block, void** out_h
   return Status::Ok();
 }
 
+void CachingAllocator::DropPair() {
+  std::lock_guard<std::mutex> lock(mu_);
+  --live_pairs_;
+}
+
+int64_t CachingAllocator::LivePairs() {
+  std::lock_guard<std::mutex> lock(mu_);
+  return live_pairs_;
+}
+
 void CachingAllocator::Free(Block* block, void* header) {
   if (block == nullptr && header == nullptr) return;
   if (guard_ && block != nullptr && block->size != 0) ReleaseGuard(block);
   std::unique_lock<std::mutex> lock(mu_);
   if (header != nullptr) {
+    --live_pairs_;
     if (num_headers_ < kMaxHeaders) {
       *static_cast<void**>(header) = headers_;
       headers_ = header;

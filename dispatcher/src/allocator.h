@@ -88,6 +88,14 @@ class CachingAllocator {
   // Returns the block to the cache; `header` (if not NULL) is kept for reuse
   // or freed with ::operator delete.
   void Free(Block* block, void* header = nullptr);
+  // Tensor/storage pairs (an Allocate that asked for a header, until the
+  // Free that gives one back) alive now: the context's leak count. Counted
+  // under the lock Allocate and Free hold anyway, so an operator call that
+  // allocates its output pays no atomic operation for it.
+  int64_t LivePairs();
+  // Ends a pair whose header never came to exist (the caller could not
+  // allocate one): its block was given back with Free(block).
+  void DropPair();
   // Size of the tensor headers Allocate/Free cache (sizeof(TensorBlock)).
   static constexpr size_t kHeaderBytes = 512;
   // Returns every cached block to the device.
@@ -136,6 +144,7 @@ class CachingAllocator {
   static constexpr int kMaxHeaders = 256;
   void* headers_ = nullptr;
   int num_headers_ = 0;
+  int64_t live_pairs_ = 0;  // LivePairs
   uint64_t allocated_ = 0, reserved_ = 0, peak_ = 0, device_allocations_ = 0, cache_hits_ = 0;
 };
 

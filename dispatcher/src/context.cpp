@@ -255,7 +255,8 @@ BP_API void bp_context_destroy(bp_context_t* context) {
     }
     context->alive->store(false, std::memory_order_release);  // explicit plans stop here
     UnloadAllPlugins(context);
-    int64_t pairs = context->live_pairs.load();
+    int64_t pairs = 0;
+    for (const auto& dev : context->device_states) pairs += dev->allocator->LivePairs();
     int64_t live = context->live_tensors.load() + pairs;
     int64_t storages = context->live_storages.load() + pairs;
     if (live != 0 || storages != 0) {

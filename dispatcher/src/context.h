@@ -163,9 +163,9 @@ struct bp_context_t {
   bp_host_api_t host_api{};
   std::atomic<int64_t> live_tensors{0};
   std::atomic<int64_t> live_storages{0};  // includes storages held only by DLPack exports
-  // TensorBlocks (tensor.h) whose header and storage are both alive, counted in
-  // neither field above: one counter update per fresh tensor instead of two.
-  std::atomic<int64_t> live_pairs{0};
+  // TensorBlocks (tensor.h) are counted in neither field above but by their
+  // device's allocator (CachingAllocator::LivePairs), under the lock it takes
+  // anyway: a fresh tensor costs no atomic update here.
 
   // Call plans (call_plan.h): the route generation (RoutesChanged), whether
   // the context is alive (shared with explicit plans, which may outlive it),

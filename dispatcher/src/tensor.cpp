@@ -45,10 +45,10 @@ void FreeTensorBlock(Storage* s) {
 void StorageRelease(Storage* s) {
   if (!DropRef(s->refs)) return;
   if (s->embedded) {
-    // Its header died earlier (TensorRelease then counted the storage alone).
+    // Its header died earlier (TensorRelease then took the tensor off live_tensors).
     bp_context_t* ctx = s->ctx;
     FreeTensorBlock(s);
-    ctx->live_storages.fetch_sub(1, std::memory_order_relaxed);
+    ctx->live_tensors.fetch_add(1, std::memory_order_relaxed);
     return;
   }
   if (s->block != nullptr) s->dev->allocator->Free(s->block);
@@ -122,6 +122,7 @@ Status NewTensorBlock(bp_context_t* ctx, bp_device_t device, DeviceState* dev, s
     mem = ::operator new(CachingAllocator::kHeaderBytes, std::nothrow);
     if (mem == nullptr) {
       dev->allocator->Free(block);
+      dev->allocator->DropPair();
       throw std::bad_alloc();  // ApiCall reports it as OUT_OF_MEMORY
     }
   }
@@ -132,7 +133,6 @@ Status NewTensorBlock(bp_context_t* ctx, bp_device_t device, DeviceState* dev, s
   t->embedded = true;
   t->magic = kTensorMagic;
   t->storage = &tb->storage;
-  ctx->live_pairs.fetch_add(1, std::memory_order_relaxed);
   *out = t;
   return Status::Ok();
 }
@@ -298,12 +298,13 @@ void TensorRelease(bp_tensor_t* t) {
   if (t->embedded) {
     // The header's memory goes with its storage's; nothing may touch t (or
     // the storage, unless this was its last reference) after DropRef.
+    // The allocator counts the pair as a live tensor and storage until its
+    // block is freed (LivePairs).
     Storage* s = t->storage;
-    ctx->live_pairs.fetch_sub(1, std::memory_order_relaxed);
     if (DropRef(s->refs)) {
       FreeTensorBlock(s);
     } else {
-      ctx->live_storages.fetch_add(1, std::memory_order_relaxed);  // views keep it: counted alone now
+      ctx->live_tensors.fetch_sub(1, std::memory_order_relaxed);  // views keep the storage: the tensor is gone
     }
     return;
   }
