@@ -46,11 +46,7 @@ inline bool PackSignature(const bp_arg_signature_t& s, uint64_t* out) {
       s.device.index < 0 || s.device.index >= (1 << 17)) {
     return false;
   }
-  uint32_t dt;
-  std::memcpy(&dt, &s.dtype, sizeof(dt));
-  *out = static_cast<uint64_t>(s.kind) | static_cast<uint64_t>(s.ndim + 1) << 4 |
-         static_cast<uint64_t>(s.device.backend) << 9 | static_cast<uint64_t>(s.device.index) << 15 |
-         static_cast<uint64_t>(dt) << 32;
+  *out = SignatureKey(s.kind, s.ndim, s.dtype, s.device);
   return true;
 }
 
@@ -63,16 +59,8 @@ inline bool PackArg(const bp_value_t& v, uint64_t* out) {
   if (__builtin_expect(v.kind == BP_VALUE_TENSOR, 1)) {
     const bp_tensor_t* t = v.u.tensor;
     if (t == nullptr) return false;
-    const Geometry& g = t->geo;
-    // PackSignature's other limits hold for every tensor the core made: its
-    // rank is at most BP_MAX_NDIM and its backend a slot below kMaxBackends.
-    if (static_cast<uint32_t>(g.device.index) >= (1u << 17)) return false;
-    uint32_t dt;
-    std::memcpy(&dt, &g.dtype, sizeof(dt));
-    *out = static_cast<uint64_t>(BP_VALUE_TENSOR) | static_cast<uint64_t>(g.ndim + 1) << 4 |
-           static_cast<uint64_t>(g.device.backend) << 9 | static_cast<uint64_t>(g.device.index) << 15 |
-           static_cast<uint64_t>(dt) << 32;
-    return true;
+    *out = t->sig_key;
+    return *out != 0;
   }
   if (v.kind != BP_VALUE_TENSOR_LIST) {
     if (v.kind < 0 || v.kind > BP_VALUE_STRING) return false;

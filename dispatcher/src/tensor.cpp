@@ -201,6 +201,7 @@ bp_tensor_t* WrapStorage(bp_context_t* ctx, Storage* storage, const Geometry& ge
   StorageRetain(storage);
   t->storage = storage;
   t->geo = geo;
+  SetSignatureKey(t);
   ctx->live_tensors.fetch_add(1, std::memory_order_relaxed);
   return t;
 }
@@ -216,6 +217,7 @@ Status EmptyTensor(bp_context_t* ctx, bp_device_t device, int32_t ndim, const in
   bp_tensor_t* t = nullptr;
   BP_RETURN_IF_ERROR(NewTensorBlock(ctx, device, dev, nbytes, fn, &t));
   t->geo = g;
+  SetSignatureKey(t);
   *out = t;
   return Status::Ok();
 #else
@@ -227,6 +229,7 @@ Status EmptyTensor(bp_context_t* ctx, bp_device_t device, int32_t ndim, const in
   t->magic = kTensorMagic;
   t->storage = s;
   t->geo = g;
+  SetSignatureKey(t);
   ctx->live_tensors.fetch_add(1, std::memory_order_relaxed);
   *out = t;
   return Status::Ok();
@@ -257,6 +260,7 @@ Status EmptyTensorLike(bp_context_t* ctx, DeviceState* dev, const Geometry& like
     g.sizes[i] = 0;
     g.strides[i] = 0;
   }
+  SetSignatureKey(t);
   *out = t;
   return Status::Ok();
 #else

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <atomic>
+#include <cstring>
 #include <cstdint>
 
 #include "allocator.h"
@@ -53,10 +54,31 @@ struct bp_tensor_t {
   uint32_t magic = 0;
   bp::core::Storage* storage = nullptr;
   bp::core::Geometry geo;
+  // The call-signature key of geo's rank, dtype and device (SignatureKey),
+  // worked out when the tensor is made (a tensor's geometry never changes
+  // after): the plan cache reads it instead of packing it on every call.
+  // 0: no key (a device index beyond the key's bits).
+  uint64_t sig_key = 0;
   bool embedded = false;  // lives in a TensorBlock with its storage (freed by StorageRelease)
 };
 
 namespace bp::core {
+// The 64-bit call-signature key of a tensor or tensor-list argument
+// (call_plan.h's PackSignature): kind (bits 0-3), rank + 1 (4-8), backend
+// (9-14, below kMaxBackends), device index (15-31) and the DLDataType
+// (32-63); 0 (never a key: kind is not 0) when the device index does not fit.
+inline uint64_t SignatureKey(int32_t kind, int32_t ndim, DLDataType dtype, bp_device_t device) {
+  if (static_cast<uint32_t>(device.index) >= (1u << 17)) return 0;
+  uint32_t dt;
+  std::memcpy(&dt, &dtype, sizeof(dt));
+  return static_cast<uint64_t>(kind) | static_cast<uint64_t>(ndim + 1) << 4 |
+         static_cast<uint64_t>(device.backend) << 9 | static_cast<uint64_t>(device.index) << 15 |
+         static_cast<uint64_t>(dt) << 32;
+}
+inline void SetSignatureKey(bp_tensor_t* t) {
+  t->sig_key = SignatureKey(BP_VALUE_TENSOR, t->geo.ndim, t->geo.dtype, t->geo.device);
+}
+
 // A fresh tensor and its storage in one heap allocation. Why: allocating the
 // output of an operator call is on the hot path, and one allocation instead of
 // two saves a malloc/free pair per call. The header's memory is released with
