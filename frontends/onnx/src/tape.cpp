@@ -6,6 +6,28 @@ namespace bponnx {
 
 Tape::~Tape() {
   for (bp_tensor_t* t : fixed_) bp_tensor_release(t);
+  for (Op& op : ops_) bp_plan_release(op.plan);
+}
+
+void Tape::call(bp_context_t* ctx, Op& op, bp_tensor_t** results, int32_t num_results) {
+  const PreparedCall& c = *op.call;
+  const int32_t n = static_cast<int32_t>(op.args.size());
+  if (c.op != nullptr && op.plan == nullptr &&
+      bp_op_prepare_for_args(ctx, c.op, op.args.data(), n, &op.plan) != BP_STATUS_OK) {
+    op.plan = nullptr;  // bp_op_call words the error, if the call has one
+  }
+  if (op.plan == nullptr) return c.run(ctx, op.args.data(), n, results, num_results);
+  bp_status_t st = bp_plan_call(op.plan, op.args.data(), n, results, num_results);
+  bp_plan_info_t info{};
+  info.struct_size = sizeof(info);
+  if (st == BP_STATUS_FAILED_PRECONDITION && bp_plan_info(op.plan, &info) == BP_STATUS_OK &&
+      info.route == BP_PLAN_ROUTE_STALE) {
+    // A plugin was loaded or unloaded since: decide the route again.
+    bp_plan_release(op.plan);
+    op.plan = nullptr;
+    return call(ctx, op, results, num_results);
+  }
+  if (st != BP_STATUS_OK) throw CallFailed{api_error(c.name.c_str(), st)};
 }
 
 void Tape::refuse(const std::string& why) {
@@ -188,8 +210,7 @@ bool Tape::run(bp_context_t* ctx, const std::vector<bp_tensor_t*>& inputs,
         }
         // Results land in consecutive slots (one call's results were recorded so).
         std::vector<bp_tensor_t*> r(op.outs.size(), nullptr);
-        op.call->run(ctx, op.args.data(), static_cast<int32_t>(op.args.size()), r.data(),
-                     static_cast<int32_t>(r.size()));
+        call(ctx, op, r.data(), static_cast<int32_t>(r.size()));
         for (size_t k = 0; k < r.size(); ++k) {
           slots[static_cast<size_t>(op.outs[k])] = r[k];
           if (r[k] == nullptr)

@@ -5,7 +5,8 @@
 // empty tensor, and the tensors made from host values (constants: kept by
 // the tape, made once). Later runs with the same input shapes replay the
 // tape: no mapping, no name lookup, no attribute parsing, no host value
-// made again. A run whose calls depend on tensor values read back to the
+// made again; each call runs through its own call plan (bp_op_prepare_for_args
+// on the first replay; prepared again if a plugin load made it stale). A run whose calls depend on tensor values read back to the
 // host is refused (replayable() false): its session keeps running the
 // mappings.
 //
@@ -85,6 +86,7 @@ class Tape : public Recorder {
   };
   struct Op {
     const PreparedCall* call = nullptr;  // nullptr: bp_tensor_empty(sizes, dtype)
+    bp_call_plan_t* plan = nullptr;      // owned; made on the first replay
     std::vector<int64_t> sizes;
     DLDataType dtype{};
     std::vector<bp_value_t> args;
@@ -105,6 +107,8 @@ class Tape : public Recorder {
   Ref ref_of(bp_tensor_t* t);
   int32_t new_slot(bp_tensor_t* t);
   bp_tensor_t* resolve(Ref r, const std::vector<bp_tensor_t*>& slots) const;
+  // One recorded call with its patched arguments, through its plan.
+  static void call(bp_context_t* ctx, Op& op, bp_tensor_t** results, int32_t num_results);
   void seal();
 
   bp_device_t dev_;

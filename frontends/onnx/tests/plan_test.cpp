@@ -153,6 +153,32 @@ TEST_P(PlanTest, ShapeSubgraphFoldsAndReplaysWithoutReadBack) {
   }
 }
 
+// A replayed call runs through its own call plan; a route change in the
+// context (here the strict-fallback setting, set to what it was) makes every
+// plan stale, and the next replay prepares them again instead of failing.
+TEST_P(PlanTest, ReplayPreparesStalePlansAgain) {
+  Graph g(14);
+  g.input("x", {2, 3});
+  g.output("z", {2, 3});
+  g.node("Relu", {"x"}, {"y"});
+  g.node("Add", {"y", "x"}, {"z"});
+  Model m;
+  std::string err;
+  ASSERT_TRUE(Model::load(g.save(dir_ + "/m.onnx"), &m, &err)) << err;
+  Session s(ctx_, dev_, &m);
+  bp_tensor_t* x = floats({2, 3});
+  std::vector<bp_tensor_t*> first, second, third;
+  run_reads(&s, {{"x", x}}, &first);
+  run_reads(&s, {{"x", x}}, &second);
+  EXPECT_TRUE(s.last_run_replayed());
+  ASSERT_EQ(bp_context_set_strict_fallback(ctx_, 0), BP_STATUS_OK);
+  run_reads(&s, {{"x", x}}, &third);
+  EXPECT_TRUE(s.last_run_replayed());
+  ASSERT_EQ(third.size(), 1u);
+  const std::vector<float> v = values(third[0]), x_host = values(x);
+  for (size_t i = 0; i < v.size(); ++i) EXPECT_FLOAT_EQ(v[i], std::max(x_host[i], 0.0f) + x_host[i]);
+}
+
 TEST_P(PlanTest, ValueDependentShapesFollowTheValues) {
   // Reshape's shape is a graph input (computed on the device as far as the
   // session knows): every run reads it, and the result follows its values.
