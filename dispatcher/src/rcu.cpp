@@ -94,8 +94,12 @@ void SynchronizeReaders() {
   FullBarrier();
   // Every running thread executes a full barrier: a reader's plain entry
   // store is visible below, or its reads come after the publish above.
-  // (Once registered, the command cannot fail: membarrier(2).)
-  if (g_rcu_asymmetric) (void)Membarrier(MEMBARRIER_CMD_PRIVATE_EXPEDITED);
+  // Registered, the command does not fail (membarrier(2)); should a forked
+  // child have lost the registration, register it again first.
+  if (g_rcu_asymmetric && Membarrier(MEMBARRIER_CMD_PRIVATE_EXPEDITED) != 0) {
+    (void)Membarrier(MEMBARRIER_CMD_REGISTER_PRIVATE_EXPEDITED);
+    (void)Membarrier(MEMBARRIER_CMD_PRIVATE_EXPEDITED);
+  }
   std::vector<std::pair<ReaderRecord*, uint64_t>> waiting;
   {
     // Only the snapshot is taken under the mutex: waiting without it lets
