@@ -28,6 +28,9 @@ inline bool Has(const MetaCallInfo& info, const MetaArg* args, int i) {
 
 // Requires args[i] to be a tensor with a dtype Backplane knows.
 Status RequireTensor(const MetaCallInfo& info, const MetaArg* args, int i, DType* out_dtype);
+// The two-tensor prologue (copy_, matmul, linear, binary ops): args[0] and
+// args[1] are tensors; *first_dtype (may be NULL) gets args[0]'s dtype.
+Status RequireTwoTensors(const MetaCallInfo& info, const MetaArg* args, DType* first_dtype);
 // The (self, int dim, index) prologue of index_select, gather and scatter:
 // arguments 0 and 2 are tensors, 1 an int wrapped against self's rank into
 // *dim, and index has dtype int64 or int32; *self_dtype is self's dtype.
