@@ -180,6 +180,18 @@ bp_status_t HostToDevice(DeviceState* dev, const void* src, void* base, size_t d
   return t.copy_host_to_device(t.backend_data, dev->index, src, base, dst_offset, nbytes, dev->stream);
 }
 
+// Copies the span of `view` (items of `item` bytes) from the device into
+// *tmp; *shifted is `view` with its offset counted from the span's start.
+bp_status_t ReadSpan(DeviceState* dev, const void* base, const Geometry& view, size_t item, std::vector<char>* tmp,
+                     Geometry* shifted) {
+  int64_t lo, hi;
+  Span(view, &lo, &hi);
+  tmp->resize((hi - lo + 1) * item);
+  *shifted = view;
+  shifted->offset -= lo;
+  return DeviceToHost(dev, base, lo * item, tmp->data(), tmp->size());
+}
+
 }  // namespace
 
 size_t ContiguousBytes(const Geometry& geo) {
@@ -315,15 +327,10 @@ Status ReadView(DeviceState* dev, const void* base, const Geometry& view, DLData
   if (DtypeEqual(view.dtype, dst_dtype) && IsContiguous(view)) {
     rc = DeviceToHost(dev, base, view.offset * item, host_dst, NumelOf(view) * item);
   } else {
-    int64_t lo, hi;
-    Span(view, &lo, &hi);
-    std::vector<char> tmp((hi - lo + 1) * item);
-    rc = DeviceToHost(dev, base, lo * item, tmp.data(), tmp.size());
-    if (rc == BP_STATUS_OK) {
-      Geometry shifted = view;
-      shifted.offset -= lo;
-      HostConvert(tmp.data(), shifted, host_dst, dst);
-    }
+    std::vector<char> tmp;
+    Geometry shifted;
+    rc = ReadSpan(dev, base, view, item, &tmp, &shifted);
+    if (rc == BP_STATUS_OK) HostConvert(tmp.data(), shifted, host_dst, dst);
   }
   if (rc != BP_STATUS_OK) {
     return PluginFailure("copy from device " + slot->name + ":" + std::to_string(dev->index) + " to host", rc,
@@ -351,15 +358,12 @@ Status WriteView(DeviceState* dev, void* base, const Geometry& view, const void*
   } else {
     // Read the span, scatter into it, write it back (keeps the elements in
     // the span that the view does not cover).
-    int64_t lo, hi;
-    Span(view, &lo, &hi);
-    tmp.resize((hi - lo + 1) * item);
-    rc = DeviceToHost(dev, base, lo * item, tmp.data(), tmp.size());
+    Geometry shifted;
+    rc = ReadSpan(dev, base, view, item, &tmp, &shifted);
     if (rc == BP_STATUS_OK) {
-      Geometry shifted = view;
-      shifted.offset -= lo;
       HostConvert(host_src, src, tmp.data(), shifted);
-      rc = HostToDevice(dev, tmp.data(), base, lo * item, tmp.size());
+      const int64_t span_start = view.offset - shifted.offset;
+      rc = HostToDevice(dev, tmp.data(), base, span_start * item, tmp.size());
     }
   }
   // The host buffer must outlive the copy: wait for the stream.
