@@ -28,6 +28,8 @@ inline bool Has(const MetaCallInfo& info, const MetaArg* args, int i) {
 
 // Requires args[i] to be a tensor with a dtype Backplane knows.
 Status RequireTensor(const MetaCallInfo& info, const MetaArg* args, int i, DType* out_dtype);
+// Requires args[i] to be an int, read into *v.
+Status IntArg(const MetaCallInfo& info, const MetaArg* args, int i, int64_t* v);
 // The two-tensor prologue (copy_, matmul, linear, binary ops): args[0] and
 // args[1] are tensors; *first_dtype (may be NULL) gets args[0]'s dtype.
 Status RequireTwoTensors(const MetaCallInfo& info, const MetaArg* args, DType* first_dtype);
