@@ -30,6 +30,11 @@ inline bool Has(const MetaCallInfo& info, const MetaArg* args, int i) {
 Status RequireTensor(const MetaCallInfo& info, const MetaArg* args, int i, DType* out_dtype);
 // Requires args[i] to be an int, read into *v.
 Status IntArg(const MetaCallInfo& info, const MetaArg* args, int i, int64_t* v);
+// Hands the kernel argument `arg` as the INT v (a dim normalized by infer).
+inline void RewriteInt(MetaPlan* plan, int arg, int64_t v) {
+  plan->rewritten[arg].kind = BP_VALUE_INT;
+  plan->rewritten[arg].i = v;
+}
 // The two-tensor prologue (copy_, matmul, linear, binary ops): args[0] and
 // args[1] are tensors; *first_dtype (may be NULL) gets args[0]'s dtype.
 Status RequireTwoTensors(const MetaCallInfo& info, const MetaArg* args, DType* first_dtype);

@@ -102,8 +102,7 @@ Status CatInfer(const MetaCallInfo& info, const MetaArg* args, MetaPlan* plan) {
     }
     sizes[dim] += g.sizes[dim];
   }
-  plan->rewritten[1].kind = BP_VALUE_INT;
-  plan->rewritten[1].i = dim;
+  RewriteInt(plan, 1, dim);
   plan->no_output_alias = true;
   return SetOutput(info, plan, 0, d, sizes, ref->ndim, CallDevice(info, args));
 }

@@ -48,8 +48,7 @@ Status IndexSelectInfer(const MetaCallInfo& info, const MetaArg* args, MetaPlan*
   } else {
     sizes[dim] = count;
   }
-  plan->rewritten[1].kind = BP_VALUE_INT;
-  plan->rewritten[1].i = dim;
+  RewriteInt(plan, 1, dim);
   plan->no_output_alias = true;
   return SetOutput(info, plan, 0, d, sizes, self.ndim, self.device);
 }

@@ -28,8 +28,7 @@ Status SoftmaxInfer(const MetaCallInfo& info, const MetaArg* args, MetaPlan* pla
                  ArgPrefix(info, 0) + "expected a floating dtype (or pass dtype=), got " + DtypeName(self));
   }
   if (out != self) plan->cast_to[0] = DtypeToDL(out);
-  plan->rewritten[1].kind = BP_VALUE_INT;
-  plan->rewritten[1].i = dim;
+  RewriteInt(plan, 1, dim);
   return SetOutput(info, plan, 0, out, g.sizes, g.ndim, g.device);
 }
 

@@ -28,8 +28,7 @@ Status TopkInfer(const MetaCallInfo& info, const MetaArg* args, MetaPlan* plan) 
   }
   int64_t sizes[BP_MAX_NDIM];
   for (int32_t j = 0; j < self.ndim; ++j) sizes[j] = j == dim ? k : self.sizes[j];
-  plan->rewritten[2].kind = BP_VALUE_INT;
-  plan->rewritten[2].i = dim;
+  RewriteInt(plan, 2, dim);
   plan->num_outputs = 2;
   plan->no_output_alias = true;
   BP_RETURN_IF_ERROR(SetOutput(info, plan, 0, d, sizes, self.ndim, self.device));
