@@ -312,9 +312,10 @@ void HostConvert(const void* src_base, const Geometry& src, void* dst_base, cons
 Status ReadView(DeviceState* dev, const void* base, const Geometry& view, DLDataType dst_dtype,
                 void* host_dst) {
   Geometry dst = ContiguousLike(view, dst_dtype);
-  if (NumelOf(view) == 0) return Status::Ok();
   BackendSlot* slot = dev->slot;
-  if (slot->host_memory) {
+  // Host memory needs no staging; an empty view needs nothing (HostConvert
+  // does nothing for it).
+  if (slot->host_memory || NumelOf(view) == 0) {
     HostConvert(base, view, host_dst, dst);
     return Status::Ok();
   }
@@ -342,9 +343,8 @@ Status ReadView(DeviceState* dev, const void* base, const Geometry& view, DLData
 Status WriteView(DeviceState* dev, void* base, const Geometry& view, const void* host_src,
                  DLDataType src_dtype) {
   Geometry src = ContiguousLike(view, src_dtype);
-  if (NumelOf(view) == 0) return Status::Ok();
   BackendSlot* slot = dev->slot;
-  if (slot->host_memory) {
+  if (slot->host_memory || NumelOf(view) == 0) {  // as in ReadView
     HostConvert(host_src, src, base, view);
     return Status::Ok();
   }
