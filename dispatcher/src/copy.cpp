@@ -15,6 +15,16 @@
 #include "meta/common.h"
 
 namespace bp::core {
+namespace {
+// The same bits read as another type of the same size (std::bit_cast is C++20).
+template <typename To, typename From>
+To BitCast(const From& from) {
+  static_assert(sizeof(To) == sizeof(From), "BitCast keeps the size");
+  To to;
+  std::memcpy(&to, &from, sizeof(To));
+  return to;
+}
+}  // namespace
 
 float HalfToFloat(uint16_t h) {
   uint32_t sign = (uint32_t)(h & 0x8000u) << 16;
@@ -38,14 +48,11 @@ float HalfToFloat(uint16_t h) {
   } else {
     bits = sign | ((exp + 127 - 15) << 23) | (mant << 13);
   }
-  float f;
-  std::memcpy(&f, &bits, 4);
-  return f;
+  return BitCast<float>(bits);
 }
 
 uint16_t FloatToHalf(float f) {
-  uint32_t x;
-  std::memcpy(&x, &f, 4);
+  const uint32_t x = BitCast<uint32_t>(f);
   uint16_t sign = (uint16_t)((x >> 16) & 0x8000u);
   uint32_t absx = x & 0x7fffffffu;
   if (absx >= 0x7f800000u) {  // inf or NaN
@@ -53,8 +60,7 @@ uint16_t FloatToHalf(float f) {
   }
   if (absx >= 0x477ff000u) return (uint16_t)(sign | 0x7c00u);  // rounds to inf
   if (absx < 0x38800000u) {  // subnormal half (or zero): round to nearest even
-    float a;
-    std::memcpy(&a, &absx, 4);
+    const float a = BitCast<float>(absx);
     // 2^-24 is the subnormal step; rint rounds half to even.
     uint32_t m = (uint32_t)std::nearbyint(a * 16777216.0f);
     return (uint16_t)(sign | m);
@@ -67,16 +73,10 @@ uint16_t FloatToHalf(float f) {
   return (uint16_t)(sign | h);
 }
 
-float BFloat16ToFloat(uint16_t b) {
-  uint32_t bits = (uint32_t)b << 16;
-  float f;
-  std::memcpy(&f, &bits, 4);
-  return f;
-}
+float BFloat16ToFloat(uint16_t b) { return BitCast<float>((uint32_t)b << 16); }
 
 uint16_t FloatToBFloat16(float f) {
-  uint32_t x;
-  std::memcpy(&x, &f, 4);
+  const uint32_t x = BitCast<uint32_t>(f);
   if ((x & 0x7fffffffu) > 0x7f800000u) return (uint16_t)((x >> 16) | 0x40u);  // quiet NaN
   uint32_t rounding = 0x7fffu + ((x >> 16) & 1u);
   return (uint16_t)((x + rounding) >> 16);
@@ -157,23 +157,39 @@ void Span(const Geometry& g, int64_t* lo, int64_t* hi) {
 
 thread_local uint64_t t_staged_bytes = 0;  // StagedBytesOnThread
 
-// The backend's copies, counted per direction in the slot's TransferCounters.
-bp_status_t DeviceToHost(DeviceState* dev, const void* base, size_t src_offset, void* dst, size_t nbytes) {
-  BackendSlot* slot = dev->slot;
+// Counts one staged copy of `nbytes` in a direction's pair of the slot's
+// TransferCounters and on this thread.
+void CountStaged(std::atomic<uint64_t>& count, std::atomic<uint64_t>& bytes, size_t nbytes) {
   t_staged_bytes += nbytes;
-  slot->transfers.d2h_count.fetch_add(1, std::memory_order_relaxed);
-  slot->transfers.d2h_bytes.fetch_add(nbytes, std::memory_order_relaxed);
-  const bp_backend_t& t = slot->table;
+  count.fetch_add(1, std::memory_order_relaxed);
+  bytes.fetch_add(nbytes, std::memory_order_relaxed);
+}
+
+// The backend's copies, counted per direction.
+bp_status_t DeviceToHost(DeviceState* dev, const void* base, size_t src_offset, void* dst, size_t nbytes) {
+  TransferCounters& c = dev->slot->transfers;
+  CountStaged(c.d2h_count, c.d2h_bytes, nbytes);
+  const bp_backend_t& t = dev->slot->table;
   return t.copy_device_to_host(t.backend_data, dev->index, base, src_offset, dst, nbytes, dev->stream);
 }
 
 bp_status_t HostToDevice(DeviceState* dev, const void* src, void* base, size_t dst_offset, size_t nbytes) {
-  BackendSlot* slot = dev->slot;
-  t_staged_bytes += nbytes;
-  slot->transfers.h2d_count.fetch_add(1, std::memory_order_relaxed);
-  slot->transfers.h2d_bytes.fetch_add(nbytes, std::memory_order_relaxed);
-  const bp_backend_t& t = slot->table;
+  TransferCounters& c = dev->slot->transfers;
+  CountStaged(c.h2d_count, c.h2d_bytes, nbytes);
+  const bp_backend_t& t = dev->slot->table;
   return t.copy_host_to_device(t.backend_data, dev->index, src, base, dst_offset, nbytes, dev->stream);
+}
+
+// Copies the span of `view` (items of `item` bytes) from the device into
+// *tmp; *shifted is `view` with its offset counted from the span's start.
+bp_status_t ReadSpan(DeviceState* dev, const void* base, const Geometry& view, size_t item, std::vector<char>* tmp,
+                     Geometry* shifted) {
+  int64_t lo, hi;
+  Span(view, &lo, &hi);
+  tmp->resize((hi - lo + 1) * item);
+  *shifted = view;
+  shifted->offset -= lo;
+  return DeviceToHost(dev, base, lo * item, tmp->data(), tmp->size());
 }
 
 }  // namespace
@@ -296,9 +312,10 @@ void HostConvert(const void* src_base, const Geometry& src, void* dst_base, cons
 Status ReadView(DeviceState* dev, const void* base, const Geometry& view, DLDataType dst_dtype,
                 void* host_dst) {
   Geometry dst = ContiguousLike(view, dst_dtype);
-  if (NumelOf(view) == 0) return Status::Ok();
   BackendSlot* slot = dev->slot;
-  if (slot->host_memory) {
+  // Host memory needs no staging; an empty view needs nothing (HostConvert
+  // does nothing for it).
+  if (slot->host_memory || NumelOf(view) == 0) {
     HostConvert(base, view, host_dst, dst);
     return Status::Ok();
   }
@@ -311,15 +328,10 @@ Status ReadView(DeviceState* dev, const void* base, const Geometry& view, DLData
   if (DtypeEqual(view.dtype, dst_dtype) && IsContiguous(view)) {
     rc = DeviceToHost(dev, base, view.offset * item, host_dst, NumelOf(view) * item);
   } else {
-    int64_t lo, hi;
-    Span(view, &lo, &hi);
-    std::vector<char> tmp((hi - lo + 1) * item);
-    rc = DeviceToHost(dev, base, lo * item, tmp.data(), tmp.size());
-    if (rc == BP_STATUS_OK) {
-      Geometry shifted = view;
-      shifted.offset -= lo;
-      HostConvert(tmp.data(), shifted, host_dst, dst);
-    }
+    std::vector<char> tmp;
+    Geometry shifted;
+    rc = ReadSpan(dev, base, view, item, &tmp, &shifted);
+    if (rc == BP_STATUS_OK) HostConvert(tmp.data(), shifted, host_dst, dst);
   }
   if (rc != BP_STATUS_OK) {
     return PluginFailure("copy from device " + slot->name + ":" + std::to_string(dev->index) + " to host", rc,
@@ -331,9 +343,8 @@ Status ReadView(DeviceState* dev, const void* base, const Geometry& view, DLData
 Status WriteView(DeviceState* dev, void* base, const Geometry& view, const void* host_src,
                  DLDataType src_dtype) {
   Geometry src = ContiguousLike(view, src_dtype);
-  if (NumelOf(view) == 0) return Status::Ok();
   BackendSlot* slot = dev->slot;
-  if (slot->host_memory) {
+  if (slot->host_memory || NumelOf(view) == 0) {  // as in ReadView
     HostConvert(host_src, src, base, view);
     return Status::Ok();
   }
@@ -347,15 +358,12 @@ Status WriteView(DeviceState* dev, void* base, const Geometry& view, const void*
   } else {
     // Read the span, scatter into it, write it back (keeps the elements in
     // the span that the view does not cover).
-    int64_t lo, hi;
-    Span(view, &lo, &hi);
-    tmp.resize((hi - lo + 1) * item);
-    rc = DeviceToHost(dev, base, lo * item, tmp.data(), tmp.size());
+    Geometry shifted;
+    rc = ReadSpan(dev, base, view, item, &tmp, &shifted);
     if (rc == BP_STATUS_OK) {
-      Geometry shifted = view;
-      shifted.offset -= lo;
       HostConvert(host_src, src, tmp.data(), shifted);
-      rc = HostToDevice(dev, tmp.data(), base, lo * item, tmp.size());
+      const int64_t span_start = view.offset - shifted.offset;
+      rc = HostToDevice(dev, tmp.data(), base, span_start * item, tmp.size());
     }
   }
   // The host buffer must outlive the copy: wait for the stream.

@@ -15,6 +15,30 @@
 
 using namespace bp::core;
 
+namespace {
+// The device entry points' last common step: under a ReadSection, `device`
+// of `context` resolved for the entry point `fn`, then body(dev).
+template <typename F>
+Status OnDevice(bp_context_t* context, bp_device_t device, const char* fn, F&& body) {
+  ReadSection rs;
+  DeviceState* dev = nullptr;
+  BP_RETURN_IF_ERROR(ResolveDevice(context, device, fn, &dev));
+  return body(dev);
+}
+
+// The entry points that fill a caller's struct `out` (the struct_size rule,
+// struct_size.h): `context` and `out` (named `out_name`) checked, then body().
+template <typename T, typename F>
+bp_status_t StructQuery(const char* fn, bp_context_t* context, T* out, const char* out_name, F&& body) {
+  return ApiCall(fn, [&]() -> Status {
+    BP_CHECK_ARG(context != nullptr && out != nullptr, fn,
+                 std::string("context and ") + out_name + " must not be NULL");
+    BP_RETURN_IF_ERROR(CheckStructSize(out, fn, out_name));
+    return body();
+  });
+}
+}  // namespace
+
 extern "C" {
 
 BP_API bp_status_t bp_backend_count(bp_context_t* context, int32_t* out_count) {
@@ -125,10 +149,8 @@ BP_API bp_status_t bp_device_parse(bp_context_t* context, const char* spec, bp_d
 
 BP_API bp_status_t bp_device_properties(bp_context_t* context, bp_device_t device,
                                         bp_device_properties_t* out_properties) {
-  return ApiCall("bp_device_properties", [&]() -> Status {
-    const char* fn = "bp_device_properties";
-    BP_CHECK_ARG(context != nullptr && out_properties != nullptr, fn, "context and out_properties must not be NULL");
-    BP_RETURN_IF_ERROR(CheckStructSize(out_properties, fn, "out_properties"));
+  const char* fn = "bp_device_properties";
+  return StructQuery(fn, context, out_properties, "out_properties", [&]() -> Status {
     ReadSection rs;
     DeviceState* dev = nullptr;
     Status st = ResolveDevice(context, device, fn, &dev);
@@ -154,35 +176,30 @@ BP_API bp_status_t bp_device_synchronize(bp_context_t* context, bp_device_t devi
   return ApiCall("bp_device_synchronize", [&]() -> Status {
     const char* fn = "bp_device_synchronize";
     BP_CHECK_ARG(context != nullptr, fn, "context is NULL");
-    ReadSection rs;
-    DeviceState* dev = nullptr;
-    BP_RETURN_IF_ERROR(ResolveDevice(context, device, fn, &dev));
-    const bp_backend_t& t = dev->slot->table;
-    if (t.stream_synchronize != nullptr) {
-      const uint64_t serial = g_last_error_serial;
-      bp_status_t rc = t.stream_synchronize(t.backend_data, device.index, dev->stream);
-      if (rc != BP_STATUS_OK) {
-        return PluginFailure(std::string(fn) + ": backend '" + dev->slot->name + "' stream_synchronize", rc, serial);
+    return OnDevice(context, device, fn, [&](DeviceState* dev) -> Status {
+      const bp_backend_t& t = dev->slot->table;
+      if (t.stream_synchronize != nullptr) {
+        const uint64_t serial = g_last_error_serial;
+        bp_status_t rc = t.stream_synchronize(t.backend_data, device.index, dev->stream);
+        if (rc != BP_STATUS_OK) {
+          return PluginFailure(std::string(fn) + ": backend '" + dev->slot->name + "' stream_synchronize", rc, serial);
+        }
       }
-    }
-    // Guard mode: every synchronize checks the canaries (an overrun is DATA_LOSS).
-    Status st = dev->allocator->CheckGuards();
-    if (!st.ok()) return Error(st.code(), std::string(fn) + ": " + st.message());
-    return Status::Ok();
+      // Guard mode: every synchronize checks the canaries (an overrun is DATA_LOSS).
+      Status st = dev->allocator->CheckGuards();
+      if (!st.ok()) return Error(st.code(), std::string(fn) + ": " + st.message());
+      return Status::Ok();
+    });
   });
 }
 
 BP_API bp_status_t bp_allocator_stats(bp_context_t* context, bp_device_t device, bp_allocator_stats_t* out_stats) {
-  return ApiCall("bp_allocator_stats", [&]() -> Status {
-    const char* fn = "bp_allocator_stats";
-    BP_CHECK_ARG(context != nullptr && out_stats != nullptr, fn, "context and out_stats must not be NULL");
-    BP_RETURN_IF_ERROR(CheckStructSize(out_stats, fn, "out_stats"));
-    ReadSection rs;
-    DeviceState* dev = nullptr;
-    BP_RETURN_IF_ERROR(ResolveDevice(context, device, fn, &dev));
-    bp_allocator_stats_t stats = dev->allocator->Stats();
-    CopyOutFitting(stats, out_stats);
-    return Status::Ok();
+  const char* fn = "bp_allocator_stats";
+  return StructQuery(fn, context, out_stats, "out_stats", [&]() -> Status {
+    return OnDevice(context, device, fn, [&](DeviceState* dev) {
+      CopyOutFitting(dev->allocator->Stats(), out_stats);
+      return Status::Ok();
+    });
   });
 }
 
@@ -190,19 +207,16 @@ BP_API bp_status_t bp_allocator_empty_cache(bp_context_t* context, bp_device_t d
   return ApiCall("bp_allocator_empty_cache", [&]() -> Status {
     const char* fn = "bp_allocator_empty_cache";
     BP_CHECK_ARG(context != nullptr, fn, "context is NULL");
-    ReadSection rs;
-    DeviceState* dev = nullptr;
-    BP_RETURN_IF_ERROR(ResolveDevice(context, device, fn, &dev));
-    dev->allocator->EmptyCache();
-    return Status::Ok();
+    return OnDevice(context, device, fn, [&](DeviceState* dev) {
+      dev->allocator->EmptyCache();
+      return Status::Ok();
+    });
   });
 }
 
 BP_API bp_status_t bp_transfer_stats(bp_context_t* context, int32_t backend, bp_transfer_stats_t* out_stats) {
-  return ApiCall("bp_transfer_stats", [&]() -> Status {
-    const char* fn = "bp_transfer_stats";
-    BP_CHECK_ARG(context != nullptr && out_stats != nullptr, fn, "context and out_stats must not be NULL");
-    BP_RETURN_IF_ERROR(CheckStructSize(out_stats, fn, "out_stats"));
+  const char* fn = "bp_transfer_stats";
+  return StructQuery(fn, context, out_stats, "out_stats", [&]() -> Status {
     BP_RETURN_IF_ERROR(CheckBackendId(context, backend, fn));
     const TransferCounters& c = context->slots[backend].transfers;
     bp_transfer_stats_t stats{};

@@ -189,41 +189,33 @@ Status RunKernelOp(bp_context_t* ctx, const bp_op_t* op, Bound& b, std::vector<L
 
   // Casts: each tensor argument the plan wants in another dtype is copied
   // into a temporary of that dtype.
+  // Replaces `t` (geometry `g`, a call argument or a list element) by a
+  // temporary copy of it in dtype `want`.
+  auto cast_into_temp = [&](bp_tensor_t*& t, Geometry& g, DLDataType want) -> Status {
+    bp_tensor_t* tmp = nullptr;
+    BP_RETURN_IF_ERROR(NewLike(ctx, device, g, want, op->name.c_str(), &tmp));
+    temps.add(tmp);
+    BP_RETURN_IF_ERROR(CopyInto(ctx, tmp, t));
+    t = tmp;
+    g = tmp->geo;
+    cast = true;
+    return Status::Ok();
+  };
   for (int32_t i = 0; i < nmeta; ++i) {
     DLDataType want = plan.cast_to[i];
     if (want.bits == 0) continue;
+    Status st;
     if (b.margs[i].kind == BP_VALUE_TENSOR && !DtypeEqual(b.geos[i].dtype, want)) {
-      bp_tensor_t* tmp = nullptr;
-      Status st = NewLike(ctx, device, b.geos[i], want, op->name.c_str(), &tmp);
-      if (st.ok()) {
-        temps.add(tmp);
-        st = CopyInto(ctx, tmp, b.tensors[i]);
-      }
-      if (!st.ok()) {
-        release_fresh();
-        return st;
-      }
-      b.tensors[i] = tmp;
-      b.geos[i] = tmp->geo;
-      cast = true;
+      st = cast_into_temp(b.tensors[i], b.geos[i], want);
     } else if (b.margs[i].kind == BP_VALUE_TENSOR_LIST) {
       ListArg& l = lists[b.list_index[i]];
-      for (size_t j = 0; j < l.tensors.size(); ++j) {
-        if (DtypeEqual(l.geos[j].dtype, want)) continue;
-        bp_tensor_t* tmp = nullptr;
-        Status st = NewLike(ctx, device, l.geos[j], want, op->name.c_str(), &tmp);
-        if (st.ok()) {
-          temps.add(tmp);
-          st = CopyInto(ctx, tmp, l.tensors[j]);
-        }
-        if (!st.ok()) {
-          release_fresh();
-          return st;
-        }
-        l.tensors[j] = tmp;
-        l.geos[j] = tmp->geo;
-        cast = true;
+      for (size_t j = 0; j < l.tensors.size() && st.ok(); ++j) {
+        if (!DtypeEqual(l.geos[j].dtype, want)) st = cast_into_temp(l.tensors[j], l.geos[j], want);
       }
+    }
+    if (!st.ok()) {
+      release_fresh();
+      return st;
     }
   }
   for (int32_t i = 0; i < nmeta; ++i) {

@@ -39,6 +39,32 @@ const char* ArgTypeName(ArgType t) {
   return "?";
 }
 
+// Whether a value of kind k binds to an argument of a's type (the value
+// itself is checked while binding).
+bool KindFits(const Argument& a, int32_t k) {
+  switch (a.type) {
+    case ArgType::kTensor:
+      return k == BP_VALUE_TENSOR;
+    case ArgType::kTensorList:
+      return k == BP_VALUE_TENSOR_LIST;
+    case ArgType::kInt:
+      return k == BP_VALUE_INT;
+    case ArgType::kIntList:  // or one int repeated for int[N]
+      return k == BP_VALUE_INT_LIST || (k == BP_VALUE_INT && a.list_size > 0 && a.list_size <= BP_MAX_NDIM);
+    case ArgType::kFloat:
+      return k == BP_VALUE_DOUBLE || k == BP_VALUE_INT;
+    case ArgType::kBool:
+      return k == BP_VALUE_BOOL;
+    case ArgType::kScalar:
+      return k == BP_VALUE_INT || k == BP_VALUE_DOUBLE || k == BP_VALUE_BOOL;
+    case ArgType::kScalarType:
+      return k == BP_VALUE_DTYPE;
+    case ArgType::kString:
+      return k == BP_VALUE_STRING;
+  }
+  return false;
+}
+
 }  // namespace
 
 std::string DeviceText(bp_context_t* ctx, bp_device_t d) {
@@ -95,66 +121,57 @@ Status BindArgs(const bp_op_t* op, const bp_value_t* args, int32_t num_args, Bou
     if (k == BP_VALUE_NONE) {
       ok = a.optional;
       m.kind = BP_VALUE_NONE;
-    } else {
+    } else if (KindFits(a, k)) {
+      ok = true;
       switch (a.type) {
         case ArgType::kTensor:
-          if (k == BP_VALUE_TENSOR) {
-            ok = true;
-            if (v->u.tensor == nullptr) {
-              return Error(BP_STATUS_INVALID_ARGUMENT, op->name + ": argument '" + a.name + "' is a NULL tensor");
-            }
-            b.tensors[i] = v->u.tensor;
-            b.geos[i] = v->u.tensor->geo;
-            m.kind = BP_VALUE_TENSOR;
-            m.tensor = &b.geos[i];
+          if (v->u.tensor == nullptr) {
+            return Error(BP_STATUS_INVALID_ARGUMENT, op->name + ": argument '" + a.name + "' is a NULL tensor");
           }
+          b.tensors[i] = v->u.tensor;
+          b.geos[i] = v->u.tensor->geo;
+          m.kind = BP_VALUE_TENSOR;
+          m.tensor = &b.geos[i];
           break;
-        case ArgType::kTensorList:
-          if (k == BP_VALUE_TENSOR_LIST) {
-            ok = true;
-            if (v->u.tensor_list.size < 0 || (v->u.tensor_list.size > 0 && v->u.tensor_list.data == nullptr)) {
-              return Error(BP_STATUS_INVALID_ARGUMENT, op->name + ": argument '" + a.name + "' has a bad list");
-            }
-            b.list_index[i] = static_cast<int>(lists.size());
-            lists.emplace_back();
-            ListArg& l = lists.back();
-            int64_t n = v->u.tensor_list.size;
-            l.tensors.resize(n);
-            l.geos.resize(n);
-            l.ptrs.resize(n);
-            for (int64_t j = 0; j < n; ++j) {
-              bp_tensor_t* t = v->u.tensor_list.data[j];
-              if (t == nullptr) {
-                return Error(BP_STATUS_INVALID_ARGUMENT, op->name + ": argument '" + a.name + "' element " +
-                                                             std::to_string(j) + " is a NULL tensor");
-              }
-              l.tensors[j] = t;
-              l.geos[j] = t->geo;
-            }
-            for (int64_t j = 0; j < n; ++j) l.ptrs[j] = &l.geos[j];
-            m.kind = BP_VALUE_TENSOR_LIST;
-            m.tensors = l.ptrs.data();
-            m.num_tensors = n;
+        case ArgType::kTensorList: {
+          if (v->u.tensor_list.size < 0 || (v->u.tensor_list.size > 0 && v->u.tensor_list.data == nullptr)) {
+            return Error(BP_STATUS_INVALID_ARGUMENT, op->name + ": argument '" + a.name + "' has a bad list");
           }
+          b.list_index[i] = static_cast<int>(lists.size());
+          lists.emplace_back();
+          ListArg& l = lists.back();
+          int64_t n = v->u.tensor_list.size;
+          l.tensors.resize(n);
+          l.geos.resize(n);
+          l.ptrs.resize(n);
+          for (int64_t j = 0; j < n; ++j) {
+            bp_tensor_t* t = v->u.tensor_list.data[j];
+            if (t == nullptr) {
+              return Error(BP_STATUS_INVALID_ARGUMENT,
+                           op->name + ": argument '" + a.name + "' element " + std::to_string(j) + " is a NULL tensor");
+            }
+            l.tensors[j] = t;
+            l.geos[j] = t->geo;
+          }
+          for (int64_t j = 0; j < n; ++j) l.ptrs[j] = &l.geos[j];
+          m.kind = BP_VALUE_TENSOR_LIST;
+          m.tensors = l.ptrs.data();
+          m.num_tensors = n;
           break;
+        }
         case ArgType::kInt:
-          if (k == BP_VALUE_INT) {
-            ok = true;
-            m.kind = k;
-            m.i = v->u.i;
-          }
+          m.kind = k;
+          m.i = v->u.i;
           break;
         case ArgType::kIntList:
           if (k == BP_VALUE_INT_LIST) {
-            ok = true;
             if (v->u.int_list.size < 0 || (v->u.int_list.size > 0 && v->u.int_list.data == nullptr)) {
               return Error(BP_STATUS_INVALID_ARGUMENT, op->name + ": argument '" + a.name + "' has a bad int list");
             }
             m.kind = k;
             m.ints = v->u.int_list.data;
             m.num_ints = v->u.int_list.size;
-          } else if (k == BP_VALUE_INT && a.list_size > 0 && a.list_size <= BP_MAX_NDIM) {
-            ok = true;  // "stride=2" for int[2]: repeated, as PyTorch does
+          } else {  // "stride=2" for int[2]: repeated, as PyTorch does
             for (int32_t j = 0; j < a.list_size; ++j) b.ints[i][j] = v->u.i;
             m.kind = BP_VALUE_INT_LIST;
             m.ints = b.ints[i];
@@ -162,48 +179,33 @@ Status BindArgs(const bp_op_t* op, const bp_value_t* args, int32_t num_args, Bou
           }
           break;
         case ArgType::kFloat:
-          if (k == BP_VALUE_DOUBLE || k == BP_VALUE_INT) {
-            ok = true;
-            m.kind = BP_VALUE_DOUBLE;
-            m.d = k == BP_VALUE_DOUBLE ? v->u.d : static_cast<double>(v->u.i);
-          }
+          m.kind = BP_VALUE_DOUBLE;
+          m.d = k == BP_VALUE_DOUBLE ? v->u.d : static_cast<double>(v->u.i);
           break;
         case ArgType::kBool:
-          if (k == BP_VALUE_BOOL) {
-            ok = true;
-            m.kind = k;
-            m.b = v->u.b != 0;
-          }
+          m.kind = k;
+          m.b = v->u.b != 0;
           break;
         case ArgType::kScalar:
-          if (k == BP_VALUE_INT || k == BP_VALUE_DOUBLE || k == BP_VALUE_BOOL) {
-            ok = true;
-            m.kind = k;
-            m.i = v->u.i;
-            if (k == BP_VALUE_DOUBLE) m.d = v->u.d;
-            if (k == BP_VALUE_BOOL) m.b = v->u.b != 0;
-          }
+          m.kind = k;
+          m.i = v->u.i;
+          if (k == BP_VALUE_DOUBLE) m.d = v->u.d;
+          if (k == BP_VALUE_BOOL) m.b = v->u.b != 0;
           break;
         case ArgType::kScalarType:
-          if (k == BP_VALUE_DTYPE) {
-            ok = true;
-            if (DtypeFromDL(v->u.dtype) == DType::kInvalid) {
-              return Error(BP_STATUS_INVALID_ARGUMENT, op->name + ": argument '" + a.name + "' is an unsupported dtype " +
-                                                           DtypeName(v->u.dtype));
-            }
-            m.kind = k;
-            m.dtype = v->u.dtype;
+          if (DtypeFromDL(v->u.dtype) == DType::kInvalid) {
+            return Error(BP_STATUS_INVALID_ARGUMENT,
+                         op->name + ": argument '" + a.name + "' is an unsupported dtype " + DtypeName(v->u.dtype));
           }
+          m.kind = k;
+          m.dtype = v->u.dtype;
           break;
         case ArgType::kString:
-          if (k == BP_VALUE_STRING) {
-            ok = true;
-            if (v->u.str == nullptr) {
-              return Error(BP_STATUS_INVALID_ARGUMENT, op->name + ": argument '" + a.name + "' is a NULL string");
-            }
-            m.kind = k;
-            m.str = v->u.str;
+          if (v->u.str == nullptr) {
+            return Error(BP_STATUS_INVALID_ARGUMENT, op->name + ": argument '" + a.name + "' is a NULL string");
           }
+          m.kind = k;
+          m.str = v->u.str;
           break;
       }
     }

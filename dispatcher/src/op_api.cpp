@@ -13,6 +13,26 @@
 
 using namespace bp::core;
 
+namespace {
+using PerBackendCounter = std::atomic<uint64_t>[kMaxBackends];
+
+// The per-backend call counters of an operator (bp_fallback_count,
+// bp_native_count, bp_cast_count): `count` into *out_count and, where asked
+// for, `bytes` into *out_bytes.
+bp_status_t ReadOpCounter(const char* fn, bp_context_t* context, const bp_op_t* op, int32_t backend,
+                          PerBackendCounter bp_op_t::*count, uint64_t* out_count,
+                          PerBackendCounter bp_op_t::*bytes = nullptr, uint64_t* out_bytes = nullptr) {
+  return ApiCall(fn, [&]() -> Status {
+    BP_CHECK_ARG(context != nullptr && op != nullptr && out_count != nullptr, fn,
+                 "context, op and out_count must not be NULL");
+    BP_RETURN_IF_ERROR(CheckBackendId(context, backend, fn));
+    *out_count = (op->*count)[backend].load(std::memory_order_relaxed);
+    if (out_bytes != nullptr) *out_bytes = (op->*bytes)[backend].load(std::memory_order_relaxed);
+    return Status::Ok();
+  });
+}
+}  // namespace
+
 extern "C" {
 
 BP_API bp_status_t bp_op_find(bp_context_t* context, const char* name, bp_op_t** out_op) {
@@ -175,35 +195,17 @@ BP_API bp_status_t bp_op_set_kernel_masked(bp_context_t* context, const bp_op_t*
 }
 
 BP_API bp_status_t bp_fallback_count(bp_context_t* context, const bp_op_t* op, int32_t backend, uint64_t* out_count) {
-  return ApiCall("bp_fallback_count", [&]() -> Status {
-    BP_CHECK_ARG(context != nullptr && op != nullptr && out_count != nullptr, "bp_fallback_count",
-                 "context, op and out_count must not be NULL");
-    BP_RETURN_IF_ERROR(CheckBackendId(context, backend, "bp_fallback_count"));
-    *out_count = op->fallback_count[backend].load(std::memory_order_relaxed);
-    return Status::Ok();
-  });
+  return ReadOpCounter("bp_fallback_count", context, op, backend, &bp_op_t::fallback_count, out_count);
 }
 
 BP_API bp_status_t bp_native_count(bp_context_t* context, const bp_op_t* op, int32_t backend, uint64_t* out_count) {
-  return ApiCall("bp_native_count", [&]() -> Status {
-    BP_CHECK_ARG(context != nullptr && op != nullptr && out_count != nullptr, "bp_native_count",
-                 "context, op and out_count must not be NULL");
-    BP_RETURN_IF_ERROR(CheckBackendId(context, backend, "bp_native_count"));
-    *out_count = op->native_count[backend].load(std::memory_order_relaxed);
-    return Status::Ok();
-  });
+  return ReadOpCounter("bp_native_count", context, op, backend, &bp_op_t::native_count, out_count);
 }
 
 BP_API bp_status_t bp_cast_count(bp_context_t* context, const bp_op_t* op, int32_t backend, uint64_t* out_count,
                                  uint64_t* out_bytes) {
-  return ApiCall("bp_cast_count", [&]() -> Status {
-    BP_CHECK_ARG(context != nullptr && op != nullptr && out_count != nullptr, "bp_cast_count",
-                 "context, op and out_count must not be NULL");
-    BP_RETURN_IF_ERROR(CheckBackendId(context, backend, "bp_cast_count"));
-    *out_count = op->cast_count[backend].load(std::memory_order_relaxed);
-    if (out_bytes != nullptr) *out_bytes = op->cast_bytes[backend].load(std::memory_order_relaxed);
-    return Status::Ok();
-  });
+  return ReadOpCounter("bp_cast_count", context, op, backend, &bp_op_t::cast_count, out_count, &bp_op_t::cast_bytes,
+                       out_bytes);
 }
 
 }  // extern "C"

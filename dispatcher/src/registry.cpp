@@ -385,6 +385,17 @@ bp_op_t* FindOp(bp_context_t* ctx, const char* name) {
   return it == ctx->op_by_name.end() ? nullptr : it->second;
 }
 
+namespace {
+// Puts a new registration on top of `stack` (an operator's kernels on one
+// backend, or a backend's fallbacks); the context owns it. The caller publishes.
+bp_registration_t* PushRegistration(bp_context_t* ctx, std::vector<bp_registration_t*>& stack,
+                                    const bp_registration_t& fields) {
+  ctx->registrations.push_back(std::make_unique<bp_registration_t>(fields));
+  stack.push_back(ctx->registrations.back().get());
+  return stack.back();
+}
+}  // namespace
+
 Status AddKernelLocked(bp_context_t* ctx, bp_op_t* op, int32_t backend, bp_kernel_fn fn, void* data, uint32_t flags,
                        bp_plugin_t* owner, bp_registration_t** out, uint32_t dtype_mask) {
   bp_op_t* f = op->functional;
@@ -394,18 +405,9 @@ Status AddKernelLocked(bp_context_t* ctx, bp_op_t* op, int32_t backend, bp_kerne
                  "register_kernel: " + f->name + " already has a kernel on backend '" + BackendName(ctx, backend) +
                      "' (registered by " + OwnerName(stack.back()) + "); pass BP_REGISTER_OVERRIDE to replace it");
   }
-  auto reg = std::make_unique<bp_registration_t>();
-  reg->ctx = ctx;
-  reg->op = f;
-  reg->backend = backend;
-  reg->fn = fn;
-  reg->data = data;
-  reg->dtype_mask = dtype_mask;
-  reg->owner = owner;
-  stack.push_back(reg.get());
+  bp_registration_t* reg = PushRegistration(ctx, stack, {ctx, f, backend, fn, data, dtype_mask, owner});
   Publish(ctx, f, backend);
-  if (out != nullptr) *out = reg.get();
-  ctx->registrations.push_back(std::move(reg));
+  if (out != nullptr) *out = reg;
   return Status::Ok();
 }
 
@@ -417,17 +419,10 @@ Status AddFallbackLocked(bp_context_t* ctx, int32_t backend, bp_kernel_fn fn, vo
                  "register_fallback: backend '" + slot.name + "' already has a fallback (registered by " +
                      OwnerName(slot.fallback_stack.back()) + "); pass BP_REGISTER_OVERRIDE to replace it");
   }
-  auto reg = std::make_unique<bp_registration_t>();
-  reg->ctx = ctx;
-  reg->op = nullptr;
-  reg->backend = backend;
-  reg->fn = fn;
-  reg->data = data;
-  reg->owner = owner;
-  slot.fallback_stack.push_back(reg.get());
+  bp_registration_t* reg = PushRegistration(
+      ctx, slot.fallback_stack, {ctx, /*op=*/nullptr, backend, fn, data, /*dtype_mask=*/0xffffffffu, owner});
   PublishFallback(ctx, backend);
-  if (out != nullptr) *out = reg.get();
-  ctx->registrations.push_back(std::move(reg));
+  if (out != nullptr) *out = reg;
   return Status::Ok();
 }
 

@@ -24,30 +24,19 @@ namespace bp::core {
 // part of it, so this never changes.
 template <typename T>
 struct OldestLayout;
-template <>
-struct OldestLayout<bp_context_options_t> {  // ABI 1.0
-  static constexpr size_t kSize = BP_END_OF(bp_context_options_t, min_log_level);
-};
-template <>
-struct OldestLayout<bp_backend_info_t> {  // ABI 1.0
-  static constexpr size_t kSize = BP_END_OF(bp_backend_info_t, loaded);
-};
-template <>
-struct OldestLayout<bp_device_properties_t> {  // ABI 1.0
-  static constexpr size_t kSize = BP_END_OF(bp_device_properties_t, extensions);
-};
-template <>
-struct OldestLayout<bp_allocator_stats_t> {  // ABI 1.0
-  static constexpr size_t kSize = BP_END_OF(bp_allocator_stats_t, cache_hits);
-};
-template <>
-struct OldestLayout<bp_op_info_t> {  // ABI 1.0
-  static constexpr size_t kSize = BP_END_OF(bp_op_info_t, num_returns);
-};
-template <>
-struct OldestLayout<bp_transfer_stats_t> {  // ABI 1.2
-  static constexpr size_t kSize = BP_END_OF(bp_transfer_stats_t, device_to_device_bytes);
-};
+// One row per struct: its name and the last field of its first layout.
+#define BP_OLDEST_LAYOUT(type, last_field)                       \
+  template <>                                                    \
+  struct OldestLayout<type> {                                    \
+    static constexpr size_t kSize = BP_END_OF(type, last_field); \
+  }
+BP_OLDEST_LAYOUT(bp_context_options_t, min_log_level);          // ABI 1.0
+BP_OLDEST_LAYOUT(bp_backend_info_t, loaded);                    // ABI 1.0
+BP_OLDEST_LAYOUT(bp_device_properties_t, extensions);           // ABI 1.0
+BP_OLDEST_LAYOUT(bp_allocator_stats_t, cache_hits);             // ABI 1.0
+BP_OLDEST_LAYOUT(bp_op_info_t, num_returns);                    // ABI 1.0
+BP_OLDEST_LAYOUT(bp_transfer_stats_t, device_to_device_bytes);  // ABI 1.2
+#undef BP_OLDEST_LAYOUT
 
 // OK when `s` (not NULL) is at least the struct's first released layout;
 // otherwise INVALID_ARGUMENT naming the function, the argument, the size

@@ -28,6 +28,16 @@ inline bool Has(const MetaCallInfo& info, const MetaArg* args, int i) {
 
 // Requires args[i] to be a tensor with a dtype Backplane knows.
 Status RequireTensor(const MetaCallInfo& info, const MetaArg* args, int i, DType* out_dtype);
+// Requires args[i] to be an int, read into *v.
+Status IntArg(const MetaCallInfo& info, const MetaArg* args, int i, int64_t* v);
+// Hands the kernel argument `arg` as the INT v (a dim normalized by infer).
+inline void RewriteInt(MetaPlan* plan, int arg, int64_t v) {
+  plan->rewritten[arg].kind = BP_VALUE_INT;
+  plan->rewritten[arg].i = v;
+}
+// The two-tensor prologue (copy_, matmul, linear, binary ops): args[0] and
+// args[1] are tensors; *first_dtype (may be NULL) gets args[0]'s dtype.
+Status RequireTwoTensors(const MetaCallInfo& info, const MetaArg* args, DType* first_dtype);
 // The (self, int dim, index) prologue of index_select, gather and scatter:
 // arguments 0 and 2 are tensors, 1 an int wrapped against self's rank into
 // *dim, and index has dtype int64 or int32; *self_dtype is self's dtype.

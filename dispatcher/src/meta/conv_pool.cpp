@@ -34,9 +34,11 @@ Status Pair(const MetaCallInfo& info, const MetaArg* args, int i, const int64_t*
   return Status::Ok();
 }
 
-Status AtLeast(const MetaCallInfo& info, int i, const int64_t* v, int64_t min, const char* what) {
-  if (v[0] >= min && v[1] >= min) return Status::Ok();
-  return Error(BP_STATUS_INVALID_ARGUMENT, ArgPrefix(info, i) + "expected " + what + ", got " + SizesText(v, 2));
+Status PairAtLeast(const MetaCallInfo& info, const MetaArg* args, int i, const int64_t* dflt, int64_t min,
+                   const char* what, int64_t* out) {
+  BP_RETURN_IF_ERROR(Pair(info, args, i, dflt, out));
+  if (out[0] >= min && out[1] >= min) return Status::Ok();
+  return Error(BP_STATUS_INVALID_ARGUMENT, ArgPrefix(info, i) + "expected " + what + ", got " + SizesText(out, 2));
 }
 
 void RewritePair(MetaPlan* plan, int arg, int slot, const int64_t* v) {
@@ -95,55 +97,64 @@ Status NchwPrepare(const MetaCallInfo& info, const MetaArg* args, const MetaPlan
   return Status::Ok();
 }
 
+Status ReadConvArgs(const MetaCallInfo& info, const MetaArg* args, const char* weight_layout, int dilation_arg,
+                    ConvArgs* c) {
+  DType wd;
+  BP_RETURN_IF_ERROR(Input3or4(info, args, &c->dtype));
+  BP_RETURN_IF_ERROR(RequireTensor(info, args, 1, &wd));
+  const Geometry& w = *args[1].tensor;
+  if (w.ndim != 4) {
+    return Error(BP_STATUS_INVALID_ARGUMENT,
+                 ArgPrefix(info, 1) + "expected sizes " + weight_layout + ", got " + SizesText(w));
+  }
+  if (wd != c->dtype) {
+    return Error(BP_STATUS_INVALID_ARGUMENT,
+                 ArgPrefix(info, 1) + "expected dtype " + DtypeName(c->dtype) + " (as 'input'), got " + DtypeName(wd));
+  }
+  BP_RETURN_IF_ERROR(PairAtLeast(info, args, 3, nullptr, 1, "positive strides", c->stride));
+  BP_RETURN_IF_ERROR(PairAtLeast(info, args, 4, nullptr, 0, "non-negative padding", c->padding));
+  BP_RETURN_IF_ERROR(PairAtLeast(info, args, dilation_arg, nullptr, 1, "positive dilation", c->dilation));
+  c->groups = Has(info, args, 6) ? args[6].i : 1;
+  if (c->groups < 1) {
+    return Error(BP_STATUS_INVALID_ARGUMENT,
+                 ArgPrefix(info, 6) + "expected a positive int, got " + std::to_string(c->groups));
+  }
+  return Status::Ok();
+}
+
+Status ConvBias(const MetaCallInfo& info, const MetaArg* args, int64_t c_out, DType d) {
+  if (!Has(info, args, 2)) return Status::Ok();
+  DType bd;
+  BP_RETURN_IF_ERROR(RequireTensor(info, args, 2, &bd));
+  const Geometry& b = *args[2].tensor;
+  if (b.ndim != 1 || b.sizes[0] != c_out || bd != d) {
+    return Error(BP_STATUS_INVALID_ARGUMENT, ArgPrefix(info, 2) + "expected sizes [" + std::to_string(c_out) +
+                                                 "] and dtype " + DtypeName(d) + ", got " + SizesText(b) + " " +
+                                                 DtypeName(bd));
+  }
+  return Status::Ok();
+}
+
 namespace {
 
 // conv2d(input, weight, bias, stride, padding, dilation, groups)
 Status Conv2dInfer(const MetaCallInfo& info, const MetaArg* args, MetaPlan* plan) {
-  DType d, wd;
-  BP_RETURN_IF_ERROR(Input3or4(info, args, &d));
-  BP_RETURN_IF_ERROR(RequireTensor(info, args, 1, &wd));
+  ConvArgs c;
+  BP_RETURN_IF_ERROR(ReadConvArgs(info, args, "[C_out, C_in / groups, kH, kW]", /*dilation_arg=*/5, &c));
   const Geometry& in = *args[0].tensor;
   const Geometry& w = *args[1].tensor;
-  if (w.ndim != 4) {
-    return Error(BP_STATUS_INVALID_ARGUMENT, ArgPrefix(info, 1) + "expected sizes [C_out, C_in / groups, kH, kW], got " +
-                                                 SizesText(w));
-  }
-  if (wd != d) {
-    return Error(BP_STATUS_INVALID_ARGUMENT, ArgPrefix(info, 1) + "expected dtype " + DtypeName(d) +
-                                                 " (as 'input'), got " + DtypeName(wd));
-  }
-  int64_t stride[2], padding[2], dilation[2];
-  BP_RETURN_IF_ERROR(Pair(info, args, 3, nullptr, stride));
-  BP_RETURN_IF_ERROR(Pair(info, args, 4, nullptr, padding));
-  BP_RETURN_IF_ERROR(Pair(info, args, 5, nullptr, dilation));
-  BP_RETURN_IF_ERROR(AtLeast(info, 3, stride, 1, "positive strides"));
-  BP_RETURN_IF_ERROR(AtLeast(info, 4, padding, 0, "non-negative padding"));
-  BP_RETURN_IF_ERROR(AtLeast(info, 5, dilation, 1, "positive dilation"));
-  int64_t groups = Has(info, args, 6) ? args[6].i : 1;
-  if (groups < 1) {
-    return Error(BP_STATUS_INVALID_ARGUMENT, ArgPrefix(info, 6) + "expected a positive int, got " + std::to_string(groups));
-  }
   int64_t c_in = in.sizes[in.ndim - 3];
-  if (w.sizes[0] % groups != 0) {
+  if (w.sizes[0] % c.groups != 0) {
     return Error(BP_STATUS_INVALID_ARGUMENT, ArgPrefix(info, 1) + "of sizes " + SizesText(w) +
-                                                 ": expected C_out divisible by groups=" + std::to_string(groups));
+                                                 ": expected C_out divisible by groups=" + std::to_string(c.groups));
   }
-  if (w.sizes[1] * groups != c_in) {
-    return Error(BP_STATUS_INVALID_ARGUMENT,
-                 ArgPrefix(info, 0) + "of sizes " + SizesText(in) + ": expected " + std::to_string(w.sizes[1] * groups) +
-                     " channels (weight of sizes " + SizesText(w) + ", groups=" + std::to_string(groups) + "), got " +
-                     std::to_string(c_in));
+  if (w.sizes[1] * c.groups != c_in) {
+    return Error(BP_STATUS_INVALID_ARGUMENT, ArgPrefix(info, 0) + "of sizes " + SizesText(in) + ": expected " +
+                                                 std::to_string(w.sizes[1] * c.groups) + " channels (weight of sizes " +
+                                                 SizesText(w) + ", groups=" + std::to_string(c.groups) + "), got " +
+                                                 std::to_string(c_in));
   }
-  if (Has(info, args, 2)) {
-    DType bd;
-    BP_RETURN_IF_ERROR(RequireTensor(info, args, 2, &bd));
-    const Geometry& b = *args[2].tensor;
-    if (b.ndim != 1 || b.sizes[0] != w.sizes[0] || bd != d) {
-      return Error(BP_STATUS_INVALID_ARGUMENT, ArgPrefix(info, 2) + "expected sizes [" + std::to_string(w.sizes[0]) +
-                                                   "] and dtype " + DtypeName(d) + ", got " + SizesText(b) + " " +
-                                                   DtypeName(bd));
-    }
-  }
+  BP_RETURN_IF_ERROR(ConvBias(info, args, w.sizes[0], c.dtype));
   int64_t hw[2];
   for (int k = 0; k < 2; ++k) {
     if (w.sizes[2 + k] > (int64_t{1} << 32)) {
@@ -152,22 +163,22 @@ Status Conv2dInfer(const MetaCallInfo& info, const MetaArg* args, MetaPlan* plan
     }
   }
   for (int k = 0; k < 2; ++k) {
-    int64_t padded = in.sizes[in.ndim - 2 + k] + 2 * padding[k];
-    int64_t eff = dilation[k] * (w.sizes[2 + k] - 1) + 1;
+    int64_t padded = in.sizes[in.ndim - 2 + k] + 2 * c.padding[k];
+    int64_t eff = c.dilation[k] * (w.sizes[2 + k] - 1) + 1;
     if (padded < eff) {
       return Error(BP_STATUS_INVALID_ARGUMENT,
-                   ArgPrefix(info, 1) + "has a dilated kernel " + HW(dilation[0] * (w.sizes[2] - 1) + 1,
-                                                                     dilation[1] * (w.sizes[3] - 1) + 1) +
+                   ArgPrefix(info, 1) + "has a dilated kernel " +
+                       HW(c.dilation[0] * (w.sizes[2] - 1) + 1, c.dilation[1] * (w.sizes[3] - 1) + 1) +
                        " larger than the padded input " +
-                       HW(in.sizes[in.ndim - 2] + 2 * padding[0], in.sizes[in.ndim - 1] + 2 * padding[1]));
+                       HW(in.sizes[in.ndim - 2] + 2 * c.padding[0], in.sizes[in.ndim - 1] + 2 * c.padding[1]));
     }
-    hw[k] = (padded - eff) / stride[k] + 1;
+    hw[k] = (padded - eff) / c.stride[k] + 1;
   }
-  RewritePair(plan, 3, 0, stride);
-  RewritePair(plan, 4, 1, padding);
-  RewritePair(plan, 5, 2, dilation);
+  RewritePair(plan, 3, 0, c.stride);
+  RewritePair(plan, 4, 1, c.padding);
+  RewritePair(plan, 5, 2, c.dilation);
   plan->no_output_alias = true;
-  return SetOutput4(info, args, plan, d, w.sizes[0], hw);
+  return SetOutput4(info, args, plan, c.dtype, w.sizes[0], hw);
 }
 
 int64_t FloorDiv(int64_t a, int64_t b) {
@@ -191,15 +202,11 @@ Status PoolInfer(const MetaCallInfo& info, const MetaArg* args, const PoolArgs& 
   BP_RETURN_IF_ERROR(Input3or4(info, args, &d));
   const Geometry& in = *args[0].tensor;
   int64_t kernel[2], stride[2], padding[2], dilation[2] = {1, 1};
-  BP_RETURN_IF_ERROR(Pair(info, args, 1, nullptr, kernel));
-  BP_RETURN_IF_ERROR(AtLeast(info, 1, kernel, 1, "positive kernel sizes"));
-  BP_RETURN_IF_ERROR(Pair(info, args, pos.stride, kernel, stride));
-  BP_RETURN_IF_ERROR(AtLeast(info, pos.stride, stride, 1, "positive strides"));
-  BP_RETURN_IF_ERROR(Pair(info, args, pos.padding, nullptr, padding));
-  BP_RETURN_IF_ERROR(AtLeast(info, pos.padding, padding, 0, "non-negative padding"));
+  BP_RETURN_IF_ERROR(PairAtLeast(info, args, 1, nullptr, 1, "positive kernel sizes", kernel));
+  BP_RETURN_IF_ERROR(PairAtLeast(info, args, pos.stride, kernel, 1, "positive strides", stride));
+  BP_RETURN_IF_ERROR(PairAtLeast(info, args, pos.padding, nullptr, 0, "non-negative padding", padding));
   if (pos.dilation >= 0) {
-    BP_RETURN_IF_ERROR(Pair(info, args, pos.dilation, nullptr, dilation));
-    BP_RETURN_IF_ERROR(AtLeast(info, pos.dilation, dilation, 1, "positive dilation"));
+    BP_RETURN_IF_ERROR(PairAtLeast(info, args, pos.dilation, nullptr, 1, "positive dilation", dilation));
   }
   for (int k = 0; k < 2; ++k) {
     int64_t eff = dilation[k] * (kernel[k] - 1) + 1;

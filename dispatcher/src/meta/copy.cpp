@@ -10,8 +10,7 @@ namespace {
 // converts the dtype. outputs[0] is self.
 Status CopyInfer(const MetaCallInfo& info, const MetaArg* args, MetaPlan* plan) {
   DType d;
-  BP_RETURN_IF_ERROR(RequireTensor(info, args, 0, &d));
-  BP_RETURN_IF_ERROR(RequireTensor(info, args, 1, nullptr));
+  BP_RETURN_IF_ERROR(RequireTwoTensors(info, args, &d));
   const Geometry& self = *args[0].tensor;
   const Geometry& src = *args[1].tensor;
   int32_t n = 0;
@@ -103,8 +102,7 @@ Status CatInfer(const MetaCallInfo& info, const MetaArg* args, MetaPlan* plan) {
     }
     sizes[dim] += g.sizes[dim];
   }
-  plan->rewritten[1].kind = BP_VALUE_INT;
-  plan->rewritten[1].i = dim;
+  RewriteInt(plan, 1, dim);
   plan->no_output_alias = true;
   return SetOutput(info, plan, 0, d, sizes, ref->ndim, CallDevice(info, args));
 }

@@ -43,8 +43,7 @@ Status GatherInfer(const MetaCallInfo& info, const MetaArg* args, MetaPlan* plan
   BP_RETURN_IF_ERROR(CheckIndex(info, args, &dim));
   const Geometry& self = *args[0].tensor;
   const Geometry& index = *args[2].tensor;
-  plan->rewritten[1].kind = BP_VALUE_INT;
-  plan->rewritten[1].i = dim;
+  RewriteInt(plan, 1, dim);
   plan->no_output_alias = true;
   return SetOutput(info, plan, 0, DtypeFromDL(self.dtype), index.sizes, index.ndim, self.device);
 }
@@ -88,8 +87,7 @@ Status ScatterInfer(const MetaCallInfo& info, const MetaArg* args, MetaPlan* pla
     }
   }
   if (sd != d) plan->cast_to[3] = DtypeToDL(d);
-  plan->rewritten[1].kind = BP_VALUE_INT;
-  plan->rewritten[1].i = dim;
+  RewriteInt(plan, 1, dim);
   plan->no_output_alias = true;
   return SetOutput(info, plan, 0, d, self.sizes, self.ndim, self.device);
 }

@@ -140,6 +140,19 @@ Status RequireTensor(const MetaCallInfo& info, const MetaArg* args, int i, DType
   return Status::Ok();
 }
 
+Status IntArg(const MetaCallInfo& info, const MetaArg* args, int i, int64_t* v) {
+  if (i >= info.num_args || args[i].kind != BP_VALUE_INT) {
+    return Error(BP_STATUS_INVALID_ARGUMENT, ArgPrefix(info, i) + "expected an int");
+  }
+  *v = args[i].i;
+  return Status::Ok();
+}
+
+Status RequireTwoTensors(const MetaCallInfo& info, const MetaArg* args, DType* first_dtype) {
+  BP_RETURN_IF_ERROR(RequireTensor(info, args, 0, first_dtype));
+  return RequireTensor(info, args, 1, nullptr);
+}
+
 Status RequireIntList(const MetaCallInfo& info, const MetaArg* args, int i) {
   if (i >= info.num_args || args[i].kind != BP_VALUE_INT_LIST || (args[i].ints == nullptr && args[i].num_ints)) {
     return Error(BP_STATUS_INVALID_ARGUMENT, ArgPrefix(info, i) + "expected an int list");

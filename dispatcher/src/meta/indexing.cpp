@@ -14,10 +14,9 @@ Status SelfDimIndexArgs(const MetaCallInfo& info, const MetaArg* args, DType* se
   DType id;
   BP_RETURN_IF_ERROR(RequireTensor(info, args, 0, self_dtype));
   BP_RETURN_IF_ERROR(RequireTensor(info, args, 2, &id));
-  if (!Has(info, args, 1) || args[1].kind != BP_VALUE_INT) {
-    return Error(BP_STATUS_INVALID_ARGUMENT, ArgPrefix(info, 1) + "expected an int");
-  }
-  BP_RETURN_IF_ERROR(WrapDim(info, 1, args[1].i, args[0].tensor->ndim, dim));
+  int64_t dim_arg;
+  BP_RETURN_IF_ERROR(IntArg(info, args, 1, &dim_arg));
+  BP_RETURN_IF_ERROR(WrapDim(info, 1, dim_arg, args[0].tensor->ndim, dim));
   if (id != DType::kInt64 && id != DType::kInt32) {
     return Error(BP_STATUS_INVALID_ARGUMENT,
                  ArgPrefix(info, 2) + "expected dtype int64 or int32, got " + DtypeName(id));
@@ -49,8 +48,7 @@ Status IndexSelectInfer(const MetaCallInfo& info, const MetaArg* args, MetaPlan*
   } else {
     sizes[dim] = count;
   }
-  plan->rewritten[1].kind = BP_VALUE_INT;
-  plan->rewritten[1].i = dim;
+  RewriteInt(plan, 1, dim);
   plan->no_output_alias = true;
   return SetOutput(info, plan, 0, d, sizes, self.ndim, self.device);
 }

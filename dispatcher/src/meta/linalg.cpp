@@ -75,8 +75,7 @@ Status MatmulShapes(const MetaCallInfo& info, const MetaArg* args, int32_t* full
 
 Status MatmulInfer(const MetaCallInfo& info, const MetaArg* args, MetaPlan* plan) {
   DType d;
-  BP_RETURN_IF_ERROR(RequireTensor(info, args, 0, &d));
-  BP_RETURN_IF_ERROR(RequireTensor(info, args, 1, nullptr));
+  BP_RETURN_IF_ERROR(RequireTwoTensors(info, args, &d));
   BP_RETURN_IF_ERROR(SameDtype(info, args, 0, 1));
   int32_t n = 0;
   int64_t full[BP_MAX_NDIM + 2];
@@ -182,8 +181,7 @@ Status AddmmPrepare(const MetaCallInfo& info, const MetaArg* args, const MetaPla
 // linear(input [..., K], weight [N, K], bias [N] or None) -> [..., N].
 Status LinearInfer(const MetaCallInfo& info, const MetaArg* args, MetaPlan* plan) {
   DType d;
-  BP_RETURN_IF_ERROR(RequireTensor(info, args, 0, &d));
-  BP_RETURN_IF_ERROR(RequireTensor(info, args, 1, nullptr));
+  BP_RETURN_IF_ERROR(RequireTwoTensors(info, args, &d));
   const Geometry& in = *args[0].tensor;
   const Geometry& w = *args[1].tensor;
   if (in.ndim < 1) {

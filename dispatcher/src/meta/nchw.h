@@ -13,13 +13,27 @@ namespace bp::core::meta {
 // takes `dflt` (nullptr: empty is an error), values beyond +-2^30 are
 // OUT_OF_RANGE (keeps the size arithmetic far from int64 overflow).
 Status Pair(const MetaCallInfo& info, const MetaArg* args, int i, const int64_t* dflt, int64_t* out);
-// INVALID_ARGUMENT "expected <what>, got [a, b]" unless both values >= min.
-Status AtLeast(const MetaCallInfo& info, int i, const int64_t* v, int64_t min, const char* what);
+// Pair, then INVALID_ARGUMENT "expected <what>, got [a, b]" unless both
+// values are >= min.
+Status PairAtLeast(const MetaCallInfo& info, const MetaArg* args, int i, const int64_t* dflt, int64_t min,
+                   const char* what, int64_t* out);
 // Hands the kernel argument `arg` as the two-element list v, kept in
 // plan->int_storage slot `slot` (0..2 * BP_MAX_NDIM - 1).
 void RewritePair(MetaPlan* plan, int arg, int slot, const int64_t* v);
 // args[0] is [C, H, W] or [N, C, H, W] with non-zero C, H, W and a floating dtype.
 Status Input3or4(const MetaCallInfo& info, const MetaArg* args, DType* d);
+// The arguments conv2d and conv_transpose2d share: input (args[0], as
+// Input3or4), a 4-D weight (args[1], `weight_layout` names its dims in the
+// message) of the input's dtype, stride (3), padding (4), dilation
+// (dilation_arg) and a positive groups (6, default 1).
+struct ConvArgs {
+  DType dtype;
+  int64_t stride[2], padding[2], dilation[2], groups;
+};
+Status ReadConvArgs(const MetaCallInfo& info, const MetaArg* args, const char* weight_layout, int dilation_arg,
+                    ConvArgs* c);
+// Their bias (args[2]): None, or [c_out] of dtype d.
+Status ConvBias(const MetaCallInfo& info, const MetaArg* args, int64_t c_out, DType d);
 // plan output 0: [N, c, hw[0], hw[1]] ([c, ...] when args[0] is unbatched).
 Status SetOutput4(const MetaCallInfo& info, const MetaArg* args, MetaPlan* plan, DType d, int64_t c, const int64_t* hw);
 // "(h x w)", for messages.

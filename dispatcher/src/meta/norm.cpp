@@ -9,12 +9,11 @@ namespace {
 Status SoftmaxInfer(const MetaCallInfo& info, const MetaArg* args, MetaPlan* plan) {
   DType self;
   BP_RETURN_IF_ERROR(RequireTensor(info, args, 0, &self));
-  if (!Has(info, args, 1) || args[1].kind != BP_VALUE_INT) {
-    return Error(BP_STATUS_INVALID_ARGUMENT, ArgPrefix(info, 1) + "expected an int");
-  }
+  int64_t dim_arg;
+  BP_RETURN_IF_ERROR(IntArg(info, args, 1, &dim_arg));
   const Geometry& g = *args[0].tensor;
   int32_t dim = 0;
-  BP_RETURN_IF_ERROR(WrapDim(info, 1, args[1].i, g.ndim, &dim));
+  BP_RETURN_IF_ERROR(WrapDim(info, 1, dim_arg, g.ndim, &dim));
   DType out = self;
   if (Has(info, args, 2)) {
     out = args[2].kind == BP_VALUE_DTYPE ? DtypeFromDL(args[2].dtype) : DType::kInvalid;
@@ -29,8 +28,7 @@ Status SoftmaxInfer(const MetaCallInfo& info, const MetaArg* args, MetaPlan* pla
                  ArgPrefix(info, 0) + "expected a floating dtype (or pass dtype=), got " + DtypeName(self));
   }
   if (out != self) plan->cast_to[0] = DtypeToDL(out);
-  plan->rewritten[1].kind = BP_VALUE_INT;
-  plan->rewritten[1].i = dim;
+  RewriteInt(plan, 1, dim);
   return SetOutput(info, plan, 0, out, g.sizes, g.ndim, g.device);
 }
 

@@ -84,8 +84,7 @@ Status CheckAlpha(const MetaCallInfo& info, const MetaArg* args, int i, DType dt
 }
 
 Status BinaryCommon(const MetaCallInfo& info, const MetaArg* args, DType* common) {
-  BP_RETURN_IF_ERROR(RequireTensor(info, args, 0, nullptr));
-  BP_RETURN_IF_ERROR(RequireTensor(info, args, 1, nullptr));
+  BP_RETURN_IF_ERROR(RequireTwoTensors(info, args, nullptr));
   const int idx[2] = {0, 1};
   return ResultTypeChecked(info, args, idx, 2, common);
 }

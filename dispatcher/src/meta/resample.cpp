@@ -22,8 +22,7 @@ Status UpsampleInfer(const MetaCallInfo& info, const MetaArg* args, MetaPlan* pl
                  ArgPrefix(info, 0) + "expected sizes [N, C, H, W] with non-zero C, H, W, got " + SizesText(in));
   }
   int64_t size[2];
-  BP_RETURN_IF_ERROR(Pair(info, args, 1, nullptr, size));
-  BP_RETURN_IF_ERROR(AtLeast(info, 1, size, 1, "two positive output sizes"));
+  BP_RETURN_IF_ERROR(PairAtLeast(info, args, 1, nullptr, 1, "two positive output sizes", size));
   // The scale arguments follow output_size (nearest) or align_corners (bilinear).
   const int first_scale = BaseNameIs(info, "upsample_bilinear2d") ? 3 : 2;
   for (int i = first_scale; i < first_scale + 2; ++i) {

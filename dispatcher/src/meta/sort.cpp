@@ -15,15 +15,12 @@ Status TopkInfer(const MetaCallInfo& info, const MetaArg* args, MetaPlan* plan) 
   DType d;
   BP_RETURN_IF_ERROR(RequireTensor(info, args, 0, &d));
   const Geometry& self = *args[0].tensor;
-  for (int i : {1, 2}) {
-    if (!Has(info, args, i) || args[i].kind != BP_VALUE_INT) {
-      return Error(BP_STATUS_INVALID_ARGUMENT, ArgPrefix(info, i) + "expected an int");
-    }
-  }
+  int64_t k, dim_arg;
+  BP_RETURN_IF_ERROR(IntArg(info, args, 1, &k));
+  BP_RETURN_IF_ERROR(IntArg(info, args, 2, &dim_arg));
   int32_t dim;
-  BP_RETURN_IF_ERROR(WrapDim(info, 2, args[2].i, self.ndim, &dim));
+  BP_RETURN_IF_ERROR(WrapDim(info, 2, dim_arg, self.ndim, &dim));
   const int64_t size = self.ndim > 0 ? self.sizes[dim] : 1;
-  const int64_t k = args[1].i;
   if (k < 0 || k > size) {
     return Error(BP_STATUS_INVALID_ARGUMENT, ArgPrefix(info, 1) + "expected a value in [0, " + std::to_string(size) +
                                                  "] (the size of dim " + std::to_string(dim) + "), got " +
@@ -31,8 +28,7 @@ Status TopkInfer(const MetaCallInfo& info, const MetaArg* args, MetaPlan* plan) 
   }
   int64_t sizes[BP_MAX_NDIM];
   for (int32_t j = 0; j < self.ndim; ++j) sizes[j] = j == dim ? k : self.sizes[j];
-  plan->rewritten[2].kind = BP_VALUE_INT;
-  plan->rewritten[2].i = dim;
+  RewriteInt(plan, 2, dim);
   plan->num_outputs = 2;
   plan->no_output_alias = true;
   BP_RETURN_IF_ERROR(SetOutput(info, plan, 0, d, sizes, self.ndim, self.device));

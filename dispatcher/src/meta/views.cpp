@@ -15,14 +15,6 @@ Status Self(const MetaCallInfo& info, const MetaArg* args, Geometry* out) {
   return Status::Ok();
 }
 
-Status IntArg(const MetaCallInfo& info, const MetaArg* args, int i, int64_t* v) {
-  if (i >= info.num_args || args[i].kind != BP_VALUE_INT) {
-    return Error(BP_STATUS_INVALID_ARGUMENT, ArgPrefix(info, i) + "expected an int");
-  }
-  *v = args[i].i;
-  return Status::Ok();
-}
-
 Status NotZeroDim(const MetaCallInfo& info, const Geometry& g) {
   if (g.ndim > 0) return Status::Ok();
   return Error(BP_STATUS_INVALID_ARGUMENT, ArgPrefix(info, 0) + "is 0-dim; expected at least 1 dim");
