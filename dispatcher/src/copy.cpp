@@ -403,14 +403,7 @@ Status StageCopy(bp_tensor_t* dst, bp_tensor_t* src, const Geometry& src_view) {
 // loop there once queued work is done, instead of staging both sides
 // through host buffers (nothing crosses a bus that is not there).
 Status CopyOnUnifiedDevice(DeviceState* dev, bp_tensor_t* dst, bp_tensor_t* src, const Geometry& src_view) {
-  const bp_backend_t& t = dev->slot->table;
-  if (t.stream_synchronize != nullptr) {
-    const uint64_t serial = g_last_error_serial;
-    const bp_status_t rc = t.stream_synchronize(t.backend_data, dev->index, dev->stream);
-    if (rc != BP_STATUS_OK) {
-      return PluginFailure("synchronize device " + dev->slot->name + ":" + std::to_string(dev->index), rc, serial);
-    }
-  }
+  BP_RETURN_IF_ERROR(SynchronizeDevice(dev));
   const Geometry& d = dst->geo;
   if (dst->storage != src->storage) {
     HostConvert(src->storage->data, src_view, dst->storage->data, d);
@@ -425,6 +418,17 @@ Status CopyOnUnifiedDevice(DeviceState* dev, bp_tensor_t* dst, bp_tensor_t* src,
 }
 
 }  // namespace
+
+Status SynchronizeDevice(DeviceState* dev) {
+  const bp_backend_t& t = dev->slot->table;
+  if (t.stream_synchronize == nullptr) return Status::Ok();
+  const uint64_t serial = g_last_error_serial;
+  const bp_status_t rc = t.stream_synchronize(t.backend_data, dev->index, dev->stream);
+  if (rc != BP_STATUS_OK) {
+    return PluginFailure("synchronize device " + dev->slot->name + ":" + std::to_string(dev->index), rc, serial);
+  }
+  return Status::Ok();
+}
 
 uint64_t StagedBytesOnThread() { return t_staged_bytes; }
 

@@ -7,6 +7,7 @@
 #include <utility>
 #include <vector>
 
+#include "copy.h"
 #include "dispatch.h"
 #include "dispatch_internal.h"
 #include "host_fallback.h"
@@ -113,14 +114,7 @@ Status HostViews(bp_context_t* ctx, DeviceState* dev, bp_tensor_t* const* tensor
   DeviceState* host = nullptr;
   BP_RETURN_IF_ERROR(ResolveDevice(ctx, bp_device_t{ctx->host_backend, 0}, "CPU fallback", &host));
   // Work queued on the device must be done before the host reads or writes.
-  const bp_backend_t& t = dev->slot->table;
-  if (t.stream_synchronize != nullptr) {
-    const uint64_t serial = g_last_error_serial;
-    const bp_status_t rc = t.stream_synchronize(t.backend_data, dev->index, dev->stream);
-    if (rc != BP_STATUS_OK) {
-      return PluginFailure("synchronize device " + dev->slot->name + ":" + std::to_string(dev->index), rc, serial);
-    }
-  }
+  BP_RETURN_IF_ERROR(SynchronizeDevice(dev));
   for (int32_t i = 0; i < n; ++i) {
     // Views of one storage share one host storage, so the core's alias and
     // overlap checks (which compare storages) see them as they are.
