@@ -1,0 +1,15 @@
+// The optimizer between a loaded Model and a Session: the graph of a Model
+// through the passes (pass.h) and back.
+#pragma once
+
+#include <set>
+#include <string>
+
+#include "bponnx/graph.h"
+
+namespace bponnx {
+
+/// `model` after every optimizer pass not named in `disabled`.
+Model optimize_model(const Model& model, const std::set<std::string>& disabled);
+
+}  // namespace bponnx
