@@ -125,7 +125,7 @@ bool Session::prepare(std::string* err) {
   prepared_ = false;  // steps_ point into optimized_, which is replaced now
   steps_.clear();
   plans_.clear();
-  optimized_ = optimize_model(*source_, disabled_passes_);
+  optimized_ = optimize_model(*source_, disabled_passes_, ctx_);
   model_ = &optimized_;
   const std::string where = model_->path() + ": ";
   std::string first;

@@ -35,6 +35,16 @@ void attr_float(onnx::NodeProto* n, const std::string& name, float v) {
   a->set_f(v);
 }
 
+onnx::TensorProto* int64_init(Graph* g, const std::string& name, std::vector<int64_t> dims,
+                              const std::vector<int64_t>& v) {
+  auto* t = g->g()->add_initializer();
+  t->set_name(name);
+  t->set_data_type(7);
+  for (int64_t d : dims) t->add_dims(d);
+  for (int64_t x : v) t->add_int64_data(x);
+  return t;
+}
+
 // Deterministic values in [lo, hi).
 std::vector<float> ramp(size_t n, float lo, float hi, uint32_t seed) {
   std::vector<float> v(n);
@@ -173,8 +183,46 @@ TEST_F(PassesTest, DeadNodesAreRemoved) {
   load(g);
   EXPECT_EQ(ops({}), (Ops{"Add", "Relu"}));
   EXPECT_EQ(ops({"dead-nodes"}), (Ops{"Add", "Relu", "Sigmoid", "Mul"}));
+  EXPECT_EQ(ops({"dead-nodes", "constant-fold"}), (Ops{"Add", "Relu", "Sigmoid", "Mul"}));
   EXPECT_EQ(ops({"all"}), (Ops{"Add", "Relu", "Sigmoid", "Mul"}));
   expect_same_outputs("X", {2, 3});
+}
+
+TEST_F(PassesTest, ConstantsFold) {
+  Graph g;
+  g.input("X", {2, 3});
+  g.init("a", {3}, {1, 2, 3});
+  g.init("b", {3}, {0.5f, -1, 4});
+  auto* k = g.node("Constant", {}, {"k"});
+  auto* attr = k->add_attribute();
+  attr->set_name("value");
+  attr->set_type(onnx::AttributeProto::TENSOR);
+  attr->mutable_t()->set_data_type(1);
+  attr->mutable_t()->add_dims(3);
+  for (float v : {2.0f, 3.0f, -1.0f}) attr->mutable_t()->add_float_data(v);
+  g.node("Add", {"a", "b"}, {"c"});
+  g.node("Mul", {"c", "k"}, {"d"});
+  g.node("Add", {"X", "d"}, {"Y"});
+  g.output("Y", {2, 3});
+  load(g);
+  EXPECT_EQ(ops({}), (Ops{"Add"}));
+  EXPECT_EQ(ops({"constant-fold"}), (Ops{"Constant", "Add", "Mul", "Add"}));
+  EXPECT_EQ(ops({"all"}), (Ops{"Constant", "Add", "Mul", "Add"}));
+  expect_same_outputs("X", {2, 3});
+}
+
+TEST_F(PassesTest, LargeConstantResultsAndGraphOutputsDoNotFold) {
+  Graph g;
+  g.input("X", {300, 300});
+  g.init("one", {1}, {1.5f});
+  int64_init(&g, "shape", {2}, {300, 300});
+  g.node("Expand", {"one", "shape"}, {"big"});  // 90000 elements: over the 64 Ki limit
+  g.node("Add", {"X", "big"}, {"Y"});
+  g.node("Neg", {"one"}, {"Z"});  // a graph output: stays a node
+  g.output("Y", {300, 300});
+  g.output("Z", {1});
+  load(g);
+  EXPECT_EQ(ops({}), (Ops{"Expand", "Add", "Neg"}));
 }
 
 TEST_F(PassesTest, ConvBatchNormFolds) {

@@ -9,7 +9,8 @@
 
 namespace bponnx {
 
-/// `model` after every optimizer pass not named in `disabled`.
-Model optimize_model(const Model& model, const std::set<std::string>& disabled);
+/// `model` after every optimizer pass not named in `disabled`; passes that
+/// run nodes use `ctx`'s CPU device.
+Model optimize_model(const Model& model, const std::set<std::string>& disabled, bp_context_t* ctx);
 
 }  // namespace bponnx

@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "backplane/backplane.h"
 #include "bponnx/model.h"
 
 namespace bponnx {
@@ -21,6 +22,7 @@ struct PassGraph {
   std::vector<OnnxNode> nodes;
   std::map<std::string, RawTensor> initializers;
   std::vector<std::string> outputs;
+  bp_context_t* ctx = nullptr;  // for passes that run nodes (on its CPU device); nullptr: they do nothing
 };
 
 /// One pass: its name (the --no-opt word) and what it does to the graph;
@@ -39,6 +41,7 @@ const std::vector<Pass>& pass_list();
 void optimize(PassGraph* g, const std::set<std::string>& disabled);
 
 // The passes (one file each).
+int fold_constants(PassGraph* g);
 int eliminate_dead_nodes(PassGraph* g);
 int fold_conv_batchnorm(PassGraph* g);
 

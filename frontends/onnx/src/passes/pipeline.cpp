@@ -5,9 +5,14 @@ namespace bponnx {
 namespace passes {
 
 const std::vector<Pass>& pass_list() {
-  // conv-bn first: the BatchNormalization parameters it folds away are then
-  // dropped by dead-nodes with the other unread values.
+  // constant-fold first (weights computed from initializers become
+  // initializers conv-bn can fold into); dead-nodes last, dropping the
+  // values the others left unread.
   static const std::vector<Pass> list = {
+      {"constant-fold",
+       "runs nodes that read only initializers and constants once, on the CPU, and keeps their results "
+       "(at most 64 Ki elements each) as initializers",
+       fold_constants},
       {"conv-bn", "folds an inference BatchNormalization into the Conv/ConvTranspose before it", fold_conv_batchnorm},
       {"dead-nodes", "removes nodes and initializers no graph output depends on", eliminate_dead_nodes},
   };
