@@ -225,6 +225,40 @@ TEST_F(PassesTest, LargeConstantResultsAndGraphOutputsDoNotFold) {
   EXPECT_EQ(ops({}), (Ops{"Expand", "Add", "Neg"}));
 }
 
+// x * 0.5 * (1 + erf(x / sqrt 2)) as torch exports it (the Add's operands swapped).
+Graph erf_gelu() {
+  Graph g;
+  g.input("X", {2, 5});
+  g.init("sqrt2", {}, {1.41421356f});
+  g.init("one", {}, {1.0f});
+  g.init("half", {}, {0.5f});
+  g.node("Div", {"X", "sqrt2"}, {"d"});
+  g.node("Erf", {"d"}, {"e"});
+  g.node("Add", {"one", "e"}, {"a"});
+  g.node("Mul", {"X", "a"}, {"m"});
+  g.node("Mul", {"m", "half"}, {"Y"});
+  g.output("Y", {2, 5});
+  return g;
+}
+
+TEST_F(PassesTest, ErfGeluBecomesGelu) {
+  load(erf_gelu());
+  EXPECT_EQ(ops({}), (Ops{"Gelu"}));
+  EXPECT_EQ(ops({"gelu"}), (Ops{"Div", "Erf", "Add", "Mul", "Mul"}));
+  expect_same_outputs("X", {2, 5});
+}
+
+TEST_F(PassesTest, ErfGeluWithAnIntermediateReadElsewhereIsLeftAlone) {
+  Graph g = erf_gelu();
+  g.output("e", {2, 5});  // the Erf's result is needed as it is
+  load(g);
+  EXPECT_EQ(ops({}), (Ops{"Div", "Erf", "Add", "Mul", "Mul"}));
+  Graph h = erf_gelu();
+  h.g()->mutable_initializer(2)->set_float_data(0, 0.25f);  // not GELU's 0.5
+  load(h);
+  EXPECT_EQ(ops({}), (Ops{"Div", "Erf", "Add", "Mul", "Mul"}));
+}
+
 TEST_F(PassesTest, ConvBatchNormFolds) {
   load(conv_bn(false));
   EXPECT_EQ(ops({}), (Ops{"Conv"}));

@@ -42,6 +42,7 @@ void optimize(PassGraph* g, const std::set<std::string>& disabled);
 
 // The passes (one file each).
 int fold_constants(PassGraph* g);
+int fuse_gelu(PassGraph* g);
 int eliminate_dead_nodes(PassGraph* g);
 int fold_conv_batchnorm(PassGraph* g);
 

@@ -14,6 +14,7 @@ const std::vector<Pass>& pass_list() {
        "(at most 64 Ki elements each) as initializers",
        fold_constants},
       {"conv-bn", "folds an inference BatchNormalization into the Conv/ConvTranspose before it", fold_conv_batchnorm},
+      {"gelu", "replaces the Erf form of GELU (Div, Erf, Add, Mul, Mul) by one Gelu node", fuse_gelu},
       {"dead-nodes", "removes nodes and initializers no graph output depends on", eliminate_dead_nodes},
   };
   return list;
