@@ -5,7 +5,9 @@
 // Model::load reads a .onnx file (and external-data files beside it),
 // checks it (parses, opset supported, every node input produced before it
 // is used — a cycle is reported —, initializer data matching their dims)
-// and orders the nodes topologically. Session uploads initializers and
+// and orders the nodes topologically. Session first rewrites a copy of the
+// graph with the optimizer's passes (optimizer_passes(), each one can be
+// turned off: disable_pass), then uploads initializers and
 // Constant values to the device once (those of at most 64 elements stay on
 // the host until a node needs them there), runs nodes in order as Backplane
 // operators (the shared node-to-operator mapping of exec.h), releases each
