@@ -5,7 +5,9 @@
 // kMaxFoldElements (a large tensor stays computed on the device rather than
 // uploaded), graph outputs, and any node whose mapping fails here (the
 // session then reports it as it would unoptimized).
+#include <new>
 #include <set>
+#include <stdexcept>
 
 #include "bponnx/exec.h"
 #include "bponnx/graph.h"
@@ -88,6 +90,10 @@ int fold_constants(PassGraph* g) {
       fold = false;
     } catch (const CallFailed&) {
       fold = false;
+    } catch (const std::bad_alloc&) {
+      throw;  // as the session's own runs let it through (graph.h)
+    } catch (const std::exception&) {
+      fold = false;  // a mapping's own error: the session's run reports it
     }
     if (!fold) {
       kept.push_back(std::move(n));
