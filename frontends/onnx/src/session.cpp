@@ -125,8 +125,9 @@ bool Session::prepare(std::string* err) {
   prepared_ = false;  // steps_ point into optimized_, which is replaced now
   steps_.clear();
   plans_.clear();
-  optimized_ = optimize_model(*source_, disabled_passes_, ctx_);
-  model_ = &optimized_;
+  // The optimized copy holds its own initializers: none is made when every pass is off.
+  optimized_ = disabled_passes_.count("all") ? Model() : optimize_model(*source_, disabled_passes_, ctx_);
+  model_ = disabled_passes_.count("all") ? source_ : &optimized_;
   const std::string where = model_->path() + ": ";
   std::string first;
   std::set<std::string> missing;  // every op type without a mapping, for one complete list

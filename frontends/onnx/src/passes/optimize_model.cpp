@@ -12,7 +12,6 @@ std::vector<std::pair<std::string, std::string>> optimizer_passes() {
 }
 
 Model optimize_model(const Model& model, const std::set<std::string>& disabled, bp_context_t* ctx) {
-  if (disabled.count("all")) return model;
   passes::PassGraph g;
   g.ctx = ctx;
   g.nodes = model.nodes();
