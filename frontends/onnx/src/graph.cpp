@@ -189,4 +189,15 @@ std::vector<bp_tensor_t*> run_node(Exec& ex, const OnnxNode& node, const std::ve
   return fn->second(ex, node, inputs);
 }
 
+Model Model::with_graph(std::vector<OnnxNode> nodes, std::map<std::string, RawTensor> initializers) const {
+  Model m;
+  m.path_ = path_;
+  m.inputs_ = inputs_;
+  m.outputs_ = outputs_;
+  m.opset_ = opset_;
+  m.nodes_ = std::move(nodes);
+  m.initializers_ = std::move(initializers);
+  return m;
+}
+
 }  // namespace bponnx

@@ -8,6 +8,7 @@
 
 #include "bponnx/graph.h"
 #include "node_label.h"
+#include "passes/optimize_model.h"
 #include "shape_fold.h"
 #include "tape.h"
 
@@ -92,7 +93,7 @@ bool constant_host_value(const OnnxNode& n, HostTensor* h) {
 }  // namespace
 
 Session::Session(bp_context_t* ctx, bp_device_t dev, const Model* model)
-    : ctx_(ctx), dev_(dev), model_(model), ops_(ctx) {}
+    : ctx_(ctx), dev_(dev), source_(model), model_(model), ops_(ctx) {}
 
 Session::~Session() = default;
 
@@ -105,7 +106,28 @@ int Session::value_id(const std::string& name) {
   return id;
 }
 
+bool Session::disable_pass(const std::string& name, std::string* err) {
+  std::string names = "all";
+  bool known = name == "all";
+  for (const auto& p : optimizer_passes()) {
+    known = known || p.first == name;
+    names += ", " + p.first;
+  }
+  if (!known) {
+    *err = "unknown optimizer pass '" + name + "' (passes: " + names + ")";
+    return false;
+  }
+  disabled_passes_.insert(name);
+  return true;
+}
+
 bool Session::prepare(std::string* err) {
+  prepared_ = false;  // steps_ point into optimized_, which is replaced now
+  steps_.clear();
+  plans_.clear();
+  // The optimized copy holds its own initializers: none is made when every pass is off.
+  optimized_ = disabled_passes_.count("all") ? Model() : optimize_model(*source_, disabled_passes_, ctx_);
+  model_ = disabled_passes_.count("all") ? source_ : &optimized_;
   const std::string where = model_->path() + ": ";
   std::string first;
   std::set<std::string> missing;  // every op type without a mapping, for one complete list

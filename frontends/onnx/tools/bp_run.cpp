@@ -156,7 +156,7 @@ static int run_tool(int argc, char** argv) {
   CLI::App app{"bp-run: run an ONNX model on any Backplane device"};
   app.footer(kHelpFooter);
   std::string model_path, device_spec, output_dir, trace_path;
-  std::vector<std::string> input_specs, expect_specs;
+  std::vector<std::string> input_specs, expect_specs, no_opt;
   int bench = 0, warmup = 0;
   uint64_t seed = 0;
   bool report = false, shadow = false, seed_given = false;
@@ -195,6 +195,11 @@ static int run_tool(int argc, char** argv) {
   app.add_option("--expect", expect_specs, "NAME=FILE.npy: compare graph output NAME with the file");
   app.add_option("--expect-rtol", expect_rtol, "relative tolerance of --expect (default 1e-3)");
   app.add_option("--expect-atol", expect_atol, "absolute tolerance of --expect (default 1e-4)");
+  std::string pass_names = "all";
+  for (const auto& p : bponnx::optimizer_passes()) pass_names += ", " + p.first;
+  app.add_option("--no-opt", no_opt,
+                 "turn the graph optimizer's pass PASS off (repeatable; 'all': every pass). Passes: " + pass_names)
+      ->type_name("PASS");
   app.add_option("--seed", seed, "seed of the random inputs (default: from the clock; printed)")->each([&](const std::string&) { seed_given = true; });
   try {
     app.parse(argc, argv);
@@ -292,6 +297,12 @@ static int run_tool(int argc, char** argv) {
 
   watchdog.set_phase("preparing the model (uploading initializers)");
   bponnx::Session session(ctx, dev, &model);
+  for (const std::string& p : no_opt) {
+    if (!session.disable_pass(p, &err)) {
+      std::fprintf(stderr, "bp-run: --no-opt: %s\n", err.c_str());
+      return kExitBadInput;
+    }
+  }
   if (!session.prepare(&err)) {
     std::fprintf(stderr, "bp-run: %s\n", err.c_str());
     return kExitBadInput;
@@ -307,15 +318,16 @@ static int run_tool(int argc, char** argv) {
   const bool progress = isatty(2) != 0;  // a progress line on a terminal, for runs over a second
   const auto t0 = std::chrono::steady_clock::now();
   double last_progress = 0.0;
-  watchdog.set_phase(node_phase(model, 0));
+  const bponnx::Model& ran = session.model();  // after the optimizer: the nodes that run
+  watchdog.set_phase(node_phase(ran, 0));
   // An observer synchronizes the device after each node: only when something uses it.
   if (recording || progress || timeout_s > 0) {
     session.set_observer([&](const bponnx::NodeRun& nr) {
-      watchdog.set_phase(node_phase(model, nr.index + 1));
+      watchdog.set_phase(node_phase(ran, nr.index + 1));
       if (recording) rec.on_node(nr);
       const double t = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
       if (progress && t > 1.0 && t - last_progress > 0.25) {
-        std::fprintf(stderr, "\rbp-run: node %zu of %zu (%s), %.1f s ", nr.index + 1, model.nodes().size(),
+        std::fprintf(stderr, "\rbp-run: node %zu of %zu (%s), %.1f s ", nr.index + 1, ran.nodes().size(),
                      nr.node->op_type.c_str(), t);
         last_progress = t;
       }
@@ -337,7 +349,7 @@ static int run_tool(int argc, char** argv) {
     const bool bad_input = err.find(": input ") != std::string::npos && err.find("node '") == std::string::npos;
     return bad_input ? kExitBadInput : kExitFailed;
   }
-  std::printf("bp-run: %s on %s: %zu nodes in %.3f ms", model_path.c_str(), dev_name.c_str(), model.nodes().size(),
+  std::printf("bp-run: %s on %s: %zu nodes in %.3f ms", model_path.c_str(), dev_name.c_str(), ran.nodes().size(),
               first_s * 1e3);
   if (shadow) std::printf(" (%.3f ms of it the --shadow check on the cpu)", rec.shadow_seconds() * 1e3);
   std::printf("\n");

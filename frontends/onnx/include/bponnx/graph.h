@@ -5,7 +5,9 @@
 // Model::load reads a .onnx file (and external-data files beside it),
 // checks it (parses, opset supported, every node input produced before it
 // is used — a cycle is reported —, initializer data matching their dims)
-// and orders the nodes topologically. Session uploads initializers and
+// and orders the nodes topologically. Session first rewrites a copy of the
+// graph with the optimizer's passes (optimizer_passes(), each one can be
+// turned off: disable_pass), then uploads initializers and
 // Constant values to the device once (those of at most 64 elements stay on
 // the host until a node needs them there), runs nodes in order as Backplane
 // operators (the shared node-to-operator mapping of exec.h), releases each
@@ -31,7 +33,9 @@
 #include <functional>
 #include <map>
 #include <memory>
+#include <set>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "backplane/backplane.h"
@@ -77,6 +81,9 @@ class Model {
   const std::map<std::string, RawTensor>& initializers() const { return initializers_; }
   /// The default-domain opset (0 when the model imports none).
   int64_t opset() const { return opset_; }
+  /// This model with its nodes (a topological order) and initializers
+  /// replaced: the graph optimizer's result (Session::prepare).
+  Model with_graph(std::vector<OnnxNode> nodes, std::map<std::string, RawTensor> initializers) const;
 
  private:
   std::string path_;
@@ -101,6 +108,11 @@ struct NodeRun {
 /// gap), CallFailed when an operator fails.
 std::vector<bp_tensor_t*> run_node(Exec& ex, const OnnxNode& node, const std::vector<NodeInput>& inputs);
 
+/// The graph optimizer's passes (Session::prepare runs them before
+/// planning), in the order they run: name (for Session::disable_pass and
+/// bp-run --no-opt) and what it does.
+std::vector<std::pair<std::string, std::string>> optimizer_passes();
+
 /// Runs one Model on one device. Holds device memory for the model's
 /// initializers from prepare() until destroyed.
 class Session {
@@ -118,7 +130,13 @@ class Session {
   /// (false on an element type Backplane lacks or a device error); values
   /// of at most 64 elements stay on the host. run() calls it when it was not
   /// called; calling it again forgets every plan.
+  /// Before that, it runs the graph optimizer's passes (optimizer_passes())
+  /// on a copy of the model, except those turned off by disable_pass.
   bool prepare(std::string* err);
+
+  /// Turns the optimizer pass `name` off ("all": every pass) for the next
+  /// prepare(); false with *err listing the pass names for an unknown name.
+  bool disable_pass(const std::string& name, std::string* err);
 
   /// Runs the graph. `inputs` maps each graph input name to a tensor on any
   /// device (borrowed; copied to the session's device when elsewhere); its
@@ -138,6 +156,9 @@ class Session {
   /// shadow check); the device is synchronized before each call, so an
   /// observer slows a run. nullptr removes it. Called on run()'s thread.
   void set_observer(std::function<void(const NodeRun&)> fn) { observer_ = std::move(fn); }
+  /// The model the session runs: after prepare(), the optimized copy (its
+  /// nodes are those NodeRun::index counts); before, the model as given.
+  const Model& model() const { return *model_; }
   /// True when the last successful run() replayed the record of an earlier
   /// run with the same input sizes (operator calls only: no mapping ran, no
   /// value was read back to the host, shapes were folded when recorded).
@@ -166,7 +187,10 @@ class Session {
   bp_tensor_t* cpu_of(Slot* s);
   bp_context_t* ctx_;
   bp_device_t dev_;
-  const Model* model_;
+  const Model* source_;  // the model as loaded
+  Model optimized_;      // source_ after the optimizer's passes (prepare())
+  const Model* model_;   // the model the session runs: &optimized_ once prepared
+  std::set<std::string> disabled_passes_;
   OpCache ops_;
   std::map<std::string, int> value_id_;            // every value name the graph uses -> its id
   std::vector<std::unique_ptr<Slot>> persistent_;  // by id: initializers and Constant values, else nullptr

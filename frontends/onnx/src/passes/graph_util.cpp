@@ -1,0 +1,53 @@
+// Helpers the passes share: readers of values, float32 initializers, names.
+#include <cstring>
+
+#include "pass.h"
+
+namespace bponnx {
+namespace passes {
+
+std::map<std::string, int> reader_counts(const PassGraph& g) {
+  std::map<std::string, int> n;
+  for (const OnnxNode& node : g.nodes) {
+    for (const std::string& in : node.inputs) {
+      if (!in.empty()) ++n[in];
+    }
+  }
+  for (const std::string& o : g.outputs) ++n[o];
+  return n;
+}
+
+bool float_initializer(const PassGraph& g, const std::string& name, std::vector<float>* out) {
+  const auto it = g.initializers.find(name);
+  if (it == g.initializers.end() || it->second.dtype != DType::kFloat32 || !it->second.unsupported.empty()) {
+    return false;
+  }
+  const RawTensor& r = it->second;
+  const int64_t n = r.numel();
+  if (n < 0 || r.bytes.size() != static_cast<size_t>(n) * sizeof(float)) return false;
+  out->resize(static_cast<size_t>(n));
+  if (n > 0) std::memcpy(out->data(), r.bytes.data(), r.bytes.size());
+  return true;
+}
+
+RawTensor float_tensor(const std::vector<int64_t>& sizes, const std::vector<float>& values) {
+  RawTensor r;
+  r.dtype = DType::kFloat32;
+  r.sizes = sizes;
+  r.bytes.assign(reinterpret_cast<const char*>(values.data()), values.size() * sizeof(float));
+  return r;
+}
+
+std::string fresh_name(const PassGraph& g, const std::string& base) {
+  std::map<std::string, int> used = reader_counts(g);
+  for (const OnnxNode& node : g.nodes) {
+    for (const std::string& o : node.outputs) used[o];
+  }
+  for (const auto& kv : g.initializers) used[kv.first];
+  std::string name = base;
+  for (int k = 1; used.count(name); ++k) name = base + "_" + std::to_string(k);
+  return name;
+}
+
+}  // namespace passes
+}  // namespace bponnx

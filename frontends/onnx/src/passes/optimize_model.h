@@ -1,0 +1,16 @@
+// The optimizer between a loaded Model and a Session: the graph of a Model
+// through the passes (pass.h) and back.
+#pragma once
+
+#include <set>
+#include <string>
+
+#include "bponnx/graph.h"
+
+namespace bponnx {
+
+/// `model` after every optimizer pass not named in `disabled`; passes that
+/// run nodes use `ctx`'s CPU device.
+Model optimize_model(const Model& model, const std::set<std::string>& disabled, bp_context_t* ctx);
+
+}  // namespace bponnx

@@ -1,0 +1,31 @@
+// The pass list: the one place naming the optimizer's passes and their order.
+#include "pass.h"
+
+namespace bponnx {
+namespace passes {
+
+const std::vector<Pass>& pass_list() {
+  // constant-fold first (weights computed from initializers become
+  // initializers conv-bn can fold into); dead-nodes last, dropping the
+  // values the others left unread.
+  static const std::vector<Pass> list = {
+      {"constant-fold",
+       "runs nodes that read only initializers and constants once, on the CPU, and keeps their results "
+       "(at most 64 Ki elements each) as initializers",
+       fold_constants},
+      {"conv-bn", "folds an inference BatchNormalization into the Conv/ConvTranspose before it", fold_conv_batchnorm},
+      {"gelu", "replaces the Erf form of GELU (Div, Erf, Add, Mul, Mul) by one Gelu node", fuse_gelu},
+      {"dead-nodes", "removes nodes and initializers no graph output depends on", eliminate_dead_nodes},
+  };
+  return list;
+}
+
+void optimize(PassGraph* g, const std::set<std::string>& disabled) {
+  if (disabled.count("all")) return;
+  for (const Pass& p : pass_list()) {
+    if (!disabled.count(p.name)) p.run(g);
+  }
+}
+
+}  // namespace passes
+}  // namespace bponnx

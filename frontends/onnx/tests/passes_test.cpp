@@ -1,0 +1,313 @@
+// The graph optimizer's passes (src/passes): on small hand-built graphs,
+// each pass rewrites what it should (the session's model() shows the
+// nodes that run), leaves almost-matching patterns alone, and the outputs
+// match the same session with every pass off.
+#include <gtest/gtest.h>
+#include <onnx/onnx_pb.h>
+#include <sys/wait.h>
+
+#include <cmath>
+#include <cstdlib>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "bponnx/graph.h"
+#include "graph_builder.h"
+
+namespace {
+
+using bponnx::Model;
+using bponnx::Session;
+using bptest::Graph;
+
+void attr_ints(onnx::NodeProto* n, const std::string& name, std::vector<int64_t> v) {
+  auto* a = n->add_attribute();
+  a->set_name(name);
+  a->set_type(onnx::AttributeProto::INTS);
+  for (int64_t x : v) a->add_ints(x);
+}
+
+void attr_float(onnx::NodeProto* n, const std::string& name, float v) {
+  auto* a = n->add_attribute();
+  a->set_name(name);
+  a->set_type(onnx::AttributeProto::FLOAT);
+  a->set_f(v);
+}
+
+onnx::TensorProto* int64_init(Graph* g, const std::string& name, std::vector<int64_t> dims,
+                              const std::vector<int64_t>& v) {
+  auto* t = g->g()->add_initializer();
+  t->set_name(name);
+  t->set_data_type(7);
+  for (int64_t d : dims) t->add_dims(d);
+  for (int64_t x : v) t->add_int64_data(x);
+  return t;
+}
+
+// Deterministic values in [lo, hi).
+std::vector<float> ramp(size_t n, float lo, float hi, uint32_t seed) {
+  std::vector<float> v(n);
+  for (size_t k = 0; k < n; ++k) {
+    seed = seed * 1664525u + 1013904223u;
+    v[k] = lo + (hi - lo) * static_cast<float>(seed >> 8) / static_cast<float>(1u << 24);
+  }
+  return v;
+}
+
+class PassesTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    char tmpl[] = "/tmp/bponnx_passes_XXXXXX";
+    ASSERT_NE(mkdtemp(tmpl), nullptr);
+    dir_ = tmpl;
+    ASSERT_EQ(bp_context_create(nullptr, &ctx_), BP_STATUS_OK);
+    ASSERT_EQ(bp_plugin_load(ctx_, BP_BUILD_PLUGIN_DIR "/libbackplane_cpu.so", nullptr), BP_STATUS_OK)
+        << bp_last_error_message();
+    ASSERT_EQ(bp_device_parse(ctx_, "cpu", &dev_), BP_STATUS_OK);
+  }
+  void TearDown() override {
+    if (ctx_ != nullptr) bp_context_destroy(ctx_);
+    std::system(("rm -rf " + dir_).c_str());
+  }
+  // Saves and loads `g` (model_ holds it).
+  void load(const Graph& g) {
+    std::string err;
+    ASSERT_TRUE(Model::load(g.save(dir_ + "/m.onnx"), &model_, &err)) << err;
+  }
+  // The op types the session runs after preparing with `disabled` passes off.
+  std::vector<std::string> ops(const std::vector<std::string>& disabled) {
+    Session s(ctx_, dev_, &model_);
+    std::string err;
+    for (const std::string& p : disabled) EXPECT_TRUE(s.disable_pass(p, &err)) << err;
+    EXPECT_TRUE(s.prepare(&err)) << err;
+    std::vector<std::string> out;
+    for (const auto& n : s.model().nodes()) out.push_back(n.op_type);
+    return out;
+  }
+  // Every graph output's values for input `x` (float32 of `sizes`).
+  std::vector<std::vector<float>> run(const std::vector<std::string>& disabled, const std::string& in,
+                                      std::vector<int64_t> sizes, const std::vector<float>& x) {
+    Session s(ctx_, dev_, &model_);
+    std::string err;
+    for (const std::string& p : disabled) EXPECT_TRUE(s.disable_pass(p, &err)) << err;
+    bp_tensor_t* t = nullptr;
+    EXPECT_EQ(bp_tensor_from_host(ctx_, dev_, static_cast<int32_t>(sizes.size()), sizes.data(),
+                                  DLDataType{kDLFloat, 32, 1}, x.data(), x.size() * 4, &t),
+              BP_STATUS_OK);
+    std::vector<bp_tensor_t*> outs;
+    EXPECT_TRUE(s.run({{in, t}}, &outs, &err)) << err;
+    bp_tensor_release(t);
+    std::vector<std::vector<float>> vals;
+    for (bp_tensor_t* o : outs) {
+      std::vector<float> v(static_cast<size_t>(bp_tensor_numel(o)));
+      EXPECT_EQ(bp_tensor_to_host(o, v.data(), v.size() * 4), BP_STATUS_OK);
+      vals.push_back(v);
+      bp_tensor_release(o);
+    }
+    return vals;
+  }
+  // Optimized and unoptimized runs agree (rtol 1e-4, atol 1e-5).
+  void expect_same_outputs(const std::string& in, std::vector<int64_t> sizes) {
+    size_t n = 1;
+    for (int64_t d : sizes) n *= static_cast<size_t>(d);
+    const std::vector<float> x = ramp(n, -2.0f, 2.0f, 7);
+    const auto opt = run({}, in, sizes, x);
+    const auto ref = run({"all"}, in, sizes, x);
+    ASSERT_EQ(opt.size(), ref.size());
+    for (size_t o = 0; o < ref.size(); ++o) {
+      ASSERT_EQ(opt[o].size(), ref[o].size());
+      for (size_t k = 0; k < ref[o].size(); ++k) {
+        EXPECT_NEAR(opt[o][k], ref[o][k], 1e-5 + 1e-4 * std::fabs(ref[o][k])) << "output " << o << " at " << k;
+      }
+    }
+  }
+  // Conv(X, W[3, 2, 3, 3], B) -> c; BatchNormalization(c) -> Y. `w_input`: W is a graph input.
+  Graph conv_bn(bool w_input) {
+    Graph g;
+    g.input("X", {1, 2, 5, 5});
+    if (w_input) {
+      g.input("W", {3, 2, 3, 3});
+    } else {
+      g.init("W", {3, 2, 3, 3}, ramp(54, -1.0f, 1.0f, 1));
+    }
+    g.init("B", {3}, {0.1f, -0.2f, 0.3f});
+    attr_ints(g.node("Conv", {"X", "W", "B"}, {"c"}), "pads", {1, 1, 1, 1});
+    add_bn(&g, "c", "Y", 3);
+    g.output("Y", {1, 3, 5, 5});
+    return g;
+  }
+  void add_bn(Graph* g, const std::string& in, const std::string& out, int64_t m) {
+    const size_t n = static_cast<size_t>(m);
+    g->init("scale", {m}, ramp(n, 0.5f, 1.5f, 2));
+    g->init("shift", {m}, ramp(n, -0.5f, 0.5f, 3));
+    g->init("mean", {m}, ramp(n, -0.3f, 0.3f, 4));
+    g->init("var", {m}, ramp(n, 0.2f, 2.0f, 5));
+    attr_float(g->node("BatchNormalization", {in, "scale", "shift", "mean", "var"}, {out}), "epsilon", 1e-3f);
+  }
+  bp_context_t* ctx_ = nullptr;
+  bp_device_t dev_{};
+  std::string dir_;
+  Model model_;
+};
+
+using Ops = std::vector<std::string>;
+
+TEST_F(PassesTest, EveryPassIsListedAndUnknownNamesAreRefused) {
+  const auto passes = bponnx::optimizer_passes();
+  ASSERT_GE(passes.size(), 2u);
+  Graph g;
+  g.input("X", {2});
+  g.node("Relu", {"X"}, {"Y"});
+  g.output("Y", {2});
+  load(g);
+  Session s(ctx_, dev_, &model_);
+  std::string err;
+  for (const auto& p : passes) EXPECT_TRUE(s.disable_pass(p.first, &err)) << err;
+  EXPECT_TRUE(s.disable_pass("all", &err)) << err;
+  EXPECT_FALSE(s.disable_pass("constant-fold-everything", &err));
+  EXPECT_NE(err.find("unknown optimizer pass 'constant-fold-everything'"), std::string::npos) << err;
+  EXPECT_NE(err.find("dead-nodes"), std::string::npos) << err;
+}
+
+TEST_F(PassesTest, DeadNodesAreRemoved) {
+  Graph g;
+  g.input("X", {2, 3});
+  g.init("unused", {3}, {1, 2, 3});
+  g.init("k", {3}, {1, 2, 3});
+  g.node("Add", {"X", "k"}, {"a"});
+  g.node("Relu", {"a"}, {"Y"});
+  g.node("Sigmoid", {"X"}, {"dead1"});
+  g.node("Mul", {"dead1", "unused"}, {"dead2"});
+  g.output("Y", {2, 3});
+  load(g);
+  EXPECT_EQ(ops({}), (Ops{"Add", "Relu"}));
+  EXPECT_EQ(ops({"dead-nodes"}), (Ops{"Add", "Relu", "Sigmoid", "Mul"}));
+  EXPECT_EQ(ops({"dead-nodes", "constant-fold"}), (Ops{"Add", "Relu", "Sigmoid", "Mul"}));
+  EXPECT_EQ(ops({"all"}), (Ops{"Add", "Relu", "Sigmoid", "Mul"}));
+  expect_same_outputs("X", {2, 3});
+}
+
+TEST_F(PassesTest, ConstantsFold) {
+  Graph g;
+  g.input("X", {2, 3});
+  g.init("a", {3}, {1, 2, 3});
+  g.init("b", {3}, {0.5f, -1, 4});
+  auto* k = g.node("Constant", {}, {"k"});
+  auto* attr = k->add_attribute();
+  attr->set_name("value");
+  attr->set_type(onnx::AttributeProto::TENSOR);
+  attr->mutable_t()->set_data_type(1);
+  attr->mutable_t()->add_dims(3);
+  for (float v : {2.0f, 3.0f, -1.0f}) attr->mutable_t()->add_float_data(v);
+  g.node("Add", {"a", "b"}, {"c"});
+  g.node("Mul", {"c", "k"}, {"d"});
+  g.node("Add", {"X", "d"}, {"Y"});
+  g.output("Y", {2, 3});
+  load(g);
+  EXPECT_EQ(ops({}), (Ops{"Add"}));
+  EXPECT_EQ(ops({"constant-fold"}), (Ops{"Constant", "Add", "Mul", "Add"}));
+  EXPECT_EQ(ops({"all"}), (Ops{"Constant", "Add", "Mul", "Add"}));
+  expect_same_outputs("X", {2, 3});
+}
+
+TEST_F(PassesTest, LargeConstantResultsAndGraphOutputsDoNotFold) {
+  Graph g;
+  g.input("X", {300, 300});
+  g.init("one", {1}, {1.5f});
+  int64_init(&g, "shape", {2}, {300, 300});
+  g.node("Expand", {"one", "shape"}, {"big"});  // 90000 elements: over the 64 Ki limit
+  g.node("Add", {"X", "big"}, {"Y"});
+  g.node("Neg", {"one"}, {"Z"});  // a graph output: stays a node
+  g.output("Y", {300, 300});
+  g.output("Z", {1});
+  load(g);
+  EXPECT_EQ(ops({}), (Ops{"Expand", "Add", "Neg"}));
+}
+
+// x * 0.5 * (1 + erf(x / sqrt 2)) as torch exports it (the Add's operands swapped).
+Graph erf_gelu() {
+  Graph g;
+  g.input("X", {2, 5});
+  g.init("sqrt2", {}, {1.41421356f});
+  g.init("one", {}, {1.0f});
+  g.init("half", {}, {0.5f});
+  g.node("Div", {"X", "sqrt2"}, {"d"});
+  g.node("Erf", {"d"}, {"e"});
+  g.node("Add", {"one", "e"}, {"a"});
+  g.node("Mul", {"X", "a"}, {"m"});
+  g.node("Mul", {"m", "half"}, {"Y"});
+  g.output("Y", {2, 5});
+  return g;
+}
+
+TEST_F(PassesTest, ErfGeluBecomesGelu) {
+  load(erf_gelu());
+  EXPECT_EQ(ops({}), (Ops{"Gelu"}));
+  EXPECT_EQ(ops({"gelu"}), (Ops{"Div", "Erf", "Add", "Mul", "Mul"}));
+  expect_same_outputs("X", {2, 5});
+}
+
+TEST_F(PassesTest, ErfGeluWithAnIntermediateReadElsewhereIsLeftAlone) {
+  Graph g = erf_gelu();
+  g.output("e", {2, 5});  // the Erf's result is needed as it is
+  load(g);
+  EXPECT_EQ(ops({}), (Ops{"Div", "Erf", "Add", "Mul", "Mul"}));
+  Graph h = erf_gelu();
+  h.g()->mutable_initializer(2)->set_float_data(0, 0.25f);  // not GELU's 0.5
+  load(h);
+  EXPECT_EQ(ops({}), (Ops{"Div", "Erf", "Add", "Mul", "Mul"}));
+}
+
+TEST_F(PassesTest, ConvBatchNormFolds) {
+  load(conv_bn(false));
+  EXPECT_EQ(ops({}), (Ops{"Conv"}));
+  EXPECT_EQ(ops({"conv-bn"}), (Ops{"Conv", "BatchNormalization"}));
+  expect_same_outputs("X", {1, 2, 5, 5});
+}
+
+TEST_F(PassesTest, ConvTransposeBatchNormFolds) {
+  Graph g;
+  g.input("X", {1, 2, 4, 4});
+  g.init("W", {2, 3, 3, 3}, ramp(54, -1.0f, 1.0f, 1));  // [C in, M out, kh, kw]
+  g.node("ConvTranspose", {"X", "W"}, {"c"});
+  add_bn(&g, "c", "Y", 3);
+  g.output("Y", {1, 3, 6, 6});
+  load(g);
+  EXPECT_EQ(ops({}), (Ops{"ConvTranspose"}));
+  expect_same_outputs("X", {1, 2, 4, 4});
+}
+
+TEST_F(PassesTest, ConvBatchNormWithASecondReaderIsLeftAlone) {
+  Graph g = conv_bn(false);
+  g.node("Relu", {"c"}, {"Z"});  // the Conv's output is needed as it is
+  g.output("Z", {1, 3, 5, 5});
+  load(g);
+  EXPECT_EQ(ops({}), (Ops{"Conv", "BatchNormalization", "Relu"}));
+  expect_same_outputs("X", {1, 2, 5, 5});
+}
+
+TEST_F(PassesTest, ConvBatchNormWithNonConstantWeightsIsLeftAlone) {
+  load(conv_bn(true));
+  EXPECT_EQ(ops({}), (Ops{"Conv", "BatchNormalization"}));
+}
+
+TEST_F(PassesTest, BpRunRefusesAnUnknownPass) {
+  Graph g;
+  g.input("X", {2});
+  g.node("Relu", {"X"}, {"Y"});
+  g.output("Y", {2});
+  const std::string path = g.save(dir_ + "/r.onnx");
+  const std::string cmd = std::string(BP_RUN_PATH) + " " + path +
+                          " --device cpu --plugin " BP_BUILD_PLUGIN_DIR "/libbackplane_cpu.so --no-opt nope > " + dir_ +
+                          "/out.txt 2>&1";
+  const int rc = std::system(cmd.c_str());
+  ASSERT_TRUE(WIFEXITED(rc));
+  EXPECT_EQ(WEXITSTATUS(rc), 2);
+  const std::string ok = std::string(BP_RUN_PATH) + " " + path +
+                         " --device cpu --plugin " BP_BUILD_PLUGIN_DIR
+                         "/libbackplane_cpu.so --no-opt all --no-opt dead-nodes > /dev/null 2>&1";
+  EXPECT_EQ(std::system(ok.c_str()), 0);
+}
+
+}  // namespace
