@@ -108,15 +108,16 @@ void VecBinary::CheckAll(int64_t rows, int64_t cols, std::vector<int64_t> b_stri
 }
 
 TEST_F(VecBinary, TailsOfEveryLength) {
-  // 1..70 covers every tail of 4-, 8- and 16-lane vectors, one and several
-  // full vectors before it.
-  for (int64_t n = 1; n <= 70; ++n) CheckAll(1, n, {n, 1});
+  // Below 64 elements the scalar loop runs (vec_rows.h); 64..100 covers
+  // every tail of 4-, 8- and 16-lane vectors after several full vectors.
+  for (int64_t n = 1; n <= 100; ++n) CheckAll(1, n, {n, 1});
 }
 
 TEST_F(VecBinary, RowAndElementBroadcast) {
   CheckAll(5, 37, {0, 1});  // b is a row vector
   CheckAll(5, 37, {0, 0});  // b is one element (a 0-dim operand broadcast)
   CheckAll(3, 1, {0, 0});
+  CheckAll(70, 1, {0, 0});  // rows of one element, coalesced into one row
 }
 
 TEST_F(VecBinary, LargeCallsSplitAcrossThreads) {

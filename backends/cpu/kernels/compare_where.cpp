@@ -17,7 +17,7 @@ bp_status_t Compare(const bp_kernel_call_t* call, simd::CmpOp vop, Cmp cmp) {
   if (DtypeOf(out->dtype) != DType::kBool) return FailDtype(call, *out);
   const DType dt = DtypeOf(a->dtype);
   if (dt == DType::kInvalid || DtypeOf(b->dtype) != dt) return FailDtype(call, *a);
-  if (dt == DType::kFloat32) {
+  if (dt == DType::kFloat32 && UseVecRows(*out)) {
     const DLTensor* ops[3] = {out, a, b};
     VecRows(ops, [vop](char* const* p, const int64_t* s, int64_t n) {
       simd::CompareF32(vop, reinterpret_cast<const float*>(p[1]), s[1], reinterpret_cast<const float*>(p[2]), s[2],
@@ -66,7 +66,7 @@ bp_status_t Where(const bp_kernel_call_t* call) {
                 DtypeName(DtypeOf(cond->dtype)));
   const DType dt = DtypeOf(out->dtype);
   if (dt == DType::kInvalid) return FailDtype(call, *out);
-  if (dt == DType::kFloat32 && DtypeOf(a->dtype) == dt && DtypeOf(b->dtype) == dt) {
+  if (dt == DType::kFloat32 && DtypeOf(a->dtype) == dt && DtypeOf(b->dtype) == dt && UseVecRows(*out)) {
     const DLTensor* ops[4] = {out, cond, a, b};
     VecRows(ops, [](char* const* p, const int64_t* s, int64_t n) {
       simd::WhereF32(reinterpret_cast<const bool*>(p[1]), s[1], reinterpret_cast<const float*>(p[2]), s[2],

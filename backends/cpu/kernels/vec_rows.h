@@ -12,6 +12,13 @@
 
 namespace bp_cpu {
 
+// Calls with fewer elements keep the scalar loop: the vector kernels' tail
+// buffers and run-time dispatch cost about 20 ns, a third of a one-element
+// add.out (bp_bench_dispatch); the results are the same bits either way.
+constexpr int64_t kVecMinElements = 64;
+
+inline bool UseVecRows(const DLTensor& out) { return Numel(out) >= kVecMinElements; }
+
 template <int N, typename Vec>
 inline void VecRows(const DLTensor* const (&ops)[N], Vec vec) {
   int64_t es[N];
