@@ -4,6 +4,8 @@
 #include <cstring>
 
 #include "common.h"
+#include "simd.h"
+#include "vec_rows.h"
 
 namespace bp_cpu {
 namespace {
@@ -51,6 +53,20 @@ inline Operands Get(const bp_kernel_call_t* call) {
   return o;
 }
 
+// All-float32 operands run through the vector kernel (contiguous and
+// broadcast rows); false leaves the call to the scalar loop.
+bool VecF32(const Operands& o, simd::BinOp op) {
+  if (o.dt != DType::kFloat32 || DtypeOf(o.a->dtype) != DType::kFloat32 || DtypeOf(o.b->dtype) != DType::kFloat32 ||
+      !UseVecRows(*o.out))
+    return false;
+  const DLTensor* ops[3] = {o.out, o.a, o.b};
+  VecRows(ops, [op](char* const* p, const int64_t* s, int64_t n) {
+    simd::BinaryF32(op, reinterpret_cast<const float*>(p[1]), s[1], reinterpret_cast<const float*>(p[2]), s[2],
+                    reinterpret_cast<float*>(p[0]), n);
+  });
+  return true;
+}
+
 bp_status_t AddSub(const bp_kernel_call_t* call, bool subtract) {
   const Operands o = Get(call);
   if (o.a == nullptr || o.b == nullptr) return Fail(call, BP_STATUS_INVALID_ARGUMENT, "expected two tensors");
@@ -65,6 +81,7 @@ bp_status_t AddSub(const bp_kernel_call_t* call, bool subtract) {
       BinaryLoop<T, T, T>(*o.out, *o.a, *o.b, [alpha](bool x, bool y) { return x || (alpha && y); });
     } else {
       const C alpha = ScalarArg<T>(call, BP_ARG_ADD_TENSOR_ALPHA, C(1));
+      if (alpha == C(1) && VecF32(o, subtract ? simd::BinOp::kSub : simd::BinOp::kAdd)) return BP_STATUS_OK;
       if (alpha == C(1)) {
         if (subtract) {
           BinaryLoop<T, T, T>(*o.out, *o.a, *o.b, [](C x, C y) { return SubW(x, y); });
@@ -98,6 +115,7 @@ bp_status_t Mul(const bp_kernel_call_t* call) {
   return Simple(call, [&](auto tag, const Operands& o) -> bp_status_t {
     using T = typename decltype(tag)::type;
     using C = opmath_t<T>;
+    if (VecF32(o, simd::BinOp::kMul)) return BP_STATUS_OK;
     BinaryLoop<T, T, T>(*o.out, *o.a, *o.b, [](C x, C y) { return MulW(x, y); });
     return BP_STATUS_OK;
   });
@@ -165,6 +183,7 @@ bp_status_t DivImpl(const bp_kernel_call_t* call, const char* mode) {
     using C = opmath_t<T>;
     if constexpr (kIsFloating<T>) {
       if (m == 0) {
+        if (VecF32(o, simd::BinOp::kDiv)) return BP_STATUS_OK;
         BinaryLoop<T, T, T>(*o.out, *o.a, *o.b, [](C x, C y) { return x / y; });
       } else if (m == 1) {
         BinaryLoop<T, T, T>(*o.out, *o.a, *o.b, [](C x, C y) { return std::trunc(x / y); });

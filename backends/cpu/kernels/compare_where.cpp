@@ -1,11 +1,14 @@
 // Comparisons (bool result; inputs share the promoted dtype) and where.
 #include "common.h"
+#include "simd.h"
+#include "vec_rows.h"
 
 namespace bp_cpu {
 namespace {
 
+// float32 inputs run through the vector kernel `vop`, other dtypes `cmp`.
 template <typename Cmp>
-bp_status_t Compare(const bp_kernel_call_t* call, Cmp cmp) {
+bp_status_t Compare(const bp_kernel_call_t* call, simd::CmpOp vop, Cmp cmp) {
   const DLTensor* a = bp_kit_tensor_arg(call, BP_ARG_EQ_TENSOR_SELF);
   const DLTensor* b = bp_kit_tensor_arg(call, BP_ARG_EQ_TENSOR_OTHER);
   DLTensor* out = call->outputs[0];
@@ -14,6 +17,14 @@ bp_status_t Compare(const bp_kernel_call_t* call, Cmp cmp) {
   if (DtypeOf(out->dtype) != DType::kBool) return FailDtype(call, *out);
   const DType dt = DtypeOf(a->dtype);
   if (dt == DType::kInvalid || DtypeOf(b->dtype) != dt) return FailDtype(call, *a);
+  if (dt == DType::kFloat32 && UseVecRows(*out)) {
+    const DLTensor* ops[3] = {out, a, b};
+    VecRows(ops, [vop](char* const* p, const int64_t* s, int64_t n) {
+      simd::CompareF32(vop, reinterpret_cast<const float*>(p[1]), s[1], reinterpret_cast<const float*>(p[2]), s[2],
+                       reinterpret_cast<bool*>(p[0]), n);
+    });
+    return BP_STATUS_OK;
+  }
   return Dispatch(dt, BP_STATUS_INTERNAL, [&](auto tag) -> bp_status_t {
     using T = typename decltype(tag)::type;
     using C = opmath_t<T>;
@@ -23,12 +34,24 @@ bp_status_t Compare(const bp_kernel_call_t* call, Cmp cmp) {
 }
 
 // The comparison functors are generic so one definition serves every dtype.
-bp_status_t Eq(const bp_kernel_call_t* c) { return Compare(c, [](auto x, auto y) { return x == y; }); }
-bp_status_t Ne(const bp_kernel_call_t* c) { return Compare(c, [](auto x, auto y) { return x != y; }); }
-bp_status_t Lt(const bp_kernel_call_t* c) { return Compare(c, [](auto x, auto y) { return x < y; }); }
-bp_status_t Le(const bp_kernel_call_t* c) { return Compare(c, [](auto x, auto y) { return x <= y; }); }
-bp_status_t Gt(const bp_kernel_call_t* c) { return Compare(c, [](auto x, auto y) { return x > y; }); }
-bp_status_t Ge(const bp_kernel_call_t* c) { return Compare(c, [](auto x, auto y) { return x >= y; }); }
+bp_status_t Eq(const bp_kernel_call_t* c) {
+  return Compare(c, simd::CmpOp::kEq, [](auto x, auto y) { return x == y; });
+}
+bp_status_t Ne(const bp_kernel_call_t* c) {
+  return Compare(c, simd::CmpOp::kNe, [](auto x, auto y) { return x != y; });
+}
+bp_status_t Lt(const bp_kernel_call_t* c) {
+  return Compare(c, simd::CmpOp::kLt, [](auto x, auto y) { return x < y; });
+}
+bp_status_t Le(const bp_kernel_call_t* c) {
+  return Compare(c, simd::CmpOp::kLe, [](auto x, auto y) { return x <= y; });
+}
+bp_status_t Gt(const bp_kernel_call_t* c) {
+  return Compare(c, simd::CmpOp::kGt, [](auto x, auto y) { return x > y; });
+}
+bp_status_t Ge(const bp_kernel_call_t* c) {
+  return Compare(c, simd::CmpOp::kGe, [](auto x, auto y) { return x >= y; });
+}
 
 bp_status_t Where(const bp_kernel_call_t* call) {
   const DLTensor* cond = bp_kit_tensor_arg(call, BP_ARG_WHERE_SELF_CONDITION);
@@ -43,6 +66,14 @@ bp_status_t Where(const bp_kernel_call_t* call) {
                 DtypeName(DtypeOf(cond->dtype)));
   const DType dt = DtypeOf(out->dtype);
   if (dt == DType::kInvalid) return FailDtype(call, *out);
+  if (dt == DType::kFloat32 && DtypeOf(a->dtype) == dt && DtypeOf(b->dtype) == dt && UseVecRows(*out)) {
+    const DLTensor* ops[4] = {out, cond, a, b};
+    VecRows(ops, [](char* const* p, const int64_t* s, int64_t n) {
+      simd::WhereF32(reinterpret_cast<const bool*>(p[1]), s[1], reinterpret_cast<const float*>(p[2]), s[2],
+                     reinterpret_cast<const float*>(p[3]), s[3], reinterpret_cast<float*>(p[0]), n);
+    });
+    return BP_STATUS_OK;
+  }
   return Dispatch(dt, BP_STATUS_INTERNAL, [&](auto tag) -> bp_status_t {
     using T = typename decltype(tag)::type;
     // Select the stored values (no opmath round trip): bit-exact for float16.

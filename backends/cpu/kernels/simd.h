@@ -59,6 +59,19 @@ void LayerNormRowF32(const float* x, float* y, int64_t n, const float* w, const 
 void TransposeU32(const uint32_t* src, int64_t src_pitch, uint32_t* dst, int64_t dst_pitch, int64_t rows,
                   int64_t cols);
 
+// Binary pointwise functions over n elements: each input is a unit-stride row
+// (step 1) or one element broadcast (step 0); y is a unit-stride row that may
+// alias an input row exactly. Exact IEEE arithmetic, so they match the
+// scalar kernels bit for bit (simd_binary.cpp).
+enum class BinOp { kAdd, kSub, kMul, kDiv };
+enum class CmpOp { kEq, kNe, kLt, kLe, kGt, kGe };
+// y[i] = a[i] op b[i].
+void BinaryF32(BinOp op, const float* a, int64_t sa, const float* b, int64_t sb, float* y, int64_t n);
+// y[i] = a[i] op b[i]; false where either side is NaN, except ne (true).
+void CompareF32(CmpOp op, const float* a, int64_t sa, const float* b, int64_t sb, bool* y, int64_t n);
+// y[i] = c[i] ? a[i] : b[i], the stored bits selected.
+void WhereF32(const bool* c, int64_t sc, const float* a, int64_t sa, const float* b, int64_t sb, float* y, int64_t n);
+
 // Name of the instruction set the dispatcher picked (for benchmarks).
 const char* TargetName();
 

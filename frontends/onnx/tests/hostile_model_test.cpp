@@ -13,6 +13,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
+#include <iterator>
 #include <string>
 #include <vector>
 
@@ -229,6 +230,42 @@ TEST_F(HostileModelTest, TimeoutEndsAKernelThatNeverReturns) {
   r = run(bp_run(model + " --plugin " + dir_ + "/nothere.so --device cpu --seed 1"));
   EXPECT_EQ(r.code, 2) << r.out;
   EXPECT_NE(r.out.find("--plugin " + dir_ + "/nothere.so"), std::string::npos) << r.out;
+}
+
+// --threads sets the CPU backend's intra-op threads: the same bytes out with
+// 1 and 2 threads on a model large enough to split across threads, and
+// values that are not a positive integer are bad input naming the option.
+TEST_F(HostileModelTest, ThreadsOptionKeepsResultsAndRefusesBadValues) {
+  Graph g;
+  g.input("a", {300000});
+  g.input("b", {300000});
+  g.output("y", {300000});
+  g.node("Div", {"a", "b"}, {"y"});
+  const std::string model = g.save(dir_ + "/div.onnx");
+  const std::string out1 = dir_ + "/t1", out2 = dir_ + "/t2";
+  ASSERT_EQ(mkdir(out1.c_str(), 0700), 0);
+  ASSERT_EQ(mkdir(out2.c_str(), 0700), 0);
+  ToolRun r = run(bp_run(model + " --device cpu --seed 7 --threads 1 --output-dir " + out1));
+  ASSERT_EQ(r.code, 0) << r.out;
+  r = run(bp_run(model + " --device cpu --seed 7 --threads 2 --output-dir " + out2));
+  ASSERT_EQ(r.code, 0) << r.out;
+  auto slurp = [](const std::string& path) {
+    std::ifstream f(path, std::ios::binary);
+    return std::string(std::istreambuf_iterator<char>(f), {});
+  };
+  const std::string y1 = slurp(out1 + "/y.npy");
+  EXPECT_GT(y1.size(), 300000u * 4);
+  EXPECT_EQ(y1, slurp(out2 + "/y.npy"));
+  for (const char* bad : {"0", "-1"}) {
+    r = run(bp_run(model + " --device cpu --seed 7 --threads " + bad));
+    EXPECT_EQ(r.code, 2) << bad << ": " << r.out;
+    EXPECT_NE(r.out.find(std::string("--threads: intra-op threads: expected a positive integer but got ") + bad),
+              std::string::npos)
+        << r.out;
+  }
+  r = run(bp_run(model + " --device cpu --seed 7 --threads x"));
+  EXPECT_EQ(r.code, 2) << r.out;
+  EXPECT_NE(r.out.find("--threads"), std::string::npos) << r.out;
 }
 
 }  // namespace

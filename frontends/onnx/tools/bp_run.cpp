@@ -16,6 +16,7 @@
 #include "bponnx/graph.h"
 #include "bponnx/npy.h"
 #include "bponnx/observe.h"
+#include "bponnx/threads.h"
 #include "run_guard.h"
 #include "run_report.h"
 
@@ -29,6 +30,7 @@ const char* kHelpFooter = R"(Examples:
   bp-run model.onnx --device opencl:0 --report --trace trace.json
   bp-run model.onnx --device vendor_sim --shadow     # first node that differs from the CPU
   bp-run model.onnx --bench 20                       # warm-up, then median and min per run
+  bp-run model.onnx --device cpu --threads 2 --bench 20  # the CPU kernels on 2 threads
   bp-run model.onnx --input input=x.npy --expect output_0=y.npy --expect-rtol 1e-3
   bp-run model.onnx --plugin ./build/libmy_backend.so --device my_backend --timeout 60
 
@@ -159,6 +161,8 @@ static int run_tool(int argc, char** argv) {
   std::vector<std::string> input_specs, expect_specs, no_opt;
   int bench = 0, warmup = 0;
   uint64_t seed = 0;
+  int threads = 0;
+  bool threads_given = false;
   bool report = false, shadow = false, seed_given = false;
   std::vector<std::string> plugins;
   double timeout_s = 0;
@@ -200,6 +204,9 @@ static int run_tool(int argc, char** argv) {
   app.add_option("--no-opt", no_opt,
                  "turn the graph optimizer's pass PASS off (repeatable; 'all': every pass). Passes: " + pass_names)
       ->type_name("PASS");
+  app.add_option("--threads", threads,
+                 "intra-op threads of the CPU backend (as OMP_NUM_THREADS; default: that variable, else one per core)")
+      ->each([&](const std::string&) { threads_given = true; });
   app.add_option("--seed", seed, "seed of the random inputs (default: from the clock; printed)")->each([&](const std::string&) { seed_given = true; });
   try {
     app.parse(argc, argv);
@@ -214,6 +221,11 @@ static int run_tool(int argc, char** argv) {
   bponnx::Model model;
   if (!bponnx::Model::load(model_path, &model, &err)) {
     std::fprintf(stderr, "bp-run: %s\n", err.c_str());
+    return kExitBadInput;
+  }
+  // Before the context loads the CPU plugin, whose OpenMP runtime reads it once.
+  if (threads_given && !bponnx::set_intra_op_threads(threads, &err)) {
+    std::fprintf(stderr, "bp-run: --threads: %s\n", err.c_str());
     return kExitBadInput;
   }
   bp_context_t* ctx = nullptr;
