@@ -5,6 +5,7 @@
 #include <backplane/plugin_kit.h>
 #include <gtest/gtest.h>
 
+#include <cstddef>
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -166,6 +167,47 @@ TEST(PluginKitKernelTable, OtherErrorsStopAndAreReturned) {
   EXPECT_EQ(bp_kit_register_kernels(nullptr, registrar, table, 2, nullptr), BP_STATUS_INVALID_ARGUMENT);
   EXPECT_EQ(bp_kit_register_kernels(&host, registrar, nullptr, 1, nullptr), BP_STATUS_INVALID_ARGUMENT);
   EXPECT_EQ(bp_kit_register_kernels(&host, registrar, nullptr, 0, nullptr), BP_STATUS_OK);
+}
+
+// A stand-in register_kernel_dtypes: Register's policy, recording each mask.
+std::vector<uint64_t> g_masks;
+bp_status_t RegisterDtypes(bp_registrar_t* r, const char* op, bp_kernel_fn fn, void* data, uint32_t flags,
+                           uint64_t mask) {
+  const bp_status_t st = Register(r, op, fn, data, flags);
+  if (st == BP_STATUS_OK) g_masks.push_back(mask);
+  return st;
+}
+
+TEST(PluginKitKernelTable, DtypeTableRegistersEachRowsMaskOnA13Host) {
+  bp_host_api_t host{};
+  host.struct_size = sizeof(host);
+  host.register_kernel = Register;
+  host.register_kernel_dtypes = RegisterDtypes;
+  int state = 0, own = 0;
+  auto* registrar = reinterpret_cast<bp_registrar_t*>(&state);
+  const bp_kit_kernel_dtypes_t table[] = {{BP_OP_ADD_TENSOR, Kernel, nullptr, BP_DTYPE_MASK_ALL},
+                                          {"future_op.Tensor", Kernel, nullptr, BP_DTYPE_MASK_FLOAT32},
+                                          {BP_OP_RELU, Kernel, &own, BP_DTYPE_MASK_FLOATING}};
+  g_registered.clear();
+  g_data.clear();
+  g_masks.clear();
+  EXPECT_EQ(bp_kit_register_kernels_dtypes(&host, registrar, table, 3, &state), BP_STATUS_OK);
+  EXPECT_EQ(g_registered, (std::vector<std::string>{"add.Tensor", "relu"}));
+  EXPECT_EQ(g_data, (std::vector<void*>{&state, &own}));
+  EXPECT_EQ(g_masks, (std::vector<uint64_t>{BP_DTYPE_MASK_ALL, BP_DTYPE_MASK_FLOATING}));
+
+  // A 1.2 host (no register_kernel_dtypes): register_kernel, without masks.
+  host.struct_size = offsetof(bp_host_api_t, register_kernel_dtypes);
+  g_registered.clear();
+  g_masks.clear();
+  EXPECT_EQ(bp_kit_register_kernels_dtypes(&host, registrar, table, 3, &state), BP_STATUS_OK);
+  EXPECT_EQ(g_registered, (std::vector<std::string>{"add.Tensor", "relu"}));
+  EXPECT_TRUE(g_masks.empty());
+
+  const bp_kit_kernel_dtypes_t refused[] = {{"refused", Kernel, nullptr, BP_DTYPE_MASK_ALL}};
+  EXPECT_EQ(bp_kit_register_kernels_dtypes(&host, registrar, refused, 1, nullptr), BP_STATUS_INVALID_ARGUMENT);
+  EXPECT_EQ(bp_kit_register_kernels_dtypes(&host, registrar, nullptr, 1, nullptr), BP_STATUS_INVALID_ARGUMENT);
+  EXPECT_EQ(bp_kit_register_kernels_dtypes(nullptr, registrar, table, 1, nullptr), BP_STATUS_INVALID_ARGUMENT);
 }
 
 }  // namespace

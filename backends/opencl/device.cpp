@@ -5,6 +5,7 @@
 #include <CL/cl_ext.h>
 
 #include <algorithm>
+#include <cstdlib>
 #include <cstring>
 
 #include "plugin.h"
@@ -81,6 +82,10 @@ Status EnumerateDevices(Backend* backend) {
   }
   std::vector<cl_platform_id> platforms(num_platforms);
   BPCL_CL(clGetPlatformIDs(num_platforms, platforms.data(), nullptr), "clGetPlatformIDs");
+  // BACKPLANE_OPENCL_NO_FP64=1: every device runs as one without cl_khr_fp64
+  // (float64 goes to the fallback), to check that path where devices have it.
+  const char* no_fp64_env = secure_getenv("BACKPLANE_OPENCL_NO_FP64");
+  const bool no_fp64 = no_fp64_env != nullptr && no_fp64_env[0] != '\0' && no_fp64_env[0] != '0';
   std::string skipped;
   for (cl_platform_id p : platforms) {
     cl_uint n = 0;
@@ -107,7 +112,7 @@ Status EnumerateDevices(Backend* backend) {
       d->mem_base_align_bytes = DeviceValue<cl_uint>(id, CL_DEVICE_MEM_BASE_ADDR_ALIGN, 1024) / 8;
       d->max_work_group_size = DeviceValue<size_t>(id, CL_DEVICE_MAX_WORK_GROUP_SIZE, 1);
       d->max_parameter_size = DeviceValue<size_t>(id, CL_DEVICE_MAX_PARAMETER_SIZE, 1024);
-      d->fp64 = HasExtension(d->extensions, "cl_khr_fp64");
+      d->fp64 = !no_fp64 && HasExtension(d->extensions, "cl_khr_fp64");
       d->fp16 = HasExtension(d->extensions, "cl_khr_fp16");
       d->local_mem_is_global =
           DeviceValue<cl_device_local_mem_type>(id, CL_DEVICE_LOCAL_MEM_TYPE, CL_LOCAL) == CL_GLOBAL;

@@ -90,7 +90,9 @@ bp_status_t Init(const bp_plugin_init_args_t* args) {
     t.event_destroy = EventDestroy;
     t.shutdown = Shutdown;
 
-    const bp_status_t rc = RegisterKernels(host, args->registrar);
+    bool fp64 = false;
+    for (const auto& d : b->devices) fp64 = fp64 || d->fp64;
+    const bp_status_t rc = RegisterKernels(host, args->registrar, fp64);
     if (rc != BP_STATUS_OK) {
       // The host unloads us without shutdown: free everything first. The
       // host's own message (set_error) stays the last error.

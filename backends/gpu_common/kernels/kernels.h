@@ -64,10 +64,10 @@ bp_status_t MatmulEntry(const bp_kernel_call_t* call);
 bp_status_t AddmmEntry(const bp_kernel_call_t* call);
 bp_status_t LinearEntry(const bp_kernel_call_t* call);
 
-// register.cpp: registers each kernel under its operator name (during init)
-// with bp_kit_register_kernels: an operator the host does not know is skipped
-// (the host warns, naming it); any other failure is returned (the host's
-// set_error already holds the message).
+// register.cpp: registers each kernel under its operator name with the
+// compute dtypes it runs (during init, bp_kit_register_kernels_dtypes): an
+// operator the host does not know is skipped (the host warns, naming it); any
+// other failure is returned (the host's set_error already holds the message).
 bp_status_t RegisterKernels(const bp_host_api_t* host, bp_registrar_t* registrar);
 // Operators the registration table covers (for tests and logs).
 int32_t NumRegisteredOps();

@@ -137,9 +137,9 @@ Status RunCat(const bp_kernel_call_t* call) {
 }  // namespace
 
 void AddCopyKernels(std::vector<KernelReg>* out) {
-  out->push_back({BP_OP_COPY_, WrapKernel<RunCopy>, nullptr});
-  out->push_back({BP_OP_FILL__SCALAR, WrapKernel<RunFill>, nullptr});
-  out->push_back({BP_OP_CAT, WrapKernel<RunCat>, nullptr});
+  out->push_back({BP_OP_COPY_, WrapKernel<RunCopy>, nullptr, BP_DTYPE_MASK_ALL});
+  out->push_back({BP_OP_FILL__SCALAR, WrapKernel<RunFill>, nullptr, BP_DTYPE_MASK_ALL});
+  out->push_back({BP_OP_CAT, WrapKernel<RunCat>, nullptr, BP_DTYPE_MASK_ALL});
 }
 
 }  // namespace bpcl

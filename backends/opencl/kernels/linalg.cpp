@@ -198,9 +198,10 @@ const Lin kMatmul = Lin::kMatmul, kAddmm = Lin::kAddmm, kLinear = Lin::kLinear;
 }  // namespace
 
 void AddLinalgKernels(std::vector<KernelReg>* out) {
-  out->push_back({BP_OP_MATMUL, WrapKernel<RunLinalg>, const_cast<Lin*>(&kMatmul)});
-  out->push_back({BP_OP_ADDMM, WrapKernel<RunLinalg>, const_cast<Lin*>(&kAddmm)});
-  out->push_back({BP_OP_LINEAR, WrapKernel<RunLinalg>, const_cast<Lin*>(&kLinear)});
+  // RunLinalg takes floating dtypes only.
+  out->push_back({BP_OP_MATMUL, WrapKernel<RunLinalg>, const_cast<Lin*>(&kMatmul), BP_DTYPE_MASK_FLOATING});
+  out->push_back({BP_OP_ADDMM, WrapKernel<RunLinalg>, const_cast<Lin*>(&kAddmm), BP_DTYPE_MASK_FLOATING});
+  out->push_back({BP_OP_LINEAR, WrapKernel<RunLinalg>, const_cast<Lin*>(&kLinear), BP_DTYPE_MASK_FLOATING});
 }
 
 }  // namespace bpcl

@@ -177,10 +177,26 @@ const Entry kOps[] = {
     {BP_OP_SILU, {"silu", PwKind::kUnaryFloat}},
 };
 
+// The compute dtypes of each kind: RunPointwise declines integers and bool
+// for true division and floating math. div.Tensor_mode takes every dtype:
+// only its rounding_mode None needs a floating one (an argument, decided at
+// run time).
+uint64_t KindDtypes(PwKind kind) {
+  switch (kind) {
+    case PwKind::kTrueDiv:
+    case PwKind::kUnaryFloat:
+    case PwKind::kGelu:
+      return BP_DTYPE_MASK_FLOATING;
+    default:
+      return BP_DTYPE_MASK_ALL;
+  }
+}
+
 }  // namespace
 
 void AddPointwiseKernels(std::vector<KernelReg>* out) {
-  for (const Entry& e : kOps) out->push_back({e.op_name, PointwiseKernel, const_cast<PwOp*>(&e.op)});
+  for (const Entry& e : kOps)
+    out->push_back({e.op_name, PointwiseKernel, const_cast<PwOp*>(&e.op), KindDtypes(e.op.kind)});
 }
 
 }  // namespace bpcl

@@ -22,6 +22,7 @@ size_t GroupSize(const Device* d, size_t cap) {
 namespace {
 
 struct ReduceOp {
+  const char* op_name;  // functional schema name
   const char* base;
   bool floating_only;
   bool is_argmax;
@@ -151,20 +152,22 @@ Status RunReduce(const bp_kernel_call_t* call) {
   return Launch(ctx, "reduce", src::k_reduce, options, kname.c_str(), args, 1, &global, &L);
 }
 
-const ReduceOp kSum{"sum", false, false};
-const ReduceOp kMean{"mean", true, false};
-const ReduceOp kAmax{"amax", false, false};
-const ReduceOp kAmin{"amin", false, false};
-const ReduceOp kArgmax{"argmax", false, true};
+const ReduceOp kSum{BP_OP_SUM_DIM_INTLIST, "sum", false, false};
+const ReduceOp kMean{BP_OP_MEAN_DIM, "mean", true, false};
+const ReduceOp kAmax{BP_OP_AMAX, "amax", false, false};
+const ReduceOp kAmin{BP_OP_AMIN, "amin", false, false};
+const ReduceOp kArgmax{BP_OP_ARGMAX, "argmax", false, true};
 
 }  // namespace
 
 void AddReduceKernels(std::vector<KernelReg>* out) {
-  out->push_back({BP_OP_SUM_DIM_INTLIST, WrapKernel<RunReduce>, const_cast<ReduceOp*>(&kSum)});
-  out->push_back({BP_OP_MEAN_DIM, WrapKernel<RunReduce>, const_cast<ReduceOp*>(&kMean)});
-  out->push_back({BP_OP_AMAX, WrapKernel<RunReduce>, const_cast<ReduceOp*>(&kAmax)});
-  out->push_back({BP_OP_AMIN, WrapKernel<RunReduce>, const_cast<ReduceOp*>(&kAmin)});
-  out->push_back({BP_OP_ARGMAX, WrapKernel<RunReduce>, const_cast<ReduceOp*>(&kArgmax)});
+  for (const ReduceOp* op : {&kSum, &kMean, &kAmax, &kAmin, &kArgmax}) {
+    // The dtypes RunReduce takes: floating only, or every dtype but bool for argmax.
+    const uint64_t dtypes = op->floating_only ? BP_DTYPE_MASK_FLOATING
+                            : op->is_argmax   ? BP_DTYPE_MASK_ALL & ~BP_DTYPE_MASK_BOOL
+                                              : BP_DTYPE_MASK_ALL;
+    out->push_back({op->op_name, WrapKernel<RunReduce>, const_cast<ReduceOp*>(op), dtypes});
+  }
 }
 
 }  // namespace bpcl

@@ -90,8 +90,10 @@ Status RunSoftmax(const bp_kernel_call_t* call) {
 void AddSoftmaxKernels(std::vector<KernelReg>* out) {
   static const char kSoftmax[] = "softmax";
   static const char kLogSoftmax[] = "log_softmax";
-  out->push_back({BP_OP_SOFTMAX_INT, WrapKernel<RunSoftmax>, const_cast<char*>(kSoftmax)});
-  out->push_back({BP_OP_LOG_SOFTMAX_INT, WrapKernel<RunSoftmax>, const_cast<char*>(kLogSoftmax)});
+  // RunSoftmax takes floating dtypes only.
+  out->push_back({BP_OP_SOFTMAX_INT, WrapKernel<RunSoftmax>, const_cast<char*>(kSoftmax), BP_DTYPE_MASK_FLOATING});
+  out->push_back(
+      {BP_OP_LOG_SOFTMAX_INT, WrapKernel<RunSoftmax>, const_cast<char*>(kLogSoftmax), BP_DTYPE_MASK_FLOATING});
 }
 
 }  // namespace bpcl
