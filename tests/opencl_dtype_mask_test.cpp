@@ -115,11 +115,11 @@ TEST_F(OpenclDtypeMask, UndeclaredDtypeIsRoutedFromTheMaskAndMatchesTheCpu) {
     EXPECT_THAT(LastError(), HasSubstr("for compute dtype float64 (its kernel takes "));
     ASSERT_EQ(bp_context_set_strict_fallback(ctx_, 0), BP_STATUS_OK);
 
-    // bp_plan_info cannot show this route yet: a plan's route is decided
-    // without the call's dtypes (dispatch_plan.cpp DecidePlanRoute), so it
-    // reads NATIVE; the call is rerouted from the mask (counts below).
+    // The plan's route is decided from the mask at prepare time
+    // (bp_plan_info shows it), and the call takes it (counts below).
     bp_call_plan_t* plan = Prepare(op, args);
     ASSERT_NE(plan, nullptr);
+    EXPECT_EQ(RouteOf(plan), BP_PLAN_ROUTE_HOST_FALLBACK);
     bp_tensor_t* got = Run(plan, args);
     ASSERT_NE(got, nullptr);
     EXPECT_EQ(bp_tensor_device(got).backend, backend_) << "the fallback's result lives on the call's device";

@@ -77,7 +77,10 @@ Status PreparePlan(bp_context_t* ctx, const bp_op_t* op, const bp_arg_signature_
                    std::unique_ptr<bp_call_plan_t>* out);
 
 // The route of `op` on the device `dev` (the one place a route is decided).
-void DecidePlanRoute(bp_context_t* ctx, const bp_op_t* op, DeviceState* dev, Status* status, Route* route);
+// `dtypes`: the call's compute dtypes (a DtypeBit mask) when the signature
+// decides them, else 0.
+void DecidePlanRoute(bp_context_t* ctx, const bp_op_t* op, DeviceState* dev, uint32_t dtypes, Status* status,
+                     Route* route);
 
 // Frees the plans the operators' caches held (the context's destructor).
 void FreeCachedPlans(bp_context_t* ctx);

@@ -30,28 +30,22 @@ std::string SignatureText(bp_context_t* ctx, const bp_arg_signature_t& s) {
                 : "device " + std::to_string(s.device.backend) + ":" + std::to_string(s.device.index));
 }
 
-// Whether the plan's meta result lets FastRun serve its calls: the meta
-// function, run once on tensors of the signature's dtypes, devices and ranks
-// (sizes 1), asks for no cast, no temporary and one output, which the
-// mutated argument (if any) already has the dtype of. Only operators whose
-// meta function reads no argument value (SetupFastPath) get here.
-bool FastEligible(bp_context_t* ctx, const bp_op_t* op, const bp_call_plan_t& plan, DLDataType* out_dtype) {
-  if (!op->fast || (plan.route_kind != BP_PLAN_ROUTE_NATIVE && plan.route_kind != BP_PLAN_ROUTE_BACKEND_FALLBACK)) {
-    return false;
-  }
-  Bound b;
+// Binds the meta arguments of a signature of tensors and scalars: tensors
+// of the signature's dtypes, devices and ranks, sizes 1 (what a plan knows
+// of a call). False when the signature has other kinds (lists, strings:
+// values a meta function reads) or leaves out an argument without default.
+bool BindSignature(const bp_op_t* op, const bp_call_plan_t& plan, Bound* b) {
   for (int32_t i = 0; i < op->num_args; ++i) {
     const bool given = i < plan.num_args;
     if (!given && !op->has_default[i]) return false;
     const int32_t kind = given ? plan.sig[i].kind : op->defaults[i].kind;
-    MetaArg& m = b.margs[i];
+    MetaArg& m = b->margs[i];
     m = MetaArg{};
     m.kind = kind;
     if (kind == BP_VALUE_TENSOR) {
       if (!given) return false;
       const bp_arg_signature_t& s = plan.sig[i];
-      if (s.device.backend != plan.device.backend || s.device.index != plan.device.index) return false;
-      Geometry& g = b.geos[i];
+      Geometry& g = b->geos[i];
       g = Geometry{};
       g.ndim = s.ndim;
       g.dtype = s.dtype;
@@ -61,15 +55,45 @@ bool FastEligible(bp_context_t* ctx, const bp_op_t* op, const bp_call_plan_t& pl
         g.strides[d] = 1;
       }
       m.tensor = &g;
-    } else if (kind != BP_VALUE_INT && kind != BP_VALUE_DOUBLE && kind != BP_VALUE_BOOL) {
-      return false;  // a fast operator takes tensors and scalars (SetupFastPath)
+    } else if (kind != BP_VALUE_INT && kind != BP_VALUE_DOUBLE && kind != BP_VALUE_BOOL && kind != BP_VALUE_NONE) {
+      return false;
     }
   }
+  return true;
+}
+
+// The meta function's result for the plan's signature (BindSignature), and
+// the call's compute dtypes (InferPlan's). False when it cannot be known
+// from the signature alone: the call's own meta run decides then.
+bool SignatureMeta(const bp_op_t* op, const bp_call_plan_t& plan, Bound* b, MetaPlan* meta, uint32_t* dtypes) {
+  if (op->kind != OpKind::kKernel || op->meta == nullptr || !BindSignature(op, plan, b)) return false;
+  return InferPlan(op, *b, meta, dtypes).ok();
+}
+
+// Whether the plan's meta result lets FastRun serve its calls: the meta
+// function, run once on the signature (SignatureMeta), asks for no cast, no
+// temporary and one output, which the mutated argument (if any) already has
+// the dtype of. Only operators whose meta function reads no argument value
+// (SetupFastPath) get here.
+bool FastEligible(const bp_op_t* op, const bp_call_plan_t& plan, DLDataType* out_dtype) {
+  if (!op->fast || (plan.route_kind != BP_PLAN_ROUTE_NATIVE && plan.route_kind != BP_PLAN_ROUTE_BACKEND_FALLBACK)) {
+    return false;
+  }
+  for (int32_t i = 0; i < plan.num_args; ++i) {
+    const bp_arg_signature_t& s = plan.sig[i];
+    if (s.kind == BP_VALUE_TENSOR && (s.device.backend != plan.device.backend || s.device.index != plan.device.index)) {
+      return false;
+    }
+  }
+  Bound b;
   Uninit<MetaPlan> meta_storage;
   MetaPlan& meta = meta_storage.value;
   uint32_t dtypes = 0;
-  if (!InferPlan(op, b, &meta, &dtypes).ok() || meta.num_outputs != 1 || meta.no_output_alias) return false;
-  // A native kernel whose dtype mask lacks the compute dtype: CallOp reroutes such calls.
+  if (!SignatureMeta(op, plan, &b, &meta, &dtypes) || meta.num_outputs != 1 || meta.no_output_alias) return false;
+  for (int32_t i = 0; i < op->num_args; ++i) {
+    if (b.margs[i].kind == BP_VALUE_NONE) return false;  // a fast operator takes tensors and scalars (SetupFastPath)
+  }
+  // A native kernel whose dtype mask lacks the compute dtype: such plans are routed elsewhere.
   if (plan.route_kind == BP_PLAN_ROUTE_NATIVE && !KernelTakes(plan.route.kernel, dtypes)) return false;
   for (int32_t i = 0; i < op->num_meta_args; ++i) {
     if (meta.cast_to[i].bits != 0 && !DtypeEqual(meta.cast_to[i], b.geos[i].dtype)) return false;
@@ -77,7 +101,6 @@ bool FastEligible(bp_context_t* ctx, const bp_op_t* op, const bp_call_plan_t& pl
   }
   const int32_t mut = op->mutated_arg;
   if (mut >= 0 && !DtypeEqual(plan.sig[mut].dtype, meta.outputs[0].dtype)) return false;
-  (void)ctx;
   *out_dtype = meta.outputs[0].dtype;
   return true;
 }
@@ -129,10 +152,11 @@ bool SignatureOf(const bp_value_t& v, bp_arg_signature_t* out) {
   return true;
 }
 
-void DecidePlanRoute(bp_context_t* ctx, const bp_op_t* op, DeviceState* dev, Status* status, Route* route) {
-  // Dtypes unknown here (0): a native kernel whose mask lacks a call's
-  // compute dtypes is rerouted per call (CallOp) and never runs fast.
-  *status = DecideRoute(ctx, op, dev->slot->id, 0, route);
+void DecidePlanRoute(bp_context_t* ctx, const bp_op_t* op, DeviceState* dev, uint32_t dtypes, Status* status,
+                     Route* route) {
+  // dtypes 0 (not known from the signature): a native kernel whose mask
+  // lacks a call's compute dtypes is rerouted per call (CallOp).
+  *status = DecideRoute(ctx, op, dev->slot->id, dtypes, route);
 }
 
 Status PreparePlan(bp_context_t* ctx, const bp_op_t* op, const bp_arg_signature_t* sig, int32_t num_args,
@@ -168,7 +192,15 @@ Status PreparePlan(bp_context_t* ctx, const bp_op_t* op, const bp_arg_signature_
   Status st = SignatureKey(ctx, op, *plan, &plan->device);
   if (st.ok()) st = ResolveDevice(ctx, plan->device, op->name.c_str(), &plan->dev);
   if (st.ok() && plan->route_kind != BP_PLAN_ROUTE_CORE) {
-    DecidePlanRoute(ctx, op, plan->dev, &st, &plan->route);
+    // The compute dtypes when the signature decides them, so a kernel's
+    // dtype mask routes the plan now (bp_plan_info tells the route).
+    uint32_t dtypes = 0;
+    {
+      Bound b;
+      Uninit<MetaPlan> meta;
+      if (!SignatureMeta(op, *plan, &b, &meta.value, &dtypes)) dtypes = 0;
+    }
+    DecidePlanRoute(ctx, op, plan->dev, dtypes, &st, &plan->route);
     if (st.ok()) {
       plan->route_kind = plan->route.kind == RouteKind::kNative            ? BP_PLAN_ROUTE_NATIVE
                          : plan->route.kind == RouteKind::kBackendFallback ? BP_PLAN_ROUTE_BACKEND_FALLBACK
@@ -180,7 +212,7 @@ Status PreparePlan(bp_context_t* ctx, const bp_op_t* op, const bp_arg_signature_
     plan->dev = nullptr;
     plan->route_status = std::move(st);
   }
-  plan->fast = FastEligible(ctx, op, *plan, &plan->out_dtype);
+  plan->fast = FastEligible(op, *plan, &plan->out_dtype);
   plan->check_sizes = !WritesOneValue(op->meta);
   *out = std::move(plan);
   return Status::Ok();
