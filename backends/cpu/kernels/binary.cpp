@@ -56,8 +56,9 @@ inline Operands Get(const bp_kernel_call_t* call) {
 // All-float32 operands run through the vector kernel (contiguous and
 // broadcast rows); false leaves the call to the scalar loop.
 bool VecF32(const Operands& o, simd::BinOp op) {
-  if (o.dt != DType::kFloat32 || DtypeOf(o.a->dtype) != DType::kFloat32 || DtypeOf(o.b->dtype) != DType::kFloat32 ||
-      !UseVecRows(*o.out))
+  // The size first: a small call (the common one-element case) leaves at once.
+  if (!UseVecRows(*o.out) || o.dt != DType::kFloat32 || DtypeOf(o.a->dtype) != DType::kFloat32 ||
+      DtypeOf(o.b->dtype) != DType::kFloat32)
     return false;
   const DLTensor* ops[3] = {o.out, o.a, o.b};
   VecRows(ops, [op](char* const* p, const int64_t* s, int64_t n) {
