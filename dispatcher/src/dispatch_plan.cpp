@@ -71,11 +71,12 @@ bool SignatureMeta(const bp_op_t* op, const bp_call_plan_t& plan, Bound* b, Meta
 }
 
 // Whether the plan's meta result lets FastRun serve its calls: the meta
-// function, run once on the signature (SignatureMeta), asks for no cast, no
-// temporary and one output, which the mutated argument (if any) already has
-// the dtype of. Only operators whose meta function reads no argument value
-// (SetupFastPath) get here.
-bool FastEligible(const bp_op_t* op, const bp_call_plan_t& plan, DLDataType* out_dtype) {
+// function, run once on the signature (SignatureMeta: `b`, `meta`,
+// `dtypes`), asks for no cast, no temporary and one output, which the
+// mutated argument (if any) already has the dtype of. Only operators whose
+// meta function reads no argument value (SetupFastPath) get here.
+bool FastEligible(const bp_op_t* op, const bp_call_plan_t& plan, const Bound& b, const MetaPlan& meta,
+                  uint32_t dtypes, DLDataType* out_dtype) {
   if (!op->fast || (plan.route_kind != BP_PLAN_ROUTE_NATIVE && plan.route_kind != BP_PLAN_ROUTE_BACKEND_FALLBACK)) {
     return false;
   }
@@ -85,11 +86,7 @@ bool FastEligible(const bp_op_t* op, const bp_call_plan_t& plan, DLDataType* out
       return false;
     }
   }
-  Bound b;
-  Uninit<MetaPlan> meta_storage;
-  MetaPlan& meta = meta_storage.value;
-  uint32_t dtypes = 0;
-  if (!SignatureMeta(op, plan, &b, &meta, &dtypes) || meta.num_outputs != 1 || meta.no_output_alias) return false;
+  if (meta.num_outputs != 1 || meta.no_output_alias) return false;
   for (int32_t i = 0; i < op->num_args; ++i) {
     if (b.margs[i].kind == BP_VALUE_NONE) return false;  // a fast operator takes tensors and scalars (SetupFastPath)
   }
@@ -191,15 +188,15 @@ Status PreparePlan(bp_context_t* ctx, const bp_op_t* op, const bp_arg_signature_
   }
   Status st = SignatureKey(ctx, op, *plan, &plan->device);
   if (st.ok()) st = ResolveDevice(ctx, plan->device, op->name.c_str(), &plan->dev);
+  // The meta result and compute dtypes when the signature decides them: a
+  // kernel's dtype mask routes the plan now (bp_plan_info tells the route),
+  // and the fast path is decided from them.
+  Bound b;
+  Uninit<MetaPlan> meta;
+  uint32_t dtypes = 0;
+  const bool meta_known = SignatureMeta(op, *plan, &b, &meta.value, &dtypes);
+  if (!meta_known) dtypes = 0;
   if (st.ok() && plan->route_kind != BP_PLAN_ROUTE_CORE) {
-    // The compute dtypes when the signature decides them, so a kernel's
-    // dtype mask routes the plan now (bp_plan_info tells the route).
-    uint32_t dtypes = 0;
-    {
-      Bound b;
-      Uninit<MetaPlan> meta;
-      if (!SignatureMeta(op, *plan, &b, &meta.value, &dtypes)) dtypes = 0;
-    }
     DecidePlanRoute(ctx, op, plan->dev, dtypes, &st, &plan->route);
     if (st.ok()) {
       plan->route_kind = plan->route.kind == RouteKind::kNative            ? BP_PLAN_ROUTE_NATIVE
@@ -212,7 +209,7 @@ Status PreparePlan(bp_context_t* ctx, const bp_op_t* op, const bp_arg_signature_
     plan->dev = nullptr;
     plan->route_status = std::move(st);
   }
-  plan->fast = FastEligible(op, *plan, &plan->out_dtype);
+  plan->fast = meta_known && FastEligible(op, *plan, b, meta.value, dtypes, &plan->out_dtype);
   plan->check_sizes = !WritesOneValue(op->meta);
   *out = std::move(plan);
   return Status::Ok();
@@ -234,8 +231,7 @@ constexpr size_t kMaxCachedPlans = 4096;
 
 bp_status_t CallUncached(bp_context_t* ctx, const bp_op_t* op, const bp_value_t* args, int32_t num_args,
                          bp_tensor_t** out_results, int32_t num_results, int free_slot, Status* error) {
-  // -2: arguments without a signature, or a call CallOp refuses with its message.
-  if (free_slot == -2) {
+  if (free_slot == kNoSignature) {
     *error = CallOp(ctx, op, args, num_args, out_results, num_results, nullptr);
     return error->code();
   }

@@ -9,8 +9,8 @@
 // kernel views. The rules stay the meta function's: the plan ran it for the
 // signature; here only the size-dependent parts run (broadcasting through
 // BroadcastSizes and meta::BroadcastStrides, the output's sizes, overlap).
-// Anything else returns false before any side effect and goes the generic
-// way, so messages and semantics stay exactly the generic path's.
+// Anything else is left to the generic path before any side effect
+// (FastResult::kNotServed), so messages and semantics stay exactly its own.
 // Why inline: a call is a few hundred instructions; separate functions per
 // step cost a good part of that in prologues, spills and reloads.
 #pragma once
@@ -189,11 +189,15 @@ __attribute__((always_inline)) inline bp_status_t RunPlan(const bp_call_plan_t& 
   return error->code();
 }
 
+// CallUncached's `free_slot` for a call no plan can serve: arguments without
+// a signature (a NULL tensor...), or an operator CallOp refuses.
+constexpr int kNoSignature = -2;
+
 // bp_op_call's miss: prepares the plan for the call's signature, caches it
 // (in `free_slot`, or the next slot round robin when it is -1) unless the
-// context holds its most cached plans, and runs it; or, for arguments
-// without a signature (a NULL tensor...), runs CallOp, which words the
-// error. Out of line (dispatch_plan.cpp): off the hit path.
+// context holds its most cached plans, and runs it; or, for kNoSignature,
+// runs CallOp, which words the error. Out of line (dispatch_plan.cpp): off
+// the hit path.
 bp_status_t CallUncached(bp_context_t* ctx, const bp_op_t* op, const bp_value_t* args, int32_t num_args,
                          bp_tensor_t** out_results, int32_t num_results, int free_slot, Status* error);
 
@@ -207,11 +211,13 @@ __attribute__((always_inline)) inline bp_status_t CallCached(bp_context_t* ctx, 
   int free_slot = -1;
   if (op->ctx != ctx || op->removed.load(std::memory_order_acquire) || num_args < 0 || num_args > op->num_args ||
       (num_args > 0 && args == nullptr)) {
-    return CallUncached(ctx, op, args, num_args, out_results, num_results, -2, error);
+    return CallUncached(ctx, op, args, num_args, out_results, num_results, kNoSignature, error);
   }
   uint64_t key[kMaxArgs];
   for (int32_t i = 0; i < num_args; ++i) {
-    if (!PackArg(args[i], &key[i])) return CallUncached(ctx, op, args, num_args, out_results, num_results, -2, error);
+    if (!PackArg(args[i], &key[i])) {
+      return CallUncached(ctx, op, args, num_args, out_results, num_results, kNoSignature, error);
+    }
   }
   const uint64_t generation = ctx->route_generation.load(std::memory_order_seq_cst);
   for (int s = 0; s < kPlanCacheSlots; ++s) {
