@@ -73,8 +73,9 @@ for t in "${targets[@]}"; do
       # The loader alone: it calls no operator, so libbackplane comes from the
       # default build (uninstrumented) for the symbols the library references.
       libs=(-L"$build_dir/lib" -Wl,-rpath,"$(cd "$build_dir" && pwd)/lib" -lbackplane -lonnx -lonnx_proto -lprotobuf)
-      # Every frontend source (a new mapping file joins without an edit here).
-      mapfile -t frontend < <(ls frontends/onnx/src/*.cpp)
+      # Every frontend source, its subdirectories (passes/) too: a new file
+      # joins without an edit here.
+      mapfile -t frontend < <(find frontends/onnx/src -name '*.cpp' | sort)
       build onnx_load_fuzz "${frontend[@]}"
       libs=() ;;
     *) echo "fuzz.sh: unknown target $t"; exit 2 ;;
