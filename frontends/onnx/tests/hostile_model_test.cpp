@@ -247,15 +247,22 @@ TEST_F(HostileModelTest, ThreadsOptionKeepsResultsAndRefusesBadValues) {
   ASSERT_EQ(mkdir(out2.c_str(), 0700), 0);
   ToolRun r = run(bp_run(model + " --device cpu --seed 7 --threads 1 --output-dir " + out1));
   ASSERT_EQ(r.code, 0) << r.out;
-  r = run(bp_run(model + " --device cpu --seed 7 --threads 2 --output-dir " + out2));
-  ASSERT_EQ(r.code, 0) << r.out;
   auto slurp = [](const std::string& path) {
     std::ifstream f(path, std::ios::binary);
     return std::string(std::istreambuf_iterator<char>(f), {});
   };
   const std::string y1 = slurp(out1 + "/y.npy");
   EXPECT_GT(y1.size(), 300000u * 4);
+#if defined(__SANITIZE_THREAD__)
+  // Not under ThreadSanitizer: libgomp is not built with it, so its barriers
+  // are invisible and an OpenMP worker's writes, read after the parallel
+  // region, are reported as races (why the tsan preset sets
+  // OMP_NUM_THREADS=1). The two-thread run is checked in the other builds.
+#else
+  r = run(bp_run(model + " --device cpu --seed 7 --threads 2 --output-dir " + out2));
+  ASSERT_EQ(r.code, 0) << r.out;
   EXPECT_EQ(y1, slurp(out2 + "/y.npy"));
+#endif
   for (const char* bad : {"0", "-1"}) {
     r = run(bp_run(model + " --device cpu --seed 7 --threads " + bad));
     EXPECT_EQ(r.code, 2) << bad << ": " << r.out;
