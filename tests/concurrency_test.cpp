@@ -110,4 +110,47 @@ TEST_F(ConcurrencyTest, DispatchWhileLoadingAndUnloading) {
   std::printf("backend slots used: %d, device calls: %ld\n", count, device_calls.load());
 }
 
+// The call counters are sharded by thread (a plain store on a thread's own
+// shard, an atomic add on the shared one): with more threads than shards,
+// and threads that exit and hand their shard on, every call is still counted.
+TEST_F(ConcurrencyTest, CallCountsStayExactAcrossManyThreads) {
+  ASSERT_EQ(bp_op_register_kernel(ctx_, Op("add.Tensor"), 0, HostAddF32, nullptr, 0, nullptr), BP_STATUS_OK);
+  bp_op_t* add = Op("add.Tensor");
+  uint64_t before = 0;
+  ASSERT_EQ(bp_native_count(ctx_, add, 0, &before), BP_STATUS_OK);
+  constexpr int kThreads = 9;
+  constexpr int kWaves = 3;
+  constexpr int kCalls = 2000;
+  std::atomic<int> bad{0};
+  for (int wave = 0; wave < kWaves; ++wave) {
+    std::vector<std::thread> threads;
+    for (int t = 0; t < kThreads; ++t) {
+      threads.emplace_back([&] {
+        bp_tensor_t* a = nullptr;
+        float v[2] = {1, 2};
+        int64_t n = 2;
+        if (bp_tensor_from_host(ctx_, kCpu, 1, &n, kF32, v, sizeof(v), &a) != BP_STATUS_OK) {
+          ++bad;
+          return;
+        }
+        for (int i = 0; i < kCalls; ++i) {
+          bp_value_t args[] = {T(a), T(a)};
+          bp_tensor_t* r = nullptr;
+          if (bp_op_call(ctx_, add, args, 2, &r, 1) != BP_STATUS_OK) {
+            ++bad;
+            continue;
+          }
+          bp_tensor_release(r);
+        }
+        bp_tensor_release(a);
+      });
+    }
+    for (auto& t : threads) t.join();
+  }
+  EXPECT_EQ(bad.load(), 0) << LastError();
+  uint64_t after = 0;
+  ASSERT_EQ(bp_native_count(ctx_, add, 0, &after), BP_STATUS_OK);
+  EXPECT_EQ(after - before, static_cast<uint64_t>(kWaves) * kThreads * kCalls);
+}
+
 }  // namespace

@@ -488,7 +488,7 @@ Status CopyInto(bp_context_t* ctx, bp_tensor_t* dst, bp_tensor_t* src) {
     bp_status_t rc = k.fn(&call);
     if (rc == BP_STATUS_OK) {
       if (!OutputsKept(call)) return OutputsReplaced(call, op->name, dev->slot->name);
-      const_cast<bp_op_t*>(op)->native_count[backend].fetch_add(1, std::memory_order_relaxed);
+      const_cast<bp_op_t*>(op)->native_count.Add(backend);
       return Status::Ok();
     }
     // UNIMPLEMENTED: the kernel declined this call (a dtype or layout it

@@ -118,8 +118,7 @@ __attribute__((always_inline)) inline bool RunRouteKernel(bp_context_t* ctx, con
     dev->slot->transfers.cast_count.fetch_add(1, std::memory_order_relaxed);
     return true;
   }
-  auto& counter = route.kind == RouteKind::kNative ? counted->native_count : counted->fallback_count;
-  counter[backend].fetch_add(1, std::memory_order_relaxed);
+  (route.kind == RouteKind::kNative ? counted->native_count : counted->fallback_count).Add(backend);
   return true;
 }
 

@@ -75,8 +75,8 @@ bool SignatureMeta(const bp_op_t* op, const bp_call_plan_t& plan, Bound* b, Meta
 // `dtypes`), asks for no cast, no temporary and one output, which the
 // mutated argument (if any) already has the dtype of. Only operators whose
 // meta function reads no argument value (SetupFastPath) get here.
-bool FastEligible(const bp_op_t* op, const bp_call_plan_t& plan, const Bound& b, const MetaPlan& meta,
-                  uint32_t dtypes, DLDataType* out_dtype) {
+bool FastEligible(const bp_op_t* op, const bp_call_plan_t& plan, const Bound& b, const MetaPlan& meta, uint32_t dtypes,
+                  DLDataType* out_dtype) {
   if (!op->fast || (plan.route_kind != BP_PLAN_ROUTE_NATIVE && plan.route_kind != BP_PLAN_ROUTE_BACKEND_FALLBACK)) {
     return false;
   }
@@ -258,26 +258,9 @@ bp_status_t CallUncached(bp_context_t* ctx, const bp_op_t* op, const bp_value_t*
     mop->plan_cache[free_slot].store(raw, std::memory_order_release);
   }
   // An uncached plan serves this call only (`fresh` frees it).
-  return RunPlan(*raw, args, num_args, out_results, num_results, error);
+  return RunPlan<false>(*raw, args, num_args, out_results, num_results, error);
 }
 
-namespace {
-
-// True when the arguments fit the plan's signature (the call path's check;
-// CheckFits words what does not fit).
-__attribute__((always_inline)) inline bool Fits(const bp_call_plan_t& plan, const bp_value_t* args,
-                                                int32_t num_args) {
-  if (num_args != plan.num_args || (num_args > 0 && args == nullptr)) return false;
-  uint64_t differ = 0;
-  for (int32_t i = 0; i < num_args; ++i) {
-    uint64_t k;
-    if (!PackArg(args[i], &k)) return false;
-    differ |= k ^ plan.key[i];
-  }
-  return differ == 0;
-}
-
-// INVALID_ARGUMENT naming the first argument that does not fit the plan.
 __attribute__((noinline)) Status CheckFits(const bp_call_plan_t& plan, const bp_value_t* args, int32_t num_args) {
   const bp_op_t* op = plan.op;
   if (num_args != plan.num_args) {
@@ -297,6 +280,8 @@ __attribute__((noinline)) Status CheckFits(const bp_call_plan_t& plan, const bp_
   }
   return Status::Ok();
 }
+
+namespace {
 
 Status StaleError(const bp_call_plan_t& plan) {
   return Error(BP_STATUS_FAILED_PRECONDITION,
@@ -389,11 +374,7 @@ BP_API bp_status_t bp_plan_call(bp_call_plan_t* plan, const bp_value_t* args, in
         plan->op->removed.load(std::memory_order_acquire)) {
       return SetLastError(StaleError(*plan));
     }
-    if (!Fits(*plan, args, num_args)) {
-      error = CheckFits(*plan, args, num_args);  // words why
-      if (!error.ok()) return SetLastError(error);
-    }
-    const bp_status_t rc = RunPlan(*plan, args, num_args, out_results, num_results, &error);
+    const bp_status_t rc = RunPlan<true>(*plan, args, num_args, out_results, num_results, &error);
     return __builtin_expect(rc == BP_STATUS_OK, 1) ? BP_STATUS_OK : SetLastError(error);
   } catch (...) {
     return ApiException("bp_plan_call");

@@ -32,7 +32,7 @@ Status ExecuteAfterFailure(bp_context_t* ctx, const bp_op_t* op, DeviceState* de
     rc = route.kernel.fn(call);
     if (rc == BP_STATUS_OK) {
       if (!OutputsKept(*call)) return OutputsReplaced(*call, op->name, dev->slot->name);
-      const_cast<bp_op_t*>(op)->fallback_count[backend].fetch_add(1, std::memory_order_relaxed);
+      const_cast<bp_op_t*>(op)->fallback_count.Add(backend);
       return Status::Ok();
     }
   }

@@ -151,7 +151,7 @@ Status RunHostFallback(bp_context_t* ctx, const bp_op_t* op, const bp_value_t* a
   bp_status_t rc = fallback::PrepareHostFallback(SignatureOf(ctx, op, args, num_args, dev), &plan, &message);
   if (rc == BP_STATUS_OK) rc = fallback::RunHostFallbackPlan(plan, args, out_results, num_results, &message);
   if (rc != BP_STATUS_OK) return Error(rc, std::move(message));
-  const_cast<bp_op_t*>(op)->fallback_count[backend].fetch_add(1, std::memory_order_relaxed);
+  const_cast<bp_op_t*>(op)->fallback_count.Add(backend);
   return Status::Ok();
 }
 

@@ -14,20 +14,20 @@
 using namespace bp::core;
 
 namespace {
-using PerBackendCounter = std::atomic<uint64_t>[kMaxBackends];
+// One counter of an operator for one backend.
+using CounterRead = uint64_t (*)(const bp_op_t& op, int32_t backend);
 
 // The per-backend call counters of an operator (bp_fallback_count,
 // bp_native_count, bp_cast_count): `count` into *out_count and, where asked
 // for, `bytes` into *out_bytes.
-bp_status_t ReadOpCounter(const char* fn, bp_context_t* context, const bp_op_t* op, int32_t backend,
-                          PerBackendCounter bp_op_t::*count, uint64_t* out_count,
-                          PerBackendCounter bp_op_t::*bytes = nullptr, uint64_t* out_bytes = nullptr) {
+bp_status_t ReadOpCounter(const char* fn, bp_context_t* context, const bp_op_t* op, int32_t backend, CounterRead count,
+                          uint64_t* out_count, CounterRead bytes = nullptr, uint64_t* out_bytes = nullptr) {
   return ApiCall(fn, [&]() -> Status {
     BP_CHECK_ARG(context != nullptr && op != nullptr && out_count != nullptr, fn,
                  "context, op and out_count must not be NULL");
     BP_RETURN_IF_ERROR(CheckBackendId(context, backend, fn));
-    *out_count = (op->*count)[backend].load(std::memory_order_relaxed);
-    if (out_bytes != nullptr) *out_bytes = (op->*bytes)[backend].load(std::memory_order_relaxed);
+    *out_count = count(*op, backend);
+    if (out_bytes != nullptr) *out_bytes = bytes(*op, backend);
     return Status::Ok();
   });
 }
@@ -108,15 +108,15 @@ BP_API bp_status_t bp_op_define(bp_context_t* context, const char* schema, bp_ke
     BP_RETURN_IF_ERROR(LockWriter(context, "bp_op_define", &lock));
     bp_op_t* op = nullptr;
     BP_RETURN_IF_ERROR(DefineOpLocked(context, schema, meta, meta_data, nullptr, &op));
-    if (cpu_kernel != nullptr) BP_RETURN_IF_ERROR(AddKernelLocked(context, op, 0, cpu_kernel, cpu_kernel_data, 0, nullptr, nullptr));
+    if (cpu_kernel != nullptr)
+      BP_RETURN_IF_ERROR(AddKernelLocked(context, op, 0, cpu_kernel, cpu_kernel_data, 0, nullptr, nullptr));
     if (out_op != nullptr) *out_op = op;
     return Status::Ok();
   });
 }
 
-BP_API bp_status_t bp_op_register_kernel(bp_context_t* context, const bp_op_t* op, int32_t backend,
-                                         bp_kernel_fn kernel, void* kernel_data, uint32_t flags,
-                                         bp_registration_t** out_registration) {
+BP_API bp_status_t bp_op_register_kernel(bp_context_t* context, const bp_op_t* op, int32_t backend, bp_kernel_fn kernel,
+                                         void* kernel_data, uint32_t flags, bp_registration_t** out_registration) {
   return ApiCall("bp_op_register_kernel", [&]() -> Status {
     BP_CHECK_ARG(context != nullptr && op != nullptr && kernel != nullptr, "bp_op_register_kernel",
                  "context, op and kernel must not be NULL");
@@ -128,8 +128,8 @@ BP_API bp_status_t bp_op_register_kernel(bp_context_t* context, const bp_op_t* o
       return Error(BP_STATUS_FAILED_PRECONDITION, "bp_op_register_kernel: operator '" + op->name + "' was removed");
     }
     if (!context->slots[backend].loaded.load()) {
-      return Error(BP_STATUS_FAILED_PRECONDITION, "bp_op_register_kernel: backend '" + context->slots[backend].name +
-                                                      "' is not loaded");
+      return Error(BP_STATUS_FAILED_PRECONDITION,
+                   "bp_op_register_kernel: backend '" + context->slots[backend].name + "' is not loaded");
     }
     return AddKernelLocked(context, const_cast<bp_op_t*>(op), backend, kernel, kernel_data, flags, nullptr,
                            out_registration);
@@ -139,13 +139,14 @@ BP_API bp_status_t bp_op_register_kernel(bp_context_t* context, const bp_op_t* o
 BP_API bp_status_t bp_register_fallback(bp_context_t* context, int32_t backend, bp_kernel_fn fallback,
                                         void* fallback_data, uint32_t flags, bp_registration_t** out_registration) {
   return ApiCall("bp_register_fallback", [&]() -> Status {
-    BP_CHECK_ARG(context != nullptr && fallback != nullptr, "bp_register_fallback", "context and fallback must not be NULL");
+    BP_CHECK_ARG(context != nullptr && fallback != nullptr, "bp_register_fallback",
+                 "context and fallback must not be NULL");
     BP_RETURN_IF_ERROR(CheckBackendId(context, backend, "bp_register_fallback"));
     std::unique_lock<std::mutex> lock;
     BP_RETURN_IF_ERROR(LockWriter(context, "bp_register_fallback", &lock));
     if (!context->slots[backend].loaded.load()) {
-      return Error(BP_STATUS_FAILED_PRECONDITION, "bp_register_fallback: backend '" + context->slots[backend].name +
-                                                      "' is not loaded");
+      return Error(BP_STATUS_FAILED_PRECONDITION,
+                   "bp_register_fallback: backend '" + context->slots[backend].name + "' is not loaded");
     }
     return AddFallbackLocked(context, backend, fallback, fallback_data, flags, nullptr, out_registration);
   });
@@ -170,8 +171,7 @@ BP_API bp_status_t bp_registration_remove(bp_context_t* context, bp_registration
   });
 }
 
-BP_API bp_status_t bp_op_set_kernel_masked(bp_context_t* context, const bp_op_t* op, int32_t backend,
-                                           int32_t masked) {
+BP_API bp_status_t bp_op_set_kernel_masked(bp_context_t* context, const bp_op_t* op, int32_t backend, int32_t masked) {
   return ApiCall("bp_op_set_kernel_masked", [&]() -> Status {
     BP_CHECK_ARG(context != nullptr && op != nullptr, "bp_op_set_kernel_masked", "context and op must not be NULL");
     BP_CHECK_ARG(op->ctx == context, "bp_op_set_kernel_masked", "op belongs to another context");
@@ -195,17 +195,23 @@ BP_API bp_status_t bp_op_set_kernel_masked(bp_context_t* context, const bp_op_t*
 }
 
 BP_API bp_status_t bp_fallback_count(bp_context_t* context, const bp_op_t* op, int32_t backend, uint64_t* out_count) {
-  return ReadOpCounter("bp_fallback_count", context, op, backend, &bp_op_t::fallback_count, out_count);
+  return ReadOpCounter(
+      "bp_fallback_count", context, op, backend, [](const bp_op_t& o, int32_t b) { return o.fallback_count.Sum(b); },
+      out_count);
 }
 
 BP_API bp_status_t bp_native_count(bp_context_t* context, const bp_op_t* op, int32_t backend, uint64_t* out_count) {
-  return ReadOpCounter("bp_native_count", context, op, backend, &bp_op_t::native_count, out_count);
+  return ReadOpCounter(
+      "bp_native_count", context, op, backend, [](const bp_op_t& o, int32_t b) { return o.native_count.Sum(b); },
+      out_count);
 }
 
 BP_API bp_status_t bp_cast_count(bp_context_t* context, const bp_op_t* op, int32_t backend, uint64_t* out_count,
                                  uint64_t* out_bytes) {
-  return ReadOpCounter("bp_cast_count", context, op, backend, &bp_op_t::cast_count, out_count, &bp_op_t::cast_bytes,
-                       out_bytes);
+  return ReadOpCounter(
+      "bp_cast_count", context, op, backend,
+      [](const bp_op_t& o, int32_t b) { return o.cast_count[b].load(std::memory_order_relaxed); }, out_count,
+      [](const bp_op_t& o, int32_t b) { return o.cast_bytes[b].load(std::memory_order_relaxed); }, out_bytes);
 }
 
 }  // extern "C"

@@ -45,16 +45,38 @@ inline bool SizesFit(const Geometry& g, int64_t item) {
 
 }  // namespace fast
 
+// True when the arguments fit the plan's signature (the call path's check;
+// CheckFits words what does not fit).
+__attribute__((always_inline)) inline bool Fits(const bp_call_plan_t& plan, const bp_value_t* args, int32_t num_args) {
+  if (num_args != plan.num_args || (num_args > 0 && args == nullptr)) return false;
+  uint64_t differ = 0;
+  for (int32_t i = 0; i < num_args; ++i) {
+    uint64_t k;
+    if (!PackArg(args[i], &k)) return false;
+    differ |= k ^ plan.key[i];
+  }
+  return differ == 0;
+}
+
+// INVALID_ARGUMENT naming the first argument that does not fit the plan, or
+// OK where Fits was only too strict (dispatch_plan.cpp).
+Status CheckFits(const bp_call_plan_t& plan, const bp_value_t* args, int32_t num_args);
+
 // What FastRun did with a call.
 enum class FastResult {
   kNotServed,  // nothing done: the generic path must serve it (and word any error)
   kOk,         // served
   kError,      // served, failed: *error says why
+  kMisfit,     // nothing done: the arguments do not fit the plan (kCheckFit only)
 };
 
 // The pointwise fast path of a fast plan. kNotServed before any side effect
 // when the generic path must serve the call (sizes that do not broadcast,
 // overlapping outputs, ...). No Status is made on the way to kOk.
+// kCheckFit: the caller has not matched the arguments to the plan's
+// signature (bp_plan_call); Fits' check then runs inside the binding loop,
+// before anything else, and a mismatch returns kMisfit.
+template <bool kCheckFit>
 __attribute__((always_inline)) inline FastResult FastRun(const bp_call_plan_t& plan, const bp_value_t* args,
                                                          int32_t num_args, bp_tensor_t** out_results,
                                                          int32_t num_results, Status* error) {
@@ -62,16 +84,22 @@ __attribute__((always_inline)) inline FastResult FastRun(const bp_call_plan_t& p
   using namespace detail;  // NOLINT: the call path's shared internals
   const bp_op_t* op = plan.op;
   bp_context_t* ctx = plan.ctx;
-  if (num_results < 0 || num_results > 1 || (num_results > 0 && out_results == nullptr)) return kNo;
   const int32_t n = op->num_args;
   const int32_t nmeta = op->num_meta_args;
+  if (kCheckFit && (num_args != plan.num_args || (num_args > 0 && args == nullptr))) return FastResult::kMisfit;
 
-  // Binding: the arguments fit the plan's signature (kinds, dtypes, devices,
-  // ranks), so only values are read here.
+  // Binding: once the arguments fit the plan's signature (kinds, dtypes,
+  // devices, ranks), only values are read here.
   bp_tensor_t* tensors[kMaxArgs];
   bp_kernel_arg_t kargs[kMaxArgs];
+  uint64_t differ = 0;
   for (int32_t i = 0; i < n; ++i) {
     const bp_value_t& v = i < num_args ? args[i] : op->defaults[i];
+    if (kCheckFit && i < num_args) {
+      uint64_t key;
+      if (!PackArg(v, &key)) return FastResult::kMisfit;
+      differ |= key ^ plan.key[i];
+    }
     bp_kernel_arg_t& k = kargs[i];
     k.kind = v.kind;
     k.reserved0 = 0;
@@ -81,6 +109,8 @@ __attribute__((always_inline)) inline FastResult FastRun(const bp_call_plan_t& p
     std::memcpy(&k.u.i, &v.u.i, sizeof(int64_t));
     if (v.kind == BP_VALUE_BOOL) k.u.i = v.u.b != 0 ? 1 : 0;
   }
+  if (kCheckFit && differ != 0) return FastResult::kMisfit;
+  if (num_results < 0 || num_results > 1 || (num_results > 0 && out_results == nullptr)) return kNo;
 
   // The output's sizes: an input's when the others equal them or are 0-dim,
   // else the broadcast sizes (meta's rule; a mismatch goes the generic way).
@@ -173,17 +203,24 @@ __attribute__((always_inline)) inline FastResult FastRun(const bp_call_plan_t& p
   return FastResult::kOk;
 }
 
-
-// Runs `plan` for arguments already known to fit its signature and its
-// generation current: BP_STATUS_OK, or the error code with *error set.
-// Caller is inside a ReadSection.
+// Runs `plan`, its generation current: BP_STATUS_OK, or the error code with
+// *error set. kCheckFit: the arguments are yet to be matched to the plan's
+// signature (bp_plan_call); otherwise they are known to fit (bp_op_call's
+// cache lookup matched them). Caller is inside a ReadSection.
+template <bool kCheckFit>
 __attribute__((always_inline)) inline bp_status_t RunPlan(const bp_call_plan_t& plan, const bp_value_t* args,
                                                           int32_t num_args, bp_tensor_t** out_results,
                                                           int32_t num_results, Status* error) {
+  bool fit_known = !kCheckFit;
   if (plan.fast) {
-    const FastResult r = FastRun(plan, args, num_args, out_results, num_results, error);
+    const FastResult r = FastRun<kCheckFit>(plan, args, num_args, out_results, num_results, error);
     if (__builtin_expect(r == FastResult::kOk, 1)) return BP_STATUS_OK;
     if (r == FastResult::kError) return error->code();
+    fit_known = r == FastResult::kNotServed;  // FastRun matched them first
+  }
+  if (!fit_known && !Fits(plan, args, num_args)) {
+    *error = CheckFits(plan, args, num_args);  // words why
+    if (!error->ok()) return error->code();
   }
   *error = CallOp(plan.ctx, plan.op, args, num_args, out_results, num_results, &plan);
   return error->code();
@@ -229,7 +266,7 @@ __attribute__((always_inline)) inline bp_status_t CallCached(bp_context_t* ctx, 
     if (p->num_args != num_args) continue;
     uint64_t differ = 0;  // branch-free: num_args is small
     for (int32_t i = 0; i < num_args; ++i) differ |= p->key[i] ^ key[i];
-    if (differ == 0) return RunPlan(*p, args, num_args, out_results, num_results, error);
+    if (differ == 0) return RunPlan<false>(*p, args, num_args, out_results, num_results, error);
   }
   return CallUncached(ctx, op, args, num_args, out_results, num_results, free_slot, error);
 }

@@ -67,6 +67,7 @@ ReaderRecord* RegisterReaderThread() {
       FreeRecords().pop_back();
     } else {
       rec = new ReaderRecord();
+      rec->index = static_cast<int32_t>(Readers().size());
       Readers().push_back(rec);
     }
   }

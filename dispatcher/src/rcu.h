@@ -13,6 +13,7 @@ namespace bp::core {
 struct ReaderRecord {
   std::atomic<uint64_t> seq{0};  // odd while the thread is inside a read section
   int depth = 0;                 // nesting, touched only by the owning thread
+  int32_t index = 0;             // creation order: a stable small id while the thread lives
 };
 
 ReaderRecord* RegisterReaderThread();
@@ -47,8 +48,7 @@ class ReadSection {
     }
   }
   ~ReadSection() {
-    if (--rec_->depth == 0)
-      rec_->seq.store(rec_->seq.load(std::memory_order_relaxed) + 1, std::memory_order_release);
+    if (--rec_->depth == 0) rec_->seq.store(rec_->seq.load(std::memory_order_relaxed) + 1, std::memory_order_release);
   }
   ReadSection(const ReadSection&) = delete;
   ReadSection& operator=(const ReadSection&) = delete;

@@ -271,8 +271,8 @@ Status DefineOpLocked(bp_context_t* ctx, const std::string& schema_text, bp_meta
     op->custom_meta_data = meta_data;
     op->owner = owner;
     for (int32_t b = 0; b < kMaxBackends; ++b) {
-      op->native_count[b].store(0, std::memory_order_relaxed);
-      op->fallback_count[b].store(0, std::memory_order_relaxed);
+      op->native_count.Reset(b);
+      op->fallback_count.Reset(b);
       op->cast_count[b].store(0, std::memory_order_relaxed);
       op->cast_bytes[b].store(0, std::memory_order_relaxed);
       op->fallback_warned[b].store(false, std::memory_order_relaxed);

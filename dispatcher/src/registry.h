@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "call_counter.h"
 #include "context.h"
 #include "meta/meta.h"
 #include "op_table.h"
@@ -59,8 +60,8 @@ struct bp_op_t {
   void* custom_meta_data = nullptr;
   bp_plugin_t* owner = nullptr;
 
-  std::atomic<uint64_t> native_count[bp::core::kMaxBackends] = {};
-  std::atomic<uint64_t> fallback_count[bp::core::kMaxBackends] = {};
+  bp::core::CallCounter native_count;
+  bp::core::CallCounter fallback_count;
   // The cast route: calls the native kernel served after the core cast for
   // it, and the host<->device bytes those casts moved (bp_cast_count).
   std::atomic<uint64_t> cast_count[bp::core::kMaxBackends] = {};

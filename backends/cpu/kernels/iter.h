@@ -46,7 +46,7 @@ template <int N>
 struct StridedLoop {
   // Left uninitialized on purpose: Init writes what is used, and small
   // calls should not pay for clearing 16 dims.
-  int ndim = 0;                     // after coalescing; dim 0 is the innermost
+  int ndim = 0;  // after coalescing; dim 0 is the innermost
   int64_t sizes[BP_MAX_NDIM];
   int64_t strides[BP_MAX_NDIM][N];  // bytes
   char* base[N];
@@ -173,6 +173,14 @@ inline void RunOps(const DLTensor* const (&ops)[N], Row&& row) {
   if (numel == 0) return;
   int64_t st[N];
   char* ptr[N];
+  if (numel == 1) {  // one element (a scalar-like call): no layout to read
+    for (int k = 0; k < N; ++k) {
+      st[k] = ItemSize(*ops[k]);  // as for a dense operand: a row of one
+      ptr[k] = DataPtr(*ops[k]);
+    }
+    row(ptr, st, 1);
+    return;
+  }
   bool simple = true;
   for (int k = 0; k < N && simple; ++k) {
     const DLTensor& t = *ops[k];
