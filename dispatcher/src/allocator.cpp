@@ -27,7 +27,7 @@ void CachingAllocator::UnpoisonAll(const Block* b) const {
 }
 
 CachingAllocator::~CachingAllocator() {
-  std::lock_guard<std::mutex> lock(mu_);
+  std::lock_guard<SpinMutex> lock(mu_);
   ReleaseCachedLocked();
   while (void* h = headers_) {
     headers_ = *static_cast<void**>(h);
@@ -50,7 +50,7 @@ Status CachingAllocator::Allocate(size_t nbytes, Block** out_block, void** out_h
                                               std::to_string(nbytes) + " bytes is too large");
   }
   bool large = size >= kSmallLimit;
-  std::unique_lock<std::mutex> lock(mu_);
+  std::unique_lock<SpinMutex> lock(mu_);
   // Called under the lock once the call is known to succeed.
   auto take_header = [&]() {
     if (out_header == nullptr) return;
@@ -116,19 +116,19 @@ Status CachingAllocator::Allocate(size_t nbytes, Block** out_block, void** out_h
 }
 
 void CachingAllocator::DropPair() {
-  std::lock_guard<std::mutex> lock(mu_);
+  std::lock_guard<SpinMutex> lock(mu_);
   --live_pairs_;
 }
 
 int64_t CachingAllocator::LivePairs() {
-  std::lock_guard<std::mutex> lock(mu_);
+  std::lock_guard<SpinMutex> lock(mu_);
   return live_pairs_;
 }
 
 void CachingAllocator::Free(Block* block, void* header) {
   if (block == nullptr && header == nullptr) return;
   if (guard_ && block != nullptr && block->size != 0) ReleaseGuard(block);
-  std::unique_lock<std::mutex> lock(mu_);
+  std::unique_lock<SpinMutex> lock(mu_);
   if (header != nullptr) {
     --live_pairs_;
     if (num_headers_ < kMaxHeaders) {
@@ -206,12 +206,12 @@ void CachingAllocator::ReleaseCachedLocked() {
 }
 
 void CachingAllocator::EmptyCache() {
-  std::lock_guard<std::mutex> lock(mu_);
+  std::lock_guard<SpinMutex> lock(mu_);
   ReleaseCachedLocked();
 }
 
 bp_allocator_stats_t CachingAllocator::Stats() {
-  std::lock_guard<std::mutex> lock(mu_);
+  std::lock_guard<SpinMutex> lock(mu_);
   bp_allocator_stats_t s{};
   s.struct_size = sizeof(s);
   s.allocated_bytes = allocated_;

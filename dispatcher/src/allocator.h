@@ -13,6 +13,7 @@
 #include <unordered_map>
 
 #include "backplane/backplane.h"
+#include "spin_mutex.h"
 #include "status.h"
 
 namespace bp::core {
@@ -130,7 +131,7 @@ class CachingAllocator {
   std::unordered_map<const void*, Block*> live_;  // guard mode: handed-out blocks by ptr
   Block* TakeSmallLocked(size_t size);
   RawMemory raw_;
-  std::mutex mu_;
+  SpinMutex mu_;  // held for a few dozen instructions per call (spin_mutex.h)
   // Small pool: one list of cached blocks per size class and a bitmap of the
   // non-empty classes. Why: the small path runs on every operator call that
   // allocates its output, and a per-class list takes and returns blocks in

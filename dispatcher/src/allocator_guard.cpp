@@ -86,7 +86,7 @@ void CachingAllocator::ArmGuardLocked(Block* b, size_t nbytes) {
 
 void CachingAllocator::ReleaseGuard(Block* b) {
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    std::lock_guard<SpinMutex> lock(mu_);
     live_.erase(b->ptr);
   }
   // The caller owns the block until Free caches it: no lock for the check.
@@ -101,14 +101,14 @@ void CachingAllocator::ReleaseGuard(Block* b) {
 }
 
 void CachingAllocator::NoteWriter(const void* ptr, const char* op_name) {
-  std::lock_guard<std::mutex> lock(mu_);
+  std::lock_guard<SpinMutex> lock(mu_);
   auto it = live_.find(ptr);
   if (it != live_.end()) it->second->writer = op_name;
 }
 
 Status CachingAllocator::CheckGuards() {
   if (!guard_) return Status::Ok();
-  std::lock_guard<std::mutex> lock(mu_);
+  std::lock_guard<SpinMutex> lock(mu_);
   std::string reports;
   int found = 0;
   for (auto& [ptr, b] : live_) {
