@@ -357,12 +357,21 @@ BP_API bp_status_t bp_op_set_kernel_masked(bp_context_t* context, const bp_op_t*
                                            int32_t masked);
 
 /* How many times `op` ran on `backend` through a fallback: the backend's own
- * (bp_host_api_t.register_fallback) or the CPU fallback. */
+ * (bp_host_api_t.register_fallback) or the CPU fallback. Into *out_count.
+ *
+ * Thread-safety: any thread, while other threads call operators; the count
+ * is exact for every call that returned before this one began (a call still
+ * running may or may not be in it). Counting costs a call no locked
+ * instruction for the first threads to use the library (per-thread shards).
+ *
+ * Errors: INVALID_ARGUMENT (NULL context, op or out_count), OUT_OF_RANGE
+ * (backend id not in [0, bp_backend_count)); *out_count is then unchanged. */
 BP_API bp_status_t bp_fallback_count(bp_context_t* context, const bp_op_t* op, int32_t backend,
                                      uint64_t* out_count);
 /* How many times `op` ran on `backend` through the backend's own kernel
  * without casts by the core (a call the core cast for is a cast route:
- * bp_cast_count). */
+ * bp_cast_count). Into *out_count. Thread-safety and errors as
+ * bp_fallback_count's. */
 BP_API bp_status_t bp_native_count(bp_context_t* context, const bp_op_t* op, int32_t backend,
                                    uint64_t* out_count);
 /* The cast route (ABI 1.3): how many times `op` ran on `backend` through the
