@@ -24,8 +24,8 @@ bp_status_t HostAllocate(void*, int32_t, size_t nbytes, void** out_ptr) {
   if (rounded < nbytes) return SetLastError(BP_STATUS_OUT_OF_MEMORY, "cpu: allocation size overflows");
   void* p = rounded == 0 ? nullptr : std::aligned_alloc(64, rounded);
   if (p == nullptr && rounded != 0) {
-    return SetLastError(BP_STATUS_OUT_OF_MEMORY, ("cpu: out of host memory allocating " +
-                                                  std::to_string(nbytes) + " bytes").c_str());
+    return SetLastError(BP_STATUS_OUT_OF_MEMORY,
+                        ("cpu: out of host memory allocating " + std::to_string(nbytes) + " bytes").c_str());
   }
   *out_ptr = p;
   return BP_STATUS_OK;
@@ -85,8 +85,9 @@ Status CheckContext(bp_context_t* ctx, const char* fn) {
   if (ctx == nullptr) return Error(BP_STATUS_INVALID_ARGUMENT, std::string(fn) + ": context is NULL");
   std::lock_guard<std::mutex> lock(LiveMu());
   if (Live().count(ctx) == 0) {
-    return Error(BP_STATUS_INVALID_ARGUMENT,
-                 std::string(fn) + ": context is not a live context (destroyed, or never created by bp_context_create)");
+    return Error(
+        BP_STATUS_INVALID_ARGUMENT,
+        std::string(fn) + ": context is not a live context (destroyed, or never created by bp_context_create)");
   }
   return Status::Ok();
 }
@@ -117,16 +118,7 @@ void InitHostBackend(bp_context_t* ctx) {
   t.stream_get_default = HostStream;
   t.stream_synchronize = HostSync;
   s.props_table = t;
-  auto dev = std::make_unique<DeviceState>();
-  dev->slot = &s;
-  dev->index = 0;
-  RawMemory raw;
-  raw.allocate = HostAllocate;
-  raw.deallocate = HostDeallocate;
-  raw.name = "cpu";
-  raw.host_addressable = true;
-  SetAllocatorLog(ctx, &raw);
-  dev->allocator = std::make_unique<CachingAllocator>(raw);
+  std::unique_ptr<DeviceState> dev = MakeDevice(ctx, &s, t, 0);
   s.devices.push_back(dev.get());
   ctx->device_states.push_back(std::move(dev));
   PublishBackendInfoLocked(ctx, s);

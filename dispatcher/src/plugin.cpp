@@ -7,11 +7,11 @@
 #include <sys/stat.h>
 
 #include <algorithm>
-#include <memory>
-#include <new>
 #include <cstdlib>
 #include <cstring>
+#include <memory>
 #include <mutex>
+#include <new>
 #include <string>
 #include <vector>
 
@@ -75,7 +75,8 @@ Status PickSlotLocked(bp_context_t* ctx, const std::string& name, int32_t* out) 
     BackendSlot& s = ctx->slots[b];
     if (s.name != name) continue;
     if (s.loaded.load(std::memory_order_relaxed)) {
-      return Error(BP_STATUS_ALREADY_EXISTS, "a backend named '" + name + "' is already loaded (from '" + s.path + "')");
+      return Error(BP_STATUS_ALREADY_EXISTS,
+                   "a backend named '" + name + "' is already loaded (from '" + s.path + "')");
     }
     if (s.plugin == nullptr || __atomic_load_n(&s.plugin->finalized, __ATOMIC_ACQUIRE)) {
       *out = b;
@@ -129,8 +130,9 @@ Status FailLoad(bp_plugin_t* p, bool init_ran, Status st) {
   try {
     UnregisterAllLocked(p);
   } catch (...) {
-    LogMessage(ctx, BP_LOG_ERROR, "plugin load of '" + p->path + "' failed and could not be fully undone (" +
-                                      st.message() + "); the library stays mapped");
+    LogMessage(ctx, BP_LOG_ERROR,
+               "plugin load of '" + p->path + "' failed and could not be fully undone (" + st.message() +
+                   "); the library stays mapped");
     return st;
   }
   if (init_ran && p->table.shutdown != nullptr) p->table.shutdown(p->table.backend_data);
@@ -147,7 +149,8 @@ Status FailLoad(bp_plugin_t* p, bool init_ran, Status st) {
   return st;
 }
 
-// Builds one device's state (allocations only; nothing is published).
+}  // namespace
+
 std::unique_ptr<DeviceState> MakeDevice(bp_context_t* ctx, BackendSlot* slot, const bp_backend_t& t, int32_t d) {
   auto dev = std::make_unique<DeviceState>();
   dev->slot = slot;
@@ -167,10 +170,13 @@ std::unique_ptr<DeviceState> MakeDevice(bp_context_t* ctx, BackendSlot* slot, co
   raw.copy_host_to_device = t.copy_host_to_device;
   raw.copy_device_to_host = t.copy_device_to_host;
   raw.stream = dev->stream;
+  raw.host_addressable = slot->host_memory;
   SetAllocatorLog(ctx, &raw);
   dev->allocator = std::make_unique<CachingAllocator>(raw);
   return dev;
 }
+
+namespace {
 
 // The steps after a successful init, all of which may fail (a status or a
 // thrown bad_alloc): checks, device states, the slot, registrations, and the
@@ -200,15 +206,16 @@ Status CommitLocked(bp_context_t* ctx, bp_plugin_t* p, const std::string& fn) {
   const bool is_host = t.device_type == kDLCPU && t.allocate == nullptr;
   if (!is_host && (t.allocate == nullptr || t.deallocate == nullptr || t.copy_host_to_device == nullptr ||
                    t.copy_device_to_host == nullptr)) {
-    return Error(BP_STATUS_INVALID_ARGUMENT, fn + ": backend '" + name + "' must provide allocate, deallocate and copies");
+    return Error(BP_STATUS_INVALID_ARGUMENT,
+                 fn + ": backend '" + name + "' must provide allocate, deallocate and copies");
   }
   int32_t count = 0;
   const uint64_t serial = g_last_error_serial;
   bp_status_t rc = t.device_count(t.backend_data, &count);
   if (rc != BP_STATUS_OK) {
-    LogMessage(ctx, BP_LOG_WARNING,
-               PluginFailure(fn + ": backend '" + name + "' device_count", rc, serial).message() +
-                   "; loaded with no device");
+    LogMessage(
+        ctx, BP_LOG_WARNING,
+        PluginFailure(fn + ": backend '" + name + "' device_count", rc, serial).message() + "; loaded with no device");
     count = 0;
   } else if (count < 0 || count > BP_MAX_DEVICES) {
     return Error(BP_STATUS_INVALID_ARGUMENT, fn + ": backend '" + name + "' reports " + std::to_string(count) +
@@ -220,7 +227,8 @@ Status CommitLocked(bp_context_t* ctx, bp_plugin_t* p, const std::string& fn) {
     if (ctx->slots[id].plugin != nullptr) {
       return Error(BP_STATUS_ALREADY_EXISTS, fn + ": backend '" + name +
                                                  "' uses host memory, and a host-memory plugin is already loaded "
-                                                 "(from '" + ctx->slots[id].path + "')");
+                                                 "(from '" +
+                                                 ctx->slots[id].path + "')");
     }
   } else {
     Status st = PickSlotLocked(ctx, name, &id);
@@ -384,21 +392,21 @@ Status LoadLocked(bp_context_t* ctx, const char* path, bp_plugin_t** out_plugin)
   dlerror();
   void* sym = dlsym(handle, BP_PLUGIN_ENTRY_SYMBOL);
   if (sym == nullptr) {
-    return close_on_error(Error(BP_STATUS_INVALID_ARGUMENT, fn + ": no symbol '" BP_PLUGIN_ENTRY_SYMBOL
-                                                                 "' (not a Backplane plugin)"));
+    return close_on_error(
+        Error(BP_STATUS_INVALID_ARGUMENT, fn + ": no symbol '" BP_PLUGIN_ENTRY_SYMBOL "' (not a Backplane plugin)"));
   }
   auto entry_fn = reinterpret_cast<bp_plugin_entry_fn>(sym);
   const bp_plugin_entry_t* entry = entry_fn();
   if (entry == nullptr || entry->struct_size < sizeof(bp_plugin_entry_t) || entry->negotiate == nullptr ||
       entry->init == nullptr) {
-    return close_on_error(Error(BP_STATUS_INVALID_ARGUMENT,
-                                fn + ": " BP_PLUGIN_ENTRY_SYMBOL "() returned an incomplete entry table"));
+    return close_on_error(
+        Error(BP_STATUS_INVALID_ARGUMENT, fn + ": " BP_PLUGIN_ENTRY_SYMBOL "() returned an incomplete entry table"));
   }
   if (BP_ABI_VERSION_GET_MAJOR(entry->abi_version) != BP_ABI_VERSION_MAJOR) {
-    return close_on_error(Error(BP_STATUS_INCOMPATIBLE_VERSION,
-                                fn + ": plugin was built for ABI " + VersionString(entry->abi_version) +
-                                    "; this libbackplane implements ABI " + VersionString(BP_ABI_VERSION) +
-                                    " (the major versions must match)"));
+    return close_on_error(
+        Error(BP_STATUS_INCOMPATIBLE_VERSION, fn + ": plugin was built for ABI " + VersionString(entry->abi_version) +
+                                                  "; this libbackplane implements ABI " +
+                                                  VersionString(BP_ABI_VERSION) + " (the major versions must match)"));
   }
   uint32_t version = BP_ABI_VERSION;
   bp_status_t rc = entry->negotiate(&version);

@@ -5,6 +5,7 @@
 #include <sys/types.h>
 
 #include <atomic>
+#include <memory>
 #include <mutex>
 #include <string>
 #include <thread>
@@ -13,7 +14,6 @@
 
 #include "context.h"
 #include "schema.h"
-
 
 struct PendingKernel {
   bp_op_t* op;
@@ -74,6 +74,10 @@ bool NameTooLong(const char* name);
 Status CheckOwnNamespace(const char* backend_name, const Schema& s);
 // Unloads every plugin (context destroy). Caller must not be in a read section.
 void UnloadAllPlugins(bp_context_t* ctx);
+// Builds the state of device `d` of the backend in `slot` whose table is `t`
+// (its caching allocator over t's memory functions; host-addressable when
+// the slot is the host's). Allocations only: nothing is published.
+std::unique_ptr<DeviceState> MakeDevice(bp_context_t* ctx, BackendSlot* slot, const bp_backend_t& t, int32_t d);
 // Loads the plugin at `path` (bp_plugin_load, discovery); caller holds ctx->mu.
 // Transactional: on any error (a status, or out of memory) none of the
 // plugin's registrations, operators or devices remain, and its library is

@@ -39,8 +39,8 @@ Status BroadcastAll(const MetaCallInfo& info, const MetaArg* args, const int* id
 
 // Shared by every pointwise family: broadcast, promote (or use `fixed`),
 // record casts, set the output.
-Status PointwiseInfer(const MetaCallInfo& info, const MetaArg* args, const int* idx, int count,
-                      DType compute, DType out_dtype, MetaPlan* plan) {
+Status PointwiseInfer(const MetaCallInfo& info, const MetaArg* args, const int* idx, int count, DType compute,
+                      DType out_dtype, MetaPlan* plan) {
   int32_t ndim = 0;
   int64_t sizes[BP_MAX_NDIM];
   BP_RETURN_IF_ERROR(BroadcastAll(info, args, idx, count, &ndim, sizes));
@@ -50,8 +50,8 @@ Status PointwiseInfer(const MetaCallInfo& info, const MetaArg* args, const int* 
   return SetOutput(info, plan, 0, out_dtype, sizes, ndim, CallDevice(info, args));
 }
 
-Status PointwisePrepare(const MetaCallInfo& info, const MetaArg* args, const MetaPlan& plan,
-                        const Geometry* outputs, KernelViews* views) {
+Status PointwisePrepare(const MetaCallInfo& info, const MetaArg* args, const MetaPlan& plan, const Geometry* outputs,
+                        KernelViews* views) {
   const Geometry& out = plan.outputs[0];
   for (int i = 0; i < info.num_args && i < kMaxArgs; ++i) {
     if (args[i].kind == BP_VALUE_TENSOR && args[i].tensor) {
@@ -72,13 +72,14 @@ Status CheckAlpha(const MetaCallInfo& info, const MetaArg* args, int i, DType dt
   if (IsBoolScalar(a) && dtype != DType::kBool) {
     return Error(BP_STATUS_INVALID_ARGUMENT, ArgPrefix(info, i) +
                                                  "is a bool; boolean alpha is only supported for bool "
-                                                 "results, got result dtype " + DtypeName(dtype));
+                                                 "results, got result dtype " +
+                                                 DtypeName(dtype));
   }
   if (a.kind == BP_VALUE_DOUBLE && !DtypeIsFloating(dtype)) {
-    return Error(BP_STATUS_INVALID_ARGUMENT,
-                 ArgPrefix(info, i) + "must not be a floating point number for integral inputs "
-                                      "(result dtype " + DtypeName(dtype) + "), got " +
-                     std::to_string(a.d));
+    return Error(BP_STATUS_INVALID_ARGUMENT, ArgPrefix(info, i) +
+                                                 "must not be a floating point number for integral inputs "
+                                                 "(result dtype " +
+                                                 DtypeName(dtype) + "), got " + std::to_string(a.d));
   }
   return Status::Ok();
 }
@@ -96,14 +97,14 @@ Status BinaryInfer(const MetaCallInfo& info, const MetaArg* args, MetaPlan* plan
     bool a = DtypeFromDL(args[0].tensor->dtype) == DType::kBool;
     bool b = DtypeFromDL(args[1].tensor->dtype) == DType::kBool;
     if (a && b) {
-      return Error(BP_STATUS_INVALID_ARGUMENT,
-                   std::string(info.op_name) + ": subtraction of two bool tensors ('self' and 'other') "
-                                               "is not supported; use logical_xor (the ^ operator) instead");
+      return Error(BP_STATUS_INVALID_ARGUMENT, std::string(info.op_name) +
+                                                   ": subtraction of two bool tensors ('self' and 'other') "
+                                                   "is not supported; use logical_xor (the ^ operator) instead");
     }
     if (a || b) {
-      return Error(BP_STATUS_INVALID_ARGUMENT,
-                   ArgPrefix(info, a ? 0 : 1) + "is a bool tensor; subtraction with a bool tensor is not "
-                                                "supported (to invert a mask, use logical_not, the ~ operator)");
+      return Error(BP_STATUS_INVALID_ARGUMENT, ArgPrefix(info, a ? 0 : 1) +
+                                                   "is a bool tensor; subtraction with a bool tensor is not "
+                                                   "supported (to invert a mask, use logical_not, the ~ operator)");
     }
   }
   BP_RETURN_IF_ERROR(CheckAlpha(info, args, 2, common));
@@ -166,9 +167,9 @@ Status UnaryNoBoolInfer(const MetaCallInfo& info, const MetaArg* args, MetaPlan*
   BP_RETURN_IF_ERROR(RequireTensor(info, args, 0, &d));
   if (d == DType::kBool) {
     if (BaseNameIs(info, "neg")) {
-      return Error(BP_STATUS_INVALID_ARGUMENT,
-                   ArgPrefix(info, 0) + "is a bool tensor; negation is not supported on bool (to "
-                                        "invert a mask, use logical_not, the ~ operator)");
+      return Error(BP_STATUS_INVALID_ARGUMENT, ArgPrefix(info, 0) +
+                                                   "is a bool tensor; negation is not supported on bool (to "
+                                                   "invert a mask, use logical_not, the ~ operator)");
     }
     return Error(BP_STATUS_INVALID_ARGUMENT, ArgPrefix(info, 0) + "expected a numeric dtype, got bool");
   }
@@ -189,33 +190,38 @@ Status UnaryFloatOnlyInfer(const MetaCallInfo& info, const MetaArg* args, MetaPl
   DType d;
   BP_RETURN_IF_ERROR(RequireTensor(info, args, 0, &d));
   if (!DtypeIsFloating(d)) {
-    return Error(BP_STATUS_INVALID_ARGUMENT,
-                 ArgPrefix(info, 0) + "expected a floating dtype (float16, bfloat16, float32, float64), got " +
-                     DtypeName(d));
+    return Error(
+        BP_STATUS_INVALID_ARGUMENT,
+        ArgPrefix(info, 0) + "expected a floating dtype (float16, bfloat16, float32, float64), got " + DtypeName(d));
   }
   for (int i = 1; i < info.num_args; ++i) {
     const char* name = info.arg_names != nullptr && info.arg_names[i] != nullptr ? info.arg_names[i] : "";
     if (std::strcmp(name, "approximate") != 0 || !Has(info, args, i)) continue;
     std::string mode = args[i].kind == BP_VALUE_STRING && args[i].str ? args[i].str : "";
     if (mode != "none" && mode != "tanh") {
-      return Error(BP_STATUS_INVALID_ARGUMENT,
-                   ArgPrefix(info, i) + "expected 'none' or 'tanh', got '" + mode + "'");
+      return Error(BP_STATUS_INVALID_ARGUMENT, ArgPrefix(info, i) + "expected 'none' or 'tanh', got '" + mode + "'");
     }
   }
   const int idx[1] = {0};
   return PointwiseInfer(info, args, idx, 1, d, d, plan);
 }
 
+// A pointwise family: its own dtype rules (infer), the one way every
+// pointwise kernel sees its arguments (broadcast to the output's sizes).
+constexpr MetaFunctions Pointwise(const char* name, decltype(MetaFunctions::infer) infer) {
+  return MetaFunctions{name, infer, PointwisePrepare};
+}
+
 }  // namespace
 
-const MetaFunctions kBinaryMeta = {"binary", BinaryInfer, PointwisePrepare};
-const MetaFunctions kTrueDivideMeta = {"binary_true_divide", TrueDivideInfer, PointwisePrepare};
-const MetaFunctions kDivModeMeta = {"binary_div_mode", DivModeInfer, PointwisePrepare};
-const MetaFunctions kComparisonMeta = {"comparison", ComparisonInfer, PointwisePrepare};
-const MetaFunctions kWhereMeta = {"ternary_where", WhereInfer, PointwisePrepare};
-const MetaFunctions kUnaryNoBoolMeta = {"unary_no_bool", UnaryNoBoolInfer, PointwisePrepare};
-const MetaFunctions kUnaryFloatMeta = {"unary_float", UnaryFloatInfer, PointwisePrepare};
-const MetaFunctions kUnaryFloatOnlyMeta = {"unary_float_only", UnaryFloatOnlyInfer, PointwisePrepare};
+const MetaFunctions kBinaryMeta = Pointwise("binary", BinaryInfer);
+const MetaFunctions kTrueDivideMeta = Pointwise("binary_true_divide", TrueDivideInfer);
+const MetaFunctions kDivModeMeta = Pointwise("binary_div_mode", DivModeInfer);
+const MetaFunctions kComparisonMeta = Pointwise("comparison", ComparisonInfer);
+const MetaFunctions kWhereMeta = Pointwise("ternary_where", WhereInfer);
+const MetaFunctions kUnaryNoBoolMeta = Pointwise("unary_no_bool", UnaryNoBoolInfer);
+const MetaFunctions kUnaryFloatMeta = Pointwise("unary_float", UnaryFloatInfer);
+const MetaFunctions kUnaryFloatOnlyMeta = Pointwise("unary_float_only", UnaryFloatOnlyInfer);
 
 }  // namespace bp::core::meta
 
