@@ -11,34 +11,17 @@
 #include <string>
 #include <vector>
 
-#include "bp_test_util.h"
-#include "expected_backends.h"
+#include "opencl_context_test.h"
 
 namespace bptest {
 namespace {
 
 using ::testing::HasSubstr;
 
-class OpenclDtypeMask : public ContextTest {
+class OpenclDtypeMask : public OpenclContextTest {
  protected:
-  // `no_fp64`: load the OpenCL plugin with BACKPLANE_OPENCL_NO_FP64=1 (its
-  // init reads it while enumerating devices).
-  void Load(bool no_fp64) {
-    ASSERT_EQ(bp_plugin_load(ctx_, BPCL_CPU_PLUGIN_PATH, nullptr), BP_STATUS_OK) << LastError();
-    if (no_fp64) setenv("BACKPLANE_OPENCL_NO_FP64", "1", 1);
-    const bp_status_t rc = bp_plugin_load(ctx_, BPCL_PLUGIN_PATH, nullptr);
-    unsetenv("BACKPLANE_OPENCL_NO_FP64");
-    ASSERT_EQ(rc, BP_STATUS_OK) << LastError();
-    ASSERT_EQ(bp_backend_find(ctx_, "opencl", &backend_), BP_STATUS_OK);
-    bp_backend_info_t info{};
-    info.struct_size = sizeof info;
-    ASSERT_EQ(bp_backend_info(ctx_, backend_, &info), BP_STATUS_OK);
-    if (info.device_count == 0) {
-      BP_SKIP_UNLESS_EXPECTED("opencl",
-                              std::string("no OpenCL device: ") + (info.no_device_reason ? info.no_device_reason : ""));
-    }
-    dev_ = bp_device_t{backend_, 0};
-  }
+  // `no_fp64`: the device runs as one without cl_khr_fp64.
+  void Load(bool no_fp64) { LoadOpencl(no_fp64 ? "BACKPLANE_OPENCL_NO_FP64" : nullptr); }
   bp_tensor_t* F64(bp_device_t dev, const std::vector<double>& data) {
     const int64_t sizes[1] = {static_cast<int64_t>(data.size())};
     bp_tensor_t* t = nullptr;
@@ -72,19 +55,6 @@ class OpenclDtypeMask : public ContextTest {
     EXPECT_EQ(rc, expect) << LastError();
     return rc == BP_STATUS_OK ? Own(r) : nullptr;
   }
-  uint64_t Native(const char* op) {
-    uint64_t n = 0;
-    EXPECT_EQ(bp_native_count(ctx_, Op(op), backend_, &n), BP_STATUS_OK) << LastError();
-    return n;
-  }
-  uint64_t Fallback(const char* op) {
-    uint64_t n = 0;
-    EXPECT_EQ(bp_fallback_count(ctx_, Op(op), backend_, &n), BP_STATUS_OK) << LastError();
-    return n;
-  }
-
-  int32_t backend_ = -1;
-  bp_device_t dev_{};
   std::vector<std::unique_ptr<bp_call_plan_t, decltype(&bp_plan_release)>> plans_;
 };
 

@@ -5,27 +5,16 @@
 #include <cmath>
 #include <string>
 
-#include "bp_test_util.h"
-#include "expected_backends.h"
+#include "opencl_context_test.h"
 
 namespace bptest {
 namespace {
 
-class OpenclE2E : public ContextTest {
+class OpenclE2E : public OpenclContextTest {
  protected:
   void SetUp() override {
-    ContextTest::SetUp();
-    ASSERT_EQ(bp_plugin_load(ctx_, BPCL_CPU_PLUGIN_PATH, nullptr), BP_STATUS_OK) << LastError();
-    ASSERT_EQ(bp_plugin_load(ctx_, BPCL_PLUGIN_PATH, nullptr), BP_STATUS_OK) << LastError();
-    ASSERT_EQ(bp_backend_find(ctx_, "opencl", &backend_), BP_STATUS_OK);
-    bp_backend_info_t info{};
-    info.struct_size = sizeof info;
-    ASSERT_EQ(bp_backend_info(ctx_, backend_, &info), BP_STATUS_OK);
-    if (info.device_count == 0) {
-      BP_SKIP_UNLESS_EXPECTED("opencl",
-                              std::string("no OpenCL device: ") + (info.no_device_reason ? info.no_device_reason : ""));
-    }
-    dev_ = bp_device_t{backend_, 0};
+    OpenclContextTest::SetUp();
+    LoadOpencl();
   }
   bp_tensor_t* ToDev(bp_tensor_t* t) {
     bp_tensor_t* d = nullptr;
@@ -36,18 +25,6 @@ class OpenclE2E : public ContextTest {
     ASSERT_EQ(a.size(), b.size());
     for (size_t i = 0; i < a.size(); ++i) EXPECT_NEAR(a[i], b[i], tol * (1 + std::fabs(b[i]))) << i;
   }
-  uint64_t Native(const char* op) {
-    uint64_t n = 0;
-    bp_native_count(ctx_, Op(op), backend_, &n);
-    return n;
-  }
-  uint64_t Fallback(const char* op) {
-    uint64_t n = 0;
-    bp_fallback_count(ctx_, Op(op), backend_, &n);
-    return n;
-  }
-  int32_t backend_ = -1;
-  bp_device_t dev_{};
 };
 
 std::vector<float> Seq(size_t n, float scale) {
