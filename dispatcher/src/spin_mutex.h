@@ -17,17 +17,17 @@ namespace bp::core {
 class SpinMutex {
  public:
   void lock() {
-    if (!locked_.exchange(true, std::memory_order_acquire)) return;
-    for (int spins = 0;; ++spins) {
+    int spins = 0;
+    while (locked_.exchange(true, std::memory_order_acquire)) {
       // Read-only wait: the line stays shared until the holder's store.
       while (locked_.load(std::memory_order_relaxed)) {
-        if (spins++ < 64) {
+        if (spins < 64) {
+          ++spins;
           CpuRelax();
         } else {
           sched_yield();
         }
       }
-      if (!locked_.exchange(true, std::memory_order_acquire)) return;
     }
   }
   void unlock() { locked_.store(false, std::memory_order_release); }
