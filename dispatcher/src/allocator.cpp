@@ -80,9 +80,9 @@ Status CachingAllocator::Allocate(size_t nbytes, Block** out_block, void** out_h
     }
   }
   if (hit != nullptr) {
-    allocated_ += hit->size;
-    if (allocated_ > peak_) peak_ = allocated_;
-    ++cache_hits_;
+    stats_.allocated_bytes += hit->size;
+    if (stats_.allocated_bytes > stats_.peak_allocated_bytes) stats_.peak_allocated_bytes = stats_.allocated_bytes;
+    ++stats_.cache_hits;
     PoisonSlack(hit, nbytes);
     ArmGuardLocked(hit, nbytes);
     *out_block = hit;
@@ -104,10 +104,10 @@ Status CachingAllocator::Allocate(size_t nbytes, Block** out_block, void** out_h
                              (rc == BP_STATUS_OUT_OF_MEMORY ? " (after emptying the cache)" : "");
     return PluginFailure(what, rc, serial);
   }
-  ++device_allocations_;
-  reserved_ += size;
-  allocated_ += size;
-  if (allocated_ > peak_) peak_ = allocated_;
+  ++stats_.device_allocations;
+  stats_.reserved_bytes += size;
+  stats_.allocated_bytes += size;
+  if (stats_.allocated_bytes > stats_.peak_allocated_bytes) stats_.peak_allocated_bytes = stats_.allocated_bytes;
   *out_block = new Block{ptr, size, large};
   PoisonSlack(*out_block, nbytes);
   ArmGuardLocked(*out_block, nbytes);
@@ -147,7 +147,7 @@ void CachingAllocator::Free(Block* block, void* header) {
     delete block;
     return;
   }
-  allocated_ -= block->size;
+  stats_.allocated_bytes -= block->size;
   PoisonSlack(block, 0);  // a cached block is off limits until handed out again
   if (block->large) {
     large_free_.emplace(block->size, block);
@@ -191,7 +191,7 @@ void CachingAllocator::ReleaseCachedLocked() {
       small_free_[c] = b->next;
       UnpoisonAll(b);
       raw_.deallocate(raw_.backend_data, raw_.device, b->ptr);
-      reserved_ -= b->size;
+      stats_.reserved_bytes -= b->size;
       delete b;
     }
   }
@@ -199,7 +199,7 @@ void CachingAllocator::ReleaseCachedLocked() {
   for (auto& [size, b] : large_free_) {
     UnpoisonAll(b);
     raw_.deallocate(raw_.backend_data, raw_.device, b->ptr);
-    reserved_ -= b->size;
+    stats_.reserved_bytes -= b->size;
     delete b;
   }
   large_free_.clear();
@@ -212,14 +212,7 @@ void CachingAllocator::EmptyCache() {
 
 bp_allocator_stats_t CachingAllocator::Stats() {
   std::lock_guard<SpinMutex> lock(mu_);
-  bp_allocator_stats_t s{};
-  s.struct_size = sizeof(s);
-  s.allocated_bytes = allocated_;
-  s.reserved_bytes = reserved_;
-  s.peak_allocated_bytes = peak_;
-  s.device_allocations = device_allocations_;
-  s.cache_hits = cache_hits_;
-  return s;
+  return stats_;
 }
 
 }  // namespace bp::core

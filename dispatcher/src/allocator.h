@@ -146,7 +146,8 @@ class CachingAllocator {
   void* headers_ = nullptr;
   int num_headers_ = 0;
   int64_t live_pairs_ = 0;  // LivePairs
-  uint64_t allocated_ = 0, reserved_ = 0, peak_ = 0, device_allocations_ = 0, cache_hits_ = 0;
+  // The counters live in the ABI struct Stats returns, so a field has one name.
+  bp_allocator_stats_t stats_{sizeof(bp_allocator_stats_t), 0, 0, 0, 0, 0};
 };
 
 }  // namespace bp::core

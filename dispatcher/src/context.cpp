@@ -69,6 +69,26 @@ bp_status_t HostProperties(void*, int32_t, bp_device_properties_t* p) {
   return BP_STATUS_OK;
 }
 
+// The built-in host backend's table: the same bp_backend_t a CPU plugin
+// fills, so the slot is described by one set of fields, as a plugin's is.
+bp_backend_t HostTable() {
+  bp_backend_t t{};
+  t.struct_size = sizeof(t);
+  t.name = "cpu";
+  t.version = BACKPLANE_VERSION_STRING;
+  t.device_type = kDLCPU;
+  t.device_count = HostDeviceCount;
+  t.device_properties = HostProperties;
+  t.allocate = HostAllocate;
+  t.deallocate = HostDeallocate;
+  t.copy_host_to_device = HostH2D;
+  t.copy_device_to_host = HostD2H;
+  t.copy_device_to_device = HostD2D;
+  t.stream_get_default = HostStream;
+  t.stream_synchronize = HostSync;
+  return t;
+}
+
 // The live contexts (CheckContext). Never destroyed: usable at exit.
 std::mutex& LiveMu() {
   static std::mutex* mu = new std::mutex();
@@ -95,28 +115,14 @@ Status CheckContext(bp_context_t* ctx, const char* fn) {
 void InitHostBackend(bp_context_t* ctx) {
   ctx->host_backend = 0;
   BackendSlot& s = ctx->slots[ctx->host_backend];
+  const bp_backend_t& t = s.table = HostTable();
   s.id = ctx->host_backend;
   s.host_memory = true;
-  s.name = "cpu";
-  s.version = BACKPLANE_VERSION_STRING;
+  s.name = t.name;
+  s.version = t.version;
+  s.device_type = t.device_type;
   s.abi_version = BP_ABI_VERSION;
-  s.device_type = kDLCPU;
   s.device_count = 1;
-  bp_backend_t& t = s.table;
-  t = bp_backend_t{};
-  t.struct_size = sizeof(t);
-  t.name = "cpu";
-  t.version = BACKPLANE_VERSION_STRING;
-  t.device_type = kDLCPU;
-  t.device_count = HostDeviceCount;
-  t.device_properties = HostProperties;
-  t.allocate = HostAllocate;
-  t.deallocate = HostDeallocate;
-  t.copy_host_to_device = HostH2D;
-  t.copy_device_to_host = HostD2H;
-  t.copy_device_to_device = HostD2D;
-  t.stream_get_default = HostStream;
-  t.stream_synchronize = HostSync;
   s.props_table = t;
   std::unique_ptr<DeviceState> dev = MakeDevice(ctx, &s, t, 0);
   s.devices.push_back(dev.get());

@@ -16,10 +16,10 @@ namespace {
 Status ConvTranspose2dInfer(const MetaCallInfo& info, const MetaArg* args, MetaPlan* plan) {
   ConvArgs c;
   BP_RETURN_IF_ERROR(ReadConvArgs(info, args, "[C_in, C_out / groups, kH, kW]", /*dilation_arg=*/7, &c));
-  const Geometry& in = *args[0].tensor;
-  const Geometry& w = *args[1].tensor;
   int64_t out_pad[2];
   BP_RETURN_IF_ERROR(PairAtLeast(info, args, 5, nullptr, 0, "non-negative output_padding", out_pad));
+  const Geometry& in = *args[0].tensor;
+  const Geometry& w = *args[1].tensor;
   for (int k = 0; k < 2; ++k) {
     if (out_pad[k] >= c.stride[k] && out_pad[k] >= c.dilation[k]) {
       return Error(BP_STATUS_INVALID_ARGUMENT, ArgPrefix(info, 5) + "expected values smaller than stride " +

@@ -41,10 +41,10 @@ Status CheckIndex(const MetaCallInfo& info, const MetaArg* args, int32_t* dim_ou
 Status GatherInfer(const MetaCallInfo& info, const MetaArg* args, MetaPlan* plan) {
   int32_t dim;
   BP_RETURN_IF_ERROR(CheckIndex(info, args, &dim));
-  const Geometry& self = *args[0].tensor;
-  const Geometry& index = *args[2].tensor;
   RewriteInt(plan, 1, dim);
   plan->no_output_alias = true;
+  const Geometry& self = *args[0].tensor;
+  const Geometry& index = *args[2].tensor;
   return SetOutput(info, plan, 0, DtypeFromDL(self.dtype), index.sizes, index.ndim, self.device);
 }
 

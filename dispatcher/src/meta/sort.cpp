@@ -13,11 +13,11 @@ namespace {
 // topk(self, k, dim, largest, sorted)
 Status TopkInfer(const MetaCallInfo& info, const MetaArg* args, MetaPlan* plan) {
   DType d;
-  BP_RETURN_IF_ERROR(RequireTensor(info, args, 0, &d));
-  const Geometry& self = *args[0].tensor;
   int64_t k, dim_arg;
+  BP_RETURN_IF_ERROR(RequireTensor(info, args, 0, &d));
   BP_RETURN_IF_ERROR(IntArg(info, args, 1, &k));
   BP_RETURN_IF_ERROR(IntArg(info, args, 2, &dim_arg));
+  const Geometry& self = *args[0].tensor;
   int32_t dim;
   BP_RETURN_IF_ERROR(WrapDim(info, 2, dim_arg, self.ndim, &dim));
   const int64_t size = self.ndim > 0 ? self.sizes[dim] : 1;
