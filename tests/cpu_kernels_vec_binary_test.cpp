@@ -1,5 +1,6 @@
 // The CPU backend's vectorized binary pointwise path (add, sub, mul, div,
-// comparisons, where on float32; backends/cpu/kernels/simd_binary.cpp):
+// comparisons, where on float32, add and sub with alpha;
+// backends/cpu/kernels/simd_binary.cpp):
 // lengths that are not a multiple of any vector width, row and one-element
 // broadcasts, 0-dim, strided rows (staged), NaN, calls large enough to split
 // across threads, and the other dtypes, which keep the scalar loop. Every
@@ -178,12 +179,38 @@ TEST_F(VecBinary, OtherDtypesKeepTheScalarLoop) {
   EXPECT_EQ(lc.Get<uint8_t>(2), (std::vector<uint8_t>{1, 0}));
   ASSERT_EQ(Call("where.self", {TArg(lc), TArg(l), TArg(m)}, {&lo}), BP_STATUS_OK) << LastError();
   EXPECT_EQ(lo.Get<int64_t>(2), (std::vector<int64_t>{(int64_t{1} << 53) + 1, 5}));
-  // add with alpha != 1 keeps the scalar loop: a + alpha * b in float.
-  HostTensor a(F32(), {5}), b(F32(), {5}), out(F32(), {5});
-  a.Set<float>({1, 2, 3, 4, 5});
-  b.Set<float>({1, 1, 1, 1, 1});
-  ASSERT_EQ(Call("add.Tensor", {TArg(a), TArg(b), DArg(2.5)}, {&out}), BP_STATUS_OK) << LastError();
-  EXPECT_EQ(out.Get<float>(5), (std::vector<float>{3.5f, 4.5f, 5.5f, 6.5f, 7.5f}));
+}
+
+TEST_F(VecBinary, AddAndSubWithAlpha) {
+  // a + alpha * b and a - alpha * b (torch.add / torch.sub with alpha), the
+  // product rounded before the sum, on the scalar loop (below 64 elements)
+  // and the vector path, contiguous and broadcast; alpha given as a double
+  // is rounded to float first, as the scalar kernel does.
+  for (const double alpha_arg : {2.5, -0.3, 0.0}) {
+    const float alpha = static_cast<float>(alpha_arg);
+    for (const int64_t cols : {5, 64, 67, 1000}) {
+      for (const std::vector<int64_t>& bs : {std::vector<int64_t>{cols, 1}, std::vector<int64_t>{0, 1}}) {
+        const int64_t rows = 3, n = rows * cols;
+        HostTensor a(F32(), {rows, cols}), b(F32(), {rows, cols}), out(F32(), {rows, cols});
+        FillValues(a, n, 3);
+        FillValues(b, n, 6);
+        b.SetView({rows, cols}, bs);
+        const float* pa = a.data<float>();
+        auto bv = [&](int64_t i) { return b.data<float>()[(i / cols) * bs[0] + (i % cols) * bs[1]]; };
+        for (const bool sub : {false, true}) {
+          const char* op = sub ? "sub.Tensor" : "add.Tensor";
+          ASSERT_EQ(Call(op, {TArg(a), TArg(b), DArg(alpha_arg)}, {&out}), BP_STATUS_OK) << LastError();
+          int64_t bad = 0;
+          for (int64_t i = 0; i < n; ++i) {
+            const float scaled = alpha * bv(i);
+            bad += !SameFloat(out.data<float>()[i], sub ? pa[i] - scaled : pa[i] + scaled);
+          }
+          EXPECT_EQ(bad, 0) << op << " alpha=" << alpha_arg << " " << rows << "x" << cols << " b strides {" << bs[0]
+                            << ", " << bs[1] << "}";
+        }
+      }
+    }
+  }
 }
 
 TEST_F(VecBinary, BadInputWritesNothing) {

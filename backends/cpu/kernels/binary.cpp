@@ -54,16 +54,23 @@ inline Operands Get(const bp_kernel_call_t* call) {
 }
 
 // All-float32 operands run through the vector kernel (contiguous and
-// broadcast rows); false leaves the call to the scalar loop.
-bool VecF32(const Operands& o, simd::BinOp op) {
+// broadcast rows); false leaves the call to the scalar loop. alpha scales b
+// for add and sub (add with alpha, sub with -alpha).
+bool VecF32(const Operands& o, simd::BinOp op, float alpha = 1.0f) {
   // The size first: a small call (the common one-element case) leaves at once.
   if (!UseVecRows(*o.out) || o.dt != DType::kFloat32 || DtypeOf(o.a->dtype) != DType::kFloat32 ||
       DtypeOf(o.b->dtype) != DType::kFloat32)
     return false;
   const DLTensor* ops[3] = {o.out, o.a, o.b};
-  VecRows(ops, [op](char* const* p, const int64_t* s, int64_t n) {
-    simd::BinaryF32(op, reinterpret_cast<const float*>(p[1]), s[1], reinterpret_cast<const float*>(p[2]), s[2],
-                    reinterpret_cast<float*>(p[0]), n);
+  VecRows(ops, [op, alpha](char* const* p, const int64_t* s, int64_t n) {
+    const float* a = reinterpret_cast<const float*>(p[1]);
+    const float* b = reinterpret_cast<const float*>(p[2]);
+    float* y = reinterpret_cast<float*>(p[0]);
+    if (alpha == 1.0f) {
+      simd::BinaryF32(op, a, s[1], b, s[2], y, n);
+    } else {
+      simd::AddScaledF32(a, s[1], b, s[2], op == simd::BinOp::kSub ? -alpha : alpha, y, n);
+    }
   });
   return true;
 }
@@ -82,7 +89,9 @@ bp_status_t AddSub(const bp_kernel_call_t* call, bool subtract) {
       BinaryLoop<T, T, T>(*o.out, *o.a, *o.b, [alpha](bool x, bool y) { return x || (alpha && y); });
     } else {
       const C alpha = ScalarArg<T>(call, BP_ARG_ADD_TENSOR_ALPHA, C(1));
-      if (alpha == C(1) && VecF32(o, subtract ? simd::BinOp::kSub : simd::BinOp::kAdd)) return BP_STATUS_OK;
+      if constexpr (std::is_same<C, float>::value) {
+        if (VecF32(o, subtract ? simd::BinOp::kSub : simd::BinOp::kAdd, alpha)) return BP_STATUS_OK;
+      }
       if (alpha == C(1)) {
         if (subtract) {
           BinaryLoop<T, T, T>(*o.out, *o.a, *o.b, [](C x, C y) { return SubW(x, y); });

@@ -56,8 +56,7 @@ void LayerNormRowF32(const float* x, float* y, int64_t n, const float* w, const 
 // dst[c * dst_pitch + r] = src[r * src_pitch + c] for r < rows, c < cols
 // (pitches in elements): one tile of a transpose copy of 32-bit elements,
 // bits moved unchanged.
-void TransposeU32(const uint32_t* src, int64_t src_pitch, uint32_t* dst, int64_t dst_pitch, int64_t rows,
-                  int64_t cols);
+void TransposeU32(const uint32_t* src, int64_t src_pitch, uint32_t* dst, int64_t dst_pitch, int64_t rows, int64_t cols);
 
 // Binary pointwise functions over n elements: each input is a unit-stride row
 // (step 1) or one element broadcast (step 0); y is a unit-stride row that may
@@ -67,6 +66,10 @@ enum class BinOp { kAdd, kSub, kMul, kDiv };
 enum class CmpOp { kEq, kNe, kLt, kLe, kGt, kGe };
 // y[i] = a[i] op b[i].
 void BinaryF32(BinOp op, const float* a, int64_t sa, const float* b, int64_t sb, float* y, int64_t n);
+// y[i] = a[i] + alpha * b[i], the product rounded before the sum (no fused
+// multiply-add), as the scalar kernel and torch.add(a, b, alpha=alpha).
+// Subtraction with alpha is this with -alpha: negation is exact.
+void AddScaledF32(const float* a, int64_t sa, const float* b, int64_t sb, float alpha, float* y, int64_t n);
 // y[i] = a[i] op b[i]; false where either side is NaN, except ne (true).
 void CompareF32(CmpOp op, const float* a, int64_t sa, const float* b, int64_t sb, bool* y, int64_t n);
 // y[i] = c[i] ? a[i] : b[i], the stored bits selected.

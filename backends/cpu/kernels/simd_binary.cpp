@@ -85,6 +85,13 @@ void BinaryImpl(BinOp op, const float* a, int64_t sa, const float* b, int64_t sb
   }
 }
 
+void AddScaledImpl(const float* a, int64_t sa, const float* b, int64_t sb, float alpha, float* y, int64_t n) {
+  // alpha is splatted inside the body: a vector captured by a lambda is not
+  // allowed for every target's vector type.
+  Zip<false>(a, sa, b, sb, nullptr, 0, y, n,
+             [alpha](V x, V z, M) HWY_ATTR { return hn::Add(x, hn::Mul(hn::Set(D(), alpha), z)); });
+}
+
 // A mask as bool lanes (0 or 1).
 HWY_INLINE hn::Vec<D8> ToBool(M m) {
   return hn::DemoteTo(D8(), hn::And(hn::BitCast(DI(), hn::VecFromMask(D(), m)), hn::Set(DI(), 1)));
@@ -125,11 +132,15 @@ namespace bp_cpu {
 namespace simd {
 
 HWY_EXPORT(BinaryImpl);
+HWY_EXPORT(AddScaledImpl);
 HWY_EXPORT(CompareImpl);
 HWY_EXPORT(WhereImpl);
 
 void BinaryF32(BinOp op, const float* a, int64_t sa, const float* b, int64_t sb, float* y, int64_t n) {
   HWY_DYNAMIC_DISPATCH(BinaryImpl)(op, a, sa, b, sb, y, n);
+}
+void AddScaledF32(const float* a, int64_t sa, const float* b, int64_t sb, float alpha, float* y, int64_t n) {
+  HWY_DYNAMIC_DISPATCH(AddScaledImpl)(a, sa, b, sb, alpha, y, n);
 }
 void CompareF32(CmpOp op, const float* a, int64_t sa, const float* b, int64_t sb, bool* y, int64_t n) {
   static_assert(sizeof(bool) == 1, "bool is stored as one byte");
