@@ -21,6 +21,7 @@ void Faults::ReadEnvironment() {
   const uint64_t a = EnvNumber("BP_VENDOR_SIM_ALIGNMENT", 256);
   if (a >= 256 && a <= (1u << 20) && (a & (a - 1)) == 0) alignment = static_cast<size_t>(a);
   latency_us = static_cast<uint32_t>(EnvNumber("BP_VENDOR_SIM_LATENCY_US", 0));
+  launch_us = static_cast<uint32_t>(EnvNumber("BP_VENDOR_SIM_LAUNCH_US", 0));
 }
 
 bool Faults::NextCopyFails() {

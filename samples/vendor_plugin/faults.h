@@ -24,6 +24,9 @@ struct Faults {
   // BP_VENDOR_SIM_LATENCY_US: stream_synchronize() waits this long, as a
   // device whose queued work completes late.
   uint32_t latency_us = 0;
+  // BP_VENDOR_SIM_LAUNCH_US: with BP_VENDOR_SIM_ASYNC=1, the device thread
+  // starts each kernel or copy this long after it reaches the queue's head.
+  uint32_t launch_us = 0;
 
   std::atomic<uint64_t> copies{0};
 

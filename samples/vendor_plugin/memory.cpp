@@ -34,24 +34,41 @@ bp_status_t Allocate(void* bd, int32_t device, size_t nbytes, void** out_ptr) {
 bp_status_t Deallocate(void* bd, int32_t device, void* ptr) {
   if (CheckDevice(StateOf(bd), device, "deallocate") != BP_STATUS_OK) return BP_STATUS_OUT_OF_RANGE;
   if (ptr == nullptr) return BP_STATUS_OK;
+  // Queued work may still use the block: wait for it, as a driver's free does.
+  StateOf(bd)->queue.Drain();
   if (!StateOf(bd)->arena.Free(ptr))
     return Fail(StateOf(bd), BP_STATUS_INVALID_ARGUMENT, "deallocate", "not a live vendor_sim allocation");
   return BP_STATUS_OK;
 }
 
-// The simulated device runs synchronously, so a copy is done when it returns.
+// Each copy checks its range now and moves the bytes on the device queue:
+// at once on the synchronous device, later in async mode, where the host
+// buffer of copy_host_to_device must stay valid until the stream is
+// synchronized, and copy_device_to_host waits for its bytes (backend.h).
+
+namespace {
+
+// Submits a copy of nbytes from src to dst; OUT_OF_MEMORY if it cannot be queued.
+bp_status_t SubmitCopy(State* s, const char* fn, char* dst, const char* src, size_t nbytes) {
+  if (!s->queue.TrySubmit([dst, src, nbytes] { std::memmove(dst, src, nbytes); }))
+    return Fail(s, BP_STATUS_OUT_OF_MEMORY, fn, "cannot queue the copy");
+  return BP_STATUS_OK;
+}
+
+}  // namespace
+
 bp_status_t CopyHostToDevice(void* bd, int32_t device, const void* src, void* dst, size_t dst_offset, size_t nbytes,
                              bp_stream_t) {
   if (CheckDevice(StateOf(bd), device, "copy_host_to_device") != BP_STATUS_OK) return BP_STATUS_OUT_OF_RANGE;
   if (nbytes == 0) return BP_STATUS_OK;
   if (StateOf(bd)->faults.NextCopyFails())
-    return Fail(StateOf(bd), BP_STATUS_INTERNAL, "copy_host_to_device", "injected copy failure (BP_VENDOR_SIM_FAIL_COPIES)");
+    return Fail(StateOf(bd), BP_STATUS_INTERNAL, "copy_host_to_device",
+                "injected copy failure (BP_VENDOR_SIM_FAIL_COPIES)");
   char* d = StateOf(bd)->arena.Resolve(dst, dst_offset, nbytes);
   if (d == nullptr || src == nullptr)
     return Fail(StateOf(bd), BP_STATUS_INVALID_ARGUMENT, "copy_host_to_device",
                 "destination range outside its allocation");
-  std::memcpy(d, src, nbytes);
-  return BP_STATUS_OK;
+  return SubmitCopy(StateOf(bd), "copy_host_to_device", d, static_cast<const char*>(src), nbytes);
 }
 
 bp_status_t CopyDeviceToHost(void* bd, int32_t device, const void* src, size_t src_offset, void* dst, size_t nbytes,
@@ -59,12 +76,15 @@ bp_status_t CopyDeviceToHost(void* bd, int32_t device, const void* src, size_t s
   if (CheckDevice(StateOf(bd), device, "copy_device_to_host") != BP_STATUS_OK) return BP_STATUS_OUT_OF_RANGE;
   if (nbytes == 0) return BP_STATUS_OK;
   if (StateOf(bd)->faults.NextCopyFails())
-    return Fail(StateOf(bd), BP_STATUS_INTERNAL, "copy_device_to_host", "injected copy failure (BP_VENDOR_SIM_FAIL_COPIES)");
+    return Fail(StateOf(bd), BP_STATUS_INTERNAL, "copy_device_to_host",
+                "injected copy failure (BP_VENDOR_SIM_FAIL_COPIES)");
   const char* s = StateOf(bd)->arena.Resolve(src, src_offset, nbytes);
   if (s == nullptr || dst == nullptr)
     return Fail(StateOf(bd), BP_STATUS_INVALID_ARGUMENT, "copy_device_to_host", "source range outside its allocation");
-  std::memcpy(dst, s, nbytes);
-  return BP_STATUS_OK;
+  const bp_status_t st = SubmitCopy(StateOf(bd), "copy_device_to_host", static_cast<char*>(dst), s, nbytes);
+  // The one synchronous copy (backend.h): it returns with the bytes in dst.
+  if (st == BP_STATUS_OK) StateOf(bd)->queue.Drain();
+  return st;
 }
 
 bp_status_t CopyDeviceToDevice(void* bd, int32_t device, const void* src, size_t src_offset, void* dst,
@@ -72,13 +92,13 @@ bp_status_t CopyDeviceToDevice(void* bd, int32_t device, const void* src, size_t
   if (CheckDevice(StateOf(bd), device, "copy_device_to_device") != BP_STATUS_OK) return BP_STATUS_OUT_OF_RANGE;
   if (nbytes == 0) return BP_STATUS_OK;
   if (StateOf(bd)->faults.NextCopyFails())
-    return Fail(StateOf(bd), BP_STATUS_INTERNAL, "copy_device_to_device", "injected copy failure (BP_VENDOR_SIM_FAIL_COPIES)");
+    return Fail(StateOf(bd), BP_STATUS_INTERNAL, "copy_device_to_device",
+                "injected copy failure (BP_VENDOR_SIM_FAIL_COPIES)");
   const char* s = StateOf(bd)->arena.Resolve(src, src_offset, nbytes);
   char* d = StateOf(bd)->arena.Resolve(dst, dst_offset, nbytes);
   if (s == nullptr || d == nullptr)
     return Fail(StateOf(bd), BP_STATUS_INVALID_ARGUMENT, "copy_device_to_device", "range outside its allocation");
-  std::memmove(d, s, nbytes);
-  return BP_STATUS_OK;
+  return SubmitCopy(StateOf(bd), "copy_device_to_device", d, s, nbytes);
 }
 
 }  // namespace vendor_sim

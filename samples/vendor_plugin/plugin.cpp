@@ -7,6 +7,8 @@
 // This file: the exported entry point, version negotiation, init (fills
 // bp_backend_t from device.h, memory.h and stream.h, registers the kernels)
 // and shutdown.
+#include "plugin.h"
+
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -15,7 +17,6 @@
 #include "device.h"
 #include "kernels/kernels.h"
 #include "memory.h"
-#include "plugin.h"
 #include "stream.h"
 
 namespace vendor_sim {
@@ -37,6 +38,7 @@ constexpr size_t kDefaultArenaMiB = 256;
 
 void Shutdown(void* bd) {
   State* s = StateOf(bd);
+  s->queue.Stop();  // queued work still runs: it reads and writes the arena
   s->arena.Release();
   delete s;
 }
@@ -63,8 +65,17 @@ bp_status_t Init(const bp_plugin_init_args_t* args) {
     delete s;
     return args->host->set_error(BP_STATUS_OUT_OF_MEMORY, "vendor_sim: init: cannot reserve the device arena");
   }
+  // BP_VENDOR_SIM_ASYNC=1: a device that runs its queue on its own thread
+  // (queue.h), each item BP_VENDOR_SIM_LAUNCH_US late.
+  const char* async = std::getenv("BP_VENDOR_SIM_ASYNC");
+  if (!s->queue.Start(async != nullptr && std::strcmp(async, "1") == 0, s->faults.launch_us)) {
+    s->arena.Release();
+    delete s;
+    return args->host->set_error(BP_STATUS_INTERNAL, "vendor_sim: init: cannot start the device thread");
+  }
   const bp_status_t st = RegisterKernels(args, s);
   if (st != BP_STATUS_OK) {
+    s->queue.Stop();
     s->arena.Release();
     delete s;
     return st;

@@ -3,10 +3,11 @@
 #pragma once
 
 #include "arena.h"
-#include "faults.h"
 #include "backplane/backend.h"
 #include "backplane/op_args.h"     // BP_OP_* names, BP_ARG_* argument indices
 #include "backplane/plugin_kit.h"  // negotiation, struct_size checks, bp_kit_fail
+#include "faults.h"
+#include "queue.h"
 
 namespace vendor_sim {
 
@@ -14,6 +15,7 @@ struct State {
   const bp_host_api_t* host = nullptr;
   Arena arena;
   Faults faults;  // device faults on demand (faults.h), off by default
+  Queue queue;    // where kernels and copies run (queue.h): now, or on the device thread
 };
 
 // The State behind a bp_backend_t function's backend_data.

@@ -1,7 +1,8 @@
-// Streams of the simulated device: everything runs synchronously, so the
-// default stream is NULL and synchronizing has nothing to wait for, except
-// the delay the BP_VENDOR_SIM_LATENCY_US fault adds. A real plugin returns
-// its driver's queue and waits on it here.
+// Streams of the simulated device: one in-order queue (queue.h), so the
+// default stream is NULL and synchronizing waits for that queue to drain
+// (nothing to wait for on the synchronous device), plus the delay the
+// BP_VENDOR_SIM_LATENCY_US fault adds. A real plugin returns its driver's
+// queue and waits on it here.
 #include "stream.h"
 
 #include <chrono>
@@ -15,8 +16,7 @@ bp_status_t StreamGetDefault(void*, int32_t, bp_stream_t* out_stream) {
 }
 
 bp_status_t StreamSynchronize(void* bd, int32_t, bp_stream_t) {
-  // Work completes when it is enqueued, unless BP_VENDOR_SIM_LATENCY_US says
-  // the device is late.
+  StateOf(bd)->queue.Drain();
   const uint32_t latency_us = StateOf(bd)->faults.latency_us;
   if (latency_us != 0) std::this_thread::sleep_for(std::chrono::microseconds(latency_us));
   return BP_STATUS_OK;

@@ -1,6 +1,6 @@
 // vendor_sim's streams: bp_backend_t.stream_get_default and
 // .stream_synchronize. The simulated device has one implicit in-order queue
-// and runs synchronously; it has no events (the event slots stay NULL).
+// (queue.h); it has no events (the event slots stay NULL).
 #pragma once
 
 #include "plugin.h"

@@ -6,6 +6,10 @@
 // anything, and casts an int32 exp to float32 for the kernel (the cast
 // route). On an older host the kernels still decline what they lack
 // (UNIMPLEMENTED before touching memory), as every kernel may.
+//
+// Each kernel checks its arguments and resolves its views when it is called,
+// then queues the arithmetic on the device (queue.h): it runs at once on the
+// synchronous device, later on the device thread in async mode.
 #include <cmath>
 //
 // A kernel receives DLTensors whose `data` is an arena handle from
@@ -16,29 +20,46 @@
 #include <cstdint>
 #include <cstring>
 #include <type_traits>
+#include <utility>
 
 #include "kernels.h"
 
 namespace vendor_sim {
 namespace {
 
-// Address of element 0 of a view, after checking that every element the
-// view can reach lies inside its allocation. nullptr if not.
+// A view resolved at launch: the address of element 0 and the layout, copied
+// out of the call, which the host owns only until the kernel returns (the
+// work may run later, on the device thread: queue.h).
 template <typename T>
-T* Base(State* s, const DLTensor& t) {
+struct View {
+  T* base = nullptr;  // nullptr: no elements
+  int32_t ndim = 0;
+  int64_t shape[BP_MAX_NDIM] = {};
+  int64_t strides[BP_MAX_NDIM] = {};
+};
+
+// The view of `t`, after checking that every element it can reach lies inside
+// its allocation. False if not (a handle that is not live); an empty view
+// resolves with base nullptr.
+template <typename T>
+bool Resolve(State* s, const DLTensor& t, View<T>* v) {
   int64_t numel = 1, last = 0;
+  v->ndim = t.ndim;
   for (int d = 0; d < t.ndim; ++d) {
+    v->shape[d] = t.shape[d];
+    v->strides[d] = t.strides[d];
     numel *= t.shape[d];
     if (t.shape[d] > 0) last += (t.shape[d] - 1) * t.strides[d];
   }
-  if (numel == 0) return nullptr;
+  if (numel == 0) return true;
   const size_t span = static_cast<size_t>(last + 1) * sizeof(T);
-  return reinterpret_cast<T*>(s->arena.Resolve(t.data, static_cast<size_t>(t.byte_offset), span));
+  v->base = reinterpret_cast<T*>(s->arena.Resolve(t.data, static_cast<size_t>(t.byte_offset), span));
+  return v->base != nullptr;
 }
 
 // Walks every index of `out`'s sizes; f(out_offset, in_offsets...) in elements.
-template <int N, typename F>
-void ForEachIndex(const DLTensor& out, const DLTensor* const (&in)[N], F f) {
+template <int N, typename To, typename Ti, typename F>
+void ForEachIndex(const View<To>& out, const View<Ti> (&in)[N], F f) {
   int64_t idx[BP_MAX_NDIM] = {};
   int64_t numel = 1;
   for (int d = 0; d < out.ndim; ++d) numel *= out.shape[d];
@@ -46,7 +67,7 @@ void ForEachIndex(const DLTensor& out, const DLTensor* const (&in)[N], F f) {
     int64_t o = 0, x[N > 0 ? N : 1] = {};
     for (int d = 0; d < out.ndim; ++d) {
       o += idx[d] * out.strides[d];
-      for (int k = 0; k < N; ++k) x[k] += idx[d] * in[k]->strides[d];
+      for (int k = 0; k < N; ++k) x[k] += idx[d] * in[k].strides[d];
     }
     f(o, x);
     for (int d = out.ndim - 1; d >= 0; --d) {
@@ -54,6 +75,14 @@ void ForEachIndex(const DLTensor& out, const DLTensor* const (&in)[N], F f) {
       idx[d] = 0;
     }
   }
+}
+
+// Queues `work` on the device (queue.h); OUT_OF_MEMORY if it cannot.
+template <typename F>
+bp_status_t Launch(const bp_kernel_call_t* call, State* s, F&& work) {
+  if (!s->queue.TrySubmit(std::forward<F>(work)))
+    return KernelFail(call, BP_STATUS_OUT_OF_MEMORY, "cannot queue the kernel");
+  return BP_STATUS_OK;
 }
 
 // Calls f(T{}) with the C type of `t`'s dtype; false for float16/bfloat16.
@@ -69,9 +98,12 @@ bool WithPlainType(const DLTensor& t, F f) {
       if (t.dtype.bits == 32) return f(int32_t{}), true;
       if (t.dtype.bits == 64) return f(int64_t{}), true;
       return false;
-    case kDLUInt: return f(uint8_t{}), true;
-    case BP_DTYPE_CODE_BOOL: return f(bool{}), true;
-    default: return false;
+    case kDLUInt:
+      return f(uint8_t{}), true;
+    case BP_DTYPE_CODE_BOOL:
+      return f(bool{}), true;
+    default:
+      return false;
   }
 }
 
@@ -105,16 +137,18 @@ bp_status_t Add(const bp_kernel_call_t* call) {
   bp_status_t status = BP_STATUS_OK;
   const bool handled = WithPlainType(*out, [&](auto tag) {
     using T = decltype(tag);
-    T* po = Base<T>(s, *out);
-    const T* pa = Base<T>(s, *a);
-    const T* pb = Base<T>(s, *b);
-    if (po == nullptr) return;  // zero-size
-    if (pa == nullptr || pb == nullptr) {
+    View<T> vo;
+    View<const T> in[2];
+    if (!Resolve(s, *out, &vo) || !Resolve(s, *a, &in[0]) || !Resolve(s, *b, &in[1])) {
       status = KernelFail(call, BP_STATUS_INVALID_ARGUMENT, "a tensor handle is not a live vendor_sim allocation");
       return;
     }
-    const DLTensor* in[2] = {a, b};
-    ForEachIndex<2>(*out, in, [&](int64_t o, const int64_t* x) { po[o] = AddOne<T>(pa[x[0]], pb[x[1]], alpha_d, alpha_i); });
+    if (vo.base == nullptr) return;  // zero-size
+    status = Launch(call, s, [vo, in, alpha_d, alpha_i] {
+      ForEachIndex<2>(vo, in, [&](int64_t o, const int64_t* x) {
+        vo.base[o] = AddOne<T>(in[0].base[x[0]], in[1].base[x[1]], alpha_d, alpha_i);
+      });
+    });
   });
   if (!handled) {
     // No float16/bfloat16 arithmetic here: hand the call to the CPU fallback.
@@ -127,34 +161,32 @@ bp_status_t Relu(const bp_kernel_call_t* call) {
   State* s = static_cast<State*>(call->kernel_data);
   const DLTensor* a = call->args[BP_ARG_RELU_SELF].u.tensor;
   const DLTensor* out = call->outputs[0];
-  const DLTensor* in[1] = {a};
   bp_status_t status = BP_STATUS_OK;
-  auto bad = [&] {
-    status = KernelFail(call, BP_STATUS_INVALID_ARGUMENT, "'self' is not a live vendor_sim allocation");
+  // Resolves both views and queues body(out, in); false when a handle is bad.
+  auto run = [&](auto out_tag, auto body) {
+    using T = decltype(out_tag);
+    View<T> vo;
+    View<const T> in[1];
+    if (!Resolve(s, *out, &vo) || !Resolve(s, *a, &in[0])) {
+      status = KernelFail(call, BP_STATUS_INVALID_ARGUMENT, "'self' is not a live vendor_sim allocation");
+      return;
+    }
+    if (vo.base == nullptr) return;
+    status = Launch(call, s, [vo, in, body] {
+      ForEachIndex<1>(vo, in, [&](int64_t o, const int64_t* x) { vo.base[o] = body(in[0].base[x[0]]); });
+    });
   };
   const bool handled = WithPlainType(*out, [&](auto tag) {
     using T = decltype(tag);
-    T* po = Base<T>(s, *out);
-    const T* pa = Base<T>(s, *a);
-    if (po == nullptr) return;
-    if (pa == nullptr) return bad();
-    ForEachIndex<1>(*out, in, [&](int64_t o, const int64_t* x) {
-      const T v = pa[x[0]];
-      po[o] = (v > T(0) || v != v) ? v : T(0);  // NaN stays NaN, as torch.relu
-    });
+    run(tag, [](T v) { return (v > T(0) || v != v) ? v : T(0); });  // NaN stays NaN, as torch.relu
   });
   if (!handled) {
     // float16/bfloat16: zero when the sign bit is set, unless NaN.
     const uint16_t exp_mask = out->dtype.code == kDLBfloat ? 0x7f80 : 0x7c00;
     const uint16_t man_mask = out->dtype.code == kDLBfloat ? 0x007f : 0x03ff;
-    uint16_t* po = Base<uint16_t>(s, *out);
-    const uint16_t* pa = Base<uint16_t>(s, *a);
-    if (po == nullptr) return BP_STATUS_OK;
-    if (pa == nullptr) return bad(), status;
-    ForEachIndex<1>(*out, in, [&](int64_t o, const int64_t* x) {
-      const uint16_t v = pa[x[0]];
+    run(uint16_t{}, [exp_mask, man_mask](uint16_t v) {
       const bool nan = (v & exp_mask) == exp_mask && (v & man_mask) != 0;
-      po[o] = ((v & 0x8000u) != 0 && !nan) ? uint16_t{0} : v;
+      return ((v & 0x8000u) != 0 && !nan) ? uint16_t{0} : v;
     });
   }
   return status;
@@ -167,13 +199,14 @@ bp_status_t Exp(const bp_kernel_call_t* call) {
   if (out->dtype.code != kDLFloat || out->dtype.bits != 32) {
     return KernelFail(call, BP_STATUS_UNIMPLEMENTED, "only float32 is native; other dtypes fall back");
   }
-  float* po = Base<float>(s, *out);
-  const float* pa = Base<float>(s, *a);
-  if (po == nullptr) return BP_STATUS_OK;
-  if (pa == nullptr) return KernelFail(call, BP_STATUS_INVALID_ARGUMENT, "'self' is not a live vendor_sim allocation");
-  const DLTensor* in[1] = {a};
-  ForEachIndex<1>(*out, in, [&](int64_t o, const int64_t* x) { po[o] = std::exp(pa[x[0]]); });
-  return BP_STATUS_OK;
+  View<float> vo;
+  View<const float> in[1];
+  if (!Resolve(s, *out, &vo) || !Resolve(s, *a, &in[0]))
+    return KernelFail(call, BP_STATUS_INVALID_ARGUMENT, "'self' is not a live vendor_sim allocation");
+  if (vo.base == nullptr) return BP_STATUS_OK;
+  return Launch(call, s, [vo, in] {
+    ForEachIndex<1>(vo, in, [&](int64_t o, const int64_t* x) { vo.base[o] = std::exp(in[0].base[x[0]]); });
+  });
 }
 
 }  // namespace vendor_sim
