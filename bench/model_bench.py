@@ -206,7 +206,7 @@ def check(args, name, d, input_names):
     line = next((ln.strip() for ln in r.stdout.splitlines() if "expect" in ln), "")
     if r.returncode != 0:
         why = line or (r.stderr.strip().splitlines() or [f"exit code {r.returncode}"])[-1]
-        unmapped = re.search(r"(?:no mapping|unsupported|not supported)[^']*'?([A-Za-z]+)'?", why, re.I)
+        unmapped = re.search(r"no mapping to Backplane operators for ONNX op '?([\w.]+)", r.stderr + r.stdout)
         line = f"unsupported (op {unmapped.group(1)})" if unmapped and r.returncode == 2 else why
     print(f"  check {name}: bp-run: {line}", flush=True)
     return r.returncode == 0, line
@@ -313,7 +313,8 @@ def print_table(rows, with_ort):
         print(f"| {r['name']} | {r['runs']} | {bp} | {ort} | {f(r, 'torch')} | {ratio} | {bt} |")
     bo = [r["bp_ort"] for r in rows if "bp_ort" in r]
     bt = [r["bp_torch"] for r in rows if "bp_torch" in r]
-    print(f"| geometric mean | | | | | **{geomean(bo):.2f}** over {len(bo)} | {geomean(bt):.2f} over {len(bt)} |")
+    g = lambda xs: f"{geomean(xs):.2f} over {len(xs)}" if xs else "-"
+    print(f"| geometric mean | | | | | **{g(bo)}** | {g(bt)} |")
 
 
 def main():
