@@ -1,27 +1,37 @@
 #!/usr/bin/python3
-"""Real models through `bp-run --bench` on cpu beside torch 1.13 eager.
+"""Real models through `bp-run --bench` on cpu beside ONNX Runtime and torch eager.
 
 For each model, the same nn.Module (same weights, same inputs) runs in torch
-eager under torch.inference_mode() and, exported to ONNX, through
-`bp-run MODEL --device cpu --bench N`. Rounds alternate the two: a round times
+1.13 eager under torch.inference_mode(); exported to ONNX, it runs through
+`bp-run MODEL --device cpu --bench N` and through ONNX Runtime's CPU execution
+provider (onnxruntime-node from npm, bench/ort_run.js: graph optimization
+"all", one warm-up run, then N). Rounds interleave the three: a round times
 torch over N runs (after one warm-up run) and takes the median, then runs
-bp-run --bench N (one warm-up run, then N; it prints the median). The table
-gives the median over rounds of each side's median per-run time and the
-median of the per-round ratios bp / torch (below 1: bp-run is faster).
+bp-run --bench N, then ort_run.js with N runs (each prints its median);
+torch stops early (at least 3 runs) after TORCH_BUDGET_S, since its eager
+depthwise convolutions take up to 30 times bp-run's time. The
+table gives the median over rounds of each side's median per-run time, the
+median of the per-round ratios bp-run / ORT (the headline; below 1: bp-run
+is faster) and bp-run / torch, and a last row with the geometric means.
 
-Before timing, bp-run's outputs are checked against torch's (--expect, the
-model's tolerance from export_models.py): a fast wrong answer is no result.
+Weights: torchvision constructors with weights=None, then export_models.py's
+calibrate() (LSUV: every conv/linear layer's output at std ~1, batch norm
+statistics from a calibration batch), and a reference output that must vary
+(export_models.check_spread). Before timing, bp-run's and ORT's outputs are
+checked against torch's (export_models.TOLERANCE): a fast wrong answer is no
+result. A model bp-run fails on or mismatches stays in the table with the
+reason (e.g. an operator it lacks); ORT likewise.
 
-Threads: torch.set_num_threads(T) and OMP_NUM_THREADS=T for bp-run (T = 2
-unless --threads). The load average is printed before and after.
+ORT: installed on first use into the build tree (--ort-dir, npm install
+onnxruntime-node@1.30.0, cached); without node/npm or the network the script
+says why and leaves the ORT column out (the exit code does not change).
 
-Models (exported here, into MODELS_DIR, from export_models.py's seed and
-opset; cached once exported):
-  resnet18_b1   torchvision resnet18 (weights=None), input 1x3x224x224
-  resnet18_b8   the same network, input 8x3x224x224
-  transformer_encoder  export_models.py's Encoder (torch.nn.TransformerEncoder,
-                2 layers, d_model 64, 4 heads, FFN 128, batch-first, padding
-                mask), input 2x10x64; the model bp-run's tests run
+Threads: torch.set_num_threads(T); bp-run --threads T (and OMP_NUM_THREADS=T);
+ORT intraOpNumThreads T, interOpNumThreads 1 (T = 2 unless --threads). The
+load average is printed before and after.
+
+Models (exported here, into MODELS_DIR, opset export_models.OPSET; cached
+once exported): see MODELS below; images are 1x3x224x224 unless the name says.
 
 With --profile, after the table: for each model, where bp-run's time goes,
 by ONNX op type, from `bp-run --warmup 3 --trace` (one steady-state run,
@@ -29,13 +39,14 @@ the device synchronized after every node).
 
 Usage (from the repository root, after building bp-run and backplane_cpu):
   /usr/bin/python3 bench/model_bench.py [--bp-run build/default/bin/bp-run]
-      [--models-dir build/default/bench_models] [--rounds 7] [--threads 2]
-      [--only NAME ...] [--profile]
-Exit codes: 0 done, 1 bp-run failed or its outputs did not match torch's,
-77 torch/torchvision missing.
+      [--models-dir build/default/bench_models] [--ort-dir build/default/ort] [--no-ort]
+      [--rounds 7] [--threads 2] [--runs-scale 1.0] [--only NAME ...] [--profile]
+Exit codes: 0 done, 1 bp-run failed or its outputs did not match torch's on
+a model, 77 torch/torchvision missing.
 """
 import argparse
 import json
+import math
 import os
 import re
 import statistics
@@ -51,14 +62,65 @@ import numpy as np  # noqa: E402
 import torch  # noqa: E402
 import torchvision  # noqa: E402
 
-# name: (make the module, make the inputs from a generator, input names, runs per round)
+import ort_side  # noqa: E402
+
+# A change to the model set or its weights: bump, and every cached export is redone.
+BENCH_KEY = "model_bench 2"
+# Torch's side of a round stops after this many seconds (at least 3 runs).
+TORCH_BUDGET_S = 0.5
+
+
+class Recurrent(torch.nn.Module):
+    """A 2-layer LSTM or GRU (64 features in, hidden 128, batch-first) and a linear head on every step."""
+
+    def __init__(self, cell):
+        super().__init__()
+        self.rnn = cell(64, 128, num_layers=2, batch_first=True)
+        self.head = torch.nn.Linear(128, 64)
+
+    def forward(self, x):
+        return self.head(self.rnn(x)[0])
+
+
+class Segmentation(torch.nn.Module):
+    """torchvision's segmentation model without its dict output: the "out" map."""
+
+    def __init__(self, make):
+        super().__init__()
+        self.net = make(weights=None, weights_backbone=None)
+
+    def forward(self, x):
+        return self.net(x)["out"]
+
+
+tv = torchvision.models
+
+
+def image(s=224):
+    return lambda g, n: (torch.randn(n, 3, s, s, generator=g),)
+
+
+# name: (make the module, make n inputs from a generator, input names, runs per round)
+# Runs per round: a round of the three sides stays below ~2 s on 2 cores.
 MODELS = {
-    "resnet18_b1": (lambda: torchvision.models.resnet18(weights=None),
-                    lambda g: (torch.randn(1, 3, 224, 224, generator=g),), ["input"], 20),
-    "resnet18_b8": (lambda: torchvision.models.resnet18(weights=None),
-                    lambda g: (torch.randn(8, 3, 224, 224, generator=g),), ["input"], 5),
-    "transformer_encoder": (em.Encoder, lambda g: (torch.randn(2, 10, 64, generator=g), em.encoder_pad_mask()),
-                            ["src", "pad_mask"], 200),
+    "mobilenet_v2": (lambda: tv.mobilenet_v2(weights=None), image(), ["input"], 10),
+    "mobilenet_v3_small": (lambda: tv.mobilenet_v3_small(weights=None), image(), ["input"], 20),
+    "mobilenet_v3_large": (lambda: tv.mobilenet_v3_large(weights=None), image(), ["input"], 10),
+    "efficientnet_b0": (lambda: tv.efficientnet_b0(weights=None), image(), ["input"], 5),
+    "shufflenet_v2_x1_0": (lambda: tv.shufflenet_v2_x1_0(weights=None), image(), ["input"], 10),
+    "squeezenet1_1": (lambda: tv.squeezenet1_1(weights=None), image(), ["input"], 10),
+    "resnet18": (lambda: tv.resnet18(weights=None), image(), ["input"], 5),
+    "resnet50": (lambda: tv.resnet50(weights=None), image(), ["input"], 2),
+    "lraspp_mobilenet_v3_large_256": (lambda: Segmentation(tv.segmentation.lraspp_mobilenet_v3_large),
+                                      image(256), ["input"], 5),
+    "vit_small_64": (em.vit, image(64), ["input"], 40),
+    "lstm_2x128_seq32": (lambda: Recurrent(torch.nn.LSTM),
+                         lambda g, n: (torch.randn(n, 32, 64, generator=g),), ["x"], 20),
+    "gru_2x128_seq32": (lambda: Recurrent(torch.nn.GRU),
+                        lambda g, n: (torch.randn(n, 32, 64, generator=g),), ["x"], 20),
+    "gpt_small": (em.GPT, lambda g, n: (torch.randint(0, 100, (n, 16), generator=g),), ["tokens"], 50),
+    "transformer_encoder": (em.Encoder, lambda g, n: (torch.randn(2, 10, 64, generator=g), em.encoder_pad_mask()),
+                            ["src", "pad_mask"], 50),
 }
 
 
@@ -67,6 +129,9 @@ def parse_args():
     root = os.path.join(HERE, "..")
     ap.add_argument("--bp-run", default=os.path.join(root, "build", "default", "bin", "bp-run"))
     ap.add_argument("--models-dir", default=os.path.join(root, "build", "default", "bench_models"))
+    ap.add_argument("--ort-dir", default=os.path.join(root, "build", "default", "ort"),
+                    help="where onnxruntime-node is installed (npm --prefix)")
+    ap.add_argument("--no-ort", action="store_true", help="leave the ONNX Runtime column out")
     ap.add_argument("--rounds", type=int, default=7)
     ap.add_argument("--threads", type=int, default=2)
     ap.add_argument("--runs-scale", type=float, default=1.0, help="multiply each model's runs per round")
@@ -76,34 +141,51 @@ def parse_args():
 
 
 def build(name):
-    """The module in eval mode with the seed's weights, and its inputs."""
+    """The module in eval mode, calibrated on a batch of 2 from another generator, and its inputs."""
     make, make_inputs, input_names, runs = MODELS[name]
     torch.manual_seed(em.SEED)
     model = make().eval()
-    inputs = make_inputs(torch.Generator().manual_seed(em.SEED))
-    return model, inputs, input_names, runs
+    inputs = make_inputs(torch.Generator().manual_seed(em.SEED), 1)
+    return model, inputs, input_names, runs, lambda: make_inputs(torch.Generator().manual_seed(em.SEED + 1), 2)
 
 
-def export(name, model, inputs, input_names, out_dir):
-    """model.onnx, input_<k>.npy and expected_<k>.npy in out_dir/name (kept when present)."""
+def export(name, model, inputs, input_names, calib, out_dir):
+    """Calibrates model (in place) and writes model.onnx, input_<k>.npy, expected_0.npy and
+    key.txt to out_dir/name, unless a complete export with this key is there; then loads
+    the calibrated weights saved with it (weights.pt) so torch runs the same network."""
     d = os.path.join(out_dir, name)
-    onnx_path = os.path.join(d, "model.onnx")
-    if not os.path.exists(onnx_path):
-        os.makedirs(d, exist_ok=True)
-        with torch.no_grad():
-            out = model(*inputs)
-        tmp = onnx_path + ".tmp"
-        torch.onnx.export(model, inputs, tmp, opset_version=em.OPSET, input_names=input_names,
-                          output_names=["output_0"], do_constant_folding=True)
-        for k, x in enumerate(inputs):
-            np.save(os.path.join(d, f"input_{k}.npy"), x.numpy())
-        np.save(os.path.join(d, "expected_0.npy"), out.numpy())
-        os.replace(tmp, onnx_path)
+    key = f"{BENCH_KEY}; {em.exporter_key()}"
+    onnx_path, key_path, weights = (os.path.join(d, f) for f in ("model.onnx", "key.txt", "weights.pt"))
+    if os.path.exists(onnx_path) and os.path.exists(key_path) and open(key_path).read() == key:
+        model.load_state_dict(torch.load(weights))
+        return d
+    os.makedirs(d, exist_ok=True)
+    for old in os.listdir(d):
+        os.remove(os.path.join(d, old))
+    print(f"  export {name}: calibrating", flush=True)
+    em.calibrate(model, calib(), {})
+    with torch.no_grad():
+        out = model(*inputs)
+    em.check_spread((out,))
+    tmp = onnx_path + ".tmp"
+    torch.onnx.export(model, inputs, tmp, opset_version=em.OPSET, input_names=input_names,
+                      output_names=["output_0"], do_constant_folding=True)
+    for k, x in enumerate(inputs):
+        np.save(os.path.join(d, f"input_{k}.npy"), x.numpy())
+    np.save(os.path.join(d, "expected_0.npy"), out.numpy())
+    torch.save(model.state_dict(), weights)
+    os.replace(tmp, onnx_path)
+    with open(key_path, "w") as f:
+        f.write(key)
     return d
 
 
+def tolerance():
+    return em.TOLERANCE["rtol"], em.TOLERANCE["atol"]
+
+
 def bp_cmd(args, d, input_names):
-    cmd = [args.bp_run, os.path.join(d, "model.onnx"), "--device", "cpu"]
+    cmd = [args.bp_run, os.path.join(d, "model.onnx"), "--device", "cpu", "--threads", str(args.threads)]
     for k, n in enumerate(input_names):
         cmd += ["--input", f"{n}={os.path.join(d, f'input_{k}.npy')}"]
     return cmd
@@ -116,15 +198,18 @@ def bp_env(args):
 
 
 def check(args, name, d, input_names):
-    """bp-run's output against torch's, within the tolerance export_models.py gives resnet18 / the encoder."""
-    rtol, atol_scale = em.TOLERANCE["resnet18" if name.startswith("resnet18") else name]
-    atol = atol_scale * float(np.abs(np.load(os.path.join(d, "expected_0.npy"))).max())
+    """bp-run's output against torch's: (True, line) or (False, why)."""
+    rtol, atol = tolerance()
     cmd = bp_cmd(args, d, input_names) + ["--expect", f"output_0={os.path.join(d, 'expected_0.npy')}",
                                           "--expect-rtol", str(rtol), "--expect-atol", str(atol)]
     r = subprocess.run(cmd, env=bp_env(args), capture_output=True, text=True)
-    line = next((ln.strip() for ln in r.stdout.splitlines() if "expect" in ln), r.stderr.strip())
-    print(f"  check {name}: {line}")
-    return r.returncode == 0
+    line = next((ln.strip() for ln in r.stdout.splitlines() if "expect" in ln), "")
+    if r.returncode != 0:
+        why = line or (r.stderr.strip().splitlines() or [f"exit code {r.returncode}"])[-1]
+        unmapped = re.search(r"no mapping to Backplane operators for ONNX op '?([\w.]+)", r.stderr + r.stdout)
+        line = f"unsupported (op {unmapped.group(1)})" if unmapped and r.returncode == 2 else why
+    print(f"  check {name}: bp-run: {line}", flush=True)
+    return r.returncode == 0, line
 
 
 def torch_median(model, inputs, runs):
@@ -135,6 +220,8 @@ def torch_median(model, inputs, runs):
             s = time.perf_counter()
             model(*inputs)
             times.append(time.perf_counter() - s)
+            if len(times) >= 3 and sum(times) > TORCH_BUDGET_S:
+                break  # torch eager's depthwise convs are slow: fewer runs, same median
     return statistics.median(times)
 
 
@@ -171,43 +258,87 @@ def profile(args, name, d, input_names):
         print(f"| {op} | {count[op]} | {us / 1e3:.3f} | {100 * us / total:.1f}% |")
 
 
+def bench_model(args, node_path, name):
+    """One model's row: interleaved rounds of torch, bp-run and ORT (the sides that work)."""
+    model, inputs, input_names, runs, calib = build(name)
+    runs = max(1, int(runs * args.runs_scale))
+    d = export(name, model, inputs, input_names, calib, args.models_dir)
+    bp_ok, bp_why = check(args, name, d, input_names)
+    ort_why = "no ORT" if node_path is None else ""
+    t = {"torch": [], "bp": [], "ort": []}
+    for _ in range(args.rounds):
+        t["torch"].append(torch_median(model, inputs, runs))
+        if bp_ok:
+            try:
+                t["bp"].append(bp_median(args, d, input_names, runs))
+            except RuntimeError as e:
+                bp_ok, bp_why = False, str(e).splitlines()[0]
+        if not ort_why:
+            try:
+                t["ort"].append(ort_side.run(node_path, d, input_names, runs, args.threads, *tolerance()))
+            except RuntimeError as e:
+                ort_why = f"failed: {e}"
+                print(f"  {name}: ORT {ort_why}", flush=True)
+    n = args.rounds
+    row = {"name": name, "runs": runs, "bp_ok": bp_ok, "bp_why": bp_why, "ort_why": ort_why,
+           "torch": statistics.median(t["torch"])}
+    if bp_ok:
+        row["bp"] = statistics.median(t["bp"])
+        row["bp_torch"] = statistics.median([b / x for b, x in zip(t["bp"], t["torch"])])
+    if not ort_why:
+        row["ort"] = statistics.median(t["ort"])
+    if bp_ok and not ort_why:
+        ratios = [b / o for b, o in zip(t["bp"], t["ort"])]
+        row["bp_ort"], row["lo"], row["hi"] = statistics.median(ratios), min(ratios), max(ratios)
+    ms = lambda k: f"{row[k] * 1e3:.2f} ms" if k in row else "-"
+    print(f"  {name}: {n} rounds x {runs} runs: bp {ms('bp')}, ORT {ms('ort')}, torch {ms('torch')}, "
+          f"bp/ORT {row.get('bp_ort', float('nan')):.2f}, bp/torch {row.get('bp_torch', float('nan')):.2f}",
+          flush=True)
+    return row
+
+
+def geomean(xs):
+    return math.exp(sum(math.log(x) for x in xs) / len(xs)) if xs else float("nan")
+
+
+def print_table(rows, with_ort):
+    f = lambda r, k: f"{r[k] * 1e3:.2f}" if k in r else "-"
+    print("\n| model | runs per round | bp-run ms | ORT ms | torch ms | **bp-run / ORT** (min - max) | bp-run / torch |")
+    print("|---|---|---|---|---|---|---|")
+    for r in rows:
+        bp = f(r, "bp") if r["bp_ok"] else f"bp-run: {r['bp_why']}"
+        ort = f(r, "ort") if "ort" in r else ("-" if not with_ort else f"ORT: {r['ort_why']}")
+        ratio = f"**{r['bp_ort']:.2f}** ({r['lo']:.2f} - {r['hi']:.2f})" if "bp_ort" in r else "-"
+        bt = f"{r['bp_torch']:.2f}" if "bp_torch" in r else "-"
+        print(f"| {r['name']} | {r['runs']} | {bp} | {ort} | {f(r, 'torch')} | {ratio} | {bt} |")
+    bo = [r["bp_ort"] for r in rows if "bp_ort" in r]
+    bt = [r["bp_torch"] for r in rows if "bp_torch" in r]
+    g = lambda xs: f"{geomean(xs):.2f} over {len(xs)}" if xs else "-"
+    print(f"| geometric mean | | | | | **{g(bo)}** | {g(bt)} |")
+
+
 def main():
     args = parse_args()
     torch.set_num_threads(args.threads)
+    node_path = None if args.no_ort else ort_side.setup(args.ort_dir)
     print(f"model_bench: torch {torch.__version__}, {args.threads} threads, {args.rounds} rounds, "
-          f"load average before: {os.getloadavg()[0]:.2f}")
+          f"load average before: {os.getloadavg()[0]:.2f}", flush=True)
+    names = [n for n in MODELS if not args.only or n in args.only]
     rows = []
-    ok = True
-    for name in MODELS:
-        if args.only and name not in args.only:
-            continue
-        model, inputs, input_names, runs = build(name)
-        runs = max(1, int(runs * args.runs_scale))
-        d = export(name, model, inputs, input_names, args.models_dir)
-        if not check(args, name, d, input_names):
-            ok = False
-            continue
-        t_torch, t_bp, ratios = [], [], []
-        for _ in range(args.rounds):
-            t = torch_median(model, inputs, runs)
-            b = bp_median(args, d, input_names, runs)
-            t_torch.append(t)
-            t_bp.append(b)
-            ratios.append(b / t)
-        rows.append((name, runs, statistics.median(t_bp), statistics.median(t_torch), statistics.median(ratios),
-                     min(ratios), max(ratios)))
-        print(f"  {name}: bp {rows[-1][2] * 1e3:.2f} ms, torch {rows[-1][3] * 1e3:.2f} ms, ratio {rows[-1][4]:.2f}",
-              flush=True)
+    for name in names:
+        try:
+            rows.append(bench_model(args, node_path, name))
+        except Exception as e:  # an export that fails: reported, the rest goes on
+            print(f"  {name}: failed: {e}", flush=True)
+            rows.append({"name": name, "runs": "-", "bp_ok": False, "bp_why": f"not benchmarked ({e})",
+                         "ort_why": "-", "torch": None})
+            rows[-1].pop("torch")
     print(f"model_bench: load average after: {os.getloadavg()[0]:.2f}")
-    print("\n| model | runs per round | bp-run ms | torch ms | bp / torch (median) | min - max over rounds |")
-    print("|---|---|---|---|---|---|")
-    for name, runs, b, t, r, lo, hi in rows:
-        print(f"| {name} | {runs} | {b * 1e3:.2f} | {t * 1e3:.2f} | {r:.2f} | {lo:.2f} - {hi:.2f} |")
+    print_table(rows, node_path is not None)
     if args.profile:
-        for name in MODELS:
-            if not args.only or name in args.only:
-                profile(args, name, os.path.join(args.models_dir, name), MODELS[name][2])
-    return 0 if ok else 1
+        for name in names:
+            profile(args, name, os.path.join(args.models_dir, name), MODELS[name][2])
+    return 0 if all(r["bp_ok"] for r in rows) else 1
 
 
 if __name__ == "__main__":
