@@ -44,7 +44,7 @@ class Tensor {
 std::string DTypeName(DLDataType d);
 DLDataType DTypeFromName(const std::string& name);  // raises for an unknown name
 std::string DeviceString(bp_device_t d);
-bp_device_t ParseDevice(const std::string& spec);   // checks the index against the count
+bp_device_t ParseDevice(const std::string& spec);  // checks the index against the count
 
 void BindTensor(py::module_& m);
 void BindOps(py::module_& m);

@@ -23,16 +23,26 @@ void Log(void*, int32_t level, const char* message) {
 
 const char* DeviceTypeName(int32_t t) {
   switch (t) {
-    case kDLCPU: return "kDLCPU";
-    case kDLCUDA: return "kDLCUDA";
-    case kDLCUDAHost: return "kDLCUDAHost";
-    case kDLOpenCL: return "kDLOpenCL";
-    case kDLVulkan: return "kDLVulkan";
-    case kDLMetal: return "kDLMetal";
-    case kDLVPI: return "kDLVPI";
-    case kDLROCM: return "kDLROCM";
-    case kDLExtDev: return "kDLExtDev";
-    default: return "other";
+    case kDLCPU:
+      return "kDLCPU";
+    case kDLCUDA:
+      return "kDLCUDA";
+    case kDLCUDAHost:
+      return "kDLCUDAHost";
+    case kDLOpenCL:
+      return "kDLOpenCL";
+    case kDLVulkan:
+      return "kDLVulkan";
+    case kDLMetal:
+      return "kDLMetal";
+    case kDLVPI:
+      return "kDLVPI";
+    case kDLROCM:
+      return "kDLROCM";
+    case kDLExtDev:
+      return "kDLExtDev";
+    default:
+      return "other";
   }
 }
 
@@ -55,8 +65,8 @@ py::list Backends() {
     d["id"] = b;
     d["version"] = info.version;
     d["plugin_path"] = info.plugin_path;
-    d["abi_version"] = py::make_tuple(BP_ABI_VERSION_GET_MAJOR(info.abi_version),
-                                      BP_ABI_VERSION_GET_MINOR(info.abi_version));
+    d["abi_version"] =
+        py::make_tuple(BP_ABI_VERSION_GET_MAJOR(info.abi_version), BP_ABI_VERSION_GET_MINOR(info.abi_version));
     d["device_type"] = DeviceTypeName(info.device_type);
     d["device_count"] = info.device_count;
     d["no_device_reason"] = info.no_device_reason != nullptr ? py::object(py::str(info.no_device_reason)) : py::none();
@@ -178,8 +188,8 @@ struct DTypeEntry {
   DLDataType d;
 };
 const DTypeEntry kDTypes[] = {
-    {"bool", {BP_DTYPE_CODE_BOOL, 8, 1}}, {"uint8", {kDLUInt, 8, 1}},      {"int8", {kDLInt, 8, 1}},
-    {"int32", {kDLInt, 32, 1}},           {"int64", {kDLInt, 64, 1}},      {"float16", {kDLFloat, 16, 1}},
+    {"bool", {BP_DTYPE_CODE_BOOL, 8, 1}}, {"uint8", {kDLUInt, 8, 1}},     {"int8", {kDLInt, 8, 1}},
+    {"int32", {kDLInt, 32, 1}},           {"int64", {kDLInt, 64, 1}},     {"float16", {kDLFloat, 16, 1}},
     {"bfloat16", {kDLBfloat, 16, 1}},     {"float32", {kDLFloat, 32, 1}}, {"float64", {kDLFloat, 64, 1}},
 };
 }  // namespace
@@ -201,15 +211,15 @@ DLDataType DTypeFromName(const std::string& name) {
   for (const DTypeEntry& e : kDTypes) {
     if (n == e.name) return e.d;
   }
-  Raise(BP_STATUS_INVALID_ARGUMENT, "unknown dtype '" + name +
-                                        "'; known: bool, uint8, int8, int32, int64, float16, bfloat16, float32, float64");
+  Raise(BP_STATUS_INVALID_ARGUMENT,
+        "unknown dtype '" + name + "'; known: bool, uint8, int8, int32, int64, float16, bfloat16, float32, float64");
 }
 
 std::string DeviceString(bp_device_t d) {
   bp_backend_info_t info{};
   info.struct_size = sizeof(info);
-  std::string name = bp_backend_info(Ctx(), d.backend, &info) == BP_STATUS_OK ? info.name : "backend" +
-                                                                                   std::to_string(d.backend);
+  std::string name =
+      bp_backend_info(Ctx(), d.backend, &info) == BP_STATUS_OK ? info.name : "backend" + std::to_string(d.backend);
   return name + ":" + std::to_string(d.index);
 }
 
@@ -228,8 +238,9 @@ bp_device_t ParseDevice(const std::string& spec) {
   bp_backend_info_t info = Backend(d.backend);
   if (d.index < 0 || d.index >= info.device_count) {
     std::string why = info.no_device_reason != nullptr ? std::string(" (") + info.no_device_reason + ")" : "";
-    Raise(BP_STATUS_OUT_OF_RANGE, "device '" + spec + "': index " + std::to_string(d.index) + " out of range: backend '" +
-                                      info.name + "' has " + std::to_string(info.device_count) + " device(s)" + why);
+    Raise(BP_STATUS_OUT_OF_RANGE, "device '" + spec + "': index " + std::to_string(d.index) +
+                                      " out of range: backend '" + info.name + "' has " +
+                                      std::to_string(info.device_count) + " device(s)" + why);
   }
   return d;
 }
@@ -259,7 +270,8 @@ PYBIND11_MODULE(_C, m) {
     std::lock_guard<std::mutex> lock(g_log_mu);
     return g_load_errors;
   });
-  m.def("load_plugin", [](const std::string& path) { Check(bp_plugin_load(Ctx(), path.c_str(), nullptr), "load plugin"); });
+  m.def("load_plugin",
+        [](const std::string& path) { Check(bp_plugin_load(Ctx(), path.c_str(), nullptr), "load plugin"); });
   m.def("stats", &Stats);
   m.def("reset_transfer_stats", [] {
     int32_t nb = 0;

@@ -50,14 +50,16 @@ void Box(Boxed& b, const std::string& op, const std::string& arg, const std::str
   } else if (base == "Tensor[]") {
     if (!py::isinstance<py::sequence>(v) || py::isinstance<py::str>(v)) Mismatch(op, arg, type, v);
     b.tensor_lists.emplace_back();
-    for (py::handle e : py::reinterpret_borrow<py::sequence>(v)) b.tensor_lists.back().push_back(AsTensor(op, arg, type, e));
+    for (py::handle e : py::reinterpret_borrow<py::sequence>(v))
+      b.tensor_lists.back().push_back(AsTensor(op, arg, type, e));
     out.kind = BP_VALUE_TENSOR_LIST;
     out.u.tensor_list.data = b.tensor_lists.back().data();
     out.u.tensor_list.size = static_cast<int64_t>(b.tensor_lists.back().size());
   } else if (base.rfind("int[", 0) == 0) {
     b.int_lists.emplace_back();
     if (py::isinstance<py::sequence>(v) && !py::isinstance<py::str>(v)) {
-      for (py::handle e : py::reinterpret_borrow<py::sequence>(v)) b.int_lists.back().push_back(AsInt(op, arg, type, e));
+      for (py::handle e : py::reinterpret_borrow<py::sequence>(v))
+        b.int_lists.back().push_back(AsInt(op, arg, type, e));
     } else {
       b.int_lists.back().push_back(AsInt(op, arg, type, v));  // int[N] accepts one int, as in PyTorch
     }

@@ -18,8 +18,10 @@ DLDataType FromNumpy(const py::dtype& dt) {
   const auto size = dt.itemsize();
   if (kind == 'b' && size == 1) return DLDataType{BP_DTYPE_CODE_BOOL, 8, 1};
   if (kind == 'u' && size == 1) return DLDataType{kDLUInt, 8, 1};
-  if (kind == 'i' && (size == 1 || size == 4 || size == 8)) return DLDataType{kDLInt, static_cast<uint8_t>(size * 8), 1};
-  if (kind == 'f' && (size == 2 || size == 4 || size == 8)) return DLDataType{kDLFloat, static_cast<uint8_t>(size * 8), 1};
+  if (kind == 'i' && (size == 1 || size == 4 || size == 8))
+    return DLDataType{kDLInt, static_cast<uint8_t>(size * 8), 1};
+  if (kind == 'f' && (size == 2 || size == 4 || size == 8))
+    return DLDataType{kDLFloat, static_cast<uint8_t>(size * 8), 1};
   Raise(BP_STATUS_INVALID_ARGUMENT, "numpy dtype '" + py::str(py::handle(dt)).cast<std::string>() +
                                         "' has no Backplane dtype (bool, uint8, int8, int32, int64, float16, "
                                         "float32, float64)");
@@ -73,8 +75,9 @@ py::object ToDlpack(const Tensor& self) {
 
 std::unique_ptr<Tensor> FromCapsule(const py::object& cap) {
   if (PyCapsule_IsValid(cap.ptr(), kCapsule) == 0) {
-    Raise(BP_STATUS_INVALID_ARGUMENT, "from_dlpack needs an unused DLPack capsule named 'dltensor' (a capsule "
-                                      "is consumed once)");
+    Raise(BP_STATUS_INVALID_ARGUMENT,
+          "from_dlpack needs an unused DLPack capsule named 'dltensor' (a capsule "
+          "is consumed once)");
   }
   auto* m = static_cast<DLManagedTensor*>(PyCapsule_GetPointer(cap.ptr(), kCapsule));
   bp_tensor_t* t = nullptr;
@@ -105,16 +108,23 @@ void BindTensor(py::module_& m) {
 Holds one reference on the native tensor; the memory lives while any Tensor,
 view or DLPack consumer still refers to it. Make one with backplane.tensor()
 or backplane.from_dlpack(), or get one from backplane.ops.)")
-      .def_property_readonly("shape", [](const Tensor& t) { return py::tuple(py::cast(Shape(t))); },
-                             "The sizes, a tuple of ints (() for a 0-dim tensor).")
-      .def_property_readonly("strides", [](const Tensor& t) {
+      .def_property_readonly(
+          "shape", [](const Tensor& t) { return py::tuple(py::cast(Shape(t))); },
+          "The sizes, a tuple of ints (() for a 0-dim tensor).")
+      .def_property_readonly(
+          "strides",
+          [](const Tensor& t) {
             bp_tensor_t* p = t.get();
-            return py::tuple(py::cast(std::vector<int64_t>(bp_tensor_strides(p), bp_tensor_strides(p) + bp_tensor_ndim(p))));
-          }, "The strides in elements (not bytes, unlike numpy).")
-      .def_property_readonly("dtype", [](const Tensor& t) { return DTypeName(bp_tensor_dtype(t.get())); },
-                             "The dtype name as numpy spells it: 'float32', 'int64', 'bool', ...")
-      .def_property_readonly("device", [](const Tensor& t) { return DeviceString(bp_tensor_device(t.get())); },
-                             "The device, 'backend:index' ('cpu:0', 'opencl:0').")
+            return py::tuple(
+                py::cast(std::vector<int64_t>(bp_tensor_strides(p), bp_tensor_strides(p) + bp_tensor_ndim(p))));
+          },
+          "The strides in elements (not bytes, unlike numpy).")
+      .def_property_readonly(
+          "dtype", [](const Tensor& t) { return DTypeName(bp_tensor_dtype(t.get())); },
+          "The dtype name as numpy spells it: 'float32', 'int64', 'bool', ...")
+      .def_property_readonly(
+          "device", [](const Tensor& t) { return DeviceString(bp_tensor_device(t.get())); },
+          "The device, 'backend:index' ('cpu:0', 'opencl:0').")
       .def_property_readonly("ndim", [](const Tensor& t) { return bp_tensor_ndim(t.get()); })
       .def_property_readonly("numel", [](const Tensor& t) { return bp_tensor_numel(t.get()); })
       .def("is_contiguous", [](const Tensor& t) { return bp_tensor_is_contiguous(t.get()) != 0; })
@@ -123,13 +133,17 @@ or backplane.from_dlpack(), or get one from backplane.ops.)")
 Always a copy, so it stays valid whatever happens to the tensor; for a
 zero-copy view of a CPU tensor use numpy.from_dlpack(tensor). Raises
 backplane.Error (UNIMPLEMENTED) for bfloat16, which numpy lacks.)")
-      .def("to", [](const Tensor& t, const std::string& device) {
+      .def(
+          "to",
+          [](const Tensor& t, const std::string& device) {
             bp_tensor_t* out = nullptr;
             Check(bp_tensor_to_device(t.get(), ParseDevice(device), &out), "to");
             return std::make_unique<Tensor>(out);
-          }, py::arg("device"), "A new contiguous copy on `device` ('cpu', 'vendor_sim:0', ...).")
-      .def("__dlpack__", [](const Tensor& t, const py::object&) { return ToDlpack(t); }, py::arg("stream") = py::none(),
-           R"(A DLPack capsule named 'dltensor' viewing this tensor's memory (zero-copy).
+          },
+          py::arg("device"), "A new contiguous copy on `device` ('cpu', 'vendor_sim:0', ...).")
+      .def(
+          "__dlpack__", [](const Tensor& t, const py::object&) { return ToDlpack(t); }, py::arg("stream") = py::none(),
+          R"(A DLPack capsule named 'dltensor' viewing this tensor's memory (zero-copy).
 
 The capsule holds a reference on the storage; a consumer renames it
 'used_dltensor' and calls the deleter when done. `stream` is accepted and
