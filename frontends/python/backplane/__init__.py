@@ -25,6 +25,16 @@ Error.__doc__ = """A Backplane call failed. A RuntimeError with
 """
 
 
+def _no_new(cls, *args, **kwargs):
+    raise TypeError("backplane.Tensor is not made directly: use backplane.tensor(), backplane.empty() or "
+                    "backplane.from_dlpack()")
+
+
+# A Tensor made by __new__ alone would hold no native tensor; _C creates its
+# Tensors without calling __new__, so this only closes that door.
+Tensor.__new__ = staticmethod(_no_new)
+
+
 class Device:
     """One device as bp-info lists it: backend name, index and properties.
 

@@ -41,6 +41,13 @@ class Tensor {
   bp_tensor_t* t_;
 };
 
+// The native tensor of a Tensor argument; a Python object made by
+// Tensor.__new__ without __init__ reaches C++ as NULL and raises here.
+inline bp_tensor_t* Get(const Tensor* t) {
+  if (t == nullptr) Raise(BP_STATUS_INVALID_ARGUMENT, "the Tensor was never initialized");
+  return t->get();
+}
+
 std::string DTypeName(DLDataType d);
 DLDataType DTypeFromName(const std::string& name);  // raises for an unknown name
 std::string DeviceString(bp_device_t d);

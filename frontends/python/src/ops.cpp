@@ -28,13 +28,19 @@ std::string TypeName(py::handle v) { return py::str(py::type::handle_of(v).attr(
 
 bp_tensor_t* AsTensor(const std::string& op, const std::string& arg, const std::string& type, py::handle v) {
   if (!py::isinstance<Tensor>(v)) Mismatch(op, arg, type, v);
-  return v.cast<const Tensor&>().get();
+  return Get(v.cast<const Tensor*>());
 }
 
 int64_t AsInt(const std::string& op, const std::string& arg, const std::string& type, py::handle v) {
   // bool is an int in Python; a schema int given True is more likely a slip.
   if (PyBool_Check(v.ptr()) || PyIndex_Check(v.ptr()) == 0) Mismatch(op, arg, type, v);
-  return v.cast<int64_t>();
+  py::object index = py::reinterpret_steal<py::object>(PyNumber_Index(v.ptr()));
+  if (!index) throw py::error_already_set();
+  int overflow = 0;
+  const long long r = PyLong_AsLongLongAndOverflow(index.ptr(), &overflow);
+  if (overflow != 0) Raise(BP_STATUS_OUT_OF_RANGE, op + ": argument '" + arg + "' does not fit in int64");
+  if (r == -1 && PyErr_Occurred()) throw py::error_already_set();
+  return static_cast<int64_t>(r);
 }
 
 void Box(Boxed& b, const std::string& op, const std::string& arg, const std::string& type, py::handle v) {
@@ -79,7 +85,7 @@ void Box(Boxed& b, const std::string& op, const std::string& arg, const std::str
       out.u.b = v.ptr() == Py_True ? 1 : 0;
     } else if (base == "Scalar" && PyIndex_Check(v.ptr()) != 0) {
       out.kind = BP_VALUE_INT;
-      out.u.i = v.cast<int64_t>();
+      out.u.i = AsInt(op, arg, type, v);
     } else if (PyFloat_Check(v.ptr()) || PyIndex_Check(v.ptr()) != 0) {
       out.kind = BP_VALUE_DOUBLE;
       out.u.d = PyFloat_AsDouble(v.ptr());

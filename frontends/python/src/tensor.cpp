@@ -47,8 +47,8 @@ std::unique_ptr<Tensor> FromHost(const py::array& a, const std::string& device) 
   return std::make_unique<Tensor>(t);
 }
 
-py::array Numpy(const Tensor& self) {
-  bp_tensor_t* t = self.get();
+py::array Numpy(const Tensor* self) {
+  bp_tensor_t* t = Get(self);
   std::vector<py::ssize_t> shape(bp_tensor_sizes(t), bp_tensor_sizes(t) + bp_tensor_ndim(t));
   py::array out(ToNumpy(bp_tensor_dtype(t)), shape);
   Check(bp_tensor_to_host(t, out.mutable_data(), static_cast<size_t>(out.nbytes())), "numpy");
@@ -62,9 +62,9 @@ void CapsuleDeleter(PyObject* cap) {
   if (m != nullptr && m->deleter != nullptr) m->deleter(m);
 }
 
-py::object ToDlpack(const Tensor& self) {
+py::object ToDlpack(const Tensor* self) {
   DLManagedTensor* m = nullptr;
-  Check(bp_tensor_to_dlpack(self.get(), &m), "__dlpack__");
+  Check(bp_tensor_to_dlpack(Get(self), &m), "__dlpack__");
   PyObject* cap = PyCapsule_New(m, kCapsule, CapsuleDeleter);
   if (cap == nullptr) {
     m->deleter(m);
@@ -87,16 +87,16 @@ std::unique_ptr<Tensor> FromCapsule(const py::object& cap) {
   return std::make_unique<Tensor>(t);
 }
 
-py::tuple DlpackDevice(const Tensor& self) {
-  bp_device_t d = bp_tensor_device(self.get());
+py::tuple DlpackDevice(const Tensor* self) {
+  bp_device_t d = bp_tensor_device(Get(self));
   bp_backend_info_t info{};
   info.struct_size = sizeof(info);
   Check(bp_backend_info(Ctx(), d.backend, &info), "__dlpack_device__");
   return py::make_tuple(info.device_type, d.index);
 }
 
-std::vector<int64_t> Shape(const Tensor& self) {
-  bp_tensor_t* t = self.get();
+std::vector<int64_t> Shape(const Tensor* self) {
+  bp_tensor_t* t = Get(self);
   return {bp_tensor_sizes(t), bp_tensor_sizes(t) + bp_tensor_ndim(t)};
 }
 
@@ -109,25 +109,25 @@ Holds one reference on the native tensor; the memory lives while any Tensor,
 view or DLPack consumer still refers to it. Make one with backplane.tensor()
 or backplane.from_dlpack(), or get one from backplane.ops.)")
       .def_property_readonly(
-          "shape", [](const Tensor& t) { return py::tuple(py::cast(Shape(t))); },
+          "shape", [](const Tensor* t) { return py::tuple(py::cast(Shape(t))); },
           "The sizes, a tuple of ints (() for a 0-dim tensor).")
       .def_property_readonly(
           "strides",
-          [](const Tensor& t) {
-            bp_tensor_t* p = t.get();
+          [](const Tensor* t) {
+            bp_tensor_t* p = Get(t);
             return py::tuple(
                 py::cast(std::vector<int64_t>(bp_tensor_strides(p), bp_tensor_strides(p) + bp_tensor_ndim(p))));
           },
           "The strides in elements (not bytes, unlike numpy).")
       .def_property_readonly(
-          "dtype", [](const Tensor& t) { return DTypeName(bp_tensor_dtype(t.get())); },
+          "dtype", [](const Tensor* t) { return DTypeName(bp_tensor_dtype(Get(t))); },
           "The dtype name as numpy spells it: 'float32', 'int64', 'bool', ...")
       .def_property_readonly(
-          "device", [](const Tensor& t) { return DeviceString(bp_tensor_device(t.get())); },
+          "device", [](const Tensor* t) { return DeviceString(bp_tensor_device(Get(t))); },
           "The device, 'backend:index' ('cpu:0', 'opencl:0').")
-      .def_property_readonly("ndim", [](const Tensor& t) { return bp_tensor_ndim(t.get()); })
-      .def_property_readonly("numel", [](const Tensor& t) { return bp_tensor_numel(t.get()); })
-      .def("is_contiguous", [](const Tensor& t) { return bp_tensor_is_contiguous(t.get()) != 0; })
+      .def_property_readonly("ndim", [](const Tensor* t) { return bp_tensor_ndim(Get(t)); })
+      .def_property_readonly("numel", [](const Tensor* t) { return bp_tensor_numel(Get(t)); })
+      .def("is_contiguous", [](const Tensor* t) { return bp_tensor_is_contiguous(Get(t)) != 0; })
       .def("numpy", &Numpy, R"(A new numpy array holding a copy of the elements (any device).
 
 Always a copy, so it stays valid whatever happens to the tensor; for a
@@ -135,14 +135,14 @@ zero-copy view of a CPU tensor use numpy.from_dlpack(tensor). Raises
 backplane.Error (UNIMPLEMENTED) for bfloat16, which numpy lacks.)")
       .def(
           "to",
-          [](const Tensor& t, const std::string& device) {
+          [](const Tensor* t, const std::string& device) {
             bp_tensor_t* out = nullptr;
-            Check(bp_tensor_to_device(t.get(), ParseDevice(device), &out), "to");
+            Check(bp_tensor_to_device(Get(t), ParseDevice(device), &out), "to");
             return std::make_unique<Tensor>(out);
           },
           py::arg("device"), "A new contiguous copy on `device` ('cpu', 'vendor_sim:0', ...).")
       .def(
-          "__dlpack__", [](const Tensor& t, const py::object&) { return ToDlpack(t); }, py::arg("stream") = py::none(),
+          "__dlpack__", [](const Tensor* t, const py::object&) { return ToDlpack(t); }, py::arg("stream") = py::none(),
           R"(A DLPack capsule named 'dltensor' viewing this tensor's memory (zero-copy).
 
 The capsule holds a reference on the storage; a consumer renames it
@@ -150,11 +150,11 @@ The capsule holds a reference on the storage; a consumer renames it
 ignored: Backplane's copies and kernels on the tensor are complete when an
 operator returns a result to Python.)")
       .def("__dlpack_device__", &DlpackDevice, "(DLDeviceType, device index) of the tensor's memory.")
-      .def("__repr__", [](const Tensor& t) {
+      .def("__repr__", [](const Tensor* t) {
         std::string s = "backplane.Tensor(shape=(";
         for (int64_t v : Shape(t)) s += std::to_string(v) + ",";
-        return s + "), dtype=" + DTypeName(bp_tensor_dtype(t.get())) +
-               ", device=" + DeviceString(bp_tensor_device(t.get())) + ")";
+        return s + "), dtype=" + DTypeName(bp_tensor_dtype(Get(t))) +
+               ", device=" + DeviceString(bp_tensor_device(Get(t))) + ")";
       });
   m.def("from_host", &FromHost, py::arg("array"), py::arg("device"));
   m.def("from_capsule", &FromCapsule, py::arg("capsule"));

@@ -94,3 +94,12 @@ def test_bad_inputs_raise_not_crash():
         backplane.from_dlpack(object.__new__(type("NoCap", (), {"__dlpack__": lambda self: 3})))
     with pytest.raises(TypeError):
         backplane.Tensor()
+    with pytest.raises(TypeError):
+        backplane.Tensor.__new__(backplane.Tensor)
+    with pytest.raises(backplane.Error) as e:
+        backplane.from_dlpack(np.ones(3, np.complex64))
+    assert e.value.status == "INVALID_ARGUMENT"
+    x = backplane.tensor(np.ones(3, np.float32))
+    with pytest.raises(backplane.Error) as e:
+        backplane.ops.sum(x, [2**70])
+    assert e.value.status == "OUT_OF_RANGE" and "'dim'" in e.value.message
