@@ -15,6 +15,7 @@
 #      states it). A plugin calling exp() links (libm), by CMake and pkg-config;
 #   (e) the installed bp-run on an exported model; (f) a host app built
 #      outside the tree against Backplane::onnx runs ONNX models on the cpu;
+#   (g) the installed Python package imported from outside the tree runs an op;
 #   (d) the entry-symbol check; find_package of another major;
 #   3. the Debian packages (cpack -G DEB): each file list holds what it should
 #      and nothing of another package; the runtime and cpu plugin packages,
@@ -152,6 +153,22 @@ if [ -f "$prefix/lib/cmake/Backplane/BackplaneOnnxTargets.cmake" ]; then
   cd "$src"
 else
   echo "skipped: this SDK was built without libonnx-dev, so it installs no Backplane::onnx"
+fi
+
+step "(g) the installed Python package, imported from outside the tree, runs an operator"
+if [ -f "$prefix/lib/python3/dist-packages/backplane/__init__.py" ]; then
+  # What docs/python.md tells a user with a prefix outside /usr to do. It must
+  # find the installed libbackplane and cpu plugin by itself ($ORIGIN RUNPATH).
+  (cd "$work" && env -u LD_LIBRARY_PATH PYTHONDONTWRITEBYTECODE=1 PYTHONPATH="$prefix/lib/python3/dist-packages" \
+     /usr/bin/python3 -c '
+import numpy as np, backplane
+assert backplane.__file__.startswith("'"$prefix"'/"), backplane.__file__
+x = backplane.tensor(np.arange(4, dtype=np.float32))
+y = backplane.ops.add(x, x, alpha=2).numpy()
+assert (y == np.arange(4) * 3).all(), y
+print("python: ops.add on", x.device, "->", y.tolist())') || fail "the installed Python package does not import or run ops.add"
+else
+  echo "skipped: this SDK was built without python3-dev/python3-pybind11, so it installs no Python package"
 fi
 
 step "(d) the entry-symbol check; find_package of another major; bp-info on a file that is not a plugin"

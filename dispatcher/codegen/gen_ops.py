@@ -9,6 +9,7 @@ writes
   <out-dir>/abi/include/backplane/op_args.h
                                          BP_OP_ADD_TENSOR, BP_ARG_ADD_TENSOR_ALPHA, ... (C99,
                                          for plugins: on Backplane::abi's include path)
+  --py-out FILE                          the Python package's ops.py (gen_py.py)
 
 Needs Python 3 and PyYAML. Schemas are read by the dispatcher's own parser
 (dispatcher/src/schema.cpp, run as the bp_schema_json tool), so the grammar
@@ -580,15 +581,21 @@ def main(argv):
     ap.add_argument("--yaml", required=True)
     ap.add_argument("--out-dir", required=True)
     ap.add_argument("--schema-tool", required=True, help="the bp_schema_json executable")
+    ap.add_argument("--py-out", help="also write the Python package's ops.py here (gen_py.py)")
     opts = ap.parse_args(argv)
     try:
-        rows = flatten(load(opts.yaml, opts.schema_tool))
+        entries = load(opts.yaml, opts.schema_tool)
+        rows = flatten(entries)
     except (GenError, yaml.YAMLError, OSError) as err:
         print("gen_ops.py: error: %s" % err, file=sys.stderr)
         return 1
     write_if_changed(os.path.join(opts.out_dir, "op_table.cpp"), gen_table(rows))
     write_if_changed(os.path.join(opts.out_dir, "include", "backplane", "ops.hpp"), gen_header(rows))
     write_if_changed(os.path.join(opts.out_dir, "abi", "include", "backplane", "op_args.h"), gen_op_args(rows))
+    if opts.py_out:
+        sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+        from gen_py import gen_python
+        write_if_changed(opts.py_out, gen_python(entries))
     return 0
 
 
