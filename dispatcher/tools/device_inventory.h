@@ -10,6 +10,13 @@
 
 #include "backplane/backplane.h"
 
+// The DLPack device type's name ("kDLCPU", "kDLOpenCL", ...; "other" for a
+// type not listed). Static storage.
+const char* device_type_name(int32_t device_type);
+// The BP_DEVICE_CAP_* bits of `capabilities` as "fp64,fp16,bf16,unified"
+// (in that order; "-" when none is set).
+std::string capability_names(uint64_t capabilities);
+
 // Writes the inventory of `ctx` (plugins already loaded) to `out`.
 // `load_errors` are messages of plugins that failed to load, printed as such.
 void print_device_inventory(std::FILE* out, bp_context_t* ctx, const std::vector<std::string>& load_errors);

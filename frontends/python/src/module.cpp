@@ -2,10 +2,12 @@
 // tensor.cpp, the boxed operator call in ops.cpp. Public C API only.
 #include <pybind11/stl.h>
 
+#include <algorithm>
 #include <mutex>
 #include <vector>
 
 #include "common.h"
+#include "device_inventory.h"  // bp-info's names for device types and capabilities
 
 namespace bppy {
 namespace {
@@ -19,31 +21,6 @@ void Log(void*, int32_t level, const char* message) {
   if (level < BP_LOG_WARNING) return;
   std::lock_guard<std::mutex> lock(g_log_mu);
   g_load_errors.push_back(message);
-}
-
-const char* DeviceTypeName(int32_t t) {
-  switch (t) {
-    case kDLCPU:
-      return "kDLCPU";
-    case kDLCUDA:
-      return "kDLCUDA";
-    case kDLCUDAHost:
-      return "kDLCUDAHost";
-    case kDLOpenCL:
-      return "kDLOpenCL";
-    case kDLVulkan:
-      return "kDLVulkan";
-    case kDLMetal:
-      return "kDLMetal";
-    case kDLVPI:
-      return "kDLVPI";
-    case kDLROCM:
-      return "kDLROCM";
-    case kDLExtDev:
-      return "kDLExtDev";
-    default:
-      return "other";
-  }
 }
 
 bp_backend_info_t Backend(int32_t b) {
@@ -67,7 +44,7 @@ py::list Backends() {
     d["plugin_path"] = info.plugin_path;
     d["abi_version"] =
         py::make_tuple(BP_ABI_VERSION_GET_MAJOR(info.abi_version), BP_ABI_VERSION_GET_MINOR(info.abi_version));
-    d["device_type"] = DeviceTypeName(info.device_type);
+    d["device_type"] = device_type_name(info.device_type);
     d["device_count"] = info.device_count;
     d["no_device_reason"] = info.no_device_reason != nullptr ? py::object(py::str(info.no_device_reason)) : py::none();
     out.append(d);
@@ -79,11 +56,14 @@ py::dict Properties(bp_device_t dev) {
   bp_device_properties_t p{};
   p.struct_size = sizeof(p);
   Check(bp_device_properties(Ctx(), dev, &p), "device properties");
+  // bp-info's names for the capability bits, as a list.
   py::list caps;
-  if (p.capabilities & BP_DEVICE_CAP_FP64) caps.append("fp64");
-  if (p.capabilities & BP_DEVICE_CAP_FP16) caps.append("fp16");
-  if (p.capabilities & BP_DEVICE_CAP_BF16) caps.append("bf16");
-  if (p.capabilities & BP_DEVICE_CAP_UNIFIED) caps.append("unified");
+  const std::string names = capability_names(p.capabilities);
+  for (size_t at = 0; names != "-" && at <= names.size();) {
+    const size_t comma = std::min(names.find(',', at), names.size());
+    caps.append(names.substr(at, comma - at));
+    at = comma + 1;
+  }
   bp_backend_info_t info = Backend(dev.backend);
   py::dict d;
   d["backend"] = info.name;
@@ -91,7 +71,7 @@ py::dict Properties(bp_device_t dev) {
   d["name"] = p.name;
   d["vendor"] = p.vendor;
   d["driver_version"] = p.driver_version;
-  d["device_type"] = DeviceTypeName(info.device_type);
+  d["device_type"] = device_type_name(info.device_type);
   d["total_memory_bytes"] = p.total_memory_bytes;
   d["capabilities"] = caps;
   d["compute_units"] = p.compute_units;
