@@ -11,6 +11,7 @@ packages=(
   libonnx-dev libonnx-testdata libprotobuf-dev protobuf-compiler
   python3-torch python3-torchvision  # frontends/onnx model tests: export_models.py
   python3-dev python3-pybind11 python3-pytest python3-numpy  # frontends/python
+  libtorch-dev  # frontends/torch: torch 1.13's headers and CMake package
   libxml2-dev libxml2-utils
   abigail-tools
   dpkg-dev file

@@ -3,6 +3,7 @@
 #include <pybind11/stl.h>
 
 #include <algorithm>
+#include <cstdint>
 #include <mutex>
 #include <vector>
 
@@ -253,6 +254,9 @@ PYBIND11_MODULE(_C, m) {
   m.def("load_plugin",
         [](const std::string& path) { Check(bp_plugin_load(Ctx(), path.c_str(), nullptr), "load plugin"); });
   m.def("stats", &Stats);
+  // For backplane.torch: its extension joins this context instead of making a
+  // second one, so one set of plugins, allocators and counters serves both.
+  m.def("_context_address", [] { return reinterpret_cast<uintptr_t>(Ctx()); });
   m.def("reset_transfer_stats", [] {
     int32_t nb = 0;
     Check(bp_backend_count(Ctx(), &nb), "backend count");

@@ -1,0 +1,37 @@
+"""backplane.torch.stats() after one SGD step of torchvision's resnet18
+(batch 8, 3x64x64) on privateuseone, printed as the markdown table of
+docs/torch.md. Usage:
+
+    PYTHONPATH=build/default/python /usr/bin/python3 bench/torch_bridge_stats.py --backend vendor_sim
+"""
+import argparse
+
+import torch
+import torchvision
+
+import backplane.torch as bt
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--backend", default=None, help="Backplane backend behind privateuseone")
+    args = ap.parse_args()
+    bt.init(args.backend)
+    torch.manual_seed(0)
+    model = torchvision.models.resnet18(num_classes=10).to("privateuseone")
+    opt = torch.optim.SGD(model.parameters(), lr=0.01)
+    x = torch.randn(8, 3, 64, 64).to("privateuseone")
+    y = torch.randint(0, 10, (8,)).to("privateuseone")
+    bt.reset_stats()
+    opt.zero_grad()
+    torch.nn.functional.cross_entropy(model(x), y).backward()
+    opt.step()
+    print("| ATen operator | plugin | Backplane fallback | torch CPU fallback | bytes moved |")
+    print("|---|---|---|---|---|")
+    for name, s in sorted(bt.stats().items(), key=lambda kv: -kv[1]["bytes_moved"]):
+        print("| `%s` | %d | %d | %d | %d |" % (name, s["plugin"], s["backplane_fallback"], s["torch_fallback"],
+                                             s["bytes_moved"]))
+
+
+if __name__ == "__main__":
+    main()

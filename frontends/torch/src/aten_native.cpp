@@ -1,0 +1,306 @@
+// The ATen operators PrivateUse1 must have natively, because torch 1.13's
+// boxed CPU fallback gets them wrong: factories (would return CPU tensors),
+// copies (_copy_from: infinite recursion without it), views (the fallback
+// returns copies, so writes through a view would be lost), resize_ and set_
+// (aliasing), .item(), convolution (its composite kernel hides the fallback)
+// and index.Tensor (the fallback does not move Tensor?[] arguments).
+#include <ATen/EmptyTensor.h>
+#include <ATen/native/CPUFallback.h>
+#include <ATen/ops/_reshape_alias_native.h>
+#include <ATen/ops/as_strided_native.h>
+#include <ATen/ops/set_native.h>
+#include <ATen/ops/unfold_native.h>
+#include <ATen/ops/view_native.h>
+#include <c10/core/DeviceGuard.h>
+#include <torch/library.h>
+
+#include "bridge.h"
+
+namespace bptorch {
+namespace {
+
+const c10::DispatchKeySet kKeys(c10::DispatchKey::PrivateUse1);
+
+c10::Device TargetDevice(c10::optional<at::Device> device) {
+  return device.has_value() ? *device : c10::Device(c10::DeviceType::PrivateUse1, CurrentDevice());
+}
+
+at::Tensor Empty(c10::SymIntArrayRef size, c10::optional<at::ScalarType> dtype, c10::optional<at::Layout> layout,
+                 c10::optional<at::Device> device, c10::optional<bool> pin_memory,
+                 c10::optional<at::MemoryFormat> memory_format) {
+  TORCH_CHECK(!layout.has_value() || *layout == at::kStrided, "empty: privateuseone supports only strided tensors");
+  TORCH_CHECK(!pin_memory.value_or(false), "empty: pin_memory applies to CPU tensors only");
+  const c10::Device d = TargetDevice(device);
+  DeviceOf(d);  // checks the index
+  const c10::DeviceGuard guard(d);
+  return at::detail::empty_generic(c10::asIntArrayRefSlow(size), DeviceAllocator(), kKeys,
+                                   dtype.value_or(at::get_default_dtype_as_scalartype()), memory_format);
+}
+
+at::Tensor EmptyStrided(c10::SymIntArrayRef size, c10::SymIntArrayRef stride, c10::optional<at::ScalarType> dtype,
+                        c10::optional<at::Layout> layout, c10::optional<at::Device> device,
+                        c10::optional<bool> pin_memory) {
+  TORCH_CHECK(!layout.has_value() || *layout == at::kStrided,
+              "empty_strided: privateuseone supports only strided tensors");
+  TORCH_CHECK(!pin_memory.value_or(false), "empty_strided: pin_memory applies to CPU tensors only");
+  const c10::Device d = TargetDevice(device);
+  DeviceOf(d);
+  const c10::DeviceGuard guard(d);
+  return at::detail::empty_strided_generic(c10::asIntArrayRefSlow(size), c10::asIntArrayRefSlow(stride),
+                                           DeviceAllocator(), kKeys,
+                                           dtype.value_or(at::get_default_dtype_as_scalartype()));
+}
+
+// Any copy with a privateuseone side: both wrapped zero-copy, then
+// Backplane's copy_ (strided, dtype-converting, host<->device and on the
+// device), which the core routes and counts as transfers.
+at::Tensor CopyFrom(const at::Tensor& self, const at::Tensor& dst, bool /*non_blocking*/) {
+  TORCH_CHECK(self.sizes() == dst.sizes() || self.numel() == dst.numel(), "_copy_from: source shape ", self.sizes(),
+              " does not match destination shape ", dst.sizes());
+  if (dst.numel() == 0) return dst;
+  at::Tensor src = self;
+  if (src.sizes() != dst.sizes()) src = src.expand(dst.sizes());
+  bp_tensor_t* d = ToBackplane(dst, "_copy_from (dst)");
+  bp_tensor_t* s = nullptr;
+  try {
+    s = ToBackplane(src, "_copy_from (self)");
+  } catch (...) {
+    bp_tensor_release(d);
+    throw;
+  }
+  static bp_op_t* copy = nullptr;
+  if (copy == nullptr) Check(bp_op_find(Get().ctx, "copy_", &copy), "_copy_from");
+  bp_value_t args[2]{};
+  args[0].kind = BP_VALUE_TENSOR;
+  args[0].u.tensor = d;
+  args[1].kind = BP_VALUE_TENSOR;
+  args[1].u.tensor = s;
+  const bp_status_t st = bp_op_call(Get().ctx, copy, args, 2, nullptr, 0);
+  bp_tensor_release(s);
+  bp_tensor_release(d);
+  Check(st, "_copy_from");
+  if (self.device() != dst.device()) ChargeTransfer(static_cast<uint64_t>(dst.numel()) * dst.element_size());
+  return dst;
+}
+
+at::Tensor CopyFromAndResize(const at::Tensor& self, const at::Tensor& dst) {
+  if (dst.sizes() != self.sizes()) dst.resize_(self.sizes());
+  return CopyFrom(self, dst, false);
+}
+
+void Grow(const at::Tensor& self, c10::StorageImpl* storage, size_t needed);
+
+// Grows the storage through the device allocator, copying the old bytes on
+// the device (ATen's CPU resize would memcpy device memory).
+const at::Tensor& Resize(const at::Tensor& self, c10::SymIntArrayRef size_sym,
+                         c10::optional<at::MemoryFormat> memory_format) {
+  const at::IntArrayRef size = c10::asIntArrayRefSlow(size_sym);
+  int64_t numel = 1;
+  for (const int64_t n : size) {
+    TORCH_CHECK(n >= 0, "resize_: negative size ", n, " in ", size);
+    numel *= n;
+  }
+  const size_t needed = numel == 0 ? 0 : static_cast<size_t>(self.storage_offset() + numel) * self.element_size();
+  c10::StorageImpl* storage = self.storage().unsafeGetStorageImpl();
+  if (needed > storage->nbytes()) Grow(self, storage, needed);  // before any change to self: it may throw
+  c10::TensorImpl* impl = self.unsafeGetTensorImpl();
+  impl->set_sizes_contiguous(size);
+  const auto format = memory_format.value_or(at::MemoryFormat::Contiguous);
+  if (format != at::MemoryFormat::Preserve) impl->empty_tensor_restride(format);
+  return self;
+}
+
+void Grow(const at::Tensor& self, c10::StorageImpl* storage, size_t needed) {
+  TORCH_CHECK(storage->resizable(), "resize_: the tensor's storage cannot be resized");
+  const c10::DeviceGuard guard(self.device());
+  c10::DataPtr grown = DeviceAllocator()->allocate(needed);
+  const size_t old_bytes = storage->nbytes();
+  if (old_bytes > 0 && storage->data() != nullptr) {
+    // Old contents copied byte for byte on the device, as uint8 views.
+    c10::Storage fresh(c10::Storage::use_byte_size_t(), needed, std::move(grown), DeviceAllocator(), true);
+    at::Tensor from = at::detail::make_tensor<c10::TensorImpl>(c10::Storage(self.storage()), kKeys,
+                                                               caffe2::TypeMeta::Make<uint8_t>());
+    from.unsafeGetTensorImpl()->set_sizes_contiguous({static_cast<int64_t>(old_bytes)});
+    at::Tensor to =
+        at::detail::make_tensor<c10::TensorImpl>(c10::Storage(fresh), kKeys, caffe2::TypeMeta::Make<uint8_t>());
+    to.unsafeGetTensorImpl()->set_sizes_contiguous({static_cast<int64_t>(old_bytes)});
+    CopyFrom(from, to, false);
+    grown = std::move(fresh.unsafeGetStorageImpl()->data_ptr());
+  }
+  storage->set_data_ptr_noswap(std::move(grown));
+  storage->set_nbytes(needed);
+}
+
+at::Scalar LocalScalarDense(const at::Tensor& self) { return at::_local_scalar_dense(self.cpu()); }
+
+at::Tensor AsStrided(const at::Tensor& self, c10::SymIntArrayRef size, c10::SymIntArrayRef stride,
+                     c10::optional<c10::SymInt> offset) {
+  c10::optional<int64_t> off;
+  if (offset.has_value()) off = offset->expect_int();
+  return at::native::as_strided_tensorimpl(self, c10::asIntArrayRefSlow(size), c10::asIntArrayRefSlow(stride), off);
+}
+
+at::Tensor View(const at::Tensor& self, c10::SymIntArrayRef size) {
+  return at::native::view(self, c10::asIntArrayRefSlow(size));
+}
+
+at::Tensor ReshapeAlias(const at::Tensor& self, c10::SymIntArrayRef size, c10::SymIntArrayRef stride) {
+  return at::native::_reshape_alias(self, c10::asIntArrayRefSlow(size), c10::asIntArrayRefSlow(stride));
+}
+
+at::Tensor& SetStorage(at::Tensor& self, at::Storage source, c10::SymInt offset, c10::SymIntArrayRef size,
+                       c10::SymIntArrayRef stride) {
+  TORCH_CHECK(source.device() == self.device(), "set_: the storage is on ", source.device(), ", the tensor on ",
+              self.device());
+  c10::TensorImpl* impl = self.unsafeGetTensorImpl();
+  impl->set_storage_keep_dtype(std::move(source));
+  const at::IntArrayRef sz = c10::asIntArrayRefSlow(size);
+  const at::IntArrayRef st = c10::asIntArrayRefSlow(stride);
+  if (st.empty()) {
+    impl->set_sizes_contiguous(sz);
+  } else {
+    impl->set_sizes_and_strides(sz, st);
+  }
+  impl->set_storage_offset(offset.expect_int());
+  return self;
+}
+
+at::Tensor& SetSourceStorage(at::Tensor& self, at::Storage source) {
+  const int64_t n = static_cast<int64_t>(source.nbytes()) / static_cast<int64_t>(self.element_size());
+  const c10::SymInt sizes[1] = {c10::SymInt(n)};
+  return SetStorage(self, std::move(source), c10::SymInt(0), c10::SymIntArrayRef(sizes, 1), {});
+}
+
+at::Tensor& SetSourceTensor(at::Tensor& self, const at::Tensor& source) {
+  if (!self.is_same(source)) {
+    SetStorage(self, source.storage(), c10::SymInt(source.storage_offset()), source.sym_sizes(), source.sym_strides());
+  }
+  return self;
+}
+
+// torch's own CPU fallback, counted: the operator ran on the host through
+// copies. Registered explicitly for operators whose composite kernel would
+// otherwise win over the boxed fallback.
+bool MutatesTensorList(const c10::FunctionSchema& schema) {
+  for (const c10::Argument& a : schema.arguments()) {
+    if (a.alias_info() != nullptr && a.alias_info()->isWrite() && a.type()->kind() == c10::TypeKind::ListType)
+      return true;
+  }
+  return false;
+}
+
+// 1.13's cpu_fallback copies back mutated Tensor arguments but not mutated
+// Tensor[] ones (the in-place _foreach_ ops of optimizers with foreach=True),
+// whose updates would be lost: those run here on host copies, written back.
+void ListMutatingFallback(const c10::OperatorHandle& op, torch::jit::Stack* stack) {
+  const c10::FunctionSchema& schema = op.schema();
+  const size_t n = schema.arguments().size();
+  auto args = torch::jit::last(*stack, n);
+  std::vector<c10::IValue> host(args.begin(), args.end());
+  for (c10::IValue& v : host) {
+    if (v.isTensor() && v.toTensor().defined()) {
+      v = v.toTensor().cpu();
+    } else if (v.isTensorList()) {
+      std::vector<at::Tensor> moved;
+      for (const at::Tensor& t : v.toTensorVector()) moved.push_back(t.defined() ? t.cpu() : t);
+      v = c10::IValue(moved);
+    }
+  }
+  torch::jit::Stack host_stack(host.begin(), host.end());
+  op.redispatchBoxed(c10::DispatchKeySet(c10::DispatchKey::CPU), &host_stack);
+  for (size_t i = 0; i < n; ++i) {
+    const c10::AliasInfo* a = schema.arguments()[i].alias_info();
+    if (a == nullptr || !a->isWrite()) continue;
+    if (args[i].isTensor()) {
+      args[i].toTensor().copy_(host[i].toTensor());
+    } else if (args[i].isTensorList()) {
+      const std::vector<at::Tensor> dst = args[i].toTensorVector();
+      const std::vector<at::Tensor> src = host[i].toTensorVector();
+      for (size_t k = 0; k < dst.size(); ++k) dst[k].copy_(src[k]);
+    }
+  }
+  const c10::Device device = args[0].isTensor() ? args[0].toTensor().device() : args[0].toTensorVector().at(0).device();
+  std::vector<c10::IValue> outs;
+  for (c10::IValue& r : host_stack) {
+    if (r.isTensor()) {
+      outs.emplace_back(r.toTensor().to(device));
+    } else if (r.isTensorList()) {
+      std::vector<at::Tensor> moved;
+      for (const at::Tensor& t : r.toTensorVector()) moved.push_back(t.to(device));
+      outs.emplace_back(moved);
+    } else {
+      outs.push_back(r);
+    }
+  }
+  torch::jit::drop(*stack, n);
+  for (c10::IValue& v : outs) stack->push_back(std::move(v));
+}
+
+// torch's own CPU fallback, counted: the operator ran on the host through
+// copies. Registered explicitly for operators whose composite kernel would
+// otherwise win over the boxed fallback.
+void TorchCpuFallback(const c10::OperatorHandle& op, torch::jit::Stack* stack) {
+  std::string name = c10::toString(op.operator_name());
+  BeginTorchFallback(&name);
+  try {
+    if (MutatesTensorList(op.schema())) {
+      ListMutatingFallback(op, stack);
+    } else {
+      at::native::cpu_fallback(op, stack);
+    }
+  } catch (...) {
+    EndTorchFallback();
+    Count(name, Path::kTorchFallback, 0);
+    throw;
+  }
+  EndTorchFallback();
+  Count(name, Path::kTorchFallback, 0);
+}
+
+// index.Tensor with device indices: 1.13's fallback moves only plain Tensor
+// arguments, so everything is moved here.
+at::Tensor IndexTensor(const at::Tensor& self, const c10::List<c10::optional<at::Tensor>>& indices) {
+  std::string name = "aten::index.Tensor";
+  BeginTorchFallback(&name);
+  at::Tensor out;
+  try {
+    c10::List<c10::optional<at::Tensor>> host;
+    for (const c10::optional<at::Tensor>& i : indices) {
+      host.push_back(i.has_value() && i->defined() ? c10::optional<at::Tensor>(i->cpu()) : i);
+    }
+    out = at::index(self.cpu(), host).to(self.device());
+  } catch (...) {
+    EndTorchFallback();
+    throw;
+  }
+  EndTorchFallback();
+  Count(name, Path::kTorchFallback, 0);
+  return out;
+}
+
+}  // namespace
+
+void TorchCpuFallbackBoxed(const c10::OperatorHandle& op, torch::jit::Stack* stack) { TorchCpuFallback(op, stack); }
+
+TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
+  m.impl("empty.memory_format", TORCH_FN(Empty));
+  m.impl("empty_strided", TORCH_FN(EmptyStrided));
+  m.impl("_copy_from", TORCH_FN(CopyFrom));
+  m.impl("_copy_from_and_resize", TORCH_FN(CopyFromAndResize));
+  m.impl("resize_", TORCH_FN(Resize));
+  m.impl("_local_scalar_dense", TORCH_FN(LocalScalarDense));
+  m.impl("as_strided", TORCH_FN(AsStrided));
+  m.impl("view", TORCH_FN(View));
+  m.impl("_reshape_alias", TORCH_FN(ReshapeAlias));
+  m.impl("unfold", TORCH_FN(at::native::unfold));
+  m.impl("set_.source_Storage_storage_offset", TORCH_FN(SetStorage));
+  m.impl("set_.source_Storage", TORCH_FN(SetSourceStorage));
+  m.impl("set_.source_Tensor", TORCH_FN(SetSourceTensor));
+  m.impl("index.Tensor", TORCH_FN(IndexTensor));
+  m.impl("convolution", torch::CppFunction::makeFromBoxedFunction<&TorchCpuFallback>());
+  m.impl("convolution_backward", torch::CppFunction::makeFromBoxedFunction<&TorchCpuFallback>());
+}
+
+TORCH_LIBRARY_IMPL(_, PrivateUse1, m) { m.fallback(torch::CppFunction::makeFromBoxedFunction<&TorchCpuFallback>()); }
+
+}  // namespace bptorch

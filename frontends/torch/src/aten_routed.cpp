@@ -1,0 +1,288 @@
+// Every ATen operator that has a Backplane schema of the same name runs
+// through Backplane's dispatcher on PrivateUse1: the plugin's kernel where it
+// has one, else Backplane's own fallback. The registrations are made at init
+// from the op model (bp_op_count / bp_op_info), one boxed kernel for all, so
+// a plugin built against any torch gets the same set and nothing here lists
+// operators by hand.
+#include <ATen/core/dispatch/Dispatcher.h>
+#include <torch/csrc/jit/frontend/function_schema_parser.h>
+#include <torch/library.h>
+
+#include <memory>
+#include <set>
+#include <vector>
+
+#include "bridge.h"
+
+namespace bptorch {
+namespace {
+
+// The schema type as one string, with SymInt read as int (1.13 marks sizes
+// SymInt; Backplane's schemas say int).
+std::string TypeKey(const c10::Argument& a) {
+  std::string s = a.real_type()->str();
+  for (size_t at = s.find("SymInt"); at != std::string::npos; at = s.find("SymInt", at)) s.replace(at, 6, "int");
+  return s;
+}
+
+bool WritesAlias(const c10::Argument& a) { return a.alias_info() != nullptr && a.alias_info()->isWrite(); }
+
+// Why the ATen operator cannot take the Backplane kernel as is ("" if it can).
+std::string Mismatch(const c10::FunctionSchema& aten, const c10::FunctionSchema& bp) {
+  if (aten.arguments().size() != bp.arguments().size()) return "argument count differs";
+  if (aten.returns().size() != bp.returns().size()) return "return count differs";
+  for (size_t i = 0; i < aten.arguments().size(); ++i) {
+    const c10::Argument& a = aten.arguments()[i];
+    const c10::Argument& b = bp.arguments()[i];
+    if (TypeKey(a) != TypeKey(b)) return "argument '" + a.name() + "' is " + TypeKey(a) + " in ATen, " + TypeKey(b);
+    if (WritesAlias(a) != WritesAlias(b)) return "argument '" + a.name() + "' mutability differs";
+  }
+  for (const c10::Argument& r : aten.returns()) {
+    if (r.alias_info() != nullptr && !r.alias_info()->isWrite()) return "a view (aliases its input)";
+    if (TypeKey(r) != "Tensor") return "returns " + TypeKey(r);
+  }
+  return "";
+}
+
+// Everything a call's bp_value_t array points into lives here for the call.
+struct Boxed {
+  std::vector<bp_value_t> values;
+  std::vector<bp_tensor_t*> owned;  // released after the call
+  std::vector<std::vector<int64_t>> int_lists;
+  std::vector<std::vector<bp_tensor_t*>> tensor_lists;
+  std::vector<std::string> strings;
+  ~Boxed() {
+    for (bp_tensor_t* t : owned) bp_tensor_release(t);
+  }
+  bp_tensor_t* Wrap(const at::Tensor& t, const std::string& what) {
+    owned.push_back(nullptr);
+    owned.back() = ToBackplane(t, what);
+    return owned.back();
+  }
+};
+
+class RoutedKernel final : public c10::OperatorKernel {
+ public:
+  RoutedKernel(bp_op_t* op, std::string name) : op_(op), name_(std::move(name)) {}
+
+  void operator()(const c10::OperatorHandle& handle, c10::DispatchKeySet, torch::jit::Stack* stack) {
+    const c10::FunctionSchema& schema = handle.schema();
+    const size_t n = schema.arguments().size();
+    auto args = torch::jit::last(*stack, n);
+    Boxed b;
+    b.values.reserve(n);
+    b.int_lists.reserve(n);
+    b.tensor_lists.reserve(n);
+    b.strings.reserve(n);
+    for (size_t i = 0; i < n; ++i) b.values.push_back(Box(b, schema.arguments()[i], args[i]));
+
+    const Bridge& br = Get();
+    uint64_t native0 = 0, fallback0 = 0;
+    bp_native_count(br.ctx, op_, br.backend, &native0);
+    bp_fallback_count(br.ctx, op_, br.backend, &fallback0);
+    bp_transfer_stats_t t0{};
+    t0.struct_size = sizeof(t0);
+    bp_transfer_stats(br.ctx, br.backend, &t0);
+
+    const size_t nret = schema.returns().size();
+    std::vector<bp_tensor_t*> results(nret, nullptr);
+    Check(bp_op_call(br.ctx, op_, b.values.data(), static_cast<int32_t>(n), results.data(), static_cast<int32_t>(nret)),
+          name_);
+
+    uint64_t native1 = 0, fallback1 = 0;
+    bp_native_count(br.ctx, op_, br.backend, &native1);
+    bp_fallback_count(br.ctx, op_, br.backend, &fallback1);
+    bp_transfer_stats_t t1{};
+    t1.struct_size = sizeof(t1);
+    bp_transfer_stats(br.ctx, br.backend, &t1);
+    const uint64_t moved =
+        (t1.host_to_device_bytes - t0.host_to_device_bytes) + (t1.device_to_host_bytes - t0.device_to_host_bytes);
+    Count(name_, fallback1 > fallback0 && native1 == native0 ? Path::kBackplaneFallback : Path::kPlugin, moved);
+
+    // Results: a mutated argument is returned as the very torch tensor it
+    // came in as; a new tensor is taken over from Backplane.
+    std::vector<c10::IValue> outs;
+    for (size_t r = 0; r < nret; ++r) {
+      const c10::Argument& ret = schema.returns()[r];
+      int written = -1;
+      if (ret.alias_info() != nullptr) {
+        for (size_t i = 0; i < n && written < 0; ++i) {
+          const c10::AliasInfo* a = schema.arguments()[i].alias_info();
+          if (a != nullptr && a->isWrite() && a->beforeSets() == ret.alias_info()->beforeSets())
+            written = static_cast<int>(i);
+        }
+      }
+      if (written >= 0) {
+        bp_tensor_release(results[r]);
+        outs.push_back(args[written]);
+      } else {
+        outs.emplace_back(FromBackplane(results[r], name_));
+      }
+      results[r] = nullptr;
+    }
+    torch::jit::drop(*stack, n);
+    for (c10::IValue& v : outs) stack->push_back(std::move(v));
+  }
+
+ private:
+  bp_value_t Box(Boxed& b, const c10::Argument& arg, const c10::IValue& v) {
+    const std::string what = name_ + " (argument '" + arg.name() + "')";
+    bp_value_t out{};
+    const c10::TypePtr& type = arg.real_type();
+    c10::TypePtr base = type;
+    if (type->kind() == c10::TypeKind::OptionalType) {
+      if (v.isNone()) {
+        out.kind = BP_VALUE_NONE;
+        return out;
+      }
+      base = type->castRaw<c10::OptionalType>()->getElementType();
+    }
+    switch (base->kind()) {
+      case c10::TypeKind::TensorType:
+        if (!v.toTensor().defined()) {
+          out.kind = BP_VALUE_NONE;
+        } else {
+          out.kind = BP_VALUE_TENSOR;
+          out.u.tensor = b.Wrap(v.toTensor(), what);
+        }
+        break;
+      case c10::TypeKind::ListType: {
+        if (v.isTensorList()) {
+          b.tensor_lists.emplace_back();
+          for (const at::Tensor& t : v.toTensorVector()) b.tensor_lists.back().push_back(b.Wrap(t, what));
+          out.kind = BP_VALUE_TENSOR_LIST;
+          out.u.tensor_list.data = b.tensor_lists.back().data();
+          out.u.tensor_list.size = static_cast<int64_t>(b.tensor_lists.back().size());
+        } else {
+          TORCH_CHECK(v.isIntList(), what, ": expected a list of ints, got ", v.tagKind());
+          b.int_lists.push_back(v.toIntVector());
+          out.kind = BP_VALUE_INT_LIST;
+          out.u.int_list.data = b.int_lists.back().data();
+          out.u.int_list.size = static_cast<int64_t>(b.int_lists.back().size());
+        }
+        break;
+      }
+      case c10::TypeKind::IntType:
+      case c10::TypeKind::SymIntType:
+        out.kind = BP_VALUE_INT;
+        out.u.i = v.isInt() ? v.toInt() : v.toSymInt().expect_int();
+        break;
+      case c10::TypeKind::FloatType:
+        out.kind = BP_VALUE_DOUBLE;
+        out.u.d = v.toDouble();
+        break;
+      case c10::TypeKind::BoolType:
+        out.kind = BP_VALUE_BOOL;
+        out.u.b = v.toBool() ? 1 : 0;
+        break;
+      case c10::TypeKind::NumberType:  // Scalar
+        if (v.isBool()) {
+          out.kind = BP_VALUE_BOOL;
+          out.u.b = v.toBool() ? 1 : 0;
+        } else if (v.isInt()) {
+          out.kind = BP_VALUE_INT;
+          out.u.i = v.toInt();
+        } else {
+          TORCH_CHECK(v.isDouble(), what, ": a complex Scalar has no Backplane equivalent");
+          out.kind = BP_VALUE_DOUBLE;
+          out.u.d = v.toDouble();
+        }
+        break;
+      case c10::TypeKind::ScalarTypeType:
+        out.kind = BP_VALUE_DTYPE;
+        out.u.dtype = DTypeOf(static_cast<at::ScalarType>(v.toInt()), what);
+        break;
+      case c10::TypeKind::StringType:
+        b.strings.push_back(v.toStringRef());
+        out.kind = BP_VALUE_STRING;
+        out.u.str = b.strings.back().c_str();
+        break;
+      default:
+        TORCH_CHECK(false, what, ": type ", type->str(), " has no Backplane equivalent");
+    }
+    return out;
+  }
+
+  bp_op_t* op_;
+  std::string name_;
+};
+
+// ATen operators the bridge implements itself (aten_native.cpp).
+const std::set<std::string> kNative = {"copy_", "_copy_from", "_copy_from_and_resize", "resize_",
+                                       "view",  "as_strided", "_reshape_alias",        "index.Tensor"};
+
+// The ATen operator for a Backplane one: the same name, else (out= variants
+// are named differently: Backplane's "eq.out" is ATen's "eq.Tensor_out") the
+// operator of the same base name whose schema matches exactly.
+c10::optional<c10::OperatorHandle> FindAten(const std::string& name, const c10::FunctionSchema& bp, std::string* why) {
+  const size_t dot = name.find('.');
+  const std::string base = "aten::" + name.substr(0, dot);
+  auto handle = c10::Dispatcher::singleton().findSchema({base, dot == std::string::npos ? "" : name.substr(dot + 1)});
+  if (handle.has_value()) {
+    *why = Mismatch(handle->schema(), bp);
+    return handle;
+  }
+  for (const c10::OperatorName& n : c10::Dispatcher::singleton().getAllOpNames()) {
+    if (n.name != base) continue;
+    auto h = c10::Dispatcher::singleton().findSchema(n);
+    if (h.has_value() && Mismatch(h->schema(), bp).empty()) {
+      why->clear();
+      return h;
+    }
+  }
+  *why = "no ATen operator with this name or schema";
+  return c10::nullopt;
+}
+
+}  // namespace
+
+int RegisterRoutedOps(std::vector<std::pair<std::string, std::string>>* skipped) {
+  const Bridge& br = Get();
+  // Lives for the process: torch removes the registrations with the Library.
+  static auto* lib =
+      new torch::Library(torch::Library::IMPL, "aten", c10::DispatchKey::PrivateUse1, __FILE__, __LINE__);
+  int32_t count = 0;
+  Check(bp_op_count(br.ctx, &count), "backplane.torch.init");
+  int registered = 0;
+  for (int32_t i = 0; i < count; ++i) {
+    bp_op_t* op = nullptr;
+    bp_op_info_t info{};
+    info.struct_size = sizeof(info);
+    if (bp_op_at(br.ctx, i, &op) != BP_STATUS_OK || bp_op_info(op, &info) != BP_STATUS_OK) continue;
+    const std::string name = info.name;
+    if (name.find("::") != std::string::npos) continue;  // a vendor namespace: not an ATen operator
+    c10::optional<c10::FunctionSchema> bp_schema;
+    try {
+      bp_schema = torch::jit::parseSchema(info.schema);
+    } catch (const std::exception& e) {
+      if (skipped != nullptr) skipped->emplace_back(name, std::string("schema not parsed by torch: ") + e.what());
+      continue;
+    }
+    std::string why;
+    auto handle = FindAten(name, *bp_schema, &why);
+    std::string aten_name;  // "add.Tensor", as torch names it
+    if (handle.has_value()) {
+      const c10::OperatorName& n = handle->operator_name();
+      aten_name = n.name.substr(6) + (n.overload_name.empty() ? "" : "." + n.overload_name);
+      if (kNative.count(aten_name) != 0) {
+        why = "implemented by the bridge itself";
+      } else if (handle->hasKernelForDispatchKey(c10::DispatchKey::CompositeImplicitAutograd)) {
+        why = "composite in ATen: torch decomposes it into other operators";
+      }
+    }
+    if (!why.empty()) {
+      if (skipped != nullptr) skipped->emplace_back(name, why);
+      continue;
+    }
+    try {
+      lib->impl(aten_name.c_str(),
+                torch::CppFunction::makeFromBoxedFunctor(std::make_unique<RoutedKernel>(op, "aten::" + aten_name)));
+      ++registered;
+    } catch (const c10::Error& e) {  // e.g. two Backplane operators matching one ATen schema
+      if (skipped != nullptr) skipped->emplace_back(name, e.what_without_backtrace());
+    }
+  }
+  return registered;
+}
+
+}  // namespace bptorch

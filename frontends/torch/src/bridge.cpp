@@ -1,0 +1,106 @@
+// The bridge's state: the chosen backend, errors, and the per-operator
+// counters behind backplane.torch.stats().
+#include "bridge.h"
+
+#include <map>
+#include <mutex>
+
+namespace bptorch {
+namespace {
+
+Bridge g_bridge;
+bool g_init = false;
+std::mutex g_init_mu;
+
+std::mutex g_stats_mu;
+std::map<std::string, OpStats> g_stats;
+
+}  // namespace
+
+bool Initialized() { return g_init; }
+
+const Bridge& Get() {
+  TORCH_CHECK(g_init, "backplane.torch: call backplane.torch.init() before using the privateuseone device");
+  return g_bridge;
+}
+
+void Check(bp_status_t st, const std::string& what) {
+  if (st == BP_STATUS_OK) return;
+  const char* msg = bp_last_error_message();
+  TORCH_CHECK(false, what, ": Backplane ", bp_status_name(st), ": ", msg != nullptr ? msg : "");
+}
+
+void Init(bp_context_t* ctx, const std::string& backend_name) {
+  std::lock_guard<std::mutex> lock(g_init_mu);
+  if (g_init) {
+    TORCH_CHECK(backend_name == g_bridge.backend_name, "backplane.torch: already initialized with backend '",
+                g_bridge.backend_name, "'; torch keeps one PrivateUse1 device per process, so '", backend_name,
+                "' cannot replace it");
+    return;
+  }
+  TORCH_CHECK(ctx != nullptr, "backplane.torch: no Backplane context");
+  int32_t backend = -1;
+  Check(bp_backend_find(ctx, backend_name.c_str(), &backend), "backplane.torch.init('" + backend_name + "')");
+  bp_backend_info_t info{};
+  info.struct_size = sizeof(info);
+  Check(bp_backend_info(ctx, backend, &info), "backplane.torch.init");
+  TORCH_CHECK(info.loaded, "backplane.torch.init: backend '", backend_name, "' is not loaded");
+  TORCH_CHECK(info.device_count > 0, "backplane.torch.init: backend '", backend_name, "' has no device (",
+              info.no_device_reason != nullptr ? info.no_device_reason : "no reason given", ")");
+  g_bridge.ctx = ctx;
+  g_bridge.backend = backend;
+  g_bridge.dl_device_type = info.device_type;
+  g_bridge.device_count = info.device_count;
+  g_bridge.backend_name = backend_name;
+  c10::SetAllocator(c10::DeviceType::PrivateUse1, DeviceAllocator());
+  g_init = true;
+}
+
+bp_device_t DeviceOf(const at::Device& d) {
+  const Bridge& b = Get();
+  TORCH_CHECK(d.type() == c10::DeviceType::PrivateUse1, "backplane.torch: expected a privateuseone device, got ",
+              d.str());
+  const int32_t index = d.has_index() ? d.index() : 0;
+  TORCH_CHECK(index >= 0 && index < b.device_count, "backplane.torch: device privateuseone:", index,
+              " does not exist: backend '", b.backend_name, "' has ", b.device_count, " device(s)");
+  return bp_device_t{b.backend, index};
+}
+
+namespace {
+thread_local std::string* t_fallback_op = nullptr;  // set while a torch CPU fallback runs
+}
+
+void Count(const std::string& aten_op, Path path, uint64_t bytes_moved) {
+  std::lock_guard<std::mutex> lock(g_stats_mu);
+  OpStats& s = g_stats[aten_op];
+  if (path == Path::kPlugin) ++s.plugin;
+  if (path == Path::kBackplaneFallback) ++s.backplane_fallback;
+  if (path == Path::kTorchFallback) ++s.torch_fallback;
+  s.bytes += bytes_moved;
+}
+
+// The torch CPU fallback (cpu_fallback.cpp) brackets its run with these.
+void BeginTorchFallback(std::string* op) { t_fallback_op = op; }
+void EndTorchFallback() { t_fallback_op = nullptr; }
+
+void ChargeTransfer(uint64_t bytes) {
+  if (t_fallback_op == nullptr) return;
+  std::lock_guard<std::mutex> lock(g_stats_mu);
+  g_stats[*t_fallback_op].bytes += bytes;
+}
+
+void ForEachStat(void (*fn)(const std::string&, const OpStats&, void*), void* user) {
+  std::map<std::string, OpStats> copy;
+  {
+    std::lock_guard<std::mutex> lock(g_stats_mu);
+    copy = g_stats;
+  }
+  for (const auto& kv : copy) fn(kv.first, kv.second, user);
+}
+
+void ResetStats() {
+  std::lock_guard<std::mutex> lock(g_stats_mu);
+  g_stats.clear();
+}
+
+}  // namespace bptorch

@@ -1,0 +1,76 @@
+// Shared by the backplane._torch sources: the Backplane context and backend
+// that serve torch's PrivateUse1 device, tensors handed across in both
+// directions (DLPack, zero-copy), and the per-ATen-operator counters.
+#pragma once
+
+#include <ATen/ATen.h>
+
+#include <cstdint>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "backplane/backplane.h"
+
+namespace bptorch {
+
+// The context (backplane._C's, passed at init) and the backend whose devices
+// are privateuseone:0..N-1. Set once by Init; read-only afterwards.
+struct Bridge {
+  bp_context_t* ctx = nullptr;
+  int32_t backend = -1;
+  int32_t dl_device_type = 0;  // the backend's DLPack device type
+  int32_t device_count = 0;
+  std::string backend_name;
+};
+const Bridge& Get();  // raises (TORCH_CHECK) before init
+bool Initialized();
+// Picks the backend and registers the allocator. A second call with the same
+// backend is a no-op; another backend is an error (torch caches the device).
+void Init(bp_context_t* ctx, const std::string& backend_name);
+
+// Raises a torch error (RuntimeError in Python) carrying Backplane's status
+// and message, prefixed by `what` (the ATen operator).
+void Check(bp_status_t st, const std::string& what);
+
+bp_device_t DeviceOf(const at::Device& d);  // privateuseone:N -> {backend, N}; checks N
+
+// A new Backplane reference on the memory of `t` (CPU or privateuseone),
+// with t's sizes, strides, offset and dtype; keeps t's storage alive.
+bp_tensor_t* ToBackplane(const at::Tensor& t, const std::string& what);
+// A torch tensor over a Backplane tensor's memory; takes over the reference.
+at::Tensor FromBackplane(bp_tensor_t* t, const std::string& what);
+// torch's dtype as DLPack's; raises for dtypes Backplane lacks (complex).
+DLDataType DTypeOf(at::ScalarType s, const std::string& what);
+
+// The thread's current privateuseone index (device_guard.cpp).
+c10::DeviceIndex CurrentDevice();
+
+// The caching allocator of the chosen backend, as torch's PrivateUse1 allocator.
+c10::Allocator* DeviceAllocator();
+
+// Per-ATen-operator counters (the vendor's to-do list for PyTorch).
+enum class Path { kPlugin, kBackplaneFallback, kTorchFallback };
+void Count(const std::string& aten_op, Path path, uint64_t bytes_moved);
+// Bytes copied between host and device by _copy_from while a torch CPU
+// fallback runs on this thread are charged to that operator.
+void ChargeTransfer(uint64_t bytes);
+
+struct OpStats {
+  uint64_t plugin = 0, backplane_fallback = 0, torch_fallback = 0, bytes = 0;
+};
+void ForEachStat(void (*fn)(const std::string&, const OpStats&, void*), void* user);
+void ResetStats();
+
+// Registers, for PrivateUse1, every ATen operator with a Backplane schema of
+// the same name and arity (run once by Init; returns how many). The skipped
+// ones and why are in `skipped` (name -> reason).
+int RegisterRoutedOps(std::vector<std::pair<std::string, std::string>>* skipped);
+
+}  // namespace bptorch
+
+namespace bptorch {
+// Bracket a torch CPU fallback run so that ChargeTransfer knows the operator.
+void BeginTorchFallback(std::string* op);
+void EndTorchFallback();
+}  // namespace bptorch

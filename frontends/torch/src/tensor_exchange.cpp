@@ -1,0 +1,177 @@
+// torch tensors as Backplane tensors and back, zero-copy through DLPack
+// structs, and Backplane's caching allocator as torch's PrivateUse1 allocator.
+
+#include <memory>
+#include <vector>
+
+#include "bridge.h"
+
+namespace bptorch {
+
+DLDataType DTypeOf(at::ScalarType s, const std::string& what) {
+  switch (s) {
+    case at::kFloat:
+      return {kDLFloat, 32, 1};
+    case at::kDouble:
+      return {kDLFloat, 64, 1};
+    case at::kHalf:
+      return {kDLFloat, 16, 1};
+    case at::kBFloat16:
+      return {kDLBfloat, 16, 1};
+    case at::kInt:
+      return {kDLInt, 32, 1};
+    case at::kLong:
+      return {kDLInt, 64, 1};
+    case at::kShort:
+      return {kDLInt, 16, 1};
+    case at::kChar:
+      return {kDLInt, 8, 1};
+    case at::kByte:
+      return {kDLUInt, 8, 1};
+    case at::kBool:
+      return {BP_DTYPE_CODE_BOOL, 8, 1};
+    default:
+      break;
+  }
+  TORCH_CHECK(false, what, ": dtype ", c10::toString(s), " has no Backplane equivalent");
+}
+
+namespace {
+
+// DTypeOf's inverse (torch 1.13's toScalarType has no bool code).
+at::ScalarType ScalarTypeOf(DLDataType d, const std::string& what) {
+  for (at::ScalarType s : {at::kFloat, at::kDouble, at::kHalf, at::kBFloat16, at::kInt, at::kLong, at::kShort,
+                           at::kChar, at::kByte, at::kBool}) {
+    const DLDataType m = DTypeOf(s, what);
+    if (m.code == d.code && m.bits == d.bits) return s;
+  }
+  TORCH_CHECK(false, what, ": Backplane returned a dtype torch has no type for (code ", int(d.code), ", bits ",
+              int(d.bits), ")");
+}
+
+// What a wrapped torch tensor's DLManagedTensor owns: a reference on the
+// storage and the shape arrays the DLTensor points at.
+struct Wrapped {
+  DLManagedTensor managed{};
+  c10::Storage storage;
+  std::vector<int64_t> shape, strides;
+};
+
+void DeleteWrapped(DLManagedTensor* m) { delete static_cast<Wrapped*>(m->manager_ctx); }
+
+void DeleteExported(void* ctx) {
+  auto* m = static_cast<DLManagedTensor*>(ctx);
+  if (m->deleter != nullptr) m->deleter(m);
+}
+
+void ReleaseBlock(void* ctx) { bp_tensor_release(static_cast<bp_tensor_t*>(ctx)); }
+
+}  // namespace
+
+bp_tensor_t* ToBackplane(const at::Tensor& t, const std::string& what) {
+  TORCH_CHECK(t.defined(), what, ": an undefined tensor cannot be passed to Backplane");
+  TORCH_CHECK(t.layout() == at::kStrided, what, ": only strided tensors cross to Backplane, got ", t.layout());
+  auto w = std::make_unique<Wrapped>();
+  w->storage = t.storage();
+  w->shape.assign(t.sizes().begin(), t.sizes().end());
+  w->strides.assign(t.strides().begin(), t.strides().end());
+  DLTensor& d = w->managed.dl_tensor;
+  // The storage's base plus a byte offset, never base + offset as one
+  // pointer: a device's "pointer" may be a handle (an OpenCL buffer).
+  d.data = const_cast<void*>(w->storage.data());
+  d.byte_offset = static_cast<uint64_t>(t.storage_offset()) * t.element_size();
+  if (t.device().is_cpu()) {
+    d.device = {kDLCPU, 0};
+  } else {
+    const bp_device_t dev = DeviceOf(t.device());
+    d.device = {static_cast<DLDeviceType>(Get().dl_device_type), dev.index};
+  }
+  d.ndim = static_cast<int32_t>(t.dim());
+  d.dtype = DTypeOf(t.scalar_type(), what);
+  d.shape = w->shape.data();
+  d.strides = w->strides.data();
+  w->managed.manager_ctx = w.get();
+  w->managed.deleter = &DeleteWrapped;
+  bp_tensor_t* out = nullptr;
+  Check(bp_tensor_from_dlpack(Get().ctx, &w->managed, &out), what);
+  w.release();  // the Backplane tensor owns it now
+  return out;
+}
+
+at::Tensor FromBackplane(bp_tensor_t* t, const std::string& what) {
+  DLManagedTensor* m = nullptr;
+  const bp_status_t st = bp_tensor_to_dlpack(t, &m);
+  bp_tensor_release(t);  // the export holds its own reference on the storage
+  Check(st, what);
+  const DLTensor& d = m->dl_tensor;
+  const std::vector<int64_t> sizes(d.shape, d.shape + d.ndim);
+  std::vector<int64_t> strides(d.ndim);
+  int64_t extent = 1;  // elements from the first to one past the last
+  bool empty = false;
+  for (int32_t i = d.ndim - 1, running = 1; i >= 0; --i) {
+    strides[i] = d.strides != nullptr ? d.strides[i] : running;
+    running *= static_cast<int32_t>(d.shape[i]);
+    if (d.shape[i] == 0) empty = true;
+    extent += (d.shape[i] - 1) * strides[i];
+  }
+  at::ScalarType dtype;
+  try {
+    dtype = ScalarTypeOf(d.dtype, what);
+  } catch (...) {
+    DeleteExported(m);
+    throw;
+  }
+  const int64_t itemsize = c10::elementSize(dtype);
+  const int64_t offset_elems = static_cast<int64_t>(d.byte_offset) / itemsize;
+  const size_t nbytes = static_cast<size_t>((offset_elems + (empty ? 0 : extent)) * itemsize);
+  const bool on_host = d.device.device_type == kDLCPU;
+  const at::Device device =
+      on_host ? at::Device(at::kCPU)
+              : at::Device(c10::DeviceType::PrivateUse1, static_cast<c10::DeviceIndex>(d.device.device_id));
+  c10::DataPtr data(d.data, m, &DeleteExported, device);
+  c10::Storage storage(c10::Storage::use_byte_size_t(), nbytes, std::move(data), on_host ? nullptr : DeviceAllocator(),
+                       /*resizable=*/!on_host);
+  at::Tensor out = at::detail::make_tensor<c10::TensorImpl>(
+      std::move(storage), c10::DispatchKeySet(on_host ? c10::DispatchKey::CPU : c10::DispatchKey::PrivateUse1),
+      c10::scalarTypeToTypeMeta(dtype));
+  out.unsafeGetTensorImpl()->set_sizes_and_strides(sizes, strides, offset_elems);
+  return out;
+}
+
+namespace {
+
+// Device memory is a one-dimensional uint8 Backplane tensor from the device's
+// caching allocator; the DataPtr's context holds its reference, so freeing
+// returns the block to the cache.
+class DeviceAllocatorImpl final : public c10::Allocator {
+ public:
+  c10::DataPtr allocate(size_t nbytes) const override {
+    const c10::Device device(c10::DeviceType::PrivateUse1, CurrentDevice());
+    if (nbytes == 0) return {nullptr, nullptr, &Noop, device};
+    const int64_t n = static_cast<int64_t>(nbytes);
+    bp_tensor_t* block = nullptr;
+    Check(bp_tensor_empty(Get().ctx, DeviceOf(device), 1, &n, DLDataType{kDLUInt, 8, 1}, &block),
+          "privateuseone allocation of " + std::to_string(nbytes) + " bytes");
+    DLManagedTensor* m = nullptr;
+    const bp_status_t st = bp_tensor_to_dlpack(block, &m);
+    if (st != BP_STATUS_OK) bp_tensor_release(block);
+    Check(st, "privateuseone allocation");
+    void* base = m->dl_tensor.data;
+    const uint64_t off = m->dl_tensor.byte_offset;
+    m->deleter(m);
+    TORCH_CHECK(off == 0, "privateuseone allocation: the backend returned a block at byte offset ", off);
+    return {base, block, &ReleaseBlock, device};
+  }
+  c10::DeleterFnPtr raw_deleter() const override { return nullptr; }
+
+ private:
+  static void Noop(void*) {}
+};
+
+}  // namespace
+
+c10::Allocator* DeviceAllocator() {
+  static DeviceAllocatorImpl allocator;
+  return &allocator;
+}
+}  // namespace bptorch
