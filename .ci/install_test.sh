@@ -230,6 +230,18 @@ check_deb backplane-dev \
   usr/share/backplane/samples/vendor_plugin/CMakeLists.txt usr/share/backplane/samples/host_app/main.cpp \
   "$lib/cmake/Backplane/BackplanePackagePlugin.cmake" \
   usr/bin/bp-plugin-new usr/share/backplane/plugin-template/CMakeLists.txt
+# The Python package and its torch bridge, when the build made them.
+py_pkgs=()
+if [ -f "$build/python/backplane/__init__.py" ]; then
+  check_deb python3-backplane "usr/lib/python3/dist-packages/backplane/(__init__|ops)\.py|usr/lib/python3/dist-packages/backplane/_C\..*\.so" \
+    usr/lib/python3/dist-packages/backplane/__init__.py usr/lib/python3/dist-packages/backplane/ops.py
+  py_pkgs+=(python3-backplane)
+  if [ -f "$build/python/backplane/torch/__init__.py" ]; then
+    check_deb python3-backplane-torch "usr/lib/python3/dist-packages/backplane/torch/__init__\.py|usr/lib/python3/dist-packages/backplane/_torch\..*\.so" \
+      usr/lib/python3/dist-packages/backplane/torch/__init__.py
+    py_pkgs+=(python3-backplane-torch)
+  fi
+fi
 # One package per plugin the build made, holding that plugin alone.
 for so in "$build"/lib/backplane/plugins/libbackplane_*.so; do
   name=$(basename "$so" .so); name=${name#libbackplane_}
@@ -260,7 +272,7 @@ step "the SDK packages and the guide's plugin package, installed with apt-get, p
 # This changes the machine: the packages go into /usr and are removed again
 # on the way out (and first, in case an earlier run was killed). The build
 # tree's tools keep their own libbackplane: their RUNPATH comes before /usr/lib.
-sdk_pkgs=(backplane backplane-plugin-cpu backplane-plugin-myaccel)
+sdk_pkgs=(backplane backplane-plugin-cpu backplane-plugin-myaccel "${py_pkgs[@]}")
 remove_pkgs() { dpkg --purge "${sdk_pkgs[@]}" > "$work/purge.log" 2>&1 || { cat "$work/purge.log"; return 1; }; }
 if [ "$(id -u)" != 0 ]; then
   echo "skipped: installing packages needs root (CI runs as root)"
@@ -270,8 +282,10 @@ else
   # The plugin's Depends (backplane-abi-1, a virtual package) is satisfied by the
   # SDK's runtime package alone; apt-get resolves local .debs with no network.
   cp "$plugin_deb" "$debs/"
+  py_debs=()
+  for p in "${py_pkgs[@]}"; do py_debs+=("$debs/${p}_"*.deb); done
   apt-get install -y "$debs"/backplane_*.deb "$debs"/backplane-plugin-cpu_*.deb \
-    "$debs"/backplane-plugin-myaccel_*.deb > "$work/apt-install.log" 2>&1 \
+    "$debs"/backplane-plugin-myaccel_*.deb "${py_debs[@]}" > "$work/apt-install.log" 2>&1 \
     || { cat "$work/apt-install.log"; fail "apt-get could not install the SDK and plugin packages"; }
   dpkg --audit > "$work/audit.log" 2>&1 && [ ! -s "$work/audit.log" ] || { cat "$work/audit.log"; fail "dpkg --audit"; }
   apt-get check > "$work/check.log" 2>&1 || { cat "$work/check.log"; fail "apt-get check: broken dependencies"; }
@@ -281,6 +295,22 @@ else
   env -u LD_LIBRARY_PATH /usr/bin/bp-conformance --backend myaccel --quick --no-onnx --no-progress --failures-only \
     | tee "$work/deb-conformance.txt" | tail -2
   grep -q '^  myaccel (myaccel:0): CONFORMANT' "$work/deb-conformance.txt" || fail "the packaged plugin is not CONFORMANT"
+  # The Python packages, installed, work for Debian's python3 with no PYTHONPATH.
+  if ((${#py_pkgs[@]})); then
+    (cd "$work" && env -u LD_LIBRARY_PATH -u PYTHONPATH PYTHONDONTWRITEBYTECODE=1 /usr/bin/python3 -c '
+import backplane
+assert backplane.__file__.startswith("/usr/lib/python3/dist-packages/"), backplane.__file__
+x = backplane.tensor([1.0, 2.0], device="cpu")
+print("python3-backplane:", backplane.ops.add(x, x).tolist())') || fail "the installed python3-backplane does not work"
+  fi
+  if ((${#py_pkgs[@]} > 1)); then
+    (cd "$work" && env -u LD_LIBRARY_PATH -u PYTHONPATH PYTHONDONTWRITEBYTECODE=1 /usr/bin/python3 -c '
+import torch, backplane.torch
+backplane.torch.init("cpu")
+y = torch.arange(3.0, device="privateuseone") * 2
+print("python3-backplane-torch:", y.device, y.cpu().tolist())
+assert y.cpu().tolist() == [0.0, 2.0, 4.0]') || fail "the installed python3-backplane-torch does not work"
+  fi
   # The build tree's tools still load the build tree's libbackplane, not /usr's.
   env -u LD_LIBRARY_PATH ldd "$build/bin/bp-info" | grep -q "=> $build/lib/libbackplane\.so" \
     || fail "with the SDK packages installed, the build tree's bp-info no longer loads its own libbackplane"

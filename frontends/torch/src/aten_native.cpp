@@ -5,7 +5,6 @@
 // (aliasing), .item(), convolution (its composite kernel hides the fallback)
 // and index.Tensor (the fallback does not move Tensor?[] arguments).
 #include <ATen/EmptyTensor.h>
-#include <ATen/native/CPUFallback.h>
 #include <ATen/ops/_reshape_alias_native.h>
 #include <ATen/ops/as_strided_native.h>
 #include <ATen/ops/set_native.h>
@@ -181,82 +180,6 @@ at::Tensor& SetSourceTensor(at::Tensor& self, const at::Tensor& source) {
 // torch's own CPU fallback, counted: the operator ran on the host through
 // copies. Registered explicitly for operators whose composite kernel would
 // otherwise win over the boxed fallback.
-bool MutatesTensorList(const c10::FunctionSchema& schema) {
-  for (const c10::Argument& a : schema.arguments()) {
-    if (a.alias_info() != nullptr && a.alias_info()->isWrite() && a.type()->kind() == c10::TypeKind::ListType)
-      return true;
-  }
-  return false;
-}
-
-// 1.13's cpu_fallback copies back mutated Tensor arguments but not mutated
-// Tensor[] ones (the in-place _foreach_ ops of optimizers with foreach=True),
-// whose updates would be lost: those run here on host copies, written back.
-void ListMutatingFallback(const c10::OperatorHandle& op, torch::jit::Stack* stack) {
-  const c10::FunctionSchema& schema = op.schema();
-  const size_t n = schema.arguments().size();
-  auto args = torch::jit::last(*stack, n);
-  std::vector<c10::IValue> host(args.begin(), args.end());
-  for (c10::IValue& v : host) {
-    if (v.isTensor() && v.toTensor().defined()) {
-      v = v.toTensor().cpu();
-    } else if (v.isTensorList()) {
-      std::vector<at::Tensor> moved;
-      for (const at::Tensor& t : v.toTensorVector()) moved.push_back(t.defined() ? t.cpu() : t);
-      v = c10::IValue(moved);
-    }
-  }
-  torch::jit::Stack host_stack(host.begin(), host.end());
-  op.redispatchBoxed(c10::DispatchKeySet(c10::DispatchKey::CPU), &host_stack);
-  for (size_t i = 0; i < n; ++i) {
-    const c10::AliasInfo* a = schema.arguments()[i].alias_info();
-    if (a == nullptr || !a->isWrite()) continue;
-    if (args[i].isTensor()) {
-      args[i].toTensor().copy_(host[i].toTensor());
-    } else if (args[i].isTensorList()) {
-      const std::vector<at::Tensor> dst = args[i].toTensorVector();
-      const std::vector<at::Tensor> src = host[i].toTensorVector();
-      for (size_t k = 0; k < dst.size(); ++k) dst[k].copy_(src[k]);
-    }
-  }
-  const c10::Device device = args[0].isTensor() ? args[0].toTensor().device() : args[0].toTensorVector().at(0).device();
-  std::vector<c10::IValue> outs;
-  for (c10::IValue& r : host_stack) {
-    if (r.isTensor()) {
-      outs.emplace_back(r.toTensor().to(device));
-    } else if (r.isTensorList()) {
-      std::vector<at::Tensor> moved;
-      for (const at::Tensor& t : r.toTensorVector()) moved.push_back(t.to(device));
-      outs.emplace_back(moved);
-    } else {
-      outs.push_back(r);
-    }
-  }
-  torch::jit::drop(*stack, n);
-  for (c10::IValue& v : outs) stack->push_back(std::move(v));
-}
-
-// torch's own CPU fallback, counted: the operator ran on the host through
-// copies. Registered explicitly for operators whose composite kernel would
-// otherwise win over the boxed fallback.
-void TorchCpuFallback(const c10::OperatorHandle& op, torch::jit::Stack* stack) {
-  std::string name = c10::toString(op.operator_name());
-  BeginTorchFallback(&name);
-  try {
-    if (MutatesTensorList(op.schema())) {
-      ListMutatingFallback(op, stack);
-    } else {
-      at::native::cpu_fallback(op, stack);
-    }
-  } catch (...) {
-    EndTorchFallback();
-    Count(name, Path::kTorchFallback, 0);
-    throw;
-  }
-  EndTorchFallback();
-  Count(name, Path::kTorchFallback, 0);
-}
-
 // index.Tensor with device indices: 1.13's fallback moves only plain Tensor
 // arguments, so everything is moved here.
 at::Tensor IndexTensor(const at::Tensor& self, const c10::List<c10::optional<at::Tensor>>& indices) {
@@ -280,8 +203,6 @@ at::Tensor IndexTensor(const at::Tensor& self, const c10::List<c10::optional<at:
 
 }  // namespace
 
-void TorchCpuFallbackBoxed(const c10::OperatorHandle& op, torch::jit::Stack* stack) { TorchCpuFallback(op, stack); }
-
 TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   m.impl("empty.memory_format", TORCH_FN(Empty));
   m.impl("empty_strided", TORCH_FN(EmptyStrided));
@@ -300,7 +221,5 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   m.impl("convolution", torch::CppFunction::makeFromBoxedFunction<&TorchCpuFallback>());
   m.impl("convolution_backward", torch::CppFunction::makeFromBoxedFunction<&TorchCpuFallback>());
 }
-
-TORCH_LIBRARY_IMPL(_, PrivateUse1, m) { m.fallback(torch::CppFunction::makeFromBoxedFunction<&TorchCpuFallback>()); }
 
 }  // namespace bptorch

@@ -52,6 +52,12 @@ void Init(bp_context_t* ctx, const std::string& backend_name) {
   g_bridge.dl_device_type = info.device_type;
   g_bridge.device_count = info.device_count;
   g_bridge.backend_name = backend_name;
+  for (int32_t i = 0; i < info.device_count; ++i) {
+    bp_device_properties_t p{};
+    p.struct_size = sizeof(p);
+    Check(bp_device_properties(ctx, bp_device_t{backend, i}, &p), "backplane.torch.init");
+    g_bridge.unified.push_back((p.capabilities & BP_DEVICE_CAP_UNIFIED) != 0);
+  }
   c10::SetAllocator(c10::DeviceType::PrivateUse1, DeviceAllocator());
   g_init = true;
 }

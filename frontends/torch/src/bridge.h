@@ -4,6 +4,7 @@
 #pragma once
 
 #include <ATen/ATen.h>
+#include <ATen/core/stack.h>
 
 #include <cstdint>
 #include <string>
@@ -11,6 +12,10 @@
 #include <vector>
 
 #include "backplane/backplane.h"
+
+namespace c10 {
+class OperatorHandle;
+}
 
 namespace bptorch {
 
@@ -22,6 +27,7 @@ struct Bridge {
   int32_t dl_device_type = 0;  // the backend's DLPack device type
   int32_t device_count = 0;
   std::string backend_name;
+  std::vector<bool> unified;  // per device: BP_DEVICE_CAP_UNIFIED (the host can address its memory)
 };
 const Bridge& Get();  // raises (TORCH_CHECK) before init
 bool Initialized();
@@ -70,6 +76,10 @@ int RegisterRoutedOps(std::vector<std::pair<std::string, std::string>>* skipped)
 }  // namespace bptorch
 
 namespace bptorch {
+// torch's CPU fallback, counted (torch_fallback.cpp); also registered
+// explicitly where a composite kernel would hide the boxed fallback.
+void TorchCpuFallback(const c10::OperatorHandle& op, torch::jit::Stack* stack);
+
 // Bracket a torch CPU fallback run so that ChargeTransfer knows the operator.
 void BeginTorchFallback(std::string* op);
 void EndTorchFallback();

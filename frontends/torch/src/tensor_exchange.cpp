@@ -99,6 +99,10 @@ bp_tensor_t* ToBackplane(const at::Tensor& t, const std::string& what) {
 }
 
 at::Tensor FromBackplane(bp_tensor_t* t, const std::string& what) {
+  // The bridge's backend means privateuseone even when it is the CPU backend
+  // (its DLPack device is then kDLCPU); anything else is a host tensor.
+  const bp_device_t where = bp_tensor_device(t);
+  const bool on_host = where.backend != Get().backend;
   DLManagedTensor* m = nullptr;
   const bp_status_t st = bp_tensor_to_dlpack(t, &m);
   bp_tensor_release(t);  // the export holds its own reference on the storage
@@ -124,7 +128,6 @@ at::Tensor FromBackplane(bp_tensor_t* t, const std::string& what) {
   const int64_t itemsize = c10::elementSize(dtype);
   const int64_t offset_elems = static_cast<int64_t>(d.byte_offset) / itemsize;
   const size_t nbytes = static_cast<size_t>((offset_elems + (empty ? 0 : extent)) * itemsize);
-  const bool on_host = d.device.device_type == kDLCPU;
   const at::Device device =
       on_host ? at::Device(at::kCPU)
               : at::Device(c10::DeviceType::PrivateUse1, static_cast<c10::DeviceIndex>(d.device.device_id));

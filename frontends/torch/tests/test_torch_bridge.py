@@ -192,3 +192,18 @@ def test_bad_input_raises_and_leaves_out_unchanged(dev):
     assert out.cpu().tolist() == [9.0, 9.0, 9.0]
     with pytest.raises(TypeError, match=r"Tensor\.cpu\(\)"):  # torch's own message for a non-CPU tensor
         torch.ones(2, device=dev).numpy()
+
+
+def test_torch_fallback_copies_only_what_it_must(bt, dev):
+    """A device the host can address (capability 'unified') runs torch's CPU
+    fallback on its own memory: only the new result is copied to the device.
+    Otherwise both inputs come to the host and the result goes back."""
+    from backplane import _C
+    unified = "unified" in _C.device_properties("%s:0" % bt.backend())["capabilities"]
+    x = torch.randn(1, 1, 8, 8).to(dev)   # 256 bytes
+    w = torch.randn(1, 1, 3, 3).to(dev)   # 36 bytes
+    bt.reset_stats()
+    out = torch.nn.functional.conv2d(x, w)  # 1x1x6x6: 144 bytes
+    torch.testing.assert_close(out.cpu(), torch.nn.functional.conv2d(x.cpu(), w.cpu()))
+    moved = bt.stats()["aten::convolution"]["bytes_moved"]
+    assert moved == (144 if unified else 144 + 256 + 36)

@@ -1,0 +1,213 @@
+// torch's CPU fallback for every ATen operator PrivateUse1 has no kernel for,
+// counted per operator (backplane.torch.stats()). Three ways to run it:
+// - a device whose memory the host can address (BP_DEVICE_CAP_UNIFIED, e.g.
+//   the cpu backend): the arguments are CPU tensors over the same memory, so
+//   inputs are not copied and in-place and out= results are written where
+//   they live; only new results are copied to device memory;
+// - operators that change a Tensor[] in place (the _foreach_ ops of
+//   foreach=True optimizers): host copies, written back (1.13's cpu_fallback
+//   writes back Tensor arguments only and would lose the update);
+// - everything else: torch 1.13's at::native::cpu_fallback (copies both ways).
+#include <ATen/core/dispatch/Dispatcher.h>
+#include <ATen/native/CPUFallback.h>
+#include <torch/library.h>
+
+#include <vector>
+
+#include "bridge.h"
+
+namespace bptorch {
+namespace {
+
+bool OnDevice(const at::Tensor& t) { return t.defined() && t.device().type() == c10::DeviceType::PrivateUse1; }
+
+// Calls fn on every defined tensor of an argument (Tensor, Tensor?, Tensor[],
+// Tensor?[]); returns the argument with each tensor replaced by fn's result.
+template <typename Fn>
+c10::IValue MapTensors(const c10::IValue& v, Fn fn) {
+  if (v.isTensor()) return v.toTensor().defined() ? c10::IValue(fn(v.toTensor())) : v;
+  if (v.isTensorList()) {
+    std::vector<at::Tensor> out;
+    for (const at::Tensor& t : v.toTensorVector()) out.push_back(t.defined() ? fn(t) : t);
+    return c10::IValue(out);
+  }
+  if (v.isList()) {  // Tensor?[] is a generic list of tensors and Nones
+    const auto& elems = v.toListRef();
+    bool optional_tensors = true;
+    for (const c10::IValue& e : elems) optional_tensors = optional_tensors && (e.isTensor() || e.isNone());
+    if (!optional_tensors || elems.empty()) return v;
+    c10::List<c10::optional<at::Tensor>> out;
+    for (const c10::IValue& e : elems) {
+      const bool defined = e.isTensor() && e.toTensor().defined();
+      out.push_back(defined ? c10::optional<at::Tensor>(fn(e.toTensor())) : c10::optional<at::Tensor>());
+    }
+    return c10::IValue(out);
+  }
+  return v;
+}
+
+bool AnyTensor(const c10::IValue& v, bool (*pred)(const at::Tensor&)) {
+  bool any = false;
+  MapTensors(v, [&](const at::Tensor& t) {
+    any = any || pred(t);
+    return t;
+  });
+  return any;
+}
+
+bool HostAddressable(const at::Tensor& t) { return !OnDevice(t) || Get().unified.at(t.device().index()); }
+bool NotHostAddressable(const at::Tensor& t) { return !HostAddressable(t); }
+
+// A CPU tensor over a host-addressable privateuseone tensor's memory.
+at::Tensor HostAlias(const at::Tensor& t) {
+  if (!OnDevice(t)) return t;
+  const auto options = t.options().device(at::kCPU);
+  if (t.numel() == 0) return at::empty_strided(t.sizes(), t.strides(), options);
+  c10::Storage keep = t.storage();
+  void* data = static_cast<char*>(keep.data()) + t.storage_offset() * t.element_size();
+  return at::from_blob(
+      data, t.sizes(), t.strides(), [keep](void*) {}, options);
+}
+
+bool WritesAlias(const c10::Argument& a) { return a.alias_info() != nullptr && a.alias_info()->isWrite(); }
+
+void HostAddressableFallback(const c10::OperatorHandle& op, torch::jit::Stack* stack) {
+  const c10::FunctionSchema& schema = op.schema();
+  const size_t n = schema.arguments().size();
+  auto args = torch::jit::last(*stack, n);
+  c10::optional<c10::Device> device;
+  for (const c10::IValue& v : args) {
+    MapTensors(v, [&](const at::Tensor& t) {
+      if (OnDevice(t) && !device.has_value()) device = t.device();
+      return t;
+    });
+  }
+  // An asynchronous device may still be writing what the host is about to read.
+  Check(bp_device_synchronize(Get().ctx, DeviceOf(*device)), c10::toString(op.operator_name()));
+  torch::jit::Stack host;
+  for (const c10::IValue& v : args) host.push_back(MapTensors(v, HostAlias));
+  const std::vector<c10::IValue> aliases(host.begin(), host.end());
+  op.redispatchBoxed(c10::DispatchKeySet(c10::DispatchKey::CPU), &host);
+  // An out= argument the CPU kernel resized now owns new host memory: the
+  // device tensor is resized to match and the result copied into it.
+  for (size_t i = 0; i < n; ++i) {
+    if (!WritesAlias(schema.arguments()[i]) || !args[i].isTensor() || !OnDevice(args[i].toTensor())) continue;
+    const at::Tensor& alias = aliases[i].toTensor();
+    const at::Tensor& dev = args[i].toTensor();
+    if (alias.sizes() != dev.sizes() || (alias.numel() > 0 && alias.data_ptr() != HostAlias(dev).data_ptr())) {
+      dev.resize_(alias.sizes());
+      dev.copy_(alias);
+    }
+  }
+  // In-place and out= results were written through the aliases: return the
+  // arguments themselves. New results are copied into device memory.
+  std::vector<c10::IValue> outs;
+  for (size_t r = 0; r < host.size(); ++r) {
+    const c10::Argument* ret = r < schema.returns().size() ? &schema.returns()[r] : nullptr;
+    int written = -1;
+    if (ret != nullptr && ret->alias_info() != nullptr) {
+      for (size_t i = 0; i < n && written < 0; ++i) {
+        const c10::AliasInfo* a = schema.arguments()[i].alias_info();
+        if (WritesAlias(schema.arguments()[i]) && a->beforeSets() == ret->alias_info()->beforeSets())
+          written = static_cast<int>(i);
+      }
+    }
+    if (written >= 0) {
+      outs.push_back(args[written]);
+    } else {
+      outs.push_back(MapTensors(host[r], [&](const at::Tensor& t) { return t.to(*device); }));
+    }
+  }
+  torch::jit::drop(*stack, n);
+  for (c10::IValue& v : outs) stack->push_back(std::move(v));
+}
+
+bool MutatesTensorList(const c10::FunctionSchema& schema) {
+  for (const c10::Argument& a : schema.arguments()) {
+    if (WritesAlias(a) && a.type()->kind() == c10::TypeKind::ListType) return true;
+  }
+  return false;
+}
+
+// 1.13's cpu_fallback copies back mutated Tensor arguments but not mutated
+// Tensor[] ones (the in-place _foreach_ ops of optimizers with foreach=True),
+// whose updates would be lost: those run here on host copies, written back.
+void ListMutatingFallback(const c10::OperatorHandle& op, torch::jit::Stack* stack) {
+  const c10::FunctionSchema& schema = op.schema();
+  const size_t n = schema.arguments().size();
+  auto args = torch::jit::last(*stack, n);
+  std::vector<c10::IValue> host(args.begin(), args.end());
+  for (c10::IValue& v : host) {
+    if (v.isTensor() && v.toTensor().defined()) {
+      v = v.toTensor().cpu();
+    } else if (v.isTensorList()) {
+      std::vector<at::Tensor> moved;
+      for (const at::Tensor& t : v.toTensorVector()) moved.push_back(t.defined() ? t.cpu() : t);
+      v = c10::IValue(moved);
+    }
+  }
+  torch::jit::Stack host_stack(host.begin(), host.end());
+  op.redispatchBoxed(c10::DispatchKeySet(c10::DispatchKey::CPU), &host_stack);
+  for (size_t i = 0; i < n; ++i) {
+    const c10::AliasInfo* a = schema.arguments()[i].alias_info();
+    if (a == nullptr || !a->isWrite()) continue;
+    if (args[i].isTensor()) {
+      args[i].toTensor().copy_(host[i].toTensor());
+    } else if (args[i].isTensorList()) {
+      const std::vector<at::Tensor> dst = args[i].toTensorVector();
+      const std::vector<at::Tensor> src = host[i].toTensorVector();
+      for (size_t k = 0; k < dst.size(); ++k) dst[k].copy_(src[k]);
+    }
+  }
+  const c10::Device device = args[0].isTensor() ? args[0].toTensor().device() : args[0].toTensorVector().at(0).device();
+  std::vector<c10::IValue> outs;
+  for (c10::IValue& r : host_stack) {
+    if (r.isTensor()) {
+      outs.emplace_back(r.toTensor().to(device));
+    } else if (r.isTensorList()) {
+      std::vector<at::Tensor> moved;
+      for (const at::Tensor& t : r.toTensorVector()) moved.push_back(t.to(device));
+      outs.emplace_back(moved);
+    } else {
+      outs.push_back(r);
+    }
+  }
+  torch::jit::drop(*stack, n);
+  for (c10::IValue& v : outs) stack->push_back(std::move(v));
+}
+
+// torch's own CPU fallback, counted: the operator ran on the host through
+// copies. Registered explicitly for operators whose composite kernel would
+// otherwise win over the boxed fallback.
+void RunTorchCpuFallback(const c10::OperatorHandle& op, torch::jit::Stack* stack) {
+  std::string name = c10::toString(op.operator_name());
+  BeginTorchFallback(&name);
+  try {
+    bool host_addressable = true, on_device = false;
+    for (const c10::IValue& v : torch::jit::last(*stack, op.schema().arguments().size())) {
+      host_addressable = host_addressable && !AnyTensor(v, &NotHostAddressable);
+      on_device = on_device || AnyTensor(v, &OnDevice);
+    }
+    if (on_device && host_addressable) {
+      HostAddressableFallback(op, stack);
+    } else if (MutatesTensorList(op.schema())) {
+      ListMutatingFallback(op, stack);
+    } else {
+      at::native::cpu_fallback(op, stack);
+    }
+  } catch (...) {
+    EndTorchFallback();
+    Count(name, Path::kTorchFallback, 0);
+    throw;
+  }
+  EndTorchFallback();
+  Count(name, Path::kTorchFallback, 0);
+}
+
+}  // namespace
+
+void TorchCpuFallback(const c10::OperatorHandle& op, torch::jit::Stack* stack) { RunTorchCpuFallback(op, stack); }
+
+TORCH_LIBRARY_IMPL(_, PrivateUse1, m) { m.fallback(torch::CppFunction::makeFromBoxedFunction<&RunTorchCpuFallback>()); }
+
+}  // namespace bptorch
