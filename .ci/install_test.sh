@@ -234,7 +234,8 @@ check_deb backplane-dev \
 py_pkgs=()
 if [ -f "$build/python/backplane/__init__.py" ]; then
   check_deb python3-backplane "usr/lib/python3/dist-packages/backplane/(__init__|ops)\.py|usr/lib/python3/dist-packages/backplane/_C\..*\.so" \
-    usr/lib/python3/dist-packages/backplane/__init__.py usr/lib/python3/dist-packages/backplane/ops.py
+    usr/lib/python3/dist-packages/backplane/__init__.py usr/lib/python3/dist-packages/backplane/ops.py \
+    usr/lib/python3/dist-packages/backplane/onnx.py
   py_pkgs+=(python3-backplane)
   if [ -f "$build/python/backplane/torch/__init__.py" ]; then
     check_deb python3-backplane-torch "usr/lib/python3/dist-packages/backplane/torch/__init__\.py|usr/lib/python3/dist-packages/backplane/_torch\..*\.so" \

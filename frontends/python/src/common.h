@@ -55,5 +55,6 @@ bp_device_t ParseDevice(const std::string& spec);  // checks the index against t
 
 void BindTensor(py::module_& m);
 void BindOps(py::module_& m);
+void BindOnnx(py::module_& m);  // onnx_session.cpp, when the ONNX frontend is built
 
 }  // namespace bppy

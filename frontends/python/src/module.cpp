@@ -265,4 +265,7 @@ PYBIND11_MODULE(_C, m) {
   m.def("set_strict_fallback", [](bool on) { Check(bp_context_set_strict_fallback(Ctx(), on ? 1 : 0), "strict"); });
   BindTensor(m);
   BindOps(m);
+#ifdef BP_PY_WITH_ONNX
+  BindOnnx(m);
+#endif
 }
