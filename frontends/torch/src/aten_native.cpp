@@ -59,10 +59,24 @@ at::Tensor CopyFrom(const at::Tensor& self, const at::Tensor& dst, bool /*non_bl
   if (dst.numel() == 0) return dst;
   at::Tensor src = self;
   if (src.sizes() != dst.sizes()) src = src.expand(dst.sizes());
-  bp_tensor_t* d = ToBackplane(dst, "_copy_from (dst)");
+  const uint64_t bytes = static_cast<uint64_t>(dst.numel()) * dst.element_size();
+  if (HostAddressable(self) && HostAddressable(dst)) {
+    // Both sides in host memory (the cpu backend, a unified device): torch's
+    // CPU copy on aliases, after the device finished writing.
+    for (const at::Tensor* t : {&self, &dst}) {
+      if (OnDevice(*t)) Check(bp_device_synchronize(Get().ctx, DeviceOf(t->device())), "_copy_from");
+    }
+    HostAlias(dst).copy_(HostAlias(src));
+    if (self.device() != dst.device()) ChargeTransfer(bytes);
+    return dst;
+  }
+  // Inside torch's CPU fallback, errors name the operator it was running.
+  const std::string op = TorchFallbackOp();
+  const std::string what = op.empty() ? "_copy_from" : op + ": copy for torch's CPU fallback";
+  bp_tensor_t* d = ToBackplane(dst, what + " (destination)");
   bp_tensor_t* s = nullptr;
   try {
-    s = ToBackplane(src, "_copy_from (self)");
+    s = ToBackplane(src, what + " (source)");
   } catch (...) {
     bp_tensor_release(d);
     throw;
@@ -77,8 +91,8 @@ at::Tensor CopyFrom(const at::Tensor& self, const at::Tensor& dst, bool /*non_bl
   const bp_status_t st = bp_op_call(Get().ctx, copy, args, 2, nullptr, 0);
   bp_tensor_release(s);
   bp_tensor_release(d);
-  Check(st, "_copy_from");
-  if (self.device() != dst.device()) ChargeTransfer(static_cast<uint64_t>(dst.numel()) * dst.element_size());
+  Check(st, what);
+  if (self.device() != dst.device()) ChargeTransfer(bytes);
   return dst;
 }
 

@@ -89,6 +89,8 @@ void Count(const std::string& aten_op, Path path, uint64_t bytes_moved) {
 void BeginTorchFallback(std::string* op) { t_fallback_op = op; }
 void EndTorchFallback() { t_fallback_op = nullptr; }
 
+std::string TorchFallbackOp() { return t_fallback_op != nullptr ? *t_fallback_op : std::string(); }
+
 void ChargeTransfer(uint64_t bytes) {
   if (t_fallback_op == nullptr) return;
   std::lock_guard<std::mutex> lock(g_stats_mu);

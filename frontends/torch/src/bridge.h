@@ -49,6 +49,15 @@ at::Tensor FromBackplane(bp_tensor_t* t, const std::string& what);
 // torch's dtype as DLPack's; raises for dtypes Backplane lacks (complex).
 DLDataType DTypeOf(at::ScalarType s, const std::string& what);
 
+bool OnDevice(const at::Tensor& t);  // defined and on privateuseone
+// True for a CPU tensor, or one on a device whose memory the host can address
+// (BP_DEVICE_CAP_UNIFIED).
+bool HostAddressable(const at::Tensor& t);
+// A CPU tensor over the same memory as a host-addressable privateuseone
+// tensor (keeps its storage alive); a CPU tensor is returned as is. The
+// caller synchronizes the device first when it may still be writing.
+at::Tensor HostAlias(const at::Tensor& t);
+
 // The thread's current privateuseone index (device_guard.cpp).
 c10::DeviceIndex CurrentDevice();
 
@@ -83,4 +92,6 @@ void TorchCpuFallback(const c10::OperatorHandle& op, torch::jit::Stack* stack);
 // Bracket a torch CPU fallback run so that ChargeTransfer knows the operator.
 void BeginTorchFallback(std::string* op);
 void EndTorchFallback();
+// The ATen operator a torch CPU fallback is running on this thread, or "".
+std::string TorchFallbackOp();
 }  // namespace bptorch

@@ -87,7 +87,7 @@ bp_tensor_t* ToBackplane(const at::Tensor& t, const std::string& what) {
     d.device = {static_cast<DLDeviceType>(Get().dl_device_type), dev.index};
   }
   d.ndim = static_cast<int32_t>(t.dim());
-  d.dtype = DTypeOf(t.scalar_type(), what);
+  d.dtype = DTypeOf(t.scalar_type(), what + " on " + t.device().str());
   d.shape = w->shape.data();
   d.strides = w->strides.data();
   w->managed.manager_ctx = w.get();
@@ -172,6 +172,20 @@ class DeviceAllocatorImpl final : public c10::Allocator {
 };
 
 }  // namespace
+
+bool OnDevice(const at::Tensor& t) { return t.defined() && t.device().type() == c10::DeviceType::PrivateUse1; }
+
+bool HostAddressable(const at::Tensor& t) { return !OnDevice(t) || Get().unified.at(t.device().index()); }
+
+at::Tensor HostAlias(const at::Tensor& t) {
+  if (!OnDevice(t)) return t;
+  const auto options = t.options().device(at::kCPU);
+  if (t.numel() == 0) return at::empty_strided(t.sizes(), t.strides(), options);
+  c10::Storage keep = t.storage();
+  void* data = static_cast<char*>(keep.data()) + t.storage_offset() * t.element_size();
+  return at::from_blob(
+      data, t.sizes(), t.strides(), [keep](void*) {}, options);
+}
 
 c10::Allocator* DeviceAllocator() {
   static DeviceAllocatorImpl allocator;

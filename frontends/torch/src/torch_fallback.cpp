@@ -19,8 +19,6 @@
 namespace bptorch {
 namespace {
 
-bool OnDevice(const at::Tensor& t) { return t.defined() && t.device().type() == c10::DeviceType::PrivateUse1; }
-
 // Calls fn on every defined tensor of an argument (Tensor, Tensor?, Tensor[],
 // Tensor?[]); returns the argument with each tensor replaced by fn's result.
 template <typename Fn>
@@ -55,19 +53,7 @@ bool AnyTensor(const c10::IValue& v, bool (*pred)(const at::Tensor&)) {
   return any;
 }
 
-bool HostAddressable(const at::Tensor& t) { return !OnDevice(t) || Get().unified.at(t.device().index()); }
 bool NotHostAddressable(const at::Tensor& t) { return !HostAddressable(t); }
-
-// A CPU tensor over a host-addressable privateuseone tensor's memory.
-at::Tensor HostAlias(const at::Tensor& t) {
-  if (!OnDevice(t)) return t;
-  const auto options = t.options().device(at::kCPU);
-  if (t.numel() == 0) return at::empty_strided(t.sizes(), t.strides(), options);
-  c10::Storage keep = t.storage();
-  void* data = static_cast<char*>(keep.data()) + t.storage_offset() * t.element_size();
-  return at::from_blob(
-      data, t.sizes(), t.strides(), [keep](void*) {}, options);
-}
 
 bool WritesAlias(const c10::Argument& a) { return a.alias_info() != nullptr && a.alias_info()->isWrite(); }
 

@@ -198,12 +198,36 @@ def test_torch_fallback_copies_only_what_it_must(bt, dev):
     """A device the host can address (capability 'unified') runs torch's CPU
     fallback on its own memory: only the new result is copied to the device.
     Otherwise both inputs come to the host and the result goes back."""
-    from backplane import _C
-    unified = "unified" in _C.device_properties("%s:0" % bt.backend())["capabilities"]
     x = torch.randn(1, 1, 8, 8).to(dev)   # 256 bytes
     w = torch.randn(1, 1, 3, 3).to(dev)   # 36 bytes
     bt.reset_stats()
     out = torch.nn.functional.conv2d(x, w)  # 1x1x6x6: 144 bytes
     torch.testing.assert_close(out.cpu(), torch.nn.functional.conv2d(x.cpu(), w.cpu()))
     moved = bt.stats()["aten::convolution"]["bytes_moved"]
-    assert moved == (144 if unified else 144 + 256 + 36)
+    assert moved == (144 if unified(bt) else 144 + 256 + 36)
+
+
+def unified(bt):
+    from backplane import _C
+    return "unified" in _C.device_properties("%s:0" % bt.backend())["capabilities"]
+
+
+def test_unsupported_dtype_and_operator_raise_clearly(bt, dev):
+    x = torch.ones(2, device=dev)
+    if unified(bt):
+        # Host-addressable memory: complex runs in torch's CPU kernels on it.
+        z = torch.zeros(2, dtype=torch.complex64, device=dev)
+        assert z.cpu().tolist() == [0j, 0j]
+        assert x.to(torch.complex64).cpu().tolist() == [1 + 0j, 1 + 0j]
+    else:
+        # complex: neither the plugin, Backplane's fallback nor its copies have it.
+        with pytest.raises(RuntimeError, match=r"aten::zero_.*ComplexFloat has no Backplane equivalent"):
+            torch.zeros(2, dtype=torch.complex64, device=dev)
+        with pytest.raises(RuntimeError, match=r"privateuseone:0: dtype ComplexFloat has no Backplane equivalent"):
+            x.to(torch.complex64)
+    assert x.cpu().tolist() == [1.0, 1.0]
+    # An operator torch has no CPU kernel for either (CUDA only): torch's own error, naming it.
+    w = torch.ones(1, 1, 1, 1, device=dev)
+    with pytest.raises(NotImplementedError, match="aten::cudnn_convolution"):
+        torch.cudnn_convolution(torch.ones(1, 1, 3, 3, device=dev), w, [0, 0], [1, 1], [1, 1], 1, False, False, False)
+    assert (x + 1).cpu().tolist() == [2.0, 2.0]  # the device still works
