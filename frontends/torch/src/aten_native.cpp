@@ -73,10 +73,10 @@ at::Tensor CopyFrom(const at::Tensor& self, const at::Tensor& dst, bool /*non_bl
   // Inside torch's CPU fallback, errors name the operator it was running.
   const std::string op = TorchFallbackOp();
   const std::string what = op.empty() ? "_copy_from" : op + ": copy for torch's CPU fallback";
-  bp_tensor_t* d = ToBackplane(dst, what + " (destination)");
+  bp_tensor_t* d = ToBackplane(dst, what, "destination");
   bp_tensor_t* s = nullptr;
   try {
-    s = ToBackplane(src, what + " (source)");
+    s = ToBackplane(src, what, "source");
   } catch (...) {
     bp_tensor_release(d);
     throw;

@@ -54,16 +54,16 @@ struct Boxed {
   ~Boxed() {
     for (bp_tensor_t* t : owned) bp_tensor_release(t);
   }
-  bp_tensor_t* Wrap(const at::Tensor& t, const std::string& what) {
+  bp_tensor_t* Wrap(const at::Tensor& t, const std::string& op, const c10::Argument& arg) {
     owned.push_back(nullptr);
-    owned.back() = ToBackplane(t, what);
+    owned.back() = ToBackplane(t, op, arg.name().c_str());
     return owned.back();
   }
 };
 
 class RoutedKernel final : public c10::OperatorKernel {
  public:
-  RoutedKernel(bp_op_t* op, std::string name) : op_(op), name_(std::move(name)) {}
+  RoutedKernel(bp_op_t* op, std::string name) : op_(op), name_(std::move(name)), counters_(CountersFor(name_)) {}
 
   void operator()(const c10::OperatorHandle& handle, c10::DispatchKeySet, torch::jit::Stack* stack) {
     const c10::FunctionSchema& schema = handle.schema();
@@ -97,7 +97,7 @@ class RoutedKernel final : public c10::OperatorKernel {
     bp_transfer_stats(br.ctx, br.backend, &t1);
     const uint64_t moved =
         (t1.host_to_device_bytes - t0.host_to_device_bytes) + (t1.device_to_host_bytes - t0.device_to_host_bytes);
-    Count(name_, fallback1 > fallback0 && native1 == native0 ? Path::kBackplaneFallback : Path::kPlugin, moved);
+    Count(counters_, fallback1 > fallback0 && native1 == native0 ? Path::kBackplaneFallback : Path::kPlugin, moved);
 
     // Results: a mutated argument is returned as the very torch tensor it
     // came in as; a new tensor is taken over from Backplane.
@@ -126,7 +126,7 @@ class RoutedKernel final : public c10::OperatorKernel {
 
  private:
   bp_value_t Box(Boxed& b, const c10::Argument& arg, const c10::IValue& v) {
-    const std::string what = name_ + " (argument '" + arg.name() + "')";
+    auto what = [&] { return name_ + " (argument '" + arg.name() + "')"; };
     bp_value_t out{};
     const c10::TypePtr& type = arg.real_type();
     c10::TypePtr base = type;
@@ -143,18 +143,18 @@ class RoutedKernel final : public c10::OperatorKernel {
           out.kind = BP_VALUE_NONE;
         } else {
           out.kind = BP_VALUE_TENSOR;
-          out.u.tensor = b.Wrap(v.toTensor(), what);
+          out.u.tensor = b.Wrap(v.toTensor(), name_, arg);
         }
         break;
       case c10::TypeKind::ListType: {
         if (v.isTensorList()) {
           b.tensor_lists.emplace_back();
-          for (const at::Tensor& t : v.toTensorVector()) b.tensor_lists.back().push_back(b.Wrap(t, what));
+          for (const at::Tensor& t : v.toTensorVector()) b.tensor_lists.back().push_back(b.Wrap(t, name_, arg));
           out.kind = BP_VALUE_TENSOR_LIST;
           out.u.tensor_list.data = b.tensor_lists.back().data();
           out.u.tensor_list.size = static_cast<int64_t>(b.tensor_lists.back().size());
         } else {
-          TORCH_CHECK(v.isIntList(), what, ": expected a list of ints, got ", v.tagKind());
+          TORCH_CHECK(v.isIntList(), what(), ": expected a list of ints, got ", v.tagKind());
           b.int_lists.push_back(v.toIntVector());
           out.kind = BP_VALUE_INT_LIST;
           out.u.int_list.data = b.int_lists.back().data();
@@ -183,14 +183,15 @@ class RoutedKernel final : public c10::OperatorKernel {
           out.kind = BP_VALUE_INT;
           out.u.i = v.toInt();
         } else {
-          TORCH_CHECK(v.isDouble(), what, ": a complex Scalar has no Backplane equivalent");
+          TORCH_CHECK(v.isDouble(), what(), ": a complex Scalar has no Backplane equivalent");
           out.kind = BP_VALUE_DOUBLE;
           out.u.d = v.toDouble();
         }
         break;
       case c10::TypeKind::ScalarTypeType:
         out.kind = BP_VALUE_DTYPE;
-        out.u.dtype = DTypeOf(static_cast<at::ScalarType>(v.toInt()), what);
+        if (!TryDTypeOf(static_cast<at::ScalarType>(v.toInt()), &out.u.dtype))
+          DTypeOf(static_cast<at::ScalarType>(v.toInt()), what());
         break;
       case c10::TypeKind::StringType:
         b.strings.push_back(v.toStringRef());
@@ -198,13 +199,14 @@ class RoutedKernel final : public c10::OperatorKernel {
         out.u.str = b.strings.back().c_str();
         break;
       default:
-        TORCH_CHECK(false, what, ": type ", type->str(), " has no Backplane equivalent");
+        TORCH_CHECK(false, what(), ": type ", type->str(), " has no Backplane equivalent");
     }
     return out;
   }
 
   bp_op_t* op_;
   std::string name_;
+  OpCounters* counters_;
 };
 
 // ATen operators the bridge implements itself (aten_native.cpp).

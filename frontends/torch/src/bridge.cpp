@@ -4,6 +4,7 @@
 
 #include <map>
 #include <mutex>
+#include <vector>
 
 namespace bptorch {
 namespace {
@@ -12,8 +13,8 @@ Bridge g_bridge;
 bool g_init = false;
 std::mutex g_init_mu;
 
-std::mutex g_stats_mu;
-std::map<std::string, OpStats> g_stats;
+std::mutex g_stats_mu;                      // guards insertion into g_stats
+std::map<std::string, OpCounters> g_stats;  // nodes never move: kernels keep pointers
 
 }  // namespace
 
@@ -76,13 +77,20 @@ namespace {
 thread_local std::string* t_fallback_op = nullptr;  // set while a torch CPU fallback runs
 }
 
-void Count(const std::string& aten_op, Path path, uint64_t bytes_moved) {
+OpCounters* CountersFor(const std::string& aten_op) {
   std::lock_guard<std::mutex> lock(g_stats_mu);
-  OpStats& s = g_stats[aten_op];
-  if (path == Path::kPlugin) ++s.plugin;
-  if (path == Path::kBackplaneFallback) ++s.backplane_fallback;
-  if (path == Path::kTorchFallback) ++s.torch_fallback;
-  s.bytes += bytes_moved;
+  return &g_stats[aten_op];
+}
+
+void Count(OpCounters* c, Path path, uint64_t bytes_moved) {
+  if (path == Path::kPlugin) c->plugin.fetch_add(1, std::memory_order_relaxed);
+  if (path == Path::kBackplaneFallback) c->backplane_fallback.fetch_add(1, std::memory_order_relaxed);
+  if (path == Path::kTorchFallback) c->torch_fallback.fetch_add(1, std::memory_order_relaxed);
+  if (bytes_moved != 0) c->bytes.fetch_add(bytes_moved, std::memory_order_relaxed);
+}
+
+void Count(const std::string& aten_op, Path path, uint64_t bytes_moved) {
+  Count(CountersFor(aten_op), path, bytes_moved);
 }
 
 // The torch CPU fallback (cpu_fallback.cpp) brackets its run with these.
@@ -92,23 +100,30 @@ void EndTorchFallback() { t_fallback_op = nullptr; }
 std::string TorchFallbackOp() { return t_fallback_op != nullptr ? *t_fallback_op : std::string(); }
 
 void ChargeTransfer(uint64_t bytes) {
-  if (t_fallback_op == nullptr) return;
-  std::lock_guard<std::mutex> lock(g_stats_mu);
-  g_stats[*t_fallback_op].bytes += bytes;
+  if (t_fallback_op != nullptr) Count(*t_fallback_op, Path::kNone, bytes);
 }
 
 void ForEachStat(void (*fn)(const std::string&, const OpStats&, void*), void* user) {
-  std::map<std::string, OpStats> copy;
+  std::vector<std::pair<std::string, OpStats>> rows;
   {
     std::lock_guard<std::mutex> lock(g_stats_mu);
-    copy = g_stats;
+    for (const auto& kv : g_stats) {
+      const OpCounters& c = kv.second;
+      OpStats s{c.plugin.load(), c.backplane_fallback.load(), c.torch_fallback.load(), c.bytes.load()};
+      if (s.plugin + s.backplane_fallback + s.torch_fallback + s.bytes != 0) rows.emplace_back(kv.first, s);
+    }
   }
-  for (const auto& kv : copy) fn(kv.first, kv.second, user);
+  for (const auto& r : rows) fn(r.first, r.second, user);
 }
 
 void ResetStats() {
   std::lock_guard<std::mutex> lock(g_stats_mu);
-  g_stats.clear();
+  for (auto& kv : g_stats) {
+    kv.second.plugin = 0;
+    kv.second.backplane_fallback = 0;
+    kv.second.torch_fallback = 0;
+    kv.second.bytes = 0;
+  }
 }
 
 }  // namespace bptorch

@@ -6,6 +6,7 @@
 #include <ATen/ATen.h>
 #include <ATen/core/stack.h>
 
+#include <atomic>
 #include <cstdint>
 #include <string>
 #include <utility>
@@ -43,11 +44,13 @@ bp_device_t DeviceOf(const at::Device& d);  // privateuseone:N -> {backend, N}; 
 
 // A new Backplane reference on the memory of `t` (CPU or privateuseone),
 // with t's sizes, strides, offset and dtype; keeps t's storage alive.
-bp_tensor_t* ToBackplane(const at::Tensor& t, const std::string& what);
+// Errors name `op` and, when given, the argument `arg`.
+bp_tensor_t* ToBackplane(const at::Tensor& t, const std::string& op, const char* arg = nullptr);
 // A torch tensor over a Backplane tensor's memory; takes over the reference.
 at::Tensor FromBackplane(bp_tensor_t* t, const std::string& what);
 // torch's dtype as DLPack's; raises for dtypes Backplane lacks (complex).
 DLDataType DTypeOf(at::ScalarType s, const std::string& what);
+bool TryDTypeOf(at::ScalarType s, DLDataType* out);  // false for those dtypes, no message
 
 bool OnDevice(const at::Tensor& t);  // defined and on privateuseone
 // True for a CPU tensor, or one on a device whose memory the host can address
@@ -65,7 +68,14 @@ c10::DeviceIndex CurrentDevice();
 c10::Allocator* DeviceAllocator();
 
 // Per-ATen-operator counters (the vendor's to-do list for PyTorch).
-enum class Path { kPlugin, kBackplaneFallback, kTorchFallback };
+enum class Path { kNone, kPlugin, kBackplaneFallback, kTorchFallback };
+// One operator's counters; the pointer stays valid for the process (a routed
+// kernel keeps it, so counting a call takes no lock).
+struct OpCounters {
+  std::atomic<uint64_t> plugin{0}, backplane_fallback{0}, torch_fallback{0}, bytes{0};
+};
+OpCounters* CountersFor(const std::string& aten_op);
+void Count(OpCounters* counters, Path path, uint64_t bytes_moved);
 void Count(const std::string& aten_op, Path path, uint64_t bytes_moved);
 // Bytes copied between host and device by _copy_from while a torch CPU
 // fallback runs on this thread are charged to that operator.

@@ -8,32 +8,47 @@
 
 namespace bptorch {
 
-DLDataType DTypeOf(at::ScalarType s, const std::string& what) {
+bool TryDTypeOf(at::ScalarType s, DLDataType* out) {
   switch (s) {
     case at::kFloat:
-      return {kDLFloat, 32, 1};
+      *out = {kDLFloat, 32, 1};
+      return true;
     case at::kDouble:
-      return {kDLFloat, 64, 1};
+      *out = {kDLFloat, 64, 1};
+      return true;
     case at::kHalf:
-      return {kDLFloat, 16, 1};
+      *out = {kDLFloat, 16, 1};
+      return true;
     case at::kBFloat16:
-      return {kDLBfloat, 16, 1};
+      *out = {kDLBfloat, 16, 1};
+      return true;
     case at::kInt:
-      return {kDLInt, 32, 1};
+      *out = {kDLInt, 32, 1};
+      return true;
     case at::kLong:
-      return {kDLInt, 64, 1};
+      *out = {kDLInt, 64, 1};
+      return true;
     case at::kShort:
-      return {kDLInt, 16, 1};
+      *out = {kDLInt, 16, 1};
+      return true;
     case at::kChar:
-      return {kDLInt, 8, 1};
+      *out = {kDLInt, 8, 1};
+      return true;
     case at::kByte:
-      return {kDLUInt, 8, 1};
+      *out = {kDLUInt, 8, 1};
+      return true;
     case at::kBool:
-      return {BP_DTYPE_CODE_BOOL, 8, 1};
+      *out = {BP_DTYPE_CODE_BOOL, 8, 1};
+      return true;
     default:
-      break;
+      return false;
   }
-  TORCH_CHECK(false, what, ": dtype ", c10::toString(s), " has no Backplane equivalent");
+}
+
+DLDataType DTypeOf(at::ScalarType s, const std::string& what) {
+  DLDataType d{};
+  TORCH_CHECK(TryDTypeOf(s, &d), what, ": dtype ", c10::toString(s), " has no Backplane equivalent");
+  return d;
 }
 
 namespace {
@@ -68,9 +83,11 @@ void ReleaseBlock(void* ctx) { bp_tensor_release(static_cast<bp_tensor_t*>(ctx))
 
 }  // namespace
 
-bp_tensor_t* ToBackplane(const at::Tensor& t, const std::string& what) {
-  TORCH_CHECK(t.defined(), what, ": an undefined tensor cannot be passed to Backplane");
-  TORCH_CHECK(t.layout() == at::kStrided, what, ": only strided tensors cross to Backplane, got ", t.layout());
+bp_tensor_t* ToBackplane(const at::Tensor& t, const std::string& op, const char* arg) {
+  // Messages are composed only on error: this runs for every tensor argument.
+  auto what = [&] { return op + (arg != nullptr ? std::string(" (argument '") + arg + "')" : std::string()); };
+  TORCH_CHECK(t.defined(), what(), ": an undefined tensor cannot be passed to Backplane");
+  TORCH_CHECK(t.layout() == at::kStrided, what(), ": only strided tensors cross to Backplane, got ", t.layout());
   auto w = std::make_unique<Wrapped>();
   w->storage = t.storage();
   w->shape.assign(t.sizes().begin(), t.sizes().end());
@@ -87,13 +104,14 @@ bp_tensor_t* ToBackplane(const at::Tensor& t, const std::string& what) {
     d.device = {static_cast<DLDeviceType>(Get().dl_device_type), dev.index};
   }
   d.ndim = static_cast<int32_t>(t.dim());
-  d.dtype = DTypeOf(t.scalar_type(), what + " on " + t.device().str());
+  if (!TryDTypeOf(t.scalar_type(), &d.dtype)) DTypeOf(t.scalar_type(), what() + " on " + t.device().str());
   d.shape = w->shape.data();
   d.strides = w->strides.data();
   w->managed.manager_ctx = w.get();
   w->managed.deleter = &DeleteWrapped;
   bp_tensor_t* out = nullptr;
-  Check(bp_tensor_from_dlpack(Get().ctx, &w->managed, &out), what);
+  const bp_status_t st = bp_tensor_from_dlpack(Get().ctx, &w->managed, &out);
+  if (st != BP_STATUS_OK) Check(st, what());
   w.release();  // the Backplane tensor owns it now
   return out;
 }

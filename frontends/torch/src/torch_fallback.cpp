@@ -3,7 +3,8 @@
 // - a device whose memory the host can address (BP_DEVICE_CAP_UNIFIED, e.g.
 //   the cpu backend): the arguments are CPU tensors over the same memory, so
 //   inputs are not copied and in-place and out= results are written where
-//   they live; only new results are copied to device memory;
+//   they live; new results are copied to device memory, or on the cpu
+//   backend taken over as they are;
 // - operators that change a Tensor[] in place (the _foreach_ ops of
 //   foreach=True optimizers): host copies, written back (1.13's cpu_fallback
 //   writes back Tensor arguments only and would lose the update);
@@ -55,6 +56,22 @@ bool AnyTensor(const c10::IValue& v, bool (*pred)(const at::Tensor&)) {
 
 bool NotHostAddressable(const at::Tensor& t) { return !HostAddressable(t); }
 
+// A new host result as a privateuseone tensor. Where device memory is host
+// memory handed to Backplane as kDLCPU (the cpu backend) it is adopted as is;
+// elsewhere (a unified device's memory is its own arena) it is copied in.
+at::Tensor ToDevice(const at::Tensor& host, c10::Device device) {
+  if (Get().dl_device_type != kDLCPU || !host.device().is_cpu()) return host.to(device);
+  auto* keep = new c10::Storage(host.storage());
+  c10::DataPtr data(
+      keep->data(), keep, [](void* c) { delete static_cast<c10::Storage*>(c); }, device);
+  c10::Storage storage(c10::Storage::use_byte_size_t(), keep->nbytes(), std::move(data), DeviceAllocator(),
+                       /*resizable=*/true);
+  at::Tensor out = at::detail::make_tensor<c10::TensorImpl>(
+      std::move(storage), c10::DispatchKeySet(c10::DispatchKey::PrivateUse1), host.dtype());
+  out.unsafeGetTensorImpl()->set_sizes_and_strides(host.sizes(), host.strides(), host.storage_offset());
+  return out;
+}
+
 bool WritesAlias(const c10::Argument& a) { return a.alias_info() != nullptr && a.alias_info()->isWrite(); }
 
 void HostAddressableFallback(const c10::OperatorHandle& op, torch::jit::Stack* stack) {
@@ -101,7 +118,7 @@ void HostAddressableFallback(const c10::OperatorHandle& op, torch::jit::Stack* s
     if (written >= 0) {
       outs.push_back(args[written]);
     } else {
-      outs.push_back(MapTensors(host[r], [&](const at::Tensor& t) { return t.to(*device); }));
+      outs.push_back(MapTensors(host[r], [&](const at::Tensor& t) { return ToDevice(t, *device); }));
     }
   }
   torch::jit::drop(*stack, n);

@@ -179,7 +179,7 @@ def test_stats_name_where_ops_ran(bt, dev):
     assert s["aten::add.Tensor"]["plugin"] + s["aten::add.Tensor"]["backplane_fallback"] == 1
     assert s["aten::relu"]["plugin"] + s["aten::relu"]["backplane_fallback"] == 1
     assert s["aten::convolution"]["torch_fallback"] == 1
-    assert s["aten::convolution"]["bytes_moved"] > 0
+    # (its bytes: test_torch_fallback_copies_only_what_it_must)
     assert bt.backend() in ("vendor_sim", "opencl", "cpu", "cuda", "hip")
 
 
@@ -196,15 +196,19 @@ def test_bad_input_raises_and_leaves_out_unchanged(dev):
 
 def test_torch_fallback_copies_only_what_it_must(bt, dev):
     """A device the host can address (capability 'unified') runs torch's CPU
-    fallback on its own memory: only the new result is copied to the device.
-    Otherwise both inputs come to the host and the result goes back."""
+    fallback on its own memory: only the new result is copied to the device
+    (on the cpu backend not even that). Otherwise both inputs come to the
+    host and the result goes back."""
     x = torch.randn(1, 1, 8, 8).to(dev)   # 256 bytes
     w = torch.randn(1, 1, 3, 3).to(dev)   # 36 bytes
     bt.reset_stats()
     out = torch.nn.functional.conv2d(x, w)  # 1x1x6x6: 144 bytes
     torch.testing.assert_close(out.cpu(), torch.nn.functional.conv2d(x.cpu(), w.cpu()))
     moved = bt.stats()["aten::convolution"]["bytes_moved"]
-    assert moved == (144 if unified(bt) else 144 + 256 + 36)
+    if bt.backend() == "cpu":
+        assert moved == 0  # the cpu backend takes torch's result memory over as it is
+    else:
+        assert moved == (144 if unified(bt) else 144 + 256 + 36)
 
 
 def unified(bt):
