@@ -132,12 +132,16 @@ def main():
     print()
     print("backplane.torch.stats() of one SGD step on %s:" % args.backend)
     print()
+    print_stats_table()
+
+
+def print_stats_table():
+    """backplane.torch.stats() as a markdown table, most bytes moved first."""
     print("| ATen operator | plugin | Backplane fallback | torch CPU fallback | bytes moved |")
     print("|---|---|---|---|---|")
     for name, s in sorted(bt.stats().items(), key=lambda kv: -kv[1]["bytes_moved"]):
         print("| `%s` | %d | %d | %d | %d |" % (name, s["plugin"], s["backplane_fallback"], s["torch_fallback"],
                                              s["bytes_moved"]))
-
 
 if __name__ == "__main__":
     main()

@@ -10,6 +10,7 @@ import torch
 import torchvision
 
 import backplane.torch as bt
+from torch_bridge_bench import print_stats_table  # bench/, beside this script
 
 
 def main():
@@ -26,12 +27,7 @@ def main():
     opt.zero_grad()
     torch.nn.functional.cross_entropy(model(x), y).backward()
     opt.step()
-    print("| ATen operator | plugin | Backplane fallback | torch CPU fallback | bytes moved |")
-    print("|---|---|---|---|---|")
-    for name, s in sorted(bt.stats().items(), key=lambda kv: -kv[1]["bytes_moved"]):
-        print("| `%s` | %d | %d | %d | %d |" % (name, s["plugin"], s["backplane_fallback"], s["torch_fallback"],
-                                             s["bytes_moved"]))
-
+    print_stats_table()
 
 if __name__ == "__main__":
     main()

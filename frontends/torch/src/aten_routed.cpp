@@ -61,6 +61,22 @@ struct Boxed {
   }
 };
 
+// Backplane's counters for one operator on the bridge's backend: read before
+// and after a call, they tell where it ran and what it copied.
+struct CallCounts {
+  uint64_t native = 0, fallback = 0, bytes_moved = 0;
+  static CallCounts Take(const Bridge& br, bp_op_t* op) {
+    CallCounts c;
+    bp_native_count(br.ctx, op, br.backend, &c.native);
+    bp_fallback_count(br.ctx, op, br.backend, &c.fallback);
+    bp_transfer_stats_t t{};
+    t.struct_size = sizeof(t);
+    bp_transfer_stats(br.ctx, br.backend, &t);
+    c.bytes_moved = t.host_to_device_bytes + t.device_to_host_bytes;
+    return c;
+  }
+};
+
 class RoutedKernel final : public c10::OperatorKernel {
  public:
   RoutedKernel(bp_op_t* op, std::string name) : op_(op), name_(std::move(name)), counters_(CountersFor(name_)) {}
@@ -77,27 +93,14 @@ class RoutedKernel final : public c10::OperatorKernel {
     for (size_t i = 0; i < n; ++i) b.values.push_back(Box(b, schema.arguments()[i], args[i]));
 
     const Bridge& br = Get();
-    uint64_t native0 = 0, fallback0 = 0;
-    bp_native_count(br.ctx, op_, br.backend, &native0);
-    bp_fallback_count(br.ctx, op_, br.backend, &fallback0);
-    bp_transfer_stats_t t0{};
-    t0.struct_size = sizeof(t0);
-    bp_transfer_stats(br.ctx, br.backend, &t0);
-
+    const CallCounts before = CallCounts::Take(br, op_);
     const size_t nret = schema.returns().size();
     std::vector<bp_tensor_t*> results(nret, nullptr);
     Check(bp_op_call(br.ctx, op_, b.values.data(), static_cast<int32_t>(n), results.data(), static_cast<int32_t>(nret)),
           name_);
-
-    uint64_t native1 = 0, fallback1 = 0;
-    bp_native_count(br.ctx, op_, br.backend, &native1);
-    bp_fallback_count(br.ctx, op_, br.backend, &fallback1);
-    bp_transfer_stats_t t1{};
-    t1.struct_size = sizeof(t1);
-    bp_transfer_stats(br.ctx, br.backend, &t1);
-    const uint64_t moved =
-        (t1.host_to_device_bytes - t0.host_to_device_bytes) + (t1.device_to_host_bytes - t0.device_to_host_bytes);
-    Count(counters_, fallback1 > fallback0 && native1 == native0 ? Path::kBackplaneFallback : Path::kPlugin, moved);
+    const CallCounts after = CallCounts::Take(br, op_);
+    const bool fell_back = after.fallback > before.fallback && after.native == before.native;
+    Count(counters_, fell_back ? Path::kBackplaneFallback : Path::kPlugin, after.bytes_moved - before.bytes_moved);
 
     // Results: a mutated argument is returned as the very torch tensor it
     // came in as; a new tensor is taken over from Backplane.
