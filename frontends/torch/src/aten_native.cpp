@@ -5,6 +5,7 @@
 // (aliasing), .item(), convolution (its composite kernel hides the fallback)
 // and index.Tensor (the fallback does not move Tensor?[] arguments).
 #include <ATen/EmptyTensor.h>
+#include <ATen/core/dispatch/Dispatcher.h>
 #include <ATen/ops/_reshape_alias_native.h>
 #include <ATen/ops/as_strided_native.h>
 #include <ATen/ops/set_native.h>
@@ -144,6 +145,19 @@ void Grow(const at::Tensor& self, c10::StorageImpl* storage, size_t needed) {
   storage->set_nbytes(needed);
 }
 
+// zero_ has no Backplane schema; as fill_ with 0 it runs where fill_.Scalar
+// does (the plugin, else Backplane's fallback) instead of in torch's CPU
+// fallback with a copy each way (optimizers call it for every gradient).
+// A dtype Backplane lacks still goes to torch's fallback.
+at::Tensor& Zero(at::Tensor& self) {
+  DLDataType unused;
+  if (TryDTypeOf(self.scalar_type(), &unused)) return self.fill_(0);
+  static const c10::OperatorHandle op = c10::Dispatcher::singleton().findSchemaOrThrow("aten::zero_", "");
+  torch::jit::Stack stack{self};
+  TorchCpuFallback(op, &stack);
+  return self;
+}
+
 at::Scalar LocalScalarDense(const at::Tensor& self) { return at::_local_scalar_dense(self.cpu()); }
 
 at::Tensor AsStrided(const at::Tensor& self, c10::SymIntArrayRef size, c10::SymIntArrayRef stride,
@@ -224,6 +238,7 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   m.impl("_copy_from_and_resize", TORCH_FN(CopyFromAndResize));
   m.impl("resize_", TORCH_FN(Resize));
   m.impl("_local_scalar_dense", TORCH_FN(LocalScalarDense));
+  m.impl("zero_", TORCH_FN(Zero));
   m.impl("as_strided", TORCH_FN(AsStrided));
   m.impl("view", TORCH_FN(View));
   m.impl("_reshape_alias", TORCH_FN(ReshapeAlias));
