@@ -233,7 +233,7 @@ check_deb backplane-dev \
 # The Python package and its torch bridge, when the build made them.
 py_pkgs=()
 if [ -f "$build/python/backplane/__init__.py" ]; then
-  check_deb python3-backplane "usr/lib/python3/dist-packages/backplane/(__init__|ops)\.py|usr/lib/python3/dist-packages/backplane/_C\..*\.so" \
+  check_deb python3-backplane "usr/lib/python3/dist-packages/backplane/(__init__|ops|onnx)\.py|usr/lib/python3/dist-packages/backplane/_C\..*\.so" \
     usr/lib/python3/dist-packages/backplane/__init__.py usr/lib/python3/dist-packages/backplane/ops.py \
     usr/lib/python3/dist-packages/backplane/onnx.py
   py_pkgs+=(python3-backplane)
