@@ -302,7 +302,7 @@ else
 import backplane
 assert backplane.__file__.startswith("/usr/lib/python3/dist-packages/"), backplane.__file__
 x = backplane.tensor([1.0, 2.0], device="cpu")
-print("python3-backplane:", backplane.ops.add(x, x).tolist())') || fail "the installed python3-backplane does not work"
+print("python3-backplane:", backplane.ops.add(x, x).numpy().tolist())') || fail "the installed python3-backplane does not work"
   fi
   if ((${#py_pkgs[@]} > 1)); then
     (cd "$work" && env -u LD_LIBRARY_PATH -u PYTHONPATH PYTHONDONTWRITEBYTECODE=1 /usr/bin/python3 -c '
