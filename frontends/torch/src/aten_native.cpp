@@ -211,21 +211,12 @@ at::Tensor& SetSourceTensor(at::Tensor& self, const at::Tensor& source) {
 // index.Tensor with device indices: 1.13's fallback moves only plain Tensor
 // arguments, so everything is moved here.
 at::Tensor IndexTensor(const at::Tensor& self, const c10::List<c10::optional<at::Tensor>>& indices) {
-  std::string name = "aten::index.Tensor";
-  BeginTorchFallback(&name);
-  at::Tensor out;
-  try {
-    c10::List<c10::optional<at::Tensor>> host;
-    for (const c10::optional<at::Tensor>& i : indices) {
-      host.push_back(i.has_value() && i->defined() ? c10::optional<at::Tensor>(i->cpu()) : i);
-    }
-    out = at::index(self.cpu(), host).to(self.device());
-  } catch (...) {
-    EndTorchFallback();
-    throw;
+  const TorchFallbackScope scope("aten::index.Tensor");
+  c10::List<c10::optional<at::Tensor>> host;
+  for (const c10::optional<at::Tensor>& i : indices) {
+    host.push_back(i.has_value() && i->defined() ? c10::optional<at::Tensor>(i->cpu()) : i);
   }
-  EndTorchFallback();
-  Count(name, Path::kTorchFallback, 0);
+  const at::Tensor out = at::index(self.cpu(), host).to(self.device());
   return out;
 }
 

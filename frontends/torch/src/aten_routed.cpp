@@ -25,8 +25,6 @@ std::string TypeKey(const c10::Argument& a) {
   return s;
 }
 
-bool WritesAlias(const c10::Argument& a) { return a.alias_info() != nullptr && a.alias_info()->isWrite(); }
-
 // Why the ATen operator cannot take the Backplane kernel as is ("" if it can).
 std::string Mismatch(const c10::FunctionSchema& aten, const c10::FunctionSchema& bp) {
   if (aten.arguments().size() != bp.arguments().size()) return "argument count differs";
@@ -106,15 +104,7 @@ class RoutedKernel final : public c10::OperatorKernel {
     // came in as; a new tensor is taken over from Backplane.
     std::vector<c10::IValue> outs;
     for (size_t r = 0; r < nret; ++r) {
-      const c10::Argument& ret = schema.returns()[r];
-      int written = -1;
-      if (ret.alias_info() != nullptr) {
-        for (size_t i = 0; i < n && written < 0; ++i) {
-          const c10::AliasInfo* a = schema.arguments()[i].alias_info();
-          if (a != nullptr && a->isWrite() && a->beforeSets() == ret.alias_info()->beforeSets())
-            written = static_cast<int>(i);
-        }
-      }
+      const int written = WrittenArgument(schema, schema.returns()[r]);
       if (written >= 0) {
         bp_tensor_release(results[r]);
         outs.push_back(args[written]);

@@ -93,9 +93,23 @@ void Count(const std::string& aten_op, Path path, uint64_t bytes_moved) {
   Count(CountersFor(aten_op), path, bytes_moved);
 }
 
-// The torch CPU fallback (cpu_fallback.cpp) brackets its run with these.
-void BeginTorchFallback(std::string* op) { t_fallback_op = op; }
-void EndTorchFallback() { t_fallback_op = nullptr; }
+TorchFallbackScope::TorchFallbackScope(std::string aten_op) : op_(std::move(aten_op)) { t_fallback_op = &op_; }
+
+TorchFallbackScope::~TorchFallbackScope() {
+  t_fallback_op = nullptr;
+  Count(op_, Path::kTorchFallback, 0);
+}
+
+bool WritesAlias(const c10::Argument& a) { return a.alias_info() != nullptr && a.alias_info()->isWrite(); }
+
+int WrittenArgument(const c10::FunctionSchema& schema, const c10::Argument& ret) {
+  if (ret.alias_info() == nullptr) return -1;
+  for (size_t i = 0; i < schema.arguments().size(); ++i) {
+    const c10::Argument& a = schema.arguments()[i];
+    if (WritesAlias(a) && a.alias_info()->beforeSets() == ret.alias_info()->beforeSets()) return static_cast<int>(i);
+  }
+  return -1;
+}
 
 std::string TorchFallbackOp() { return t_fallback_op != nullptr ? *t_fallback_op : std::string(); }
 

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <ATen/ATen.h>
+#include <ATen/core/function_schema.h>
 #include <ATen/core/stack.h>
 
 #include <atomic>
@@ -99,9 +100,24 @@ namespace bptorch {
 // explicitly where a composite kernel would hide the boxed fallback.
 void TorchCpuFallback(const c10::OperatorHandle& op, torch::jit::Stack* stack);
 
-// Bracket a torch CPU fallback run so that ChargeTransfer knows the operator.
-void BeginTorchFallback(std::string* op);
-void EndTorchFallback();
+// While alive, a torch CPU fallback of `aten_op` runs on this thread:
+// ChargeTransfer charges that operator, and its torch_fallback count goes up
+// by one when the scope ends (also when the fallback throws).
+class TorchFallbackScope {
+ public:
+  explicit TorchFallbackScope(std::string aten_op);
+  ~TorchFallbackScope();
+  TorchFallbackScope(const TorchFallbackScope&) = delete;
+  TorchFallbackScope& operator=(const TorchFallbackScope&) = delete;
+
+ private:
+  std::string op_;
+};
+
+// Schema helpers shared by the routed kernel and the torch fallback.
+bool WritesAlias(const c10::Argument& a);  // a Tensor(a!) argument
+// The argument a return aliases (in-place and out= variants), or -1.
+int WrittenArgument(const c10::FunctionSchema& schema, const c10::Argument& ret);
 // The ATen operator a torch CPU fallback is running on this thread, or "".
 std::string TorchFallbackOp();
 }  // namespace bptorch

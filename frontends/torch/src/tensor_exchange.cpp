@@ -57,8 +57,8 @@ namespace {
 at::ScalarType ScalarTypeOf(DLDataType d, const std::string& what) {
   for (at::ScalarType s : {at::kFloat, at::kDouble, at::kHalf, at::kBFloat16, at::kInt, at::kLong, at::kShort,
                            at::kChar, at::kByte, at::kBool}) {
-    const DLDataType m = DTypeOf(s, what);
-    if (m.code == d.code && m.bits == d.bits) return s;
+    DLDataType m{};
+    if (TryDTypeOf(s, &m) && m.code == d.code && m.bits == d.bits) return s;
   }
   TORCH_CHECK(false, what, ": Backplane returned a dtype torch has no type for (code ", int(d.code), ", bits ",
               int(d.bits), ")");

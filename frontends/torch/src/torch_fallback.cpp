@@ -72,8 +72,6 @@ at::Tensor ToDevice(const at::Tensor& host, c10::Device device) {
   return out;
 }
 
-bool WritesAlias(const c10::Argument& a) { return a.alias_info() != nullptr && a.alias_info()->isWrite(); }
-
 void HostAddressableFallback(const c10::OperatorHandle& op, torch::jit::Stack* stack) {
   const c10::FunctionSchema& schema = op.schema();
   const size_t n = schema.arguments().size();
@@ -106,15 +104,7 @@ void HostAddressableFallback(const c10::OperatorHandle& op, torch::jit::Stack* s
   // arguments themselves. New results are copied into device memory.
   std::vector<c10::IValue> outs;
   for (size_t r = 0; r < host.size(); ++r) {
-    const c10::Argument* ret = r < schema.returns().size() ? &schema.returns()[r] : nullptr;
-    int written = -1;
-    if (ret != nullptr && ret->alias_info() != nullptr) {
-      for (size_t i = 0; i < n && written < 0; ++i) {
-        const c10::AliasInfo* a = schema.arguments()[i].alias_info();
-        if (WritesAlias(schema.arguments()[i]) && a->beforeSets() == ret->alias_info()->beforeSets())
-          written = static_cast<int>(i);
-      }
-    }
+    const int written = r < schema.returns().size() ? WrittenArgument(schema, schema.returns()[r]) : -1;
     if (written >= 0) {
       outs.push_back(args[written]);
     } else {
@@ -139,21 +129,13 @@ void ListMutatingFallback(const c10::OperatorHandle& op, torch::jit::Stack* stac
   const c10::FunctionSchema& schema = op.schema();
   const size_t n = schema.arguments().size();
   auto args = torch::jit::last(*stack, n);
-  std::vector<c10::IValue> host(args.begin(), args.end());
-  for (c10::IValue& v : host) {
-    if (v.isTensor() && v.toTensor().defined()) {
-      v = v.toTensor().cpu();
-    } else if (v.isTensorList()) {
-      std::vector<at::Tensor> moved;
-      for (const at::Tensor& t : v.toTensorVector()) moved.push_back(t.defined() ? t.cpu() : t);
-      v = c10::IValue(moved);
-    }
-  }
+  const auto to_host = [](const at::Tensor& t) { return t.cpu(); };
+  std::vector<c10::IValue> host;
+  for (const c10::IValue& v : args) host.push_back(MapTensors(v, to_host));
   torch::jit::Stack host_stack(host.begin(), host.end());
   op.redispatchBoxed(c10::DispatchKeySet(c10::DispatchKey::CPU), &host_stack);
   for (size_t i = 0; i < n; ++i) {
-    const c10::AliasInfo* a = schema.arguments()[i].alias_info();
-    if (a == nullptr || !a->isWrite()) continue;
+    if (!WritesAlias(schema.arguments()[i])) continue;
     if (args[i].isTensor()) {
       args[i].toTensor().copy_(host[i].toTensor());
     } else if (args[i].isTensorList()) {
@@ -164,17 +146,8 @@ void ListMutatingFallback(const c10::OperatorHandle& op, torch::jit::Stack* stac
   }
   const c10::Device device = args[0].isTensor() ? args[0].toTensor().device() : args[0].toTensorVector().at(0).device();
   std::vector<c10::IValue> outs;
-  for (c10::IValue& r : host_stack) {
-    if (r.isTensor()) {
-      outs.emplace_back(r.toTensor().to(device));
-    } else if (r.isTensorList()) {
-      std::vector<at::Tensor> moved;
-      for (const at::Tensor& t : r.toTensorVector()) moved.push_back(t.to(device));
-      outs.emplace_back(moved);
-    } else {
-      outs.push_back(r);
-    }
-  }
+  for (const c10::IValue& v : host_stack)
+    outs.push_back(MapTensors(v, [&](const at::Tensor& t) { return t.to(device); }));
   torch::jit::drop(*stack, n);
   for (c10::IValue& v : outs) stack->push_back(std::move(v));
 }
@@ -183,28 +156,19 @@ void ListMutatingFallback(const c10::OperatorHandle& op, torch::jit::Stack* stac
 // copies. Registered explicitly for operators whose composite kernel would
 // otherwise win over the boxed fallback.
 void RunTorchCpuFallback(const c10::OperatorHandle& op, torch::jit::Stack* stack) {
-  std::string name = c10::toString(op.operator_name());
-  BeginTorchFallback(&name);
-  try {
-    bool host_addressable = true, on_device = false;
-    for (const c10::IValue& v : torch::jit::last(*stack, op.schema().arguments().size())) {
-      host_addressable = host_addressable && !AnyTensor(v, &NotHostAddressable);
-      on_device = on_device || AnyTensor(v, &OnDevice);
-    }
-    if (on_device && host_addressable) {
-      HostAddressableFallback(op, stack);
-    } else if (MutatesTensorList(op.schema())) {
-      ListMutatingFallback(op, stack);
-    } else {
-      at::native::cpu_fallback(op, stack);
-    }
-  } catch (...) {
-    EndTorchFallback();
-    Count(name, Path::kTorchFallback, 0);
-    throw;
+  const TorchFallbackScope scope(c10::toString(op.operator_name()));
+  bool host_addressable = true, on_device = false;
+  for (const c10::IValue& v : torch::jit::last(*stack, op.schema().arguments().size())) {
+    host_addressable = host_addressable && !AnyTensor(v, &NotHostAddressable);
+    on_device = on_device || AnyTensor(v, &OnDevice);
   }
-  EndTorchFallback();
-  Count(name, Path::kTorchFallback, 0);
+  if (on_device && host_addressable) {
+    HostAddressableFallback(op, stack);
+  } else if (MutatesTensorList(op.schema())) {
+    ListMutatingFallback(op, stack);
+  } else {
+    at::native::cpu_fallback(op, stack);
+  }
 }
 
 }  // namespace
