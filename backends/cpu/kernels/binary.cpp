@@ -44,22 +44,29 @@ struct Operands {
   const DLTensor* b;
   DLTensor* out;
   DType dt;
+  int64_t numel;  // the output's
 };
 
 inline Operands Get(const bp_kernel_call_t* call) {
   Operands o{bp_kit_tensor_arg(call, BP_ARG_ADD_TENSOR_SELF), bp_kit_tensor_arg(call, BP_ARG_ADD_TENSOR_OTHER),
-             call->outputs[0], DType::kInvalid};
+             call->outputs[0], DType::kInvalid, 0};
   o.dt = DtypeOf(o.out->dtype);
+  o.numel = Numel(*o.out);
   return o;
 }
 
+bool VecF32Rows(const Operands& o, simd::BinOp op, float alpha);
+
 // All-float32 operands run through the vector kernel (contiguous and
 // broadcast rows); false leaves the call to the scalar loop. alpha scales b
-// for add and sub (add with alpha, sub with -alpha).
-bool VecF32(const Operands& o, simd::BinOp op, float alpha = 1.0f) {
-  // The size first: a small call (the common one-element case) leaves at once.
-  if (!UseVecRows(*o.out) || o.dt != DType::kFloat32 || DtypeOf(o.a->dtype) != DType::kFloat32 ||
-      DtypeOf(o.b->dtype) != DType::kFloat32)
+// for add and sub (add with alpha, sub with -alpha). Inline: a small call
+// (the common one-element case) leaves here without a call.
+inline bool VecF32(const Operands& o, simd::BinOp op, float alpha = 1.0f) {
+  return o.numel >= kVecMinElements && VecF32Rows(o, op, alpha);
+}
+
+bool VecF32Rows(const Operands& o, simd::BinOp op, float alpha) {
+  if (o.dt != DType::kFloat32 || DtypeOf(o.a->dtype) != DType::kFloat32 || DtypeOf(o.b->dtype) != DType::kFloat32)
     return false;
   const DLTensor* ops[3] = {o.out, o.a, o.b};
   VecRows(ops, [op, alpha](char* const* p, const int64_t* s, int64_t n) {
@@ -78,7 +85,7 @@ bool VecF32(const Operands& o, simd::BinOp op, float alpha = 1.0f) {
 bp_status_t AddSub(const bp_kernel_call_t* call, bool subtract) {
   const Operands o = Get(call);
   if (o.a == nullptr || o.b == nullptr) return Fail(call, BP_STATUS_INVALID_ARGUMENT, "expected two tensors");
-  if (Numel(*o.out) == 0) return BP_STATUS_OK;
+  if (o.numel == 0) return BP_STATUS_OK;
   if (o.dt == DType::kInvalid) return FailDtype(call, *o.out);
   return Dispatch(o.dt, BP_STATUS_INTERNAL, [&](auto tag) -> bp_status_t {
     using T = typename decltype(tag)::type;
@@ -116,7 +123,7 @@ template <typename Body>
 bp_status_t Simple(const bp_kernel_call_t* call, Body body) {
   const Operands o = Get(call);
   if (o.a == nullptr || o.b == nullptr) return Fail(call, BP_STATUS_INVALID_ARGUMENT, "expected two tensors");
-  if (Numel(*o.out) == 0) return BP_STATUS_OK;
+  if (o.numel == 0) return BP_STATUS_OK;
   if (o.dt == DType::kInvalid) return FailDtype(call, *o.out);
   return Dispatch(o.dt, BP_STATUS_INTERNAL, [&](auto tag) -> bp_status_t { return body(tag, o); });
 }

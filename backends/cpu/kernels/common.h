@@ -105,6 +105,11 @@ inline void UnaryLoop(const DLTensor& out, const DLTensor& a, F f) {
 // input broadcast (stride 0) within the row.
 template <typename To, typename Ta, typename Tb, typename F>
 inline void BinaryLoop(const DLTensor& out, const DLTensor& a, const DLTensor& b, F f) {
+  if (Numel(out) == 1) {  // a scalar-like call: the inputs arrive broadcast, so one element each
+    *reinterpret_cast<To*>(DataPtr(out)) = Store<To>(
+        f(Load(*reinterpret_cast<const Ta*>(DataPtr(a))), Load(*reinterpret_cast<const Tb*>(DataPtr(b)))));
+    return;
+  }
   const DLTensor* ops[3] = {&out, &a, &b};
   RunOps(ops, [&](char* const* p, const int64_t* s, int64_t n) {
     To* o = reinterpret_cast<To*>(p[0]);
