@@ -96,6 +96,20 @@ bp_status_t Abs(const bp_kernel_call_t* call) {
   });
 }
 
+// Halves to even: nearbyint in the default rounding mode, as torch.round.
+bp_status_t Round(const bp_kernel_call_t* call) {
+  return Unary<NoBool>(call, [](auto tag) {
+    using C = opmath_t<typename decltype(tag)::type>;
+    return [](C x) -> C {
+      if constexpr (std::is_floating_point<C>::value) {
+        return std::nearbyint(x);
+      } else {
+        return x;
+      }
+    };
+  });
+}
+
 bp_status_t ReluScalar(const bp_kernel_call_t* call) {
   return Unary<NoBool>(call, [](auto tag) {
     using C = opmath_t<typename decltype(tag)::type>;
@@ -163,7 +177,7 @@ bp_status_t Gelu(const bp_kernel_call_t* call) {
 }
 
 const KernelDef kKernels[] = {
-    {BP_OP_NEG, Neg, nullptr},         {BP_OP_ABS, Abs, nullptr},   {BP_OP_EXP, Exp, nullptr},
+    {BP_OP_NEG, Neg, nullptr},         {BP_OP_ABS, Abs, nullptr},   {BP_OP_ROUND, Round, nullptr},   {BP_OP_EXP, Exp, nullptr},
     {BP_OP_LOG, Log, nullptr},         {BP_OP_SQRT, Sqrt, nullptr}, {BP_OP_RSQRT, Rsqrt, nullptr},
     {BP_OP_SIN, Sin, nullptr},         {BP_OP_COS, Cos, nullptr},   {BP_OP_TANH, Tanh, nullptr},
     {BP_OP_SIGMOID, Sigmoid, nullptr}, {BP_OP_ERF, Erf, nullptr},   {BP_OP_RELU, Relu, nullptr},

@@ -58,6 +58,7 @@ BINARY(minimum, bp_min(x, y))
 BINARY(pow, pow(x, y))
 UNARY(neg, -x)
 UNARY(abs, fabs(x))
+UNARY(round, rint(x))
 UNARY(relu, (x < 0) ? (T_CT)0 : x)
 UNARY(exp, exp(x))
 UNARY(log, log(x))
@@ -116,5 +117,6 @@ UNARY(abs, (x < 0) ? bp_neg(x) : x)
 #else
 UNARY(abs, x)
 #endif
+UNARY(round, x)
 UNARY(relu, (x < 0) ? (T_CT)0 : x)
 #endif

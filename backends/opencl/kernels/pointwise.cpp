@@ -160,6 +160,7 @@ const Entry kOps[] = {
     {BP_OP_WHERE_SELF, {"where", PwKind::kWhere}},
     {BP_OP_NEG, {"neg", PwKind::kUnary}},
     {BP_OP_ABS, {"abs", PwKind::kUnary}},
+    {BP_OP_ROUND, {"round", PwKind::kUnary}},
     {BP_OP_RELU, {"relu", PwKind::kUnary}},
     {BP_OP_EXP, {"exp", PwKind::kUnaryFloat}},
     {BP_OP_LOG, {"log", PwKind::kUnaryFloat}},

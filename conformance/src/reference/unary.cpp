@@ -21,7 +21,7 @@ Domain domain_for(const std::string& op) {
   else if (op == "atan") { dom.lo = -20.0; dom.hi = 20.0; dom.ilo = -100.0; dom.ihi = 100.0; }
   else if (op == "tanh" || op == "erf") { dom.lo = -4.0; dom.hi = 4.0; dom.ilo = -5.0; dom.ihi = 5.0; }
   else if (op == "sigmoid" || op == "gelu" || op == "silu") { dom.lo = -8.0; dom.hi = 8.0; dom.ilo = -10.0; dom.ihi = 10.0; }
-  else { dom.full_int_range = true; }  // neg, abs, relu: integers over the whole range
+  else { dom.full_int_range = true; }  // neg, abs, round, relu: integers over the whole range
   return dom;
 }
 
@@ -53,8 +53,15 @@ std::vector<Sample> unary_samples(const std::string& op, DType d, uint64_t seed,
     if (op == "gelu") s.desc += v == 0 ? ", approximate none" : ", approximate tanh";
     out.push_back(std::move(s));
   }
+  if (op == "round" && dtype_is_float(d)) {
+    // Exact halves: ties go to the even neighbour (torch.round, ONNX Round).
+    Sample s;
+    s.desc = "halves round to even";
+    s.args.push_back(Arg::tensor_of(tensor_of_values(d, {-3.5, -2.5, -1.5, -0.5, 0.5, 1.5, 2.5, 3.5, 4.5, -0.25, 0.75})));
+    out.push_back(std::move(s));
+  }
   // Bad input: a dtype the operator rejects.
-  if (d == DType::kFloat32 && (op == "neg" || op == "abs" || op == "relu" || op == "gelu" || op == "silu")) {
+  if (d == DType::kFloat32 && (op == "neg" || op == "abs" || op == "round" || op == "relu" || op == "gelu" || op == "silu")) {
     Sample s;
     s.desc = op == "gelu" || op == "silu" ? "error: int32 input (floating dtypes only)"
                                            : "error: bool input (rejected)";
@@ -112,6 +119,9 @@ Expected unary_reference(const std::string& op, const Sample& s) {
   } else if (op == "abs") {
     if (fl) fn = [](const double* x) { return std::fabs(x[0]); };
     else fn = [d](const double* x) { return x[0] < 0 ? wrap_to(d, 0u - as_u64(x[0])) : x[0]; };
+  } else if (op == "round") {
+    // Halves to even (torch.round); integers unchanged.
+    fn = [](const double* x) { return std::nearbyint(x[0]); };
   } else if (op == "relu") {
     fn = [](const double* x) { return std::isnan(x[0]) ? x[0] : (x[0] > 0.0 ? x[0] : 0.0); };
   } else if (op == "gelu") {
@@ -130,6 +140,7 @@ Expected unary_reference(const std::string& op, const Sample& s) {
 void register_unary_ops(std::vector<OpDef>* defs) {
   defs->push_back({"neg", unary_samples, unary_reference, 0.5});
   defs->push_back({"abs", unary_samples, unary_reference, 0.5});
+  defs->push_back({"round", unary_samples, unary_reference, 0.5});
   defs->push_back({"relu", unary_samples, unary_reference, 0.5});
   defs->push_back({"exp", unary_samples, unary_reference, 3.0});
   defs->push_back({"log", unary_samples, unary_reference, 3.0});

@@ -140,6 +140,7 @@ void register_elementwise(MapTable* t) {
 
   m["Neg"] = unary("neg");
   m["Abs"] = unary("abs");
+  m["Round"] = unary("round");
   m["Exp"] = unary("exp");
   m["Log"] = unary("log");
   m["Sqrt"] = unary("sqrt");
