@@ -16,5 +16,7 @@ cmake --build build/default
   || echo "conformance: models not exported (python3-torch / python3-torchvision missing?)"
 /usr/bin/python3 frontends/onnx/tests/export_recurrent.py build/default/models \
   || echo "conformance: the recurrent model not exported (python3-torch missing?)"
+/usr/bin/python3 frontends/onnx/tests/export_qdq.py build/default/models \
+  || echo "conformance: the int8 QDQ model not exported (python3-torch missing?)"
 build/default/bin/bp-conformance --verify-expectations --json build/default/conformance.json \
   --junit build/default/conformance.xml "$@"

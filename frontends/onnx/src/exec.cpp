@@ -348,6 +348,7 @@ const MapTable& map_table() {
     register_scatter_gather(&t);
     register_recurrent(&t);
     register_einsum(&t);
+    register_quantization(&t);
     return t;
   }();
   return table;

@@ -1,4 +1,5 @@
 // ONNX operators mapped onto several Backplane operators (ScatterND,
+// QuantizeLinear / DequantizeLinear,
 // GatherElements, the recurrent cells), on small graphs built here: results
 // worked out by hand, and bad input reported as one error naming the node.
 #include <gtest/gtest.h>
@@ -253,6 +254,60 @@ TEST_F(OpsMappingTest, ReverseRnnWithSequenceLengthsStartsAtEachSequencesEnd) {
     EXPECT_EQ(y[12 + k], 0.f) << k;             // step 2, batch 0: past its length
   }
   EXPECT_NE(y_h[0], y_h[3]);  // batch 1 ran its own 3 steps
+}
+
+
+// A QDQ pair as a quantized model has it: QuantizeLinear with a per-column
+// scale and int8 zero point (axis 1), then DequantizeLinear back. Worked by
+// hand: q = saturate(round_half_even(x / scale) + zp), x' = (q - zp) * scale.
+Graph QdqGraph(const std::vector<float>& scale, int64_t scale_len) {
+  Graph g(13);
+  g.input("x", {2, 3});
+  g.output("q", {2, 3});
+  g.output("z", {2, 3});
+  g.init("scale", {scale_len}, scale);
+  auto* zp = g.g()->add_initializer();
+  zp->set_name("zp");
+  zp->set_data_type(onnx::TensorProto::INT8);
+  zp->add_dims(3);
+  for (int32_t v : {0, 1, -2}) zp->add_int32_data(v);
+  g.node("QuantizeLinear", {"x", "scale", "zp"}, {"q"}, "quant");
+  g.node("DequantizeLinear", {"q", "scale", "zp"}, {"z"}, "dequant");
+  return g;
+}
+
+TEST_F(OpsMappingTest, QuantizeLinearPerAxisRoundsHalvesToEvenAndSaturates) {
+  const std::vector<float> x = {-1.0f, 0.25f, 2.0f, 3.0f, -0.75f, 1000.0f};
+  std::vector<bp_tensor_t*> outs;
+  std::string err;
+  ASSERT_TRUE(run(QdqGraph({0.5f, 0.5f, 4.0f}, 3), {{"x", floats({2, 3}, x)}}, &outs, &err)) << err;
+  ASSERT_EQ(outs.size(), 2u);
+  ASSERT_EQ(bp_tensor_dtype(outs[0]).code, kDLInt);
+  ASSERT_EQ(bp_tensor_dtype(outs[0]).bits, 8);
+  std::vector<int8_t> q(6);
+  ASSERT_EQ(bp_tensor_to_host(outs[0], q.data(), q.size()), BP_STATUS_OK);
+  // 0.25 / 0.5 = 0.5 -> 0 and -0.75 / 0.5 = -1.5 -> -2 (halves to even),
+  // 2 / 4 = 0.5 -> 0; 1000 / 4 + (-2) = 248 saturates to 127.
+  EXPECT_EQ(q, (std::vector<int8_t>{-2, 1, -2, 6, -1, 127}));
+  EXPECT_EQ(values(outs[1]), (std::vector<float>{-1, 0, 0, 3, -1, 516}));
+}
+
+TEST_F(OpsMappingTest, QuantizeLinearRefusesAZeroScaleAndAMisSizedOneNamingTheNode) {
+  std::vector<bp_tensor_t*> outs;
+  std::string err;
+  EXPECT_FALSE(run(QdqGraph({0.5f, 0.0f, 4.0f}, 3), {{"x", floats({2, 3}, std::vector<float>(6, 1.f))}}, &outs, &err));
+  EXPECT_TRUE(outs.empty());
+  EXPECT_NE(err.find("quant"), std::string::npos) << err;
+  EXPECT_NE(err.find("QuantizeLinear: INVALID_ARGUMENT: argument 'y_scale' must hold positive finite scales"),
+            std::string::npos)
+      << err;
+  outs.clear();
+  EXPECT_FALSE(run(QdqGraph({0.5f, 0.5f}, 2), {{"x", floats({2, 3}, std::vector<float>(6, 1.f))}}, &outs, &err));
+  EXPECT_TRUE(outs.empty());
+  EXPECT_NE(err.find("argument 'y_scale' must be a scalar or a 1-D tensor of the size of axis 1 of the input, but "
+                     "has sizes [2]"),
+            std::string::npos)
+      << err;
 }
 
 }  // namespace

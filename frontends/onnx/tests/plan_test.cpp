@@ -287,7 +287,8 @@ TEST_P(PlanTest, ModelsRunWithoutReadBack) {
   const std::string dir = BP_MODELS_DIR;
   int ran = 0;
   for (const char* name :
-       {"resnet18", "mobilenet_v3_small", "squeezenet1_1", "vit_small", "transformer_encoder", "gpt_small", "lstm_gru"}) {
+       {"resnet18", "mobilenet_v3_small", "squeezenet1_1", "vit_small", "transformer_encoder", "gpt_small", "lstm_gru",
+        "qdq_cnn"}) {
     SCOPED_TRACE(name);
     const std::string d = dir + "/" + name;
     Model m;

@@ -1,0 +1,261 @@
+// ONNX's quantization operators -> Backplane pointwise, reduction, matmul and
+// conv2d calls: QuantizeLinear, DequantizeLinear, DynamicQuantizeLinear,
+// MatMulInteger, ConvInteger, QLinearMatMul and QLinearConv (int8 / uint8,
+// per-tensor and per-axis scales and zero points).
+//
+// Integer products run in float64: every int8/uint8 product and any sum of
+// fewer than 2^37 of them is exact there, so the int32 results equal an
+// integer GEMM's, and a backend without integer matmul or conv kernels runs
+// them (through the CPU fallback when it lacks float64 too). Requantization
+// follows ONNX's reference: the combined scale in the scales' dtype, the
+// product in float64, rounded half to even, plus the zero point, saturated.
+#include <cmath>
+
+#include "bponnx/exec.h"
+
+namespace bponnx {
+
+namespace {
+
+using Outs = std::vector<bp_tensor_t*>;
+using Ins = std::vector<NodeInput>;
+
+bool present(const Ins& in, size_t k) { return in.size() > k && in[k].present(); }
+
+int64_t numel_of(const std::vector<int64_t>& s) {
+  int64_t n = 1;
+  for (int64_t v : s) n *= v;
+  return n;
+}
+
+bool is_quantized(DType d) { return d == DType::kUInt8 || d == DType::kInt8; }
+
+// The integer range of a quantized dtype.
+void range_of(const OnnxNode& n, DType d, double* lo, double* hi) {
+  if (!is_quantized(d)) throw NotMapped{"dtype " + n.op_type + "(" + dtype_name(d) + ")"};
+  *lo = d == DType::kUInt8 ? 0 : -128;
+  *hi = d == DType::kUInt8 ? 255 : 127;
+}
+
+void need_quantized(const OnnxNode& n, bp_tensor_t* t) {
+  if (!is_quantized(dtype_of(t))) throw NotMapped{"dtype " + n.op_type + "(" + dtype_name(dtype_of(t)) + ")"};
+}
+
+// Refuses a scale known on the host that is not positive and finite: the
+// quotient would be inf or NaN, and the saturated result meaningless.
+void check_scale(const OnnxNode& n, const NodeInput& scale, const char* name) {
+  if (scale.host == nullptr) return;
+  for (double v : scale.host->values) {
+    if (!(v > 0) || !std::isfinite(v)) {
+      throw CallFailed{n.op_type + ": INVALID_ARGUMENT: argument '" + name +
+                       "' must hold positive finite scales but holds " + std::to_string(v)};
+    }
+  }
+}
+
+// A scale or zero point for dim `axis` of a rank-`rank` input of sizes
+// `xs`: a one-element tensor as it is (per tensor), a 1-D one of
+// xs[axis] elements reshaped to broadcast along `axis` (per axis).
+bp_tensor_t* along_axis(Exec& ex, const OnnxNode& n, bp_tensor_t* t, const char* name, int64_t axis,
+                        const std::vector<int64_t>& xs) {
+  const std::vector<int64_t> ts = sizes_of(t);
+  const int64_t rank = static_cast<int64_t>(xs.size());
+  // Per tensor, or already shaped to broadcast (QLinearMatMul's [.., M, 1]).
+  if ((numel_of(ts) == 1 && ts.size() <= 1) || (rank > 1 && static_cast<int64_t>(ts.size()) == rank)) return t;
+  if (axis < 0) axis += rank;
+  if (ts.size() != 1 || axis < 0 || axis >= rank || ts[0] != xs[static_cast<size_t>(axis)]) {
+    std::string got = "[";
+    for (size_t k = 0; k < ts.size(); ++k) got += (k ? ", " : "") + std::to_string(ts[k]);
+    throw CallFailed{n.op_type + ": INVALID_ARGUMENT: argument '" + name +
+                     "' must be a scalar or a 1-D tensor of the size of axis " + std::to_string(axis) +
+                     " of the input, but has sizes " + got + "]"};
+  }
+  std::vector<int64_t> shape(static_cast<size_t>(rank), 1);
+  shape[static_cast<size_t>(axis)] = ts[0];
+  return ex.call("reshape", {vt(t), vl(shape)});
+}
+
+// x - zero_point in dtype `d` (the zero point already shaped to broadcast;
+// nullptr: zero).
+bp_tensor_t* shifted(Exec& ex, bp_tensor_t* x, bp_tensor_t* zero_point, DType d) {
+  bp_tensor_t* xd = ex.cast(x, d);
+  if (zero_point == nullptr) return xd;
+  return ex.call("sub.Tensor", {vt(xd), vt(ex.cast(zero_point, d)), vi(1)});
+}
+
+// saturate(round(q) + zero_point) as dtype `out` (q floating; the zero point
+// shaped to broadcast, nullptr: zero), as ONNX's QuantizeLinear.
+bp_tensor_t* requantize(Exec& ex, const OnnxNode& n, bp_tensor_t* q, bp_tensor_t* zero_point, DType out) {
+  double lo = 0, hi = 0;
+  range_of(n, out, &lo, &hi);
+  const DType d = dtype_of(q);
+  bp_tensor_t* y = ex.call("round", {vt(q)});
+  if (zero_point != nullptr) y = ex.call("add.Tensor", {vt(y), vt(ex.cast(zero_point, d)), vi(1)});
+  y = ex.call("maximum", {vt(y), vt(ex.scalar(lo, d))});
+  y = ex.call("minimum", {vt(y), vt(ex.scalar(hi, d))});
+  return ex.call("to.dtype", {vt(y), vdtype(out), vb(false), vb(false)});
+}
+
+// QuantizeLinear-10/13/19 (int8/uint8 outputs; axis for per-axis scales).
+Outs quantize_linear(Exec& ex, const OnnxNode& n, const Ins& in) {
+  check_scale(n, in[1], "y_scale");
+  const DType out = present(in, 2) ? dtype_of(in[2].t) : DType::kUInt8;
+  const std::vector<int64_t> xs = sizes_of(in[0].t);
+  const int64_t axis = n.get_int("axis", 1);
+  const DType d = dtype_of(in[1].t);
+  need_dtype(n.op_type, "div.Tensor", d);
+  bp_tensor_t* scale = along_axis(ex, n, in[1].t, "y_scale", axis, xs);
+  bp_tensor_t* zp = present(in, 2) ? along_axis(ex, n, in[2].t, "y_zero_point", axis, xs) : nullptr;
+  bp_tensor_t* q = ex.call("div.Tensor", {vt(ex.cast(in[0].t, d)), vt(scale)});
+  return {requantize(ex, n, q, zp, out)};
+}
+
+// DequantizeLinear-10/13/19: (x - zero_point) * scale in the scale's dtype.
+Outs dequantize_linear(Exec& ex, const OnnxNode& n, const Ins& in) {
+  const DType xd = dtype_of(in[0].t);
+  if (xd != DType::kInt8 && xd != DType::kUInt8 && xd != DType::kInt32) {
+    throw NotMapped{"dtype " + n.op_type + "(" + dtype_name(xd) + ")"};
+  }
+  const std::vector<int64_t> xs = sizes_of(in[0].t);
+  const int64_t axis = n.get_int("axis", 1);
+  const DType d = dtype_of(in[1].t);
+  need_dtype(n.op_type, "mul.Tensor", d);
+  bp_tensor_t* scale = along_axis(ex, n, in[1].t, "x_scale", axis, xs);
+  bp_tensor_t* zp = present(in, 2) ? along_axis(ex, n, in[2].t, "x_zero_point", axis, xs) : nullptr;
+  return {ex.call("mul.Tensor", {vt(shifted(ex, in[0].t, zp, d)), vt(scale)})};
+}
+
+// DynamicQuantizeLinear-11: uint8 with the scale and zero point that map
+// [min(x, 0), max(x, 0)] onto [0, 255].
+Outs dynamic_quantize_linear(Exec& ex, const OnnxNode& n, const Ins& in) {
+  const DType d = dtype_of(in[0].t);
+  if (d != DType::kFloat32) throw NotMapped{"dtype " + n.op_type + "(" + dtype_name(d) + ")"};
+  bp_tensor_t* zero = ex.scalar(0.0, d);
+  const std::vector<int64_t> all;
+  bp_tensor_t* lo = ex.call("minimum", {vt(ex.call("amin", {vt(in[0].t), vl(all), vb(false)})), vt(zero)});
+  bp_tensor_t* hi = ex.call("maximum", {vt(ex.call("amax", {vt(in[0].t), vl(all), vb(false)})), vt(zero)});
+  bp_tensor_t* scale =
+      ex.call("div.Tensor", {vt(ex.call("sub.Tensor", {vt(hi), vt(lo), vi(1)})), vt(ex.scalar(255.0, d))});
+  bp_tensor_t* zp =
+      requantize(ex, n, ex.call("div.Tensor", {vt(ex.call("neg", {vt(lo)})), vt(scale)}), nullptr, DType::kUInt8);
+  bp_tensor_t* y = requantize(ex, n, ex.call("div.Tensor", {vt(in[0].t), vt(scale)}), zp, DType::kUInt8);
+  return {y, scale, zp};
+}
+
+// The scale or zero point of a matmul's A: per tensor, or per row (M
+// values, broadcast along K).
+bp_tensor_t* per_row(Exec& ex, const OnnxNode& n, bp_tensor_t* a, const NodeInput& v, const char* name) {
+  if (!v.present()) return nullptr;
+  const std::vector<int64_t> as = sizes_of(a);
+  const int64_t rank = static_cast<int64_t>(as.size());
+  return along_axis(ex, n, v.t, name, rank < 2 ? 0 : rank - 2, as);
+}
+
+// The scale or zero point of a matmul's B: per tensor, or per column (N
+// values, the last dim).
+bp_tensor_t* per_column(Exec& ex, const OnnxNode& n, bp_tensor_t* b, const NodeInput& v, const char* name) {
+  if (!v.present()) return nullptr;
+  const std::vector<int64_t> bs = sizes_of(b);
+  return along_axis(ex, n, v.t, name, static_cast<int64_t>(bs.size()) - 1, bs);
+}
+
+// (a - a_zero_point) @ (b - b_zero_point), exact, in float64.
+bp_tensor_t* integer_matmul(Exec& ex, const OnnxNode& n, bp_tensor_t* a, bp_tensor_t* azp, bp_tensor_t* b,
+                            bp_tensor_t* bzp) {
+  need_quantized(n, a);
+  need_quantized(n, b);
+  need_dtype(n.op_type, "matmul", DType::kFloat64);
+  return ex.call("matmul", {vt(shifted(ex, a, azp, DType::kFloat64)), vt(shifted(ex, b, bzp, DType::kFloat64))});
+}
+
+// MatMulInteger-10: int32 (a - a_zero_point) @ (b - b_zero_point).
+Outs matmul_integer(Exec& ex, const OnnxNode& n, const Ins& in) {
+  bp_tensor_t* azp = present(in, 2) ? per_row(ex, n, in[0].t, in[2], "a_zero_point") : nullptr;
+  bp_tensor_t* bzp = present(in, 3) ? per_column(ex, n, in[1].t, in[3], "b_zero_point") : nullptr;
+  bp_tensor_t* acc = integer_matmul(ex, n, in[0].t, azp, in[1].t, bzp);
+  return {ex.call("to.dtype", {vt(acc), vdtype(DType::kInt32), vb(false), vb(false)})};
+}
+
+// The accumulator `acc` (float64, exact) requantized: acc * (x_scale *
+// w_scale / y_scale), the factor in the scales' dtype as ONNX's reference
+// computes it, then saturate(round(.) + y_zero_point).
+bp_tensor_t* requantize_accumulator(Exec& ex, const OnnxNode& n, bp_tensor_t* acc, bp_tensor_t* x_scale,
+                                    bp_tensor_t* w_scale, bp_tensor_t* y_scale, bp_tensor_t* y_zero_point) {
+  const DType d = dtype_of(y_scale);
+  bp_tensor_t* f = ex.call("mul.Tensor", {vt(ex.cast(x_scale, d)), vt(ex.cast(w_scale, d))});
+  f = ex.call("div.Tensor", {vt(f), vt(y_scale)});
+  bp_tensor_t* q = ex.call("mul.Tensor", {vt(acc), vt(ex.cast(f, DType::kFloat64))});
+  return requantize(ex, n, q, y_zero_point, dtype_of(y_zero_point));
+}
+
+// QLinearMatMul-10: inputs a, a_scale, a_zero_point, b, b_scale,
+// b_zero_point, y_scale, y_zero_point.
+Outs qlinear_matmul(Exec& ex, const OnnxNode& n, const Ins& in) {
+  check_scale(n, in[1], "a_scale");
+  check_scale(n, in[4], "b_scale");
+  check_scale(n, in[6], "y_scale");
+  bp_tensor_t* a = in[0].t;
+  bp_tensor_t* b = in[3].t;
+  bp_tensor_t* acc = integer_matmul(ex, n, a, per_row(ex, n, a, in[2], "a_zero_point"), b,
+                                    per_column(ex, n, b, in[5], "b_zero_point"));
+  return {requantize_accumulator(ex, n, acc, per_row(ex, n, a, in[1], "a_scale"),
+                                 per_column(ex, n, b, in[4], "b_scale"), in[6].t, in[7].t)};
+}
+
+// conv(x - x_zero_point, w - w_zero_point) + bias in float64 (exact), with
+// the Conv mapping's attribute handling (pads, strides, dilations, group).
+// w's zero point is per tensor or per output channel.
+bp_tensor_t* integer_conv(Exec& ex, const OnnxNode& n, const NodeInput& x, const NodeInput& xzp, const NodeInput& w,
+                          const NodeInput& wzp, const NodeInput* bias) {
+  need_quantized(n, x.t);
+  need_quantized(n, w.t);
+  need_dtype(n.op_type, "conv2d", DType::kFloat64);
+  const std::vector<int64_t> ws = sizes_of(w.t);
+  bp_tensor_t* xz = xzp.present() ? along_axis(ex, n, xzp.t, "x_zero_point", 1, sizes_of(x.t)) : nullptr;
+  bp_tensor_t* wz = wzp.present() ? along_axis(ex, n, wzp.t, "w_zero_point", 0, ws) : nullptr;
+  Ins conv_in(2);
+  conv_in[0].t = shifted(ex, x.t, xz, DType::kFloat64);
+  conv_in[1].t = shifted(ex, w.t, wz, DType::kFloat64);
+  if (bias != nullptr && bias->present()) {
+    conv_in.emplace_back();
+    conv_in[2].t = ex.cast(bias->t, DType::kFloat64);
+  }
+  return map_table().at("Conv")(ex, n, conv_in)[0];
+}
+
+// ConvInteger-10: inputs x, w, x_zero_point, w_zero_point; int32 output.
+Outs conv_integer(Exec& ex, const OnnxNode& n, const Ins& in) {
+  const NodeInput none;
+  bp_tensor_t* acc =
+      integer_conv(ex, n, in[0], present(in, 2) ? in[2] : none, in[1], present(in, 3) ? in[3] : none, nullptr);
+  return {ex.call("to.dtype", {vt(acc), vdtype(DType::kInt32), vb(false), vb(false)})};
+}
+
+// QLinearConv-10: inputs x, x_scale, x_zero_point, w, w_scale,
+// w_zero_point, y_scale, y_zero_point, B (int32 bias, optional).
+Outs qlinear_conv(Exec& ex, const OnnxNode& n, const Ins& in) {
+  check_scale(n, in[1], "x_scale");
+  check_scale(n, in[4], "w_scale");
+  check_scale(n, in[6], "y_scale");
+  const NodeInput none;
+  bp_tensor_t* acc = integer_conv(ex, n, in[0], in[2], in[3], in[5], present(in, 8) ? &in[8] : nullptr);
+  // w_scale per output channel scales dim 1 of the output.
+  const std::vector<int64_t> ys = sizes_of(acc);
+  bp_tensor_t* w_scale = along_axis(ex, n, in[4].t, "w_scale", 1, ys);
+  return {requantize_accumulator(ex, n, acc, in[1].t, w_scale, in[6].t, in[7].t)};
+}
+
+}  // namespace
+
+void register_quantization(MapTable* t) {
+  MapTable& m = *t;
+  m["QuantizeLinear"] = quantize_linear;
+  m["DequantizeLinear"] = dequantize_linear;
+  m["DynamicQuantizeLinear"] = dynamic_quantize_linear;
+  m["MatMulInteger"] = matmul_integer;
+  m["QLinearMatMul"] = qlinear_matmul;
+  m["ConvInteger"] = conv_integer;
+  m["QLinearConv"] = qlinear_conv;
+}
+
+}  // namespace bponnx
