@@ -10,6 +10,8 @@
 // follows ONNX's reference: the combined scale in the scales' dtype, the
 // product in float64, rounded half to even, plus the zero point, saturated.
 #include <cmath>
+#include <string>
+#include <vector>
 
 #include "bponnx/exec.h"
 
@@ -96,33 +98,43 @@ bp_tensor_t* requantize(Exec& ex, const OnnxNode& n, bp_tensor_t* q, bp_tensor_t
   return ex.call("to.dtype", {vt(y), vdtype(out), vb(false), vb(false)});
 }
 
-// QuantizeLinear-10/13/19 (int8/uint8 outputs; axis for per-axis scales).
-Outs quantize_linear(Exec& ex, const OnnxNode& n, const Ins& in) {
-  check_scale(n, in[1], "y_scale");
-  const DType out = present(in, 2) ? dtype_of(in[2].t) : DType::kUInt8;
+// The scale (input 1) and the optional zero point (input 2) of
+// QuantizeLinear / DequantizeLinear, shaped for the node's axis; `prefix` is
+// ONNX's name for them ("y" or "x"), `bp_op` the operator the scale's dtype
+// must be claimed by.
+struct LinearParams {
+  bp_tensor_t* scale;
+  bp_tensor_t* zero_point;  // nullptr: zero
+  DType dtype;              // the scale's
+};
+LinearParams linear_params(Exec& ex, const OnnxNode& n, const Ins& in, const std::string& prefix, const char* bp_op) {
+  const std::string scale = prefix + "_scale", zero_point = prefix + "_zero_point";
+  check_scale(n, in[1], scale.c_str());
   const std::vector<int64_t> xs = sizes_of(in[0].t);
   const int64_t axis = n.get_int("axis", 1);
-  const DType d = dtype_of(in[1].t);
-  need_dtype(n.op_type, "div.Tensor", d);
-  bp_tensor_t* scale = along_axis(ex, n, in[1].t, "y_scale", axis, xs);
-  bp_tensor_t* zp = present(in, 2) ? along_axis(ex, n, in[2].t, "y_zero_point", axis, xs) : nullptr;
-  bp_tensor_t* q = ex.call("div.Tensor", {vt(ex.cast(in[0].t, d)), vt(scale)});
-  return {requantize(ex, n, q, zp, out)};
+  LinearParams p{nullptr, nullptr, dtype_of(in[1].t)};
+  need_dtype(n.op_type, bp_op, p.dtype);
+  p.scale = along_axis(ex, n, in[1].t, scale.c_str(), axis, xs);
+  if (present(in, 2)) p.zero_point = along_axis(ex, n, in[2].t, zero_point.c_str(), axis, xs);
+  return p;
 }
 
-// DequantizeLinear-10/13/19: (x - zero_point) * scale in the scale's dtype.
+// QuantizeLinear-10/13 (int8/uint8 outputs; axis for per-axis scales).
+Outs quantize_linear(Exec& ex, const OnnxNode& n, const Ins& in) {
+  const DType out = present(in, 2) ? dtype_of(in[2].t) : DType::kUInt8;
+  const LinearParams p = linear_params(ex, n, in, "y", "div.Tensor");
+  bp_tensor_t* q = ex.call("div.Tensor", {vt(ex.cast(in[0].t, p.dtype)), vt(p.scale)});
+  return {requantize(ex, n, q, p.zero_point, out)};
+}
+
+// DequantizeLinear-10/13: (x - zero_point) * scale in the scale's dtype.
 Outs dequantize_linear(Exec& ex, const OnnxNode& n, const Ins& in) {
   const DType xd = dtype_of(in[0].t);
   if (xd != DType::kInt8 && xd != DType::kUInt8 && xd != DType::kInt32) {
     throw NotMapped{"dtype " + n.op_type + "(" + dtype_name(xd) + ")"};
   }
-  const std::vector<int64_t> xs = sizes_of(in[0].t);
-  const int64_t axis = n.get_int("axis", 1);
-  const DType d = dtype_of(in[1].t);
-  need_dtype(n.op_type, "mul.Tensor", d);
-  bp_tensor_t* scale = along_axis(ex, n, in[1].t, "x_scale", axis, xs);
-  bp_tensor_t* zp = present(in, 2) ? along_axis(ex, n, in[2].t, "x_zero_point", axis, xs) : nullptr;
-  return {ex.call("mul.Tensor", {vt(shifted(ex, in[0].t, zp, d)), vt(scale)})};
+  const LinearParams p = linear_params(ex, n, in, "x", "mul.Tensor");
+  return {ex.call("mul.Tensor", {vt(shifted(ex, in[0].t, p.zero_point, p.dtype)), vt(p.scale)})};
 }
 
 // DynamicQuantizeLinear-11: uint8 with the scale and zero point that map

@@ -276,23 +276,46 @@ def export(name, make, inputs, input_names, calib, targets, out_dir):
     print(f"export_models: {name}: exported to {d}")
 
 
+def export_all(tool, models_by_name, out, only=()):
+    """Exports every model of models_by_name (models()'s layout) into out, or
+    those named in only; reports each failure under tool's name. Returns the exit code."""
+    torch.set_num_threads(2)
+    os.makedirs(out, exist_ok=True)
+    failed = False
+    for name, (make, inputs, names, calib, targets) in models_by_name.items():
+        if only and name not in only:
+            continue
+        try:
+            export(name, make, inputs, names, calib, targets, out)
+        except Exception as e:  # report every model, fail at the end
+            print(f"{tool}: {name}: export failed: {e}", file=sys.stderr)
+            failed = True
+    return 1 if failed else 0
+
+
+def export_apart(tool, exporter_file, models_by_name, out):
+    """export_all for an exporter kept apart from this file (export_recurrent.py,
+    export_qdq.py), so that its models do not re-export the image models: their
+    cache key hashes exporter_file and this file (whose export() writes the files)."""
+    global exporter_key
+
+    def key():
+        h = hashlib.sha256()
+        for path in (os.path.abspath(exporter_file), os.path.abspath(__file__)):
+            with open(path, "rb") as f:
+                h.update(f.read())
+        return f"{h.hexdigest()[:16]} torch {torch.__version__} torchvision {torchvision.__version__}"
+
+    exporter_key = key  # export() and cached() ask for the key of this exporter
+    return export_all(tool, models_by_name, out)
+
+
 def main():
     args = ARGS
-    torch.set_num_threads(2)
-    os.makedirs(args.out, exist_ok=True)
     note = os.path.join(args.out, NOT_EXPORTED)
     if os.path.exists(note):
         os.remove(note)
-    failed = False
-    for name, (make, inputs, names, calib, targets) in models().items():
-        if args.only and name not in args.only:
-            continue
-        try:
-            export(name, make, inputs, names, calib, targets, args.out)
-        except Exception as e:  # report every model, fail at the end
-            print(f"export_models: {name}: export failed: {e}", file=sys.stderr)
-            failed = True
-    return 1 if failed else 0
+    return export_all("export_models", models(), args.out, args.only)
 
 
 if __name__ == "__main__":

@@ -17,7 +17,6 @@ seconds) does not re-export the image models.
 Usage: export_qdq.py OUT
 Exit codes: 0 done, 77 torch missing (the tests skip), 1 the export failed.
 """
-import hashlib
 import os
 import sys
 
@@ -92,33 +91,13 @@ def qdq_models():
     return {"qdq_cnn": (make_qat, img(1), ["input"], img(4), {})}
 
 
-def exporter_key():
-    """This file and export_models.py (whose export() writes the files) and the torch versions."""
-    h = hashlib.sha256()
-    for path in (os.path.abspath(__file__), em.__file__):
-        with open(path, "rb") as f:
-            h.update(f.read())
-    return f"{h.hexdigest()[:16]} torch {torch.__version__} torchvision {em.torchvision.__version__}"
-
-
 em_calibrate = em.calibrate
 
 
 def main():
-    out = sys.argv[1]
-    torch.set_num_threads(2)
-    os.makedirs(out, exist_ok=True)
-    em.exporter_key = exporter_key  # export() and cached() ask for the key of this exporter
     em.calibrate = calibrate  # export() calibrates through it
     em.update_tolerance = lambda d: None  # a cached export keeps the tolerance its calibration set
-    failed = False
-    for name, (make, inputs, names, calib, targets) in qdq_models().items():
-        try:
-            em.export(name, make, inputs, names, calib, targets, out)
-        except Exception as e:  # report every model, fail at the end
-            print(f"export_qdq: {name}: export failed: {e}", file=sys.stderr)
-            failed = True
-    return 1 if failed else 0
+    return em.export_apart("export_qdq", __file__, qdq_models(), sys.argv[1])
 
 
 if __name__ == "__main__":
