@@ -349,6 +349,7 @@ const MapTable& map_table() {
     register_recurrent(&t);
     register_einsum(&t);
     register_quantization(&t);
+    register_detection(&t);
     return t;
   }();
   return table;

@@ -1,5 +1,5 @@
 // ONNX operators mapped onto several Backplane operators (ScatterND,
-// QuantizeLinear / DequantizeLinear,
+// QuantizeLinear / DequantizeLinear, NonMaxSuppression,
 // GatherElements, the recurrent cells), on small graphs built here: results
 // worked out by hand, and bad input reported as one error naming the node.
 #include <gtest/gtest.h>
@@ -306,6 +306,45 @@ TEST_F(OpsMappingTest, QuantizeLinearRefusesAZeroScaleAndAMisSizedOneNamingTheNo
   EXPECT_TRUE(outs.empty());
   EXPECT_NE(err.find("argument 'y_scale' must be a scalar or a 1-D tensor of the size of axis 1 of the input, but "
                      "has sizes [2]"),
+            std::string::npos)
+      << err;
+}
+
+TEST_F(OpsMappingTest, NonMaxSuppressionKeepsTheBestOfOverlappingBoxesAndRefusesBadShapes) {
+  // Boxes 0 and 1 overlap with IoU 0.9 (> 0.5): 1 (score 0.9) suppresses 0
+  // (0.8); box 2 lies apart and stays; box 3 scores under the threshold.
+  auto graph = [](int64_t boxes_last) {
+    Graph g(11);
+    g.input("boxes", {1, 4, boxes_last});
+    g.input("scores", {1, 1, 4});
+    g.output("sel", {3, 3});
+    auto* m = g.g()->add_initializer();  // max_output_boxes_per_class: int64
+    m->set_name("max_out");
+    m->set_data_type(onnx::TensorProto::INT64);
+    m->add_dims(1);
+    m->add_int64_data(10);
+    g.init("iou", {1}, {0.5f});
+    g.init("score_min", {1}, {0.3f});
+    g.node("NonMaxSuppression", {"boxes", "scores", "max_out", "iou", "score_min"}, {"sel"}, "nms");
+    return g;
+  };
+  const std::vector<float> boxes = {0, 0, 1, 1, 0, 0, 1, 0.9f, 5, 5, 6, 6, 8, 8, 9, 9};
+  std::vector<bp_tensor_t*> outs;
+  std::string err;
+  ASSERT_TRUE(run(graph(4), {{"boxes", floats({1, 4, 4}, boxes)}, {"scores", floats({1, 1, 4}, {0.8f, 0.9f, 0.7f, 0.2f})}},
+                  &outs, &err))
+      << err;
+  std::vector<int64_t> sel(static_cast<size_t>(bp_tensor_numel(outs.at(0))));
+  ASSERT_EQ(bp_tensor_to_host(outs[0], sel.data(), sel.size() * 8), BP_STATUS_OK);
+  EXPECT_EQ(sel, (std::vector<int64_t>{0, 0, 1, 0, 0, 2}));
+  outs.clear();
+  EXPECT_FALSE(run(graph(3), {{"boxes", floats({1, 4, 3}, std::vector<float>(12, 0.f))},
+                              {"scores", floats({1, 1, 4}, {0.8f, 0.9f, 0.7f, 0.2f})}},
+                   &outs, &err));
+  EXPECT_TRUE(outs.empty());
+  EXPECT_NE(err.find("nms"), std::string::npos) << err;
+  EXPECT_NE(err.find("NonMaxSuppression: INVALID_ARGUMENT: expected boxes [batches, boxes, 4] and scores [batches, "
+                     "classes, boxes] but got boxes [1, 4, 3] and scores [1, 1, 4]"),
             std::string::npos)
       << err;
 }

@@ -239,6 +239,7 @@ void register_scatter_gather(MapTable* t);
 void register_recurrent(MapTable* t);
 void register_einsum(MapTable* t);
 void register_quantization(MapTable* t);
+void register_detection(MapTable* t);
 /// Every mapping, built once on first use (thread-safe) and never changed.
 const MapTable& map_table();
 
