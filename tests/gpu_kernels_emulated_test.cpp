@@ -317,6 +317,14 @@ TEST_F(EmulatedKernels, UnaryMath) {
   ASSERT_EQ(Call(bp_gpu::UnaryEntry, "abs", bp_gpu::kAbs, {TArg(xi)}, oi), BP_STATUS_OK);
   ForEach(xi.shape,
           [&](const std::vector<int64_t>& i) { EXPECT_EQ(oi.Get(i), std::fabs(xi.Get(i))); });
+  ASSERT_EQ(Call(bp_gpu::UnaryEntry, "round", bp_gpu::kRound, {TArg(xi)}, oi), BP_STATUS_OK);
+  ForEach(xi.shape, [&](const std::vector<int64_t>& i) { EXPECT_EQ(oi.Get(i), xi.Get(i)); });
+  // round: halves go to the even neighbour.
+  Tensor h = Make(kF32, {6}), oh = Make(kF32, {6});
+  const double halves[] = {-2.5, -1.5, -0.5, 0.5, 1.5, 2.5}, even[] = {-2, -2, -0, 0, 2, 2};
+  for (int64_t k = 0; k < 6; ++k) h.Set({k}, halves[k]);
+  ASSERT_EQ(Call(bp_gpu::UnaryEntry, "round", bp_gpu::kRound, {TArg(h)}, oh), BP_STATUS_OK);
+  for (int64_t k = 0; k < 6; ++k) EXPECT_EQ(oh.Get({k}), even[k]) << halves[k];
   // exp of an integer tensor: not a kernel case (the meta promotes) -> fallback.
   EXPECT_EQ(Call(bp_gpu::UnaryEntry, "exp", bp_gpu::kExp, {TArg(xi)}, oi), BP_STATUS_UNIMPLEMENTED);
 }

@@ -174,12 +174,15 @@ __device__ inline A ApplyUnary(int32_t op, A x) {
       }
       case kSilu:
         return x / (A(1) + exp(-x));
+      case kRound:
+        return rint(x);  // halves to even, as torch.round
       default:
         return x;
     }
   } else {
-    // Integer tensors reach only neg, abs and relu (the meta functions
-    // promote integer inputs of the float functions).
+    // Integer tensors reach only neg, abs, relu and round (the meta
+    // functions promote integer inputs of the float functions); round
+    // leaves an integer as it is.
     switch (op) {
       case kNeg:
         return -x;

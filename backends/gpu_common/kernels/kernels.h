@@ -31,7 +31,8 @@ enum UnaryOp : int32_t {
   kSilu,
   kAcos,
   kAsin,
-  kAtan
+  kAtan,
+  kRound
 };
 enum ReduceOp : int32_t { kSum, kMean, kAmax, kAmin, kArgmax };
 

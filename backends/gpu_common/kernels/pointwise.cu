@@ -195,7 +195,7 @@ bp_status_t UnaryEntry(const bp_kernel_call_t* call) {
                          "argument 'approximate' must be 'none' or 'tanh', got '%s'", approximate);
     }
   }
-  const bool int_ok = op == kNeg || op == kAbs || op == kRelu;
+  const bool int_ok = op == kNeg || op == kAbs || op == kRelu || op == kRound;
   DType st = DType::kInvalid;
   if (bp_status_t s = CheckDtype(call, "self", out, false, int_ok, &st)) return s;
   if (bp_status_t s = RequireSameDtype(call, out, "out", in, "self")) return s;

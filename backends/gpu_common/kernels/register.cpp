@@ -37,6 +37,7 @@ const bp_kit_kernel_dtypes_t kKernels[] = {
     {BP_OP_WHERE_SELF, WhereEntry, OpData(0), kAll},
     {BP_OP_NEG, UnaryEntry, OpData(kNeg), kNoBool},
     {BP_OP_ABS, UnaryEntry, OpData(kAbs), kNoBool},
+    {BP_OP_ROUND, UnaryEntry, OpData(kRound), kNoBool},
     {BP_OP_EXP, UnaryEntry, OpData(kExp), kFloat},
     {BP_OP_LOG, UnaryEntry, OpData(kLog), kFloat},
     {BP_OP_SQRT, UnaryEntry, OpData(kSqrt), kFloat},
