@@ -1,5 +1,6 @@
-// ONNX Resize (opset 10 to 17) and Upsample -> upsample_nearest2d and
-// upsample_bilinear2d, on 4-D inputs that keep N and C.
+// ONNX Resize (opset 10 to 17) and Upsample on 4-D inputs that keep N and C:
+// upsample_nearest2d, upsample_bilinear2d, or two matmuls with
+// interpolation weights worked out on the host.
 //
 // nearest: the source index of every output row and column is worked out on
 // the host with the node's coordinate_transformation_mode and nearest_mode
@@ -10,10 +11,19 @@
 // linear: align_corners, half_pixel and pytorch_half_pixel are
 // upsample_bilinear2d's own coordinates (pytorch_half_pixel samples
 // position 0 for an output size of 1: that axis is narrowed to its first
-// element first). With scales whose in * scale is fractional, ONNX's
-// align_corners divides by that unrounded length: not mapped, as are
-// asymmetric, tf_half_pixel_for_nn and tf_crop_and_resize with linear, and
-// the cubic mode.
+// element first).
+// cubic, and linear in the other modes (asymmetric, tf_crop_and_resize,
+// align_corners whose in * scale is fractional, which ONNX divides by):
+// both modes are separable, so the output is Wh . X . Ww^T, Wh and Ww the
+// [out, in] coefficient matrices of the two axes, built on the host exactly
+// as the ONNX reference picks neighbours and coefficients (cubic_coeff_a,
+// exclude_outside, edge padding); outputs outside a tf_crop_and_resize crop
+// take extrapolation_value. One difference from the reference: an Inf or
+// NaN in X turns its whole output plane (its N, C slice) to NaN (the
+// matmuls multiply it by zero weights), where the reference confines it to
+// the outputs that read it.
+// Not mapped: antialias, axes, keep_aspect_ratio_policy, linear with
+// tf_half_pixel_for_nn, nearest with tf_crop_and_resize.
 #include <cmath>
 #include <string>
 
@@ -79,15 +89,38 @@ double resized_length(const Target& t, const std::vector<int64_t>& xs, size_t k)
   return t.scales[k] > 0 ? static_cast<double>(xs[k]) * t.scales[k] : static_cast<double>(t.sizes[k]);
 }
 
-// The ONNX source coordinate of output index x along an axis of `in`
-// (scale: the node's scale, or out / in when it gave sizes; len: resized_length).
-double onnx_source(const std::string& mode, int64_t x, int64_t in, double len, double scale) {
-  const double xd = static_cast<double>(x);
-  if (mode == "half_pixel") return (xd + 0.5) / scale - 0.5;
-  if (mode == "pytorch_half_pixel") return len > 1 ? (xd + 0.5) / scale - 0.5 : 0.0;
-  if (mode == "align_corners") return len == 1 ? 0.0 : xd * static_cast<double>(in - 1) / (len - 1);
-  if (mode == "asymmetric") return xd / scale;
-  return (xd + 0.5) / scale;  // tf_half_pixel_for_nn
+// One resized axis: what the coordinate transformation reads.
+struct Axis {
+  int64_t in = 0;   // input length
+  int64_t out = 0;  // output length
+  double len = 0;   // resized_length
+  double scale = 0; // the node's scale, or out / in when it gave sizes
+  double roi_start = 0, roi_end = 1;  // tf_crop_and_resize's crop (fractions of in - 1)
+};
+
+Axis axis_of(const Target& t, const std::vector<int64_t>& xs, size_t k) {
+  Axis a;
+  a.in = xs[k];
+  a.out = t.sizes[k];
+  a.len = resized_length(t, xs, k);
+  a.scale = t.scales[k] > 0 ? t.scales[k] : static_cast<double>(a.out) / static_cast<double>(a.in);
+  return a;
+}
+
+// The ONNX source coordinate of output index x along axis `a`, as the
+// reference implementation computes it (tf_crop_and_resize: may fall
+// outside [0, in - 1], the caller extrapolates).
+double onnx_source(const std::string& mode, int64_t x, const Axis& a) {
+  const double xd = static_cast<double>(x), in1 = static_cast<double>(a.in - 1);
+  if (mode == "half_pixel") return (xd + 0.5) / a.scale - 0.5;
+  if (mode == "pytorch_half_pixel") return a.len == 1 ? -0.5 : (xd + 0.5) / a.scale - 0.5;
+  if (mode == "align_corners") return a.len == 1 ? 0.0 : xd * in1 / (a.len - 1);
+  if (mode == "asymmetric") return xd / a.scale;
+  if (mode == "tf_crop_and_resize") {
+    const double span = a.roi_end - a.roi_start;
+    return (a.len == 1 ? span * in1 / 2 : xd * span * in1 / (a.len - 1)) + a.roi_start * in1;
+  }
+  return (xd + 0.5) / a.scale;  // tf_half_pixel_for_nn
 }
 
 int64_t round_nearest(const std::string& mode, double v) {
@@ -123,10 +156,10 @@ Outs resize_nearest(Exec& ex, const OnnxNode& n, bp_tensor_t* x, const std::vect
   std::vector<int64_t> idx[2];
   bool same = true;
   for (size_t a = 0; a < 2; ++a) {
-    const int64_t in = xs[a + 2], out = t.sizes[a + 2];
-    const double scale = t.scales[a + 2] > 0 ? t.scales[a + 2] : static_cast<double>(out) / static_cast<double>(in);
+    const Axis ax = axis_of(t, xs, a + 2);
+    const int64_t in = ax.in, out = ax.out;
     for (int64_t o = 0; o < out; ++o) {
-      int64_t i = round_nearest(nearest, onnx_source(coord, o, in, resized_length(t, xs, a + 2), scale));
+      int64_t i = round_nearest(nearest, onnx_source(coord, o, ax));
       i = std::max<int64_t>(0, std::min(in - 1, i));
       idx[a].push_back(i);
       same = same && i == op_nearest_source(o, in, out, t.scales[a + 2]);
@@ -143,11 +176,20 @@ Outs resize_nearest(Exec& ex, const OnnxNode& n, bp_tensor_t* x, const std::vect
   return {ex.call("index_select", {vt(rows), vi(3), vt(index_tensor(ex, idx[1]))})};
 }
 
+// True when upsample_bilinear2d computes ONNX's linear Resize in `coord`:
+// its own coordinates, and for align_corners a whole resized length (ONNX
+// divides by in * scale - 1, the operator by out - 1).
+bool bilinear_op_serves(const std::string& coord, const Target& t, const std::vector<int64_t>& xs) {
+  if (coord == "half_pixel" || coord == "pytorch_half_pixel") return true;
+  if (coord != "align_corners") return false;
+  for (size_t a = 2; a < 4; ++a) {
+    if (t.sizes[a] > 1 && resized_length(t, xs, a) != static_cast<double>(t.sizes[a])) return false;
+  }
+  return true;
+}
+
 Outs resize_linear(Exec& ex, const OnnxNode& n, bp_tensor_t* x, const std::vector<int64_t>& xs, const Target& t,
                    const std::string& coord) {
-  if (coord != "half_pixel" && coord != "pytorch_half_pixel" && coord != "align_corners") {
-    unsupported_attr(n.op_type, "coordinate_transformation_mode", coord + " with mode=linear");
-  }
   need_dtype(n.op_type, "upsample_bilinear2d", dtype_of(x));
   const std::vector<int64_t> size{t.sizes[2], t.sizes[3]};
   std::vector<double> scales = t.scales;
@@ -160,22 +202,133 @@ Outs resize_linear(Exec& ex, const OnnxNode& n, bp_tensor_t* x, const std::vecto
     }
   }
   const bool ac = coord == "align_corners";
-  for (size_t a = 2; ac && a < 4; ++a) {
-    // ONNX's align_corners divides by in * scale - 1, upsample_bilinear2d by out - 1.
-    if (t.sizes[a] > 1 && resized_length(t, xs, a) != static_cast<double>(t.sizes[a])) {
-      unsupported_attr(n.op_type, "coordinate_transformation_mode",
-                       "align_corners with scales " + num_list(t.scales) + " (a fractional resized length)");
-    }
-  }
   auto scale_arg = [&](size_t a) { return !ac && scales[a] > 0 ? vd(scales[a]) : vnone(); };
   return {ex.call("upsample_bilinear2d", {vt(x), vl(size), vb(ac), scale_arg(2), scale_arg(3)})};
+}
+
+// One axis of a separable resize: the [out, in] coefficient matrix (row o
+// weighs the input positions output o reads) and which outputs fall outside
+// a tf_crop_and_resize crop.
+struct AxisWeights {
+  std::vector<double> w;
+  std::vector<char> outside;
+};
+
+// The reference's coefficients for an output at fraction `ratio` in (0, 1]
+// past its left neighbour: cubic (Keys, with a = cubic_a) over 4 neighbours,
+// linear over 2.
+int coefficients(bool cubic, double ratio, double cubic_a, double c[4]) {
+  if (!cubic) {
+    c[0] = 1 - ratio;
+    c[1] = ratio;
+    return 2;
+  }
+  const double A = cubic_a, r1 = ratio + 1, q = 1 - ratio, q1 = q + 1;
+  c[0] = ((A * r1 - 5 * A) * r1 + 8 * A) * r1 - 4 * A;
+  c[1] = ((A + 2) * ratio - (A + 3)) * ratio * ratio + 1;
+  c[2] = ((A + 2) * q - (A + 3)) * q * q + 1;
+  c[3] = ((A * q1 - 5 * A) * q1 + 8 * A) * q1 - 4 * A;
+  return 4;
+}
+
+AxisWeights axis_weights(bool cubic, const std::string& coord, const Axis& a, double cubic_a, bool exclude_outside) {
+  AxisWeights r;
+  r.w.assign(static_cast<size_t>(a.out * a.in), 0.0);
+  r.outside.assign(static_cast<size_t>(a.out), 0);
+  for (int64_t o = 0; o < a.out; ++o) {
+    const double x = onnx_source(coord, o, a);
+    if (coord == "tf_crop_and_resize" && (x < 0 || x > static_cast<double>(a.in - 1))) {
+      r.outside[static_cast<size_t>(o)] = 1;
+      continue;
+    }
+    // ratio in (0, 1]: an integral x counts as 1 past the position before it.
+    const double f = std::floor(x);
+    const bool whole = x == f;
+    double c[4];
+    const int n = coefficients(cubic, whole ? 1.0 : x - f, cubic_a, c);
+    // The neighbours: the n positions nearest x in the input padded with n / 2
+    // edge copies each side (ties to the lower), a contiguous window.
+    const int64_t pad = n / 2;
+    int64_t lo = static_cast<int64_t>(whole ? f - 1 : f) - (pad - 1);
+    lo = std::max(-pad, std::min(a.in + pad - n, lo));
+    double sum = 0;
+    for (int k = 0; k < n; ++k) {
+      const int64_t i = lo + k;
+      if (exclude_outside && (i < 0 || i >= a.in)) c[k] = 0;
+      sum += c[k];
+    }
+    for (int k = 0; k < n; ++k) {
+      const int64_t i = std::max<int64_t>(0, std::min(a.in - 1, lo + k));
+      r.w[static_cast<size_t>(o * a.in + i)] += exclude_outside ? c[k] / sum : c[k];
+    }
+  }
+  return r;
+}
+
+Outs resize_separable(Exec& ex, const OnnxNode& n, const Ins& in, const std::vector<int64_t>& xs, const Target& t,
+                      const std::string& mode, const std::string& coord) {
+  if (coord == "tf_half_pixel_for_nn") {
+    unsupported_attr(n.op_type, "coordinate_transformation_mode", coord + " with mode=" + mode);
+  }
+  bp_tensor_t* x = in[0].t;
+  const DType dt = dtype_of(x);
+  need_dtype(n.op_type, "matmul", dt);
+  Axis axes[2] = {axis_of(t, xs, 2), axis_of(t, xs, 3)};
+  if (coord == "tf_crop_and_resize") {
+    std::vector<double> roi;
+    if (in.size() > 1 && in[1].present()) roi = host_of(in[1]).values;
+    if (roi.size() != 8) throw NotMapped{"input " + n.op_type + ".roi of " + std::to_string(roi.size()) + " values (8)"};
+    for (size_t k = 0; k < 2; ++k) {
+      if (roi[k] != 0 || roi[4 + k] != 1) throw NotMapped{"input " + n.op_type + ".roi cropping N or C"};
+    }
+    for (size_t k = 0; k < 2; ++k) {
+      axes[k].roi_start = roi[2 + k];
+      axes[k].roi_end = roi[6 + k];
+    }
+  }
+  const bool cubic = mode == "cubic";
+  const double cubic_a = n.get_float("cubic_coeff_a", -0.75);
+  const bool exclude = n.get_int("exclude_outside", 0) != 0;
+  const AxisWeights wh = axis_weights(cubic, coord, axes[0], cubic_a, exclude);
+  const AxisWeights ww = axis_weights(cubic, coord, axes[1], cubic_a, exclude);
+  HostTensor h;
+  h.dtype = dt;
+  h.sizes = {axes[0].out, axes[0].in};
+  h.values = wh.w;
+  HostTensor w;  // Ww^T: [in, out]
+  w.dtype = dt;
+  w.sizes = {axes[1].in, axes[1].out};
+  w.values.resize(ww.w.size());
+  for (int64_t o = 0; o < axes[1].out; ++o) {
+    for (int64_t i = 0; i < axes[1].in; ++i) {
+      w.values[static_cast<size_t>(i * axes[1].out + o)] = ww.w[static_cast<size_t>(o * axes[1].in + i)];
+    }
+  }
+  // [oh, H] @ [N, C, H, W] -> [N, C, oh, W]; @ [W, ow] -> [N, C, oh, ow].
+  bp_tensor_t* y = ex.call("matmul", {vt(ex.upload(h)), vt(x)});
+  y = ex.call("matmul", {vt(y), vt(ex.upload(w))});
+  const double fill = n.get_float("extrapolation_value", 0.0);
+  bool crop_out = false;
+  for (char c : wh.outside) crop_out = crop_out || c;
+  for (char c : ww.outside) crop_out = crop_out || c;
+  if (!crop_out || fill == 0) return {y};
+  // Outside the crop the weights are zero; the extrapolation value is added there.
+  HostTensor m;
+  m.dtype = dt;
+  m.sizes = {axes[0].out, axes[1].out};
+  for (int64_t i = 0; i < axes[0].out; ++i) {
+    for (int64_t j = 0; j < axes[1].out; ++j) {
+      m.values.push_back(wh.outside[static_cast<size_t>(i)] || ww.outside[static_cast<size_t>(j)] ? fill : 0.0);
+    }
+  }
+  return {ex.call("add.Tensor", {vt(y), vt(ex.upload(m))})};
 }
 
 Outs resize(Exec& ex, const OnnxNode& n, const Ins& in) {
   const std::vector<int64_t> xs = sizes_of(in[0].t);
   std::string mode = n.get_string("mode", "nearest");
   if (mode == "bilinear") mode = "linear";  // Upsample-7's name
-  if (mode != "nearest" && mode != "linear") unsupported_attr(n.op_type, "mode", mode);
+  if (mode != "nearest" && mode != "linear" && mode != "cubic") unsupported_attr(n.op_type, "mode", mode);
   if (n.get_int("antialias", 0) != 0) unsupported_attr(n.op_type, "antialias", "1");
   if (n.has("axes")) unsupported_attr(n.op_type, "axes", "given");
   if (n.get_string("keep_aspect_ratio_policy", "stretch") != "stretch") {
@@ -183,9 +336,11 @@ Outs resize(Exec& ex, const OnnxNode& n, const Ins& in) {
   }
   const bool legacy = n.op_type == "Upsample" || n.opset < 11;
   const std::string coord = legacy ? "asymmetric" : n.get_string("coordinate_transformation_mode", "half_pixel");
-  if (coord == "tf_crop_and_resize") unsupported_attr(n.op_type, "coordinate_transformation_mode", coord);
+  if (mode == "nearest" && coord == "tf_crop_and_resize") {
+    unsupported_attr(n.op_type, "coordinate_transformation_mode", coord + " with mode=nearest");
+  }
   if (coord != "half_pixel" && coord != "pytorch_half_pixel" && coord != "align_corners" && coord != "asymmetric" &&
-      coord != "tf_half_pixel_for_nn") {
+      coord != "tf_half_pixel_for_nn" && coord != "tf_crop_and_resize") {
     unsupported_attr(n.op_type, "coordinate_transformation_mode", coord);
   }
   if (xs.size() != 4) throw NotMapped{"input " + n.op_type + ".X of rank " + std::to_string(xs.size()) + " (4-D only)"};
@@ -197,7 +352,8 @@ Outs resize(Exec& ex, const OnnxNode& n, const Ins& in) {
   }
   if (t.sizes[2] < 1 || t.sizes[3] < 1) throw NotMapped{"input " + n.op_type + " to an empty output"};
   if (mode == "nearest") return resize_nearest(ex, n, in[0].t, xs, t, coord);
-  return resize_linear(ex, n, in[0].t, xs, t, coord);
+  if (mode == "linear" && bilinear_op_serves(coord, t, xs)) return resize_linear(ex, n, in[0].t, xs, t, coord);
+  return resize_separable(ex, n, in, xs, t, mode, coord);
 }
 
 }  // namespace

@@ -1,4 +1,4 @@
-// ONNX operators mapped onto several Backplane operators (ScatterND,
+// ONNX operators mapped onto several Backplane operators (ScatterND, Resize,
 // QuantizeLinear / DequantizeLinear, NonMaxSuppression,
 // GatherElements, the recurrent cells), on small graphs built here: results
 // worked out by hand, and bad input reported as one error naming the node.
@@ -350,3 +350,48 @@ TEST_F(OpsMappingTest, NonMaxSuppressionKeepsTheBestOfOverlappingBoxesAndRefuses
 }
 
 }  // namespace
+
+TEST_F(OpsMappingTest, UpsampleLinearTakesAsymmetricCoordinatesAndRepeatsTheEdge) {
+  // Upsample-9 samples source x = out / 2: 0 -> 1, 0.5 -> 1.5, 1 -> 2 and
+  // 1.5 -> 2 (its right neighbour is the edge copy), along both axes.
+  Graph g(9);
+  g.input("x", {1, 1, 2, 2});
+  g.output("y", {1, 1, 4, 4});
+  g.init("scales", {4}, {1, 1, 2, 2});
+  auto* n = g.node("Upsample", {"x", "scales"}, {"y"}, "up");
+  auto* mode = attr(n, "mode");
+  mode->set_type(onnx::AttributeProto::STRING);
+  mode->set_s("linear");
+  std::vector<bp_tensor_t*> outs;
+  std::string err;
+  ASSERT_TRUE(run(g, {{"x", floats({1, 1, 2, 2}, {1, 2, 3, 4})}}, &outs, &err)) << err;
+  EXPECT_EQ(values(outs.at(0)), (std::vector<float>{1, 1.5, 2, 2, 2, 2.5, 3, 3, 3, 3.5, 4, 4, 3, 3.5, 4, 4}));
+}
+
+TEST_F(OpsMappingTest, ResizeCropFillsOutsideTheInputWithTheExtrapolationValue) {
+  // tf_crop_and_resize over rows 0..1 and columns 0..2 of a 2x2 input: the
+  // third column samples x = 2, past the last column, and takes 10.
+  Graph g(13);
+  g.input("x", {1, 1, 2, 2});
+  g.output("y", {1, 1, 2, 3});
+  g.init("roi", {8}, {0, 0, 0, 0, 1, 1, 1, 2});
+  auto* sizes = g.g()->add_initializer();
+  sizes->set_name("sizes");
+  sizes->set_data_type(onnx::TensorProto::INT64);
+  sizes->add_dims(4);
+  for (int64_t v : {1, 1, 2, 3}) sizes->add_int64_data(v);
+  auto* n = g.node("Resize", {"x", "roi", "", "sizes"}, {"y"}, "crop");
+  auto* mode = attr(n, "mode");
+  mode->set_type(onnx::AttributeProto::STRING);
+  mode->set_s("linear");
+  auto* coord = attr(n, "coordinate_transformation_mode");
+  coord->set_type(onnx::AttributeProto::STRING);
+  coord->set_s("tf_crop_and_resize");
+  auto* fill = attr(n, "extrapolation_value");
+  fill->set_type(onnx::AttributeProto::FLOAT);
+  fill->set_f(10);
+  std::vector<bp_tensor_t*> outs;
+  std::string err;
+  ASSERT_TRUE(run(g, {{"x", floats({1, 1, 2, 2}, {1, 2, 3, 4})}}, &outs, &err)) << err;
+  EXPECT_EQ(values(outs.at(0)), (std::vector<float>{1, 2, 10, 3, 4, 10}));
+}
