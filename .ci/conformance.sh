@@ -18,5 +18,7 @@ cmake --build build/default
   || echo "conformance: the recurrent model not exported (python3-torch missing?)"
 /usr/bin/python3 frontends/onnx/tests/export_qdq.py build/default/models \
   || echo "conformance: the int8 QDQ model not exported (python3-torch missing?)"
+/usr/bin/python3 frontends/onnx/tests/export_swin.py build/default/models \
+  || echo "conformance: the shifted-window transformer not exported (python3-torch missing?)"
 build/default/bin/bp-conformance --verify-expectations --json build/default/conformance.json \
   --junit build/default/conformance.xml "$@"

@@ -60,6 +60,12 @@ static int64_t product(const std::vector<int64_t>& sizes) {
 int64_t HostTensor::numel() const { return product(sizes); }
 int64_t RawTensor::numel() const { return product(sizes); }
 
+std::string list_str(const std::vector<int64_t>& v) {
+  std::string s = "[";
+  for (size_t k = 0; k < v.size(); ++k) s += (k ? "," : "") + std::to_string(v[k]);
+  return s + "]";
+}
+
 std::string sizes_str(const std::vector<int64_t>& sizes) {
   std::string s = "[";
   for (size_t k = 0; k < sizes.size(); ++k) s += (k ? ", " : "") + std::to_string(sizes[k]);

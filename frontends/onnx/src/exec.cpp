@@ -311,6 +311,14 @@ const HostTensor& host_of(const NodeInput& in) {
   return *in.host;
 }
 
+bp_tensor_t* upload_ints(Exec& ex, const std::vector<int64_t>& v) {
+  HostTensor h;
+  h.dtype = DType::kInt64;
+  h.sizes = {static_cast<int64_t>(v.size())};
+  h.values.assign(v.begin(), v.end());
+  return ex.upload(h);
+}
+
 std::vector<int64_t> host_ints(const HostTensor& h) {
   std::vector<int64_t> r;
   const double lim = 4611686018427387904.0;  // 2^62

@@ -44,16 +44,10 @@ double iou(const Box& a, const Box& b) {
 }
 
 // A scalar input's value, or `dflt` when it is left out.
-double scalar_or(Exec& ex, const Ins& in, size_t k, double dflt) {
+double scalar_or(const Ins& in, size_t k, double dflt) {
   if (in.size() <= k || !in[k].present()) return dflt;
-  const HostTensor h = ex.to_host(in[k].t);
+  const HostTensor& h = host_of(in[k]);  // the host copy when there is one, else read back
   return h.values.empty() ? dflt : h.values[0];
-}
-
-std::string sizes_text(const std::vector<int64_t>& s) {
-  std::string t = "[";
-  for (size_t k = 0; k < s.size(); ++k) t += (k ? ", " : "") + std::to_string(s[k]);
-  return t + "]";
 }
 
 // Inputs: boxes [B, N, 4], scores [B, C, N], max_output_boxes_per_class
@@ -64,14 +58,14 @@ Outs non_max_suppression(Exec& ex, const OnnxNode& n, const Ins& in) {
   const std::vector<int64_t> bs = sizes_of(in[0].t), ss = sizes_of(in[1].t);
   if (bs.size() != 3 || bs[2] != 4 || ss.size() != 3 || ss[0] != bs[0] || ss[2] != bs[1]) {
     throw CallFailed{n.op_type + ": INVALID_ARGUMENT: expected boxes [batches, boxes, 4] and scores [batches, " +
-                     "classes, boxes] but got boxes " + sizes_text(bs) + " and scores " + sizes_text(ss)};
+                     "classes, boxes] but got boxes " + sizes_str(bs) + " and scores " + sizes_str(ss)};
   }
   const int64_t center = n.get_int("center_point_box", 0);
   if (center != 0 && center != 1) unsupported_attr(n.op_type, "center_point_box", std::to_string(center));
-  const double max_out = scalar_or(ex, in, 2, 0);
-  const double iou_threshold = scalar_or(ex, in, 3, 0);
+  const double max_out = scalar_or(in, 2, 0);
+  const double iou_threshold = scalar_or(in, 3, 0);
   const bool has_score_threshold = in.size() > 4 && in[4].present();
-  const double score_threshold = scalar_or(ex, in, 4, 0);
+  const double score_threshold = scalar_or(in, 4, 0);
   const HostTensor boxes = ex.to_host(in[0].t), scores = ex.to_host(in[1].t);
   const int64_t batches = bs[0], count = bs[1], classes = ss[1];
   std::vector<double> selected;

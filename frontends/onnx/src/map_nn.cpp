@@ -15,12 +15,6 @@ namespace {
 using Outs = std::vector<bp_tensor_t*>;
 using Ins = std::vector<NodeInput>;
 
-std::string list_str(const std::vector<int64_t>& v) {
-  std::string s = "[";
-  for (size_t k = 0; k < v.size(); ++k) s += (k ? "," : "") + std::to_string(v[k]);
-  return s + "]";
-}
-
 void only_outputs(const OnnxNode& n, size_t count, const char* what) {
   for (size_t k = count; k < n.outputs.size(); ++k) {
     if (!n.outputs[k].empty()) throw NotMapped{std::string("output ") + n.op_type + "." + what};

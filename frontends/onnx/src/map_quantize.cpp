@@ -32,15 +32,17 @@ int64_t numel_of(const std::vector<int64_t>& s) {
 
 bool is_quantized(DType d) { return d == DType::kUInt8 || d == DType::kInt8; }
 
+// Refuses (NotMapped) a dtype other than int8 and uint8.
+void need_quantized(const OnnxNode& n, DType d) {
+  if (!is_quantized(d)) throw NotMapped{"dtype " + n.op_type + "(" + dtype_name(d) + ")"};
+}
+void need_quantized(const OnnxNode& n, bp_tensor_t* t) { need_quantized(n, dtype_of(t)); }
+
 // The integer range of a quantized dtype.
 void range_of(const OnnxNode& n, DType d, double* lo, double* hi) {
-  if (!is_quantized(d)) throw NotMapped{"dtype " + n.op_type + "(" + dtype_name(d) + ")"};
+  need_quantized(n, d);
   *lo = d == DType::kUInt8 ? 0 : -128;
   *hi = d == DType::kUInt8 ? 255 : 127;
-}
-
-void need_quantized(const OnnxNode& n, bp_tensor_t* t) {
-  if (!is_quantized(dtype_of(t))) throw NotMapped{"dtype " + n.op_type + "(" + dtype_name(dtype_of(t)) + ")"};
 }
 
 // Refuses a scale known on the host that is not positive and finite: the
@@ -66,11 +68,9 @@ bp_tensor_t* along_axis(Exec& ex, const OnnxNode& n, bp_tensor_t* t, const char*
   if ((numel_of(ts) == 1 && ts.size() <= 1) || (rank > 1 && static_cast<int64_t>(ts.size()) == rank)) return t;
   if (axis < 0) axis += rank;
   if (ts.size() != 1 || axis < 0 || axis >= rank || ts[0] != xs[static_cast<size_t>(axis)]) {
-    std::string got = "[";
-    for (size_t k = 0; k < ts.size(); ++k) got += (k ? ", " : "") + std::to_string(ts[k]);
     throw CallFailed{n.op_type + ": INVALID_ARGUMENT: argument '" + name +
                      "' must be a scalar or a 1-D tensor of the size of axis " + std::to_string(axis) +
-                     " of the input, but has sizes " + got + "]"};
+                     " of the input, but has sizes " + sizes_str(ts)};
   }
   std::vector<int64_t> shape(static_cast<size_t>(rank), 1);
   shape[static_cast<size_t>(axis)] = ts[0];

@@ -137,14 +137,6 @@ int64_t op_nearest_source(int64_t x, int64_t in, int64_t out, double factor) {
   return std::min(static_cast<int64_t>(std::floor(static_cast<float>(x) * scale)), in - 1);
 }
 
-bp_tensor_t* index_tensor(Exec& ex, const std::vector<int64_t>& idx) {
-  HostTensor h;
-  h.dtype = DType::kInt64;
-  h.sizes = {static_cast<int64_t>(idx.size())};
-  for (int64_t i : idx) h.values.push_back(static_cast<double>(i));
-  return ex.upload(h);
-}
-
 Outs resize_nearest(Exec& ex, const OnnxNode& n, bp_tensor_t* x, const std::vector<int64_t>& xs, const Target& t,
                     const std::string& coord) {
   // Resize-10 and Upsample sample asymmetric coordinates and floor them.
@@ -172,8 +164,8 @@ Outs resize_nearest(Exec& ex, const OnnxNode& n, bp_tensor_t* x, const std::vect
     return {ex.call("upsample_nearest2d", {vt(x), vl(size), scale_arg(2), scale_arg(3)})};
   }
   need_dtype(n.op_type, "index_select", dtype_of(x));
-  bp_tensor_t* rows = ex.call("index_select", {vt(x), vi(2), vt(index_tensor(ex, idx[0]))});
-  return {ex.call("index_select", {vt(rows), vi(3), vt(index_tensor(ex, idx[1]))})};
+  bp_tensor_t* rows = ex.call("index_select", {vt(x), vi(2), vt(upload_ints(ex, idx[0]))});
+  return {ex.call("index_select", {vt(rows), vi(3), vt(upload_ints(ex, idx[1]))})};
 }
 
 // True when upsample_bilinear2d computes ONNX's linear Resize in `coord`:

@@ -20,12 +20,6 @@ int64_t norm_axis(const OnnxNode& n, int64_t axis, int64_t rank) {
   return a;
 }
 
-std::string list_str(const std::vector<int64_t>& v) {
-  std::string s = "[";
-  for (size_t k = 0; k < v.size(); ++k) s += (k ? "," : "") + std::to_string(v[k]);
-  return s + "]";
-}
-
 // Reduce*: `axes` an attribute up to opset `axes_input_from` - 1, an optional
 // input from then on; noop_with_empty_axes; keepdims defaults to 1.
 struct ReduceSpec {
@@ -375,17 +369,34 @@ void register_tensor_ops(MapTable* t) {
     }
     if (steps.empty()) steps.assign(starts.size(), 1);
     for (int64_t s : steps) {
-      if (s <= 0) unsupported_attr(n.op_type, "steps", list_str(steps));
+      if (s == 0) unsupported_attr(n.op_type, "steps", list_str(steps));
     }
     bp_tensor_t* y = in[0].t;
     for (size_t k = 0; k < starts.size(); ++k) {
       const int64_t a = norm_axis(n, axes[k], rank);
       const int64_t dim = xs[static_cast<size_t>(a)];
+      const int64_t step = steps[k];
       int64_t s = starts[k] < 0 ? starts[k] + dim : starts[k];
       int64_t e = ends[k] < 0 ? ends[k] + dim : ends[k];
-      s = clamp64(s, 0, dim);
-      e = clamp64(e, s, dim);
-      y = ex.call("slice.Tensor", {vt(y), vi(a), vi(s), vi(e), vi(steps[k])});
+      if (step > 0) {
+        s = clamp64(s, 0, dim);
+        e = clamp64(e, s, dim);
+        y = ex.call("slice.Tensor", {vt(y), vi(a), vi(s), vi(e), vi(step)});
+        continue;
+      }
+      // A negative step walks s, s + step, ... while > e (ONNX clamps s to
+      // [0, dim - 1] and e to [-1, dim - 1]): the same elements as the
+      // forward slice from the last of them, reversed by index_select.
+      s = clamp64(s, 0, dim - 1);
+      e = clamp64(e, -1, dim - 1);
+      const int64_t count = dim > 0 && s > e ? (s - e - step - 1) / -step : 0;
+      const int64_t first = s + (count - 1) * step;
+      y = ex.call("slice.Tensor", {vt(y), vi(a), vi(count > 0 ? first : 0), vi(count > 0 ? s + 1 : 0), vi(-step)});
+      if (count > 1) {
+        std::vector<int64_t> back;
+        for (int64_t i = count - 1; i >= 0; --i) back.push_back(i);
+        y = ex.call("index_select", {vt(y), vi(a), vt(upload_ints(ex, back))});
+      }
     }
     return {y};
   };

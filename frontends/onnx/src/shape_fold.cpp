@@ -158,6 +158,17 @@ const std::map<std::string, Fold>& folds() {
       }
       return arith([](double a, double b) { return std::trunc(a / b); })(n, in, out);
     };
+    // Mod: the divisor's sign (fmod = 0, as Python's %), or the dividend's (fmod = 1).
+    m["Mod"] = [](const OnnxNode& n, const std::vector<FoldInput>& in, HostTensor* out) {
+      for (double v : in[1].host->values) {
+        if (v == 0.0) return false;  // the device's answer, whatever it is
+      }
+      const bool c_fmod = n.get_int("fmod", 0) != 0;
+      return arith([c_fmod](double a, double b) {
+        const double r = std::fmod(a, b);
+        return !c_fmod && r != 0 && (r < 0) != (b < 0) ? r + b : r;
+      })(n, in, out);
+    };
     m["Neg"] = [](const OnnxNode&, const std::vector<FoldInput>& in, HostTensor* out) {
       const DType d = in[0].host->dtype;
       return is_int(d) && broadcast(
@@ -201,6 +212,36 @@ const std::map<std::string, Fold>& folds() {
         if (axes.empty() ? xs[k] != 1 : !drop.count(static_cast<int64_t>(k))) s.push_back(xs[k]);
       }
       *out = with_sizes(*in[0].host, s);
+      return true;
+    };
+    // Transpose: torch's Pad export reverses its [dims, 2] pads through one.
+    m["Transpose"] = [](const OnnxNode& n, const std::vector<FoldInput>& in, HostTensor* out) {
+      const HostTensor& x = *in[0].host;
+      const int64_t rank = x.ndim();
+      std::vector<int64_t> perm = n.get_ints("perm", {});
+      if (perm.empty()) {
+        for (int64_t k = rank - 1; k >= 0; --k) perm.push_back(k);
+      }
+      if (static_cast<int64_t>(perm.size()) != rank) return false;
+      std::vector<int64_t> sizes(static_cast<size_t>(rank)), strides(static_cast<size_t>(rank), 1), seen(perm.size());
+      for (int64_t k = rank - 2; k >= 0; --k) strides[static_cast<size_t>(k)] = strides[k + 1] * x.sizes[k + 1];
+      for (int64_t k = 0; k < rank; ++k) {
+        const int64_t p = perm[static_cast<size_t>(k)];
+        if (p < 0 || p >= rank || seen[static_cast<size_t>(p)]++) return false;
+        sizes[static_cast<size_t>(k)] = x.sizes[static_cast<size_t>(p)];
+      }
+      out->dtype = x.dtype;
+      out->sizes = sizes;
+      const int64_t numel = x.numel();
+      std::vector<int64_t> idx(static_cast<size_t>(rank), 0);  // the output index, row-major
+      for (int64_t i = 0; i < numel; ++i) {
+        int64_t src = 0;
+        for (int64_t k = 0; k < rank; ++k) src += idx[static_cast<size_t>(k)] * strides[static_cast<size_t>(perm[k])];
+        out->values.push_back(x.values[static_cast<size_t>(src)]);
+        for (int64_t k = rank - 1; k >= 0 && ++idx[static_cast<size_t>(k)] == sizes[static_cast<size_t>(k)]; --k) {
+          idx[static_cast<size_t>(k)] = 0;
+        }
+      }
       return true;
     };
     m["Reshape"] = [](const OnnxNode& n, const std::vector<FoldInput>& in, HostTensor* out) {
@@ -276,30 +317,60 @@ const std::map<std::string, Fold>& folds() {
       }
       return true;
     };
-    // Slice of a 1-D value (a shape): starts, ends, axes, steps as inputs (opset 10+).
+    // Slice: starts, ends, axes, steps as inputs (opset 10+); a shape, or
+    // torch's Pad export reversing its [dims, 2] pads (step -1 on axis 0).
     m["Slice"] = [](const OnnxNode& n, const std::vector<FoldInput>& in, HostTensor* out) {
       const HostTensor& x = *in[0].host;
-      if (n.opset < 10 || x.ndim() != 1) return false;
+      const int64_t rank = x.ndim();
+      if (n.opset < 10 || rank < 1) return false;
       const std::vector<int64_t> starts = host_ints(*in[1].host), ends = host_ints(*in[2].host);
-      const std::vector<int64_t> axes =
-          in.size() > 3 && in[3].present ? host_ints(*in[3].host) : std::vector<int64_t>{0};
-      const std::vector<int64_t> steps =
-          in.size() > 4 && in[4].present ? host_ints(*in[4].host) : std::vector<int64_t>{1};
-      if (starts.size() != 1 || ends.size() != 1 || axes.size() != 1 || steps.size() != 1) return false;
-      if ((axes[0] != 0 && axes[0] != -1) || steps[0] == 0) return false;
-      const int64_t dim = x.sizes[0], step = steps[0];
-      int64_t s = starts[0] < 0 ? starts[0] + dim : starts[0];
-      int64_t e = ends[0] < 0 ? ends[0] + dim : ends[0];
-      if (step > 0) {
-        s = std::max<int64_t>(0, std::min(dim, s));
-        e = std::max<int64_t>(0, std::min(dim, e));
-      } else {
-        s = std::max<int64_t>(-1, std::min(dim - 1, s));
-        e = std::max<int64_t>(-1, std::min(dim - 1, e));
+      std::vector<int64_t> axes = in.size() > 3 && in[3].present ? host_ints(*in[3].host) : std::vector<int64_t>{};
+      std::vector<int64_t> steps = in.size() > 4 && in[4].present ? host_ints(*in[4].host) : std::vector<int64_t>{};
+      if (axes.empty()) {
+        for (size_t k = 0; k < starts.size(); ++k) axes.push_back(static_cast<int64_t>(k));
+      }
+      if (steps.empty()) steps.assign(starts.size(), 1);
+      if (ends.size() != starts.size() || axes.size() != starts.size() || steps.size() != starts.size()) return false;
+      // The source indices along each dim (all of them where no entry slices it).
+      std::vector<std::vector<int64_t>> pick(static_cast<size_t>(rank));
+      std::vector<bool> sliced(static_cast<size_t>(rank), false);
+      for (size_t k = 0; k < starts.size(); ++k) {
+        int64_t a = axes[k];
+        if (!norm(a, rank, &a) || sliced[static_cast<size_t>(a)] || steps[k] == 0) return false;
+        sliced[static_cast<size_t>(a)] = true;
+        const int64_t dim = x.sizes[static_cast<size_t>(a)], step = steps[k];
+        int64_t s = starts[k] < 0 ? starts[k] + dim : starts[k];
+        int64_t e = ends[k] < 0 ? ends[k] + dim : ends[k];
+        if (step > 0) {
+          s = std::max<int64_t>(0, std::min(dim, s));
+          e = std::max<int64_t>(0, std::min(dim, e));
+        } else {  // ONNX clamps a backward start to [0, dim - 1], its end to [-1, dim - 1]
+          s = std::max<int64_t>(0, std::min(dim - 1, s));
+          e = std::max<int64_t>(-1, std::min(dim - 1, e));
+        }
+        for (int64_t i = s; dim > 0 && (step > 0 ? i < e : i > e); i += step) pick[static_cast<size_t>(a)].push_back(i);
       }
       out->dtype = x.dtype;
-      for (int64_t i = s; step > 0 ? i < e : i > e; i += step) out->values.push_back(x.values[static_cast<size_t>(i)]);
-      out->sizes = {static_cast<int64_t>(out->values.size())};
+      out->sizes.clear();
+      std::vector<int64_t> strides(static_cast<size_t>(rank), 1);
+      for (int64_t k = rank - 2; k >= 0; --k) strides[static_cast<size_t>(k)] = strides[k + 1] * x.sizes[k + 1];
+      for (int64_t k = 0; k < rank; ++k) {
+        auto& p = pick[static_cast<size_t>(k)];
+        if (!sliced[static_cast<size_t>(k)]) {
+          for (int64_t i = 0; i < x.sizes[static_cast<size_t>(k)]; ++i) p.push_back(i);
+        }
+        out->sizes.push_back(static_cast<int64_t>(p.size()));
+      }
+      const int64_t numel = product(out->sizes);
+      std::vector<size_t> idx(static_cast<size_t>(rank), 0);  // the output index, row-major
+      for (int64_t i = 0; i < numel; ++i) {
+        int64_t src = 0;
+        for (int64_t k = 0; k < rank; ++k) src += pick[static_cast<size_t>(k)][idx[static_cast<size_t>(k)]] * strides[k];
+        out->values.push_back(x.values[static_cast<size_t>(src)]);
+        for (int64_t k = rank - 1; k >= 0 && ++idx[static_cast<size_t>(k)] == pick[static_cast<size_t>(k)].size(); --k) {
+          idx[static_cast<size_t>(k)] = 0;
+        }
+      }
       return true;
     };
     m["ConstantOfShape"] = [](const OnnxNode& n, const std::vector<FoldInput>& in, HostTensor* out) {

@@ -1,4 +1,4 @@
-// ONNX operators mapped onto several Backplane operators (ScatterND, Resize,
+// ONNX operators mapped onto several Backplane operators (ScatterND, Resize, Slice,
 // QuantizeLinear / DequantizeLinear, NonMaxSuppression,
 // GatherElements, the recurrent cells), on small graphs built here: results
 // worked out by hand, and bad input reported as one error naming the node.
@@ -7,6 +7,7 @@
 
 #include <cmath>
 #include <cstdlib>
+#include <limits>
 #include <map>
 #include <memory>
 #include <string>
@@ -394,4 +395,33 @@ TEST_F(OpsMappingTest, ResizeCropFillsOutsideTheInputWithTheExtrapolationValue) 
   std::string err;
   ASSERT_TRUE(run(g, {{"x", floats({1, 1, 2, 2}, {1, 2, 3, 4})}}, &outs, &err)) << err;
   EXPECT_EQ(values(outs.at(0)), (std::vector<float>{1, 2, 10, 3, 4, 10}));
+}
+
+TEST_F(OpsMappingTest, SliceWithNegativeStepsWalksBackwardFromTheClampedStart) {
+  // [0..6]: start -1, end "before the beginning", step -2 -> 6, 4, 2, 0; a
+  // start before the beginning clamps to 0 (one element); start <= end: none.
+  struct Case {
+    int64_t start, end, step;
+    std::vector<float> want;
+  };
+  const int64_t before = std::numeric_limits<int64_t>::min();
+  for (const Case& c : {Case{-1, before, -2, {6, 4, 2, 0}}, Case{-100, before, -1, {0}}, Case{2, 5, -1, {}},
+                        Case{5, 1, -3, {5, 2}}}) {
+    Graph g(13);
+    g.input("x", {7});
+    g.output("y", {static_cast<int64_t>(c.want.size())});
+    for (const auto& [name, v] : std::vector<std::pair<std::string, int64_t>>{
+             {"starts", c.start}, {"ends", c.end}, {"axes", 0}, {"steps", c.step}}) {
+      auto* t = g.g()->add_initializer();
+      t->set_name(name);
+      t->set_data_type(onnx::TensorProto::INT64);
+      t->add_dims(1);
+      t->add_int64_data(v);
+    }
+    g.node("Slice", {"x", "starts", "ends", "axes", "steps"}, {"y"}, "slice");
+    std::vector<bp_tensor_t*> outs;
+    std::string err;
+    ASSERT_TRUE(run(g, {{"x", floats({7}, {0, 1, 2, 3, 4, 5, 6})}}, &outs, &err)) << err;
+    EXPECT_EQ(values(outs.at(0)), c.want) << c.start << ":" << c.end << ":" << c.step;
+  }
 }

@@ -216,6 +216,8 @@ TEST_P(PlanTest, FoldedShapeArithmeticMatchesOnnx) {
   int64_init(&g, "step", {1}, {-2});
   int64_init(&g, "num", {3}, {-7, 7, 9});
   int64_init(&g, "den", {}, {2});
+  int64_init(&g, "four", {}, {4});
+  int64_init(&g, "back", {1}, {-1});
   attr_int(g.node("Gather", {"m", "idx"}, {"gathered"}), "axis", 1);   // [[2,0],[5,3]]
   attr_int(g.node("Concat", {"col", "m"}, {"joined"}), "axis", 1);     // [[7,0,1,2],[8,3,4,5]]
   g.node("Slice", {"v", "start", "end", "axes", "step"}, {"sliced"});  // [14,12,10]
@@ -223,11 +225,17 @@ TEST_P(PlanTest, FoldedShapeArithmeticMatchesOnnx) {
   g.node("Less", {"num", "den"}, {"less"});                            // [1,0,0]
   g.node("Where", {"less", "num", "den"}, {"picked"});                 // [-7,2,2]
   g.node("Shape", {"m"}, {"shape"});                                   // [2,3]
+  g.node("Mod", {"num", "four"}, {"mod"});                             // [1,3,1]: the divisor's sign
+  attr_int(g.node("Mod", {"num", "four"}, {"fmod"}), "fmod", 1);       // [-3,3,1]: the dividend's
+  g.node("Transpose", {"m"}, {"transposed"});                          // [[0,3],[1,4],[2,5]]
+  g.node("Slice", {"m", "start", "end", "axes", "back"}, {"rows"});    // [[3,4,5],[0,1,2]]
   const std::vector<std::pair<std::string, std::vector<double>>> want = {
       {"gathered", {2, 0, 5, 3}}, {"joined", {7, 0, 1, 2, 8, 3, 4, 5}},
       {"sliced", {14, 12, 10}},   {"quot", {-3, 3, 4}},
       {"less", {1, 0, 0}},        {"picked", {-7, 2, 2}},
-      {"shape", {2, 3}}};
+      {"shape", {2, 3}},          {"mod", {1, 3, 1}},
+      {"fmod", {-3, 3, 1}},       {"transposed", {0, 3, 1, 4, 2, 5}},
+      {"rows", {3, 4, 5, 0, 1, 2}}};
   for (const auto& w : want) g.output(w.first, {});
   Model m;
   std::string err;
@@ -288,7 +296,7 @@ TEST_P(PlanTest, ModelsRunWithoutReadBack) {
   int ran = 0;
   for (const char* name :
        {"resnet18", "mobilenet_v3_small", "squeezenet1_1", "vit_small", "transformer_encoder", "gpt_small", "lstm_gru",
-        "qdq_cnn"}) {
+        "qdq_cnn", "swin_small"}) {
     SCOPED_TRACE(name);
     const std::string d = dir + "/" + name;
     Model m;

@@ -71,5 +71,7 @@ bool host_from_raw(const RawTensor& r, HostTensor* out);
 
 /// Sizes as text, "[2, 3]" ("[]" for 0-dim).
 std::string sizes_str(const std::vector<int64_t>& sizes);
+/// An attribute's integers as text, "[2,3]" (the NotMapped reasons' form).
+std::string list_str(const std::vector<int64_t>& v);
 
 }  // namespace bponnx

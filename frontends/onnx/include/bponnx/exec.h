@@ -205,6 +205,9 @@ class Exec {
 DType dtype_of(const bp_tensor_t* t);
 /// The tensor's sizes (empty for 0-dim).
 std::vector<int64_t> sizes_of(const bp_tensor_t* t);
+/// A 1-D int64 tensor of `v` on the Exec's device (indices for
+/// index_select and friends), held by the Exec. Throws as Exec::upload.
+bp_tensor_t* upload_ints(Exec& ex, const std::vector<int64_t>& v);
 /// The values of a host tensor as int64, each clamped to +-2^62 so
 /// INT64_MAX "to the end" markers (Slice) stay usable in arithmetic.
 std::vector<int64_t> host_ints(const HostTensor& h);
