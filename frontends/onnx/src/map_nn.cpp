@@ -325,8 +325,10 @@ void register_nn(MapTable* t) {
     if (axis < 0 || axis >= rank) unsupported_attr(n.op_type, "axis", std::to_string(n.get_int("axis", -1)));
     const std::vector<int64_t> shape(xs.begin() + axis, xs.end());
     const double eps = n.get_float("epsilon", 1e-5);
-    bp_tensor_t* bias = in.size() > 2 && in[2].present() ? in[2].t : nullptr;
-    Outs outs{ex.call("layer_norm", {vt(in[0].t), vl(shape), vt(in[1].t), vt(bias), vd(eps)})};
+    // Scale and B broadcast to the normalized shape; layer_norm takes them of that shape.
+    auto fit = [&](bp_tensor_t* t) { return sizes_of(t) == shape ? t : ex.call("expand", {vt(t), vl(shape)}); };
+    bp_tensor_t* bias = in.size() > 2 && in[2].present() ? fit(in[2].t) : nullptr;
+    Outs outs{ex.call("layer_norm", {vt(in[0].t), vl(shape), vt(fit(in[1].t)), vt(bias), vd(eps)})};
     if (n.outputs.size() > 1) {
       std::vector<int64_t> dims;
       for (int64_t k = axis; k < rank; ++k) dims.push_back(k);

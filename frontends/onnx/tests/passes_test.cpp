@@ -259,6 +259,55 @@ TEST_F(PassesTest, ErfGeluWithAnIntermediateReadElsewhereIsLeftAlone) {
   EXPECT_EQ(ops({}), (Ops{"Div", "Erf", "Add", "Mul", "Mul"}));
 }
 
+// Layer normalization over the last dim as torch exports it below opset 17:
+// (X - mean) / sqrt(var + eps) * weight + bias, the Add's operands swapped.
+Graph written_out_layer_norm() {
+  Graph g;
+  g.input("X", {2, 3, 4});
+  g.init("two", {}, {2.0f});
+  g.init("eps", {}, {1e-5f});
+  g.init("weight", {4}, {0.5f, 1.0f, 1.5f, 2.0f});
+  g.init("bias", {4}, {0.1f, -0.2f, 0.3f, -0.4f});
+  attr_ints(g.node("ReduceMean", {"X"}, {"mean"}), "axes", {-1});
+  g.node("Sub", {"X", "mean"}, {"d"});
+  g.node("Pow", {"d", "two"}, {"sq"});
+  attr_ints(g.node("ReduceMean", {"sq"}, {"var"}), "axes", {-1});
+  g.node("Add", {"eps", "var"}, {"ve"});
+  g.node("Sqrt", {"ve"}, {"sd"});
+  g.node("Div", {"d", "sd"}, {"n"});
+  g.node("Mul", {"n", "weight"}, {"w"});
+  g.node("Add", {"w", "bias"}, {"Y"});
+  g.output("Y", {2, 3, 4});
+  return g;
+}
+
+const Ops kLayerNormWrittenOut = {"ReduceMean", "Sub", "Pow", "ReduceMean", "Add", "Sqrt", "Div", "Mul", "Add"};
+
+TEST_F(PassesTest, WrittenOutLayerNormBecomesLayerNormalization) {
+  load(written_out_layer_norm());
+  EXPECT_EQ(ops({}), (Ops{"LayerNormalization"}));
+  EXPECT_EQ(ops({"layer-norm"}), kLayerNormWrittenOut);
+  expect_same_outputs("X", {2, 3, 4});
+}
+
+TEST_F(PassesTest, AlmostLayerNormIsLeftAlone) {
+  // The centred values read elsewhere; the means over a dim given as a
+  // positive number (the rank is not known to the pass); an exponent of 3.
+  Graph read = written_out_layer_norm();
+  read.output("d", {2, 3, 4});
+  load(read);
+  EXPECT_EQ(ops({}), kLayerNormWrittenOut);
+  Graph leading = written_out_layer_norm();
+  leading.g()->mutable_node(0)->mutable_attribute(0)->set_ints(0, 1);
+  leading.g()->mutable_node(3)->mutable_attribute(0)->set_ints(0, 1);
+  load(leading);
+  EXPECT_EQ(ops({}), kLayerNormWrittenOut);
+  Graph cube = written_out_layer_norm();
+  cube.g()->mutable_initializer(0)->set_float_data(0, 3.0f);
+  load(cube);
+  EXPECT_EQ(ops({}), kLayerNormWrittenOut);
+}
+
 TEST_F(PassesTest, ConvBatchNormFolds) {
   load(conv_bn(false));
   EXPECT_EQ(ops({}), (Ops{"Conv"}));

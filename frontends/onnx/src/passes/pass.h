@@ -45,6 +45,7 @@ int fold_constants(PassGraph* g);
 int fuse_gelu(PassGraph* g);
 int eliminate_dead_nodes(PassGraph* g);
 int fold_conv_batchnorm(PassGraph* g);
+int fuse_layer_norm(PassGraph* g);
 
 // Helpers shared by the passes (graph_util.cpp).
 /// How many node inputs read each value (graph outputs count as a reader).
@@ -55,6 +56,29 @@ bool float_initializer(const PassGraph& g, const std::string& name, std::vector<
 RawTensor float_tensor(const std::vector<int64_t>& sizes, const std::vector<float>& values);
 /// A value name not used in the graph, made from `base`.
 std::string fresh_name(const PassGraph& g, const std::string& base);
+
+/// What the pattern passes ask of a graph while they match: each value's
+/// producing node and reader count, and float32 scalar initializers.
+/// Built once per pass run; stays valid while nodes are only marked, not moved.
+struct Matcher {
+  explicit Matcher(PassGraph* graph);
+  PassGraph* g;
+  std::map<std::string, size_t> producer;  // value -> index of the node making it
+  std::map<std::string, int> readers;      // reader_counts(*g)
+
+  /// The default-domain node making `v` when its op type is `op` and it has
+  /// `num_inputs` inputs and one output; nullptr otherwise.
+  const OnnxNode* made_by(const std::string& v, const char* op, size_t num_inputs = 2) const;
+  /// True when `v` is a float32 one-element initializer within 1e-6 (relative) of `want`.
+  bool scalar(const std::string& v, double want) const;
+  /// The operand of binary node `n` that is not the scalar `want`; "" when neither is.
+  std::string other_than(const OnnxNode& n, double want) const;
+  /// True when `v` has exactly `count` readers (a graph output counts as one).
+  bool read_by(const std::string& v, int count = 1) const;
+};
+
+/// Drops the nodes whose `drop` entry is true, keeping the others' order.
+void drop_nodes(PassGraph* g, const std::vector<bool>& drop);
 
 }  // namespace passes
 }  // namespace bponnx

@@ -15,6 +15,10 @@ const std::vector<Pass>& pass_list() {
        fold_constants},
       {"conv-bn", "folds an inference BatchNormalization into the Conv/ConvTranspose before it", fold_conv_batchnorm},
       {"gelu", "replaces the Erf form of GELU (Div, Erf, Add, Mul, Mul) by one Gelu node", fuse_gelu},
+      {"layer-norm",
+       "replaces layer normalization written out (ReduceMean, Sub, Pow, ReduceMean, Add, Sqrt, Div, Mul, Add) "
+       "by one LayerNormalization node",
+       fuse_layer_norm},
       {"dead-nodes", "removes nodes and initializers no graph output depends on", eliminate_dead_nodes},
   };
   return list;
