@@ -340,6 +340,12 @@ void need_dtype(const std::string& onnx_op, const std::string& bp_op, DType d) {
   if (hook && !hook(bp_op, d)) throw NotMapped{"dtype " + onnx_op + "(" + dtype_name(d) + ")"};
 }
 
+int64_t norm_axis(const OnnxNode& n, int64_t axis, int64_t rank) {
+  const int64_t a = axis < 0 ? axis + rank : axis;
+  if (a < 0 || a >= std::max<int64_t>(rank, 1)) unsupported_attr(n.op_type, "axis", std::to_string(axis));
+  return a;
+}
+
 void unsupported_attr(const std::string& op, const std::string& name, const std::string& value) {
   throw NotMapped{"attribute " + op + "." + name + "=" + value};
 }
@@ -358,6 +364,7 @@ const MapTable& map_table() {
     register_einsum(&t);
     register_quantization(&t);
     register_detection(&t);
+    register_selection(&t);
     return t;
   }();
   return table;

@@ -16,12 +16,7 @@ namespace {
 using Outs = std::vector<bp_tensor_t*>;
 using Ins = std::vector<NodeInput>;
 
-int64_t norm_axis(const OnnxNode& n, int64_t rank) {
-  const int64_t axis = n.get_int("axis", 0);
-  const int64_t a = axis < 0 ? axis + rank : axis;
-  if (a < 0 || a >= std::max<int64_t>(rank, 1)) unsupported_attr(n.op_type, "axis", std::to_string(axis));
-  return a;
-}
+int64_t norm_axis(const OnnxNode& n, int64_t rank) { return bponnx::norm_axis(n, n.get_int("axis", 0), rank); }
 
 DType index_dtype(const OnnxNode& n, const NodeInput& in) {
   const DType it = dtype_of(in.t);

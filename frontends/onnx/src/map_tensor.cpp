@@ -14,12 +14,6 @@ namespace {
 using Outs = std::vector<bp_tensor_t*>;
 using Ins = std::vector<NodeInput>;
 
-int64_t norm_axis(const OnnxNode& n, int64_t axis, int64_t rank) {
-  const int64_t a = axis < 0 ? axis + rank : axis;
-  if (a < 0 || a >= std::max<int64_t>(rank, 1)) unsupported_attr(n.op_type, "axis", std::to_string(axis));
-  return a;
-}
-
 // Reduce*: `axes` an attribute up to opset `axes_input_from` - 1, an optional
 // input from then on; noop_with_empty_axes; keepdims defaults to 1.
 struct ReduceSpec {

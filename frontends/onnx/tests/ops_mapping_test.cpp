@@ -1,4 +1,4 @@
-// ONNX operators mapped onto several Backplane operators (ScatterND, Resize, Slice,
+// ONNX operators mapped onto several Backplane operators (ScatterND, Resize, Slice, Compress,
 // QuantizeLinear / DequantizeLinear, NonMaxSuppression,
 // GatherElements, the recurrent cells), on small graphs built here: results
 // worked out by hand, and bad input reported as one error naming the node.
@@ -423,5 +423,34 @@ TEST_F(OpsMappingTest, SliceWithNegativeStepsWalksBackwardFromTheClampedStart) {
     std::string err;
     ASSERT_TRUE(run(g, {{"x", floats({7}, {0, 1, 2, 3, 4, 5, 6})}}, &outs, &err)) << err;
     EXPECT_EQ(values(outs.at(0)), c.want) << c.start << ":" << c.end << ":" << c.step;
+  }
+}
+
+TEST_F(OpsMappingTest, CompressKeepsTheSlicesItsConditionSelectsAndRefusesA2DCondition) {
+  // Columns 0 and 2 of [[1, 2, 3], [4, 5, 6]]; a 2-D condition is bad
+  // input, reported naming the operator, the argument and the sizes.
+  for (const bool bad : {false, true}) {
+    Graph g(13);
+    g.input("x", {2, 3});
+    g.input("c", bad ? std::vector<int64_t>{1, 3} : std::vector<int64_t>{3});
+    g.output("y", {2, 2});
+    auto* n = g.node("Compress", {"x", "c"}, {"y"}, "compress");
+    auto* axis = attr(n, "axis");
+    axis->set_type(onnx::AttributeProto::INT);
+    axis->set_i(1);
+    g.g()->mutable_input(1)->mutable_type()->mutable_tensor_type()->set_elem_type(onnx::TensorProto::BOOL);
+    const bool c[3] = {true, false, true};
+    bp_tensor_t* cond = tensor(bad ? std::vector<int64_t>{1, 3} : std::vector<int64_t>{3},
+                               DLDataType{BP_DTYPE_CODE_BOOL, 8, 1}, c, sizeof c);
+    std::vector<bp_tensor_t*> outs;
+    std::string err;
+    const bool ok = run(g, {{"x", floats({2, 3}, {1, 2, 3, 4, 5, 6})}, {"c", cond}}, &outs, &err);
+    if (bad) {
+      EXPECT_FALSE(ok);
+      EXPECT_NE(err.find("Compress: condition must be 1-D but has sizes [1, 3]"), std::string::npos) << err;
+    } else {
+      ASSERT_TRUE(ok) << err;
+      EXPECT_EQ(values(outs.at(0)), (std::vector<float>{1, 3, 4, 6}));
+    }
   }
 }

@@ -221,6 +221,9 @@ void need_dtype(const std::string& onnx_op, const std::string& bp_op, DType d);
 /// running mappings.
 using DTypeClaims = std::function<bool(const std::string& bp_op, DType d)>;
 void set_dtype_claims(DTypeClaims claims);
+/// `axis` of a rank-`rank` input counted from 0 (a negative one from the
+/// end); throws NotMapped("attribute <op>.axis=<axis>") outside the rank.
+int64_t norm_axis(const OnnxNode& n, int64_t axis, int64_t rank);
 /// Throws NotMapped("attribute <op>.<name>=<value>").
 [[noreturn]] void unsupported_attr(const std::string& op, const std::string& name, const std::string& value);
 
@@ -243,6 +246,7 @@ void register_recurrent(MapTable* t);
 void register_einsum(MapTable* t);
 void register_quantization(MapTable* t);
 void register_detection(MapTable* t);
+void register_selection(MapTable* t);
 /// Every mapping, built once on first use (thread-safe) and never changed.
 const MapTable& map_table();
 

@@ -1,0 +1,113 @@
+// ONNX operators whose result's size depends on the values: Compress and
+// Unique. The values that decide it are read on the host (a device tensor is
+// read back, and the session then runs node by node rather than replaying a
+// plan, as for NonMaxSuppression); the selected data are gathered on the
+// device with index_select.
+#include <algorithm>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "bponnx/exec.h"
+
+namespace bponnx {
+
+namespace {
+using Outs = std::vector<bp_tensor_t*>;
+using Ins = std::vector<NodeInput>;
+}  // namespace
+
+void register_selection(MapTable* t) {
+  // Compress: the slices along `axis` (of the flattened input without one)
+  // whose condition entry is true; entries past the condition's end count as
+  // false. The result's size depends on the condition's values: they are
+  // read on the host (a device condition is read back, and the session then
+  // runs node by node, as for NonMaxSuppression).
+  (*t)["Compress"] = [](Exec& ex, const OnnxNode& n, const Ins& in) -> Outs {
+    bp_tensor_t* x = in[0].t;
+    int64_t axis = 0;
+    if (n.has("axis")) {
+      axis = norm_axis(n, n.get_int("axis", 0), static_cast<int64_t>(sizes_of(x).size()));
+    } else {
+      x = ex.call("reshape", {vt(x), vl({-1})});
+    }
+    const std::vector<int64_t> xs = sizes_of(x);
+    if (xs.empty()) throw CallFailed{"Compress: input must have rank >= 1 but is 0-dim"};
+    const int64_t len = xs[static_cast<size_t>(axis)];
+    const HostTensor& cond = host_of(in[1]);
+    if (cond.ndim() != 1) throw CallFailed{"Compress: condition must be 1-D but has sizes " + sizes_str(cond.sizes)};
+    std::vector<int64_t> keep;
+    for (int64_t i = 0; i < len && i < cond.numel(); ++i) {
+      if (cond.values[static_cast<size_t>(i)] != 0) keep.push_back(i);
+    }
+    if (keep.empty()) {
+      std::vector<int64_t> out = xs;
+      out[static_cast<size_t>(axis)] = 0;
+      return {ex.full(out, dtype_of(x), 0.0)};
+    }
+    need_dtype(n.op_type, "index_select", dtype_of(x));
+    return {ex.call("index_select", {vt(x), vi(axis), vt(upload_ints(ex, keep))})};
+  };
+  // Unique (as numpy.unique): the distinct elements (or slices along
+  // `axis`), sorted ascending (lexicographically for slices) or in order of
+  // first occurrence, with the index of each one's first occurrence, every
+  // element's position in Y and the counts. The values are read on the host
+  // (the result's size depends on them); Y is gathered from X on the device.
+  (*t)["Unique"] = [](Exec& ex, const OnnxNode& n, const Ins& in) -> Outs {
+    bp_tensor_t* x = in[0].t;
+    int64_t axis = 0;
+    if (n.has("axis")) {
+      axis = norm_axis(n, n.get_int("axis", 0), static_cast<int64_t>(sizes_of(x).size()));
+    } else {
+      x = ex.call("reshape", {vt(x), vl({-1})});
+    }
+    const std::vector<int64_t> xs = sizes_of(x);
+    if (xs.empty()) throw CallFailed{"Unique: input must have rank >= 1 but is 0-dim"};
+    const HostTensor h = ex.to_host(x);
+    // Slice i along `axis`: its elements in row-major order of the other dims.
+    int64_t outer = 1, inner = 1;
+    for (int64_t d = 0; d < axis; ++d) outer *= xs[static_cast<size_t>(d)];
+    for (size_t d = static_cast<size_t>(axis) + 1; d < xs.size(); ++d) inner *= xs[d];
+    const int64_t len = xs[static_cast<size_t>(axis)];
+    std::vector<std::vector<double>> slices(static_cast<size_t>(len));
+    for (int64_t i = 0; i < len; ++i) {
+      for (int64_t o = 0; o < outer; ++o) {
+        for (int64_t k = 0; k < inner; ++k) {
+          slices[static_cast<size_t>(i)].push_back(h.values[static_cast<size_t>((o * len + i) * inner + k)]);
+        }
+      }
+    }
+    std::vector<int64_t> first;  // first occurrence of each distinct slice, in order of occurrence
+    std::vector<int64_t> inverse(static_cast<size_t>(len));
+    std::map<std::vector<double>, int64_t> seen;  // slice -> its position in `first`
+    for (int64_t i = 0; i < len; ++i) {
+      const auto it = seen.emplace(slices[static_cast<size_t>(i)], static_cast<int64_t>(first.size()));
+      if (it.second) first.push_back(i);
+      inverse[static_cast<size_t>(i)] = it.first->second;
+    }
+    std::vector<int64_t> order(first.size());  // Y's entries, as positions in `first`
+    for (size_t k = 0; k < order.size(); ++k) order[k] = static_cast<int64_t>(k);
+    if (n.get_int("sorted", 1) != 0) {
+      std::sort(order.begin(), order.end(), [&](int64_t a, int64_t b) {
+        return slices[static_cast<size_t>(first[static_cast<size_t>(a)])] <
+               slices[static_cast<size_t>(first[static_cast<size_t>(b)])];
+      });
+    }
+    std::vector<int64_t> rank(order.size()), indices, counts(order.size(), 0);
+    for (size_t k = 0; k < order.size(); ++k) {
+      rank[static_cast<size_t>(order[k])] = static_cast<int64_t>(k);
+      indices.push_back(first[static_cast<size_t>(order[k])]);
+    }
+    for (int64_t& v : inverse) {
+      v = rank[static_cast<size_t>(v)];
+      ++counts[static_cast<size_t>(v)];
+    }
+    need_dtype(n.op_type, "index_select", dtype_of(x));
+    Outs outs = {ex.call("index_select", {vt(x), vi(axis), vt(upload_ints(ex, indices))}), upload_ints(ex, indices),
+                 upload_ints(ex, inverse), upload_ints(ex, counts)};
+    outs.resize(std::min(outs.size(), n.outputs.size()));
+    return outs;
+  };
+}
+
+}  // namespace bponnx
