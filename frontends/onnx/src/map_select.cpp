@@ -4,6 +4,7 @@
 // plan, as for NonMaxSuppression); the selected data are gathered on the
 // device with index_select.
 #include <algorithm>
+#include <cmath>
 #include <map>
 #include <string>
 #include <vector>
@@ -15,6 +16,20 @@ namespace bponnx {
 namespace {
 using Outs = std::vector<bp_tensor_t*>;
 using Ins = std::vector<NodeInput>;
+
+// Slices in lexicographic order, element by element, with every NaN equal to
+// every other and after all numbers (numpy.unique's equal_nan): a strict
+// weak order, which `<` on doubles is not once a NaN is in.
+struct SliceLess {
+  bool operator()(const std::vector<double>& a, const std::vector<double>& b) const {
+    for (size_t k = 0; k < a.size() && k < b.size(); ++k) {
+      const bool na = std::isnan(a[k]), nb = std::isnan(b[k]);
+      if (na != nb) return nb;
+      if (!na && a[k] != b[k]) return a[k] < b[k];
+    }
+    return a.size() < b.size();
+  }
+};
 }  // namespace
 
 void register_selection(MapTable* t) {
@@ -53,6 +68,7 @@ void register_selection(MapTable* t) {
   // first occurrence, with the index of each one's first occurrence, every
   // element's position in Y and the counts. The values are read on the host
   // (the result's size depends on them); Y is gathered from X on the device.
+  // NaNs count as equal to each other (numpy's equal_nan) and sort last.
   (*t)["Unique"] = [](Exec& ex, const OnnxNode& n, const Ins& in) -> Outs {
     bp_tensor_t* x = in[0].t;
     int64_t axis = 0;
@@ -79,7 +95,7 @@ void register_selection(MapTable* t) {
     }
     std::vector<int64_t> first;  // first occurrence of each distinct slice, in order of occurrence
     std::vector<int64_t> inverse(static_cast<size_t>(len));
-    std::map<std::vector<double>, int64_t> seen;  // slice -> its position in `first`
+    std::map<std::vector<double>, int64_t, SliceLess> seen;  // slice -> its position in `first`
     for (int64_t i = 0; i < len; ++i) {
       const auto it = seen.emplace(slices[static_cast<size_t>(i)], static_cast<int64_t>(first.size()));
       if (it.second) first.push_back(i);
@@ -89,8 +105,8 @@ void register_selection(MapTable* t) {
     for (size_t k = 0; k < order.size(); ++k) order[k] = static_cast<int64_t>(k);
     if (n.get_int("sorted", 1) != 0) {
       std::sort(order.begin(), order.end(), [&](int64_t a, int64_t b) {
-        return slices[static_cast<size_t>(first[static_cast<size_t>(a)])] <
-               slices[static_cast<size_t>(first[static_cast<size_t>(b)])];
+        return SliceLess()(slices[static_cast<size_t>(first[static_cast<size_t>(a)])],
+                           slices[static_cast<size_t>(first[static_cast<size_t>(b)])]);
       });
     }
     std::vector<int64_t> rank(order.size()), indices, counts(order.size(), 0);

@@ -1,4 +1,4 @@
-// ONNX operators mapped onto several Backplane operators (ScatterND, Resize, Slice, Compress,
+// ONNX operators mapped onto several Backplane operators (ScatterND, Resize, Slice, Compress, Unique,
 // QuantizeLinear / DequantizeLinear, NonMaxSuppression,
 // GatherElements, the recurrent cells), on small graphs built here: results
 // worked out by hand, and bad input reported as one error naming the node.
@@ -453,4 +453,37 @@ TEST_F(OpsMappingTest, CompressKeepsTheSlicesItsConditionSelectsAndRefusesA2DCon
       EXPECT_EQ(values(outs.at(0)), (std::vector<float>{1, 3, 4, 6}));
     }
   }
+}
+
+TEST_F(OpsMappingTest, UniqueCountsNaNsAsOneValueSortedLast) {
+  // [2, NaN, 1, NaN, 2] sorted: Y [1, 2, NaN], first indices [2, 0, 1],
+  // inverse [1, 2, 0, 2, 1], counts [1, 2, 2] (numpy.unique, equal_nan).
+  Graph g(13);
+  g.input("x", {5});
+  g.output("y", {3});
+  g.output("first", {3});
+  g.output("inverse", {5});
+  g.output("counts", {3});
+  for (int k = 1; k < 4; ++k) {
+    g.g()->mutable_output(k)->mutable_type()->mutable_tensor_type()->set_elem_type(onnx::TensorProto::INT64);
+  }
+  g.node("Unique", {"x"}, {"y", "first", "inverse", "counts"}, "unique");
+  const float nan = std::numeric_limits<float>::quiet_NaN();
+  std::vector<bp_tensor_t*> outs;
+  std::string err;
+  ASSERT_TRUE(run(g, {{"x", floats({5}, {2, nan, 1, nan, 2})}}, &outs, &err)) << err;
+  ASSERT_EQ(outs.size(), 4u);
+  const std::vector<float> y = values(outs[0]);
+  ASSERT_EQ(y.size(), 3u);
+  EXPECT_EQ(y[0], 1);
+  EXPECT_EQ(y[1], 2);
+  EXPECT_TRUE(std::isnan(y[2]));
+  auto ints = [&](bp_tensor_t* t) {
+    std::vector<int64_t> v(static_cast<size_t>(bp_tensor_numel(t)));
+    EXPECT_EQ(bp_tensor_to_host(t, v.data(), v.size() * 8), BP_STATUS_OK);
+    return v;
+  };
+  EXPECT_EQ(ints(outs[1]), (std::vector<int64_t>{2, 0, 1}));
+  EXPECT_EQ(ints(outs[2]), (std::vector<int64_t>{1, 2, 0, 2, 1}));
+  EXPECT_EQ(ints(outs[3]), (std::vector<int64_t>{1, 2, 2}));
 }
