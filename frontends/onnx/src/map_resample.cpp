@@ -348,11 +348,136 @@ Outs resize(Exec& ex, const OnnxNode& n, const Ins& in) {
   return resize_separable(ex, n, in, xs, t, mode, coord);
 }
 
+// GridSample (opset 16: bilinear / nearest / bicubic; 20: linear / cubic)
+// on 4-D inputs, with PyTorch's grid_sample semantics as the ONNX reference
+// spells them. Where each output samples depends on the grid's values, so
+// the grid is read on the host (the session then runs node by node) and
+// every output gets its taps (1, 4 or 16 input positions) and weights there;
+// the device gathers the taps from X and sums them, weighted:
+//   Y[n, c, p] = sum_t W[n, p, t] * X[n, c, I[n, p, t]]  (X seen as [N, C, H*W]).
+// A tap outside the input under padding_mode "zeros" has weight 0 (so an
+// Inf in X at the position it points to gives NaN, where the reference gives 0).
+struct GridAxis {
+  int64_t len = 0;
+  bool align = false;
+  std::string padding;
+  double lo() const { return align ? 0.0 : -0.5; }
+  double hi() const { return align ? static_cast<double>(len - 1) : static_cast<double>(len) - 0.5; }
+  // A coordinate reflected by the near border until it lies within [lo, hi].
+  double reflect(double v) const {
+    const double r = hi() - lo();
+    if (r <= 0) return lo();
+    if (v < lo() || v > hi()) {
+      const double d = v < lo() ? lo() - v : v - hi();
+      const int64_t k = static_cast<int64_t>(d / r);
+      const double rest = d - static_cast<double>(k) * r;
+      const bool near_low = (v < lo()) == (k % 2 == 0);
+      v = near_low ? lo() + rest : hi() - rest;
+    }
+    return v;
+  }
+  // The source coordinate of normalized grid value g, padding applied.
+  double source(double g, bool nearest) const {
+    double v = align ? (g + 1) / 2 * static_cast<double>(len - 1) : ((g + 1) * static_cast<double>(len) - 1) / 2;
+    if (nearest) v = std::nearbyint(v);
+    if (v < lo() || v > hi()) {
+      if (padding == "border") v = std::max(0.0, std::min(static_cast<double>(len - 1), v));
+      if (padding == "reflection") v = reflect(v);
+    }
+    return v;
+  }
+  // The input index a tap at integer position i reads, or -1 for a zero.
+  int64_t tap(int64_t i) const {
+    if (i >= 0 && i < len) return i;
+    if (padding == "zeros") return -1;
+    if (padding == "border") return std::max<int64_t>(0, std::min(len - 1, i));
+    return std::max<int64_t>(0, std::min(len - 1, static_cast<int64_t>(reflect(static_cast<double>(i)))));
+  }
+  // Taps (index or -1) and weights along this axis for grid value g.
+  int taps(double g, const std::string& mode, int64_t idx[4], double w[4]) const {
+    if (mode == "nearest") {
+      idx[0] = tap(static_cast<int64_t>(source(g, true)));
+      w[0] = 1;
+      return 1;
+    }
+    const double v = source(g, false), f = std::floor(v), t = v - f;
+    const int64_t i0 = static_cast<int64_t>(f);
+    if (mode == "linear") {
+      idx[0] = tap(i0);
+      idx[1] = tap(i0 + 1);
+      w[0] = 1 - t;
+      w[1] = t;
+      return 2;
+    }
+    const double A = -0.75, t1 = t + 1, u = 1 - t, u1 = 2 - t;
+    w[0] = ((A * t1 - 5 * A) * t1 + 8 * A) * t1 - 4 * A;
+    w[1] = ((A + 2) * t - (A + 3)) * t * t + 1;
+    w[2] = ((A + 2) * u - (A + 3)) * u * u + 1;
+    w[3] = ((A * u1 - 5 * A) * u1 + 8 * A) * u1 - 4 * A;
+    for (int k = 0; k < 4; ++k) idx[k] = tap(i0 - 1 + k);
+    return 4;
+  }
+};
+
+Outs grid_sample(Exec& ex, const OnnxNode& n, const Ins& in) {
+  const std::vector<int64_t> xs = sizes_of(in[0].t);
+  std::string mode = n.get_string("mode", n.opset >= 20 ? "linear" : "bilinear");
+  if (mode == "bilinear") mode = "linear";
+  if (mode == "bicubic") mode = "cubic";
+  if (mode != "linear" && mode != "nearest" && mode != "cubic") unsupported_attr(n.op_type, "mode", mode);
+  const std::string padding = n.get_string("padding_mode", "zeros");
+  if (padding != "zeros" && padding != "border" && padding != "reflection") {
+    unsupported_attr(n.op_type, "padding_mode", padding);
+  }
+  if (xs.size() != 4) throw NotMapped{"input " + n.op_type + ".X of rank " + std::to_string(xs.size()) + " (4-D only)"};
+  const HostTensor& grid = host_of(in[1]);
+  const int64_t N = xs[0], C = xs[1], H = xs[2], W = xs[3];
+  if (grid.ndim() != 4 || grid.sizes[0] != N || grid.sizes[3] != 2) {
+    throw CallFailed{n.op_type + ": INVALID_ARGUMENT: argument 'grid' must have sizes [" + std::to_string(N) +
+                     ", H_out, W_out, 2] but has sizes " + sizes_str(grid.sizes)};
+  }
+  const int64_t Ho = grid.sizes[1], Wo = grid.sizes[2], P = Ho * Wo;
+  const bool align = n.get_int("align_corners", 0) != 0;
+  const GridAxis ax{W, align, padding}, ay{H, align, padding};
+  const int per_axis = mode == "nearest" ? 1 : mode == "linear" ? 2 : 4;
+  const int64_t T = static_cast<int64_t>(per_axis) * per_axis;
+  std::vector<int64_t> index;
+  HostTensor weight;
+  weight.dtype = dtype_of(in[0].t);
+  weight.sizes = {N, 1, P, T};
+  index.reserve(static_cast<size_t>(N * P * T));
+  for (int64_t b = 0; b < N; ++b) {
+    for (int64_t p = 0; p < P; ++p) {
+      const size_t at = static_cast<size_t>((b * P + p) * 2);
+      int64_t ix[4], iy[4];
+      double wx[4], wy[4];
+      ax.taps(grid.values[at], mode, ix, wx);  // grid[..., 0] is x (width)
+      ay.taps(grid.values[at + 1], mode, iy, wy);
+      for (int r = 0; r < per_axis; ++r) {
+        for (int c = 0; c < per_axis; ++c) {
+          const bool zero = ix[c] < 0 || iy[r] < 0;
+          index.push_back(zero ? 0 : iy[r] * W + ix[c]);
+          weight.values.push_back(zero ? 0.0 : wy[r] * wx[c]);
+        }
+      }
+    }
+  }
+  need_dtype(n.op_type, "gather", dtype_of(in[0].t));
+  bp_tensor_t* flat = ex.call("reshape", {vt(in[0].t), vl({N, C, H * W})});
+  bp_tensor_t* idx = ex.call("reshape", {vt(upload_ints(ex, index)), vl({N, 1, P * T})});
+  idx = ex.call("contiguous", {vt(ex.call("expand", {vt(idx), vl({N, C, P * T})}))});
+  bp_tensor_t* taps = ex.call("reshape", {vt(ex.call("gather", {vt(flat), vi(2), vt(idx)})), vl({N, C, P, T})});
+  bp_tensor_t* y = ex.call("sum.dim_IntList",
+                           {vt(ex.call("mul.Tensor", {vt(taps), vt(ex.upload(weight))})), vl({3}), vb(false)});
+  return {ex.call("reshape", {vt(y), vl({N, C, Ho, Wo})})};
+}
+
 }  // namespace
 
 void register_resample(MapTable* t) {
   (*t)["Resize"] = resize;
   (*t)["Upsample"] = resize;
+  (*t)["GridSample"] = grid_sample;
 }
 
 }  // namespace bponnx

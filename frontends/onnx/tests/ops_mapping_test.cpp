@@ -1,4 +1,4 @@
-// ONNX operators mapped onto several Backplane operators (ScatterND, Resize, Slice, Compress, Unique,
+// ONNX operators mapped onto several Backplane operators (ScatterND, Resize, GridSample, Slice, Compress, Unique,
 // QuantizeLinear / DequantizeLinear, NonMaxSuppression,
 // GatherElements, the recurrent cells), on small graphs built here: results
 // worked out by hand, and bad input reported as one error naming the node.
@@ -486,4 +486,37 @@ TEST_F(OpsMappingTest, UniqueCountsNaNsAsOneValueSortedLast) {
   EXPECT_EQ(ints(outs[1]), (std::vector<int64_t>{2, 0, 1}));
   EXPECT_EQ(ints(outs[2]), (std::vector<int64_t>{1, 2, 0, 2, 1}));
   EXPECT_EQ(ints(outs[3]), (std::vector<int64_t>{1, 2, 2}));
+}
+
+TEST_F(OpsMappingTest, GridSampleBilinearZerosPaddingAndABadGridIsNamed) {
+  // X [[1, 2], [3, 4]], align_corners 1: grid (-1, -1) is pixel (0, 0) = 1,
+  // (0, 0) the centre = 2.5, (1, -1) is x = 1, y = 0 -> 2, and (3, 0) lies
+  // at x = 2, y = 0.5: its taps at x = 2 and 3 are outside, weight 0 -> 0.
+  // A grid whose last dim is not 2 is bad input, named with its sizes.
+  for (const bool bad : {false, true}) {
+    Graph g(16);
+    g.input("x", {1, 1, 2, 2});
+    g.input("grid", bad ? std::vector<int64_t>{1, 1, 4, 3} : std::vector<int64_t>{1, 1, 4, 2});
+    g.output("y", {1, 1, 1, 4});
+    auto* n = g.node("GridSample", {"x", "grid"}, {"y"}, "sample");
+    auto* align = attr(n, "align_corners");
+    align->set_type(onnx::AttributeProto::INT);
+    align->set_i(1);
+    const std::vector<float> grid = bad ? std::vector<float>(12, 0.0f)
+                                        : std::vector<float>{-1, -1, 0, 0, 1, -1, 3, 0};
+    std::vector<bp_tensor_t*> outs;
+    std::string err;
+    const bool ok = run(g, {{"x", floats({1, 1, 2, 2}, {1, 2, 3, 4})},
+                            {"grid", floats(bad ? std::vector<int64_t>{1, 1, 4, 3} : std::vector<int64_t>{1, 1, 4, 2}, grid)}},
+                        &outs, &err);
+    if (bad) {
+      EXPECT_FALSE(ok);
+      EXPECT_NE(err.find("argument 'grid' must have sizes [1, H_out, W_out, 2] but has sizes [1, 1, 4, 3]"),
+                std::string::npos)
+          << err;
+    } else {
+      ASSERT_TRUE(ok) << err;
+      EXPECT_EQ(values(outs.at(0)), (std::vector<float>{1, 2.5, 2, 0}));
+    }
+  }
 }
