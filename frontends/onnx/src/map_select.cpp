@@ -30,6 +30,19 @@ struct SliceLess {
     return a.size() < b.size();
   }
 };
+// The input and the axis the selection runs along: `axis` when the node
+// has one, else dim 0 of the input flattened. Throws CallFailed for a 0-dim input.
+bp_tensor_t* along_axis_or_flat(Exec& ex, const OnnxNode& n, bp_tensor_t* x, int64_t* axis) {
+  const int64_t rank = static_cast<int64_t>(sizes_of(x).size());
+  if (rank == 0) throw CallFailed{n.op_type + ": input must have rank >= 1 but is 0-dim"};
+  *axis = 0;
+  if (n.has("axis")) {
+    *axis = norm_axis(n, n.get_int("axis", 0), rank);
+    return x;
+  }
+  return ex.call("reshape", {vt(x), vl({-1})});
+}
+
 }  // namespace
 
 void register_selection(MapTable* t) {
@@ -39,15 +52,9 @@ void register_selection(MapTable* t) {
   // read on the host (a device condition is read back, and the session then
   // runs node by node, as for NonMaxSuppression).
   (*t)["Compress"] = [](Exec& ex, const OnnxNode& n, const Ins& in) -> Outs {
-    bp_tensor_t* x = in[0].t;
     int64_t axis = 0;
-    if (n.has("axis")) {
-      axis = norm_axis(n, n.get_int("axis", 0), static_cast<int64_t>(sizes_of(x).size()));
-    } else {
-      x = ex.call("reshape", {vt(x), vl({-1})});
-    }
+    bp_tensor_t* x = along_axis_or_flat(ex, n, in[0].t, &axis);
     const std::vector<int64_t> xs = sizes_of(x);
-    if (xs.empty()) throw CallFailed{"Compress: input must have rank >= 1 but is 0-dim"};
     const int64_t len = xs[static_cast<size_t>(axis)];
     const HostTensor& cond = host_of(in[1]);
     if (cond.ndim() != 1) throw CallFailed{"Compress: condition must be 1-D but has sizes " + sizes_str(cond.sizes)};
@@ -70,15 +77,9 @@ void register_selection(MapTable* t) {
   // (the result's size depends on them); Y is gathered from X on the device.
   // NaNs count as equal to each other (numpy's equal_nan) and sort last.
   (*t)["Unique"] = [](Exec& ex, const OnnxNode& n, const Ins& in) -> Outs {
-    bp_tensor_t* x = in[0].t;
     int64_t axis = 0;
-    if (n.has("axis")) {
-      axis = norm_axis(n, n.get_int("axis", 0), static_cast<int64_t>(sizes_of(x).size()));
-    } else {
-      x = ex.call("reshape", {vt(x), vl({-1})});
-    }
+    bp_tensor_t* x = along_axis_or_flat(ex, n, in[0].t, &axis);
     const std::vector<int64_t> xs = sizes_of(x);
-    if (xs.empty()) throw CallFailed{"Unique: input must have rank >= 1 but is 0-dim"};
     const HostTensor h = ex.to_host(x);
     // Slice i along `axis`: its elements in row-major order of the other dims.
     int64_t outer = 1, inner = 1;
