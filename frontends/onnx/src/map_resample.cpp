@@ -206,9 +206,10 @@ struct AxisWeights {
   std::vector<char> outside;
 };
 
-// The reference's coefficients for an output at fraction `ratio` in (0, 1]
-// past its left neighbour: cubic (Keys, with a = cubic_a) over 4 neighbours,
-// linear over 2.
+// The reference's coefficients for a sample at fraction `ratio` past its
+// left neighbour: cubic (Keys, with a = cubic_a) over 4 neighbours (the one
+// before the left neighbour first), linear over 2. Resize passes a ratio in
+// (0, 1], GridSample one in [0, 1).
 int coefficients(bool cubic, double ratio, double cubic_a, double c[4]) {
   if (!cubic) {
     c[0] = 1 - ratio;
@@ -400,22 +401,13 @@ struct GridAxis {
       w[0] = 1;
       return 1;
     }
-    const double v = source(g, false), f = std::floor(v), t = v - f;
-    const int64_t i0 = static_cast<int64_t>(f);
-    if (mode == "linear") {
-      idx[0] = tap(i0);
-      idx[1] = tap(i0 + 1);
-      w[0] = 1 - t;
-      w[1] = t;
-      return 2;
-    }
-    const double A = -0.75, t1 = t + 1, u = 1 - t, u1 = 2 - t;
-    w[0] = ((A * t1 - 5 * A) * t1 + 8 * A) * t1 - 4 * A;
-    w[1] = ((A + 2) * t - (A + 3)) * t * t + 1;
-    w[2] = ((A + 2) * u - (A + 3)) * u * u + 1;
-    w[3] = ((A * u1 - 5 * A) * u1 + 8 * A) * u1 - 4 * A;
-    for (int k = 0; k < 4; ++k) idx[k] = tap(i0 - 1 + k);
-    return 4;
+    // Resize's coefficients (Keys with a = -0.75 for cubic) at the fraction
+    // past floor(v); the taps start at floor(v) (linear) or one before (cubic).
+    const double v = source(g, false), f = std::floor(v);
+    const int count = coefficients(mode == "cubic", v - f, -0.75, w);
+    const int64_t first = static_cast<int64_t>(f) - (count == 4 ? 1 : 0);
+    for (int k = 0; k < count; ++k) idx[k] = tap(first + k);
+    return count;
   }
 };
 

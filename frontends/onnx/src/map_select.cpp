@@ -80,7 +80,7 @@ void register_selection(MapTable* t) {
     int64_t axis = 0;
     bp_tensor_t* x = along_axis_or_flat(ex, n, in[0].t, &axis);
     const std::vector<int64_t> xs = sizes_of(x);
-    const HostTensor h = ex.to_host(x);
+    const HostTensor& h = host_of(in[0]);  // row-major: the flattened order too
     // Slice i along `axis`: its elements in row-major order of the other dims.
     int64_t outer = 1, inner = 1;
     for (int64_t d = 0; d < axis; ++d) outer *= xs[static_cast<size_t>(d)];

@@ -130,6 +130,31 @@ std::vector<int64_t> axes_of(const OnnxNode& n, const std::vector<FoldInput>& in
   return n.get_ints("axes", {});
 }
 
+// out[i0, i1, ...] = x.values[offsets[0][i0] + offsets[1][i1] + ...]: the
+// one walk behind Transpose and Slice (offsets[k] holds, for each index of
+// output dim k, its offset into x's values).
+void gather_values(const HostTensor& x, const std::vector<std::vector<int64_t>>& offsets, HostTensor* out) {
+  out->dtype = x.dtype;
+  out->sizes.clear();
+  for (const auto& o : offsets) out->sizes.push_back(static_cast<int64_t>(o.size()));
+  const int64_t numel = product(out->sizes);
+  const size_t rank = offsets.size();
+  std::vector<size_t> idx(rank, 0);  // the output index, row-major
+  for (int64_t i = 0; i < numel; ++i) {
+    int64_t src = 0;
+    for (size_t k = 0; k < rank; ++k) src += offsets[k][idx[k]];
+    out->values.push_back(x.values[static_cast<size_t>(src)]);
+    for (size_t k = rank; k-- > 0 && ++idx[k] == offsets[k].size();) idx[k] = 0;
+  }
+}
+
+// Row-major strides of `sizes`, in elements.
+std::vector<int64_t> row_major_strides(const std::vector<int64_t>& sizes) {
+  std::vector<int64_t> s(sizes.size(), 1);
+  for (size_t k = sizes.size(); k-- > 1;) s[k - 1] = s[k] * sizes[k];
+  return s;
+}
+
 HostTensor with_sizes(const HostTensor& x, std::vector<int64_t> sizes) {
   HostTensor r = x;
   r.sizes = std::move(sizes);
@@ -223,25 +248,17 @@ const std::map<std::string, Fold>& folds() {
         for (int64_t k = rank - 1; k >= 0; --k) perm.push_back(k);
       }
       if (static_cast<int64_t>(perm.size()) != rank) return false;
-      std::vector<int64_t> sizes(static_cast<size_t>(rank)), strides(static_cast<size_t>(rank), 1), seen(perm.size());
-      for (int64_t k = rank - 2; k >= 0; --k) strides[static_cast<size_t>(k)] = strides[k + 1] * x.sizes[k + 1];
-      for (int64_t k = 0; k < rank; ++k) {
-        const int64_t p = perm[static_cast<size_t>(k)];
+      const std::vector<int64_t> strides = row_major_strides(x.sizes);
+      std::vector<int64_t> seen(perm.size(), 0);
+      std::vector<std::vector<int64_t>> offsets(perm.size());  // output dim k walks input dim perm[k]
+      for (size_t k = 0; k < perm.size(); ++k) {
+        const int64_t p = perm[k];
         if (p < 0 || p >= rank || seen[static_cast<size_t>(p)]++) return false;
-        sizes[static_cast<size_t>(k)] = x.sizes[static_cast<size_t>(p)];
-      }
-      out->dtype = x.dtype;
-      out->sizes = sizes;
-      const int64_t numel = x.numel();
-      std::vector<int64_t> idx(static_cast<size_t>(rank), 0);  // the output index, row-major
-      for (int64_t i = 0; i < numel; ++i) {
-        int64_t src = 0;
-        for (int64_t k = 0; k < rank; ++k) src += idx[static_cast<size_t>(k)] * strides[static_cast<size_t>(perm[k])];
-        out->values.push_back(x.values[static_cast<size_t>(src)]);
-        for (int64_t k = rank - 1; k >= 0 && ++idx[static_cast<size_t>(k)] == sizes[static_cast<size_t>(k)]; --k) {
-          idx[static_cast<size_t>(k)] = 0;
+        for (int64_t i = 0; i < x.sizes[static_cast<size_t>(p)]; ++i) {
+          offsets[k].push_back(i * strides[static_cast<size_t>(p)]);
         }
       }
+      gather_values(x, offsets, out);
       return true;
     };
     m["Reshape"] = [](const OnnxNode& n, const std::vector<FoldInput>& in, HostTensor* out) {
@@ -331,8 +348,9 @@ const std::map<std::string, Fold>& folds() {
       }
       if (steps.empty()) steps.assign(starts.size(), 1);
       if (ends.size() != starts.size() || axes.size() != starts.size() || steps.size() != starts.size()) return false;
-      // The source indices along each dim (all of them where no entry slices it).
-      std::vector<std::vector<int64_t>> pick(static_cast<size_t>(rank));
+      // The source offsets along each dim (all of its indices where no entry slices it).
+      const std::vector<int64_t> strides = row_major_strides(x.sizes);
+      std::vector<std::vector<int64_t>> offsets(static_cast<size_t>(rank));
       std::vector<bool> sliced(static_cast<size_t>(rank), false);
       for (size_t k = 0; k < starts.size(); ++k) {
         int64_t a = axes[k];
@@ -348,29 +366,17 @@ const std::map<std::string, Fold>& folds() {
           s = std::max<int64_t>(0, std::min(dim - 1, s));
           e = std::max<int64_t>(-1, std::min(dim - 1, e));
         }
-        for (int64_t i = s; dim > 0 && (step > 0 ? i < e : i > e); i += step) pick[static_cast<size_t>(a)].push_back(i);
+        for (int64_t i = s; dim > 0 && (step > 0 ? i < e : i > e); i += step) {
+          offsets[static_cast<size_t>(a)].push_back(i * strides[static_cast<size_t>(a)]);
+        }
       }
-      out->dtype = x.dtype;
-      out->sizes.clear();
-      std::vector<int64_t> strides(static_cast<size_t>(rank), 1);
-      for (int64_t k = rank - 2; k >= 0; --k) strides[static_cast<size_t>(k)] = strides[k + 1] * x.sizes[k + 1];
       for (int64_t k = 0; k < rank; ++k) {
-        auto& p = pick[static_cast<size_t>(k)];
-        if (!sliced[static_cast<size_t>(k)]) {
-          for (int64_t i = 0; i < x.sizes[static_cast<size_t>(k)]; ++i) p.push_back(i);
-        }
-        out->sizes.push_back(static_cast<int64_t>(p.size()));
-      }
-      const int64_t numel = product(out->sizes);
-      std::vector<size_t> idx(static_cast<size_t>(rank), 0);  // the output index, row-major
-      for (int64_t i = 0; i < numel; ++i) {
-        int64_t src = 0;
-        for (int64_t k = 0; k < rank; ++k) src += pick[static_cast<size_t>(k)][idx[static_cast<size_t>(k)]] * strides[k];
-        out->values.push_back(x.values[static_cast<size_t>(src)]);
-        for (int64_t k = rank - 1; k >= 0 && ++idx[static_cast<size_t>(k)] == pick[static_cast<size_t>(k)].size(); --k) {
-          idx[static_cast<size_t>(k)] = 0;
+        if (sliced[static_cast<size_t>(k)]) continue;
+        for (int64_t i = 0; i < x.sizes[static_cast<size_t>(k)]; ++i) {
+          offsets[static_cast<size_t>(k)].push_back(i * strides[static_cast<size_t>(k)]);
         }
       }
+      gather_values(x, offsets, out);
       return true;
     };
     m["ConstantOfShape"] = [](const OnnxNode& n, const std::vector<FoldInput>& in, HostTensor* out) {
