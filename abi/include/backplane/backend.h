@@ -342,6 +342,33 @@ typedef struct bp_backend_t {
 
   /* Releases everything the plugin holds. Called once, last. May be NULL. */
   void (*shutdown)(void* backend_data);
+
+  /* ---- ABI 1.4: streams beyond the default, event queries and timing ----
+   * Optional; the host reads them only when the plugin's struct_size covers
+   * them, and a NULL slot means unsupported. Ordering rules (docs/streams.md):
+   * work on one stream runs in enqueue order; work on two streams is
+   * unordered unless an event orders it; event_wait(e, s) makes work
+   * enqueued on `s` after the call wait for the work that preceded e's last
+   * event_record (and returns without waiting on the host). */
+
+  /* Creates an in-order stream on `device`, independent of the default
+   * stream. Owned by the plugin until stream_destroy. NULL slot: the device
+   * has only its default stream (bp_stream_create fails with UNIMPLEMENTED).
+   * Errors: OUT_OF_MEMORY, UNAVAILABLE. */
+  bp_status_t (*stream_create)(void* backend_data, int32_t device, bp_stream_t* out_stream);
+  /* Destroys a stream made by stream_create. The host synchronizes it first
+   * and never passes the default stream. Required when stream_create is set. */
+  bp_status_t (*stream_destroy)(void* backend_data, int32_t device, bp_stream_t stream);
+  /* Sets *out_complete to 1 when the work that preceded the event's last
+   * event_record has finished, or when the event was never recorded; 0
+   * otherwise. Never blocks. NULL slot: the host answers with
+   * event_synchronize (it blocks). */
+  bp_status_t (*event_query)(void* backend_data, bp_event_t event, int32_t* out_complete);
+  /* Milliseconds (a float, at least microsecond resolution) from the
+   * completion of `start`'s last record to that of `end`'s, both created on
+   * one device. Errors: FAILED_PRECONDITION when either was never recorded
+   * or has not completed. NULL slot: event timing unsupported. */
+  bp_status_t (*event_elapsed_time)(void* backend_data, bp_event_t start, bp_event_t end, float* out_ms);
 } bp_backend_t;
 
 /* ---- The entry point ----------------------------------------------------- */

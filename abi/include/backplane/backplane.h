@@ -175,7 +175,9 @@ BP_API bp_status_t bp_device_parse(bp_context_t* context, const char* spec, bp_d
 /* Fills device properties (struct_size preset). Errors: OUT_OF_RANGE. */
 BP_API bp_status_t bp_device_properties(bp_context_t* context, bp_device_t device,
                                         bp_device_properties_t* out_properties);
-/* Waits for all work queued on the device's default stream. */
+/* Waits for all work queued on every stream of the device (ABI 1.4; before
+ * it, the default stream only). Errors: NOT_FOUND, and what the backend
+ * reports. */
 BP_API bp_status_t bp_device_synchronize(bp_context_t* context, bp_device_t device);
 
 /* ---- Caching allocator (one per device) ---------------------------------- */
@@ -429,5 +431,6 @@ BP_API bp_status_t bp_transfer_stats_reset(bp_context_t* context, int32_t backen
 #endif
 
 #include "backplane/call_plan.h" /* ABI 1.3: prepared calls */
+#include "backplane/streams.h"   /* ABI 1.4: streams and events */
 
 #endif /* BACKPLANE_BACKPLANE_H_ */

@@ -1,0 +1,122 @@
+/*
+ * Streams and events for host applications (ABI 1.4). Pure C99; included by
+ * backplane.h (use that header). Semantics: docs/streams.md, modelled on
+ * PyTorch's CUDA semantics (torch.cuda.Stream, Event, record_stream) and
+ * PJRT's event rules.
+ *
+ * A stream is an in-order queue of work on one device. Every device has a
+ * default stream; bp_stream_create makes more where the backend supports it.
+ * Each thread has a current stream per device (initially the default):
+ * operator calls, bp_op_call and call plans alike, enqueue their kernels on
+ * the current stream of the device they run on, and the copies of
+ * bp_tensor_from_host, bp_tensor_to_host, copy_ and fallbacks use it too.
+ *
+ * What is ordered: work enqueued on one stream runs in enqueue order. Work on
+ * two streams is unordered unless an event orders it: bp_event_record(e, a)
+ * then bp_stream_wait_event(b, e) makes work enqueued on b afterwards wait
+ * for what preceded the record on a. Who waits where: bp_tensor_to_host and
+ * bp_tensor_from_host return with the data copied (they synchronize the
+ * current stream); operator calls return once their work is enqueued;
+ * bp_stream_synchronize, bp_event_synchronize and bp_device_synchronize (every
+ * stream of the device) block the host.
+ *
+ * Memory: the caching allocator hands a freed block to new allocations on
+ * the stream it was allocated on at once (stream order makes that safe). A
+ * tensor used on another stream must be marked with bp_tensor_record_stream;
+ * its block then returns to the cache only once the work enqueued on those
+ * streams before the free has finished (PyTorch's record_stream rule).
+ *
+ * Handles are owned by the caller and belong to one context; they must be
+ * destroyed before it. Functions are thread-safe, except that a stream's
+ * handle must not be destroyed while another thread uses it.
+ */
+#ifndef BACKPLANE_STREAMS_H_
+#define BACKPLANE_STREAMS_H_
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* A stream of a device as the host sees it (wraps the backend's bp_stream_t).
+ * From bp_stream_create (owned by the caller: bp_stream_destroy) or
+ * bp_stream_get_default (owned by the context; destroying it is an error). */
+typedef struct bp_stream_handle_t bp_stream_handle_t;
+/* An event of a device (wraps the backend's bp_event_t); owned by the caller. */
+typedef struct bp_event_handle_t bp_event_handle_t;
+
+/* A new stream on `device`. Errors: INVALID_ARGUMENT (NULL), NOT_FOUND (no
+ * such device), UNIMPLEMENTED (the backend has only its default stream: its
+ * plugin leaves stream_create NULL), and what the backend reports. */
+BP_API bp_status_t bp_stream_create(bp_context_t* context, bp_device_t device,
+                                    bp_stream_handle_t** out_stream);
+/* Waits for the stream's queued work (nothing enqueued is lost), then frees
+ * it. Accepts NULL. Errors: FAILED_PRECONDITION (the default stream; a stream
+ * that is some thread's current stream: that thread must set another first),
+ * and what the backend's synchronize reports (the stream is then kept). */
+BP_API bp_status_t bp_stream_destroy(bp_stream_handle_t* stream);
+/* The device's default stream; owned by the context, valid until it is
+ * destroyed. Errors: INVALID_ARGUMENT (NULL), NOT_FOUND (no such device). */
+BP_API bp_status_t bp_stream_get_default(bp_context_t* context, bp_device_t device,
+                                         bp_stream_handle_t** out_stream);
+/* The device the stream belongs to. Errors: INVALID_ARGUMENT (NULL). */
+BP_API bp_status_t bp_stream_device(const bp_stream_handle_t* stream, bp_device_t* out_device);
+/* Blocks until all work enqueued on the stream has finished. */
+BP_API bp_status_t bp_stream_synchronize(bp_stream_handle_t* stream);
+/* Makes `stream` the calling thread's current stream of its device (as
+ * torch.cuda.set_stream); pass the default stream to go back. Other threads
+ * and other devices are unaffected. Errors: INVALID_ARGUMENT (NULL). */
+BP_API bp_status_t bp_set_current_stream(bp_stream_handle_t* stream);
+/* The calling thread's current stream of `device` (its default stream unless
+ * bp_set_current_stream chose another). Errors: INVALID_ARGUMENT, NOT_FOUND. */
+BP_API bp_status_t bp_get_current_stream(bp_context_t* context, bp_device_t device,
+                                         bp_stream_handle_t** out_stream);
+
+/* A new event on `device`, not yet recorded (a query reports it complete).
+ * Errors: INVALID_ARGUMENT, NOT_FOUND, UNIMPLEMENTED (the backend has no
+ * events: its event slots are NULL). */
+BP_API bp_status_t bp_event_create(bp_context_t* context, bp_device_t device,
+                                   bp_event_handle_t** out_event);
+/* Frees the event; work waiting on it is not affected. Accepts NULL. */
+BP_API bp_status_t bp_event_destroy(bp_event_handle_t* event);
+/* Captures the work enqueued on `stream` so far: the event completes when
+ * that work has finished. Re-recording replaces the previous capture.
+ * Errors: INVALID_ARGUMENT (NULL; the stream is on another device). */
+BP_API bp_status_t bp_event_record(bp_event_handle_t* event, bp_stream_handle_t* stream);
+/* Work enqueued on `stream` after this call waits for the event's captured
+ * work; the host does not wait (as cudaStreamWaitEvent). Errors:
+ * INVALID_ARGUMENT (NULL; the event is of another device). */
+BP_API bp_status_t bp_stream_wait_event(bp_stream_handle_t* stream, bp_event_handle_t* event);
+/* Blocks until the event's captured work has finished. */
+BP_API bp_status_t bp_event_synchronize(bp_event_handle_t* event);
+/* *out_complete = 1 when the captured work has finished (or the event was
+ * never recorded), else 0; never blocks where the backend has event_query. */
+BP_API bp_status_t bp_event_query(bp_event_handle_t* event, int32_t* out_complete);
+/* Milliseconds between the completion of two recorded events of one device.
+ * Errors: INVALID_ARGUMENT (NULL; events of two devices), FAILED_PRECONDITION
+ * (either not recorded or not complete), UNIMPLEMENTED (no event timing). */
+BP_API bp_status_t bp_event_elapsed_time(bp_event_handle_t* start, bp_event_handle_t* end,
+                                         float* out_ms);
+
+/* Marks `tensor`'s memory as used by work on `stream` (as
+ * Tensor.record_stream): when the last reference to the storage is released,
+ * its block is reused only after the work enqueued on `stream` before that
+ * release has finished. Needed only for a stream other than the one the
+ * storage was allocated on. Errors: INVALID_ARGUMENT (NULL; another device).
+ * A tensor the caching allocator does not own (DLPack import) is accepted
+ * and ignored: its owner decides when its memory is reused. */
+BP_API bp_status_t bp_tensor_record_stream(bp_tensor_t* tensor, bp_stream_handle_t* stream);
+
+/* The caching allocator's counters for the blocks owned by one stream (the
+ * stream they were allocated on): allocated_bytes, cache_hits and
+ * device_allocations count that stream's blocks; reserved_bytes what they
+ * hold, cached or in use; peak_allocated_bytes its peak. Blocks waiting for
+ * another stream's work (record_stream) count as allocated until then.
+ * Errors: INVALID_ARGUMENT (NULL, struct_size too small). */
+BP_API bp_status_t bp_stream_allocator_stats(bp_stream_handle_t* stream,
+                                             bp_allocator_stats_t* out_stats);
+
+#ifdef __cplusplus
+} /* extern "C" */
+#endif
+
+#endif /* BACKPLANE_STREAMS_H_ */
