@@ -28,6 +28,15 @@ void CachingAllocator::UnpoisonAll(const Block* b) const {
 
 CachingAllocator::~CachingAllocator() {
   std::lock_guard<SpinMutex> lock(mu_);
+  // Blocks still waiting for other streams: wait, then cache them to release.
+  for (Pending& p : pending_) {
+    for (bp_event_t e : p.events) {
+      if (raw_.event_synchronize != nullptr) raw_.event_synchronize(raw_.backend_data, e);
+      raw_.event_destroy(raw_.backend_data, e);
+    }
+    CacheLocked(PoolLocked(p.block->stream), p.block);
+  }
+  pending_.clear();
   ReleaseCachedLocked();
   while (void* h = headers_) {
     headers_ = *static_cast<void**>(h);
@@ -41,7 +50,7 @@ size_t CachingAllocator::RoundSize(size_t nbytes) {
   return (nbytes + kLargeRound - 1) / kLargeRound * kLargeRound;
 }
 
-Status CachingAllocator::Allocate(size_t nbytes, Block** out_block, void** out_header) {
+Status CachingAllocator::Allocate(size_t nbytes, bp_stream_t stream, Block** out_block, void** out_header) {
   // Guard mode: room for the canary past the size asked for.
   const size_t want = guard_ && nbytes != 0 && nbytes + kGuardBytes > nbytes ? nbytes + kGuardBytes : nbytes;
   size_t size = RoundSize(want);
@@ -67,22 +76,30 @@ Status CachingAllocator::Allocate(size_t nbytes, Block** out_block, void** out_h
     *out_block = new Block{nullptr, 0, false};
     return Status::Ok();
   }
+  if (__builtin_expect(!pending_.empty(), 0)) ProcessPendingLocked();
+  Pool* pool = PoolLocked(stream);
+  auto count_allocated = [&](Block* b) {
+    for (bp_allocator_stats_t* st : {&stats_, &pool->stats}) {
+      st->allocated_bytes += b->size;
+      if (st->allocated_bytes > st->peak_allocated_bytes) st->peak_allocated_bytes = st->allocated_bytes;
+    }
+  };
   // Best fit: the smallest cached block that is big enough, but never one
   // more than twice the request (that would waste more than it saves).
   Block* hit = nullptr;
   if (!large) {
-    hit = TakeSmallLocked(size);
+    hit = TakeSmallLocked(pool, size);
   } else {
-    auto it = large_free_.lower_bound(size);
-    if (it != large_free_.end() && it->first <= 2 * size) {
+    auto it = pool->large_free.lower_bound(size);
+    if (it != pool->large_free.end() && it->first <= 2 * size) {
       hit = it->second;
-      large_free_.erase(it);
+      pool->large_free.erase(it);
     }
   }
   if (hit != nullptr) {
-    stats_.allocated_bytes += hit->size;
-    if (stats_.allocated_bytes > stats_.peak_allocated_bytes) stats_.peak_allocated_bytes = stats_.allocated_bytes;
+    count_allocated(hit);
     ++stats_.cache_hits;
+    ++pool->stats.cache_hits;
     PoisonSlack(hit, nbytes);
     ArmGuardLocked(hit, nbytes);
     *out_block = hit;
@@ -104,11 +121,13 @@ Status CachingAllocator::Allocate(size_t nbytes, Block** out_block, void** out_h
                              (rc == BP_STATUS_OUT_OF_MEMORY ? " (after emptying the cache)" : "");
     return PluginFailure(what, rc, serial);
   }
-  ++stats_.device_allocations;
-  stats_.reserved_bytes += size;
-  stats_.allocated_bytes += size;
-  if (stats_.allocated_bytes > stats_.peak_allocated_bytes) stats_.peak_allocated_bytes = stats_.allocated_bytes;
+  for (bp_allocator_stats_t* st : {&stats_, &pool->stats}) {
+    ++st->device_allocations;
+    st->reserved_bytes += size;
+  }
   *out_block = new Block{ptr, size, large};
+  (*out_block)->stream = pool->stream;
+  count_allocated(*out_block);
   PoisonSlack(*out_block, nbytes);
   ArmGuardLocked(*out_block, nbytes);
   take_header();
@@ -128,6 +147,8 @@ int64_t CachingAllocator::LivePairs() {
 void CachingAllocator::Free(Block* block, void* header) {
   if (block == nullptr && header == nullptr) return;
   if (guard_ && block != nullptr && block->size != 0) ReleaseGuard(block);
+  // Used on other streams: their work may still read it (record_stream).
+  const bool deferred = block != nullptr && __builtin_expect(block->used_on != nullptr, 0) && DeferFree(block);
   std::unique_lock<SpinMutex> lock(mu_);
   if (header != nullptr) {
     --live_pairs_;
@@ -141,68 +162,84 @@ void CachingAllocator::Free(Block* block, void* header) {
       lock.lock();
     }
   }
-  if (block == nullptr) return;
+  if (block == nullptr || deferred) return;
   if (block->size == 0) {
     lock.unlock();
     delete block;
     return;
   }
+  CacheLocked(PoolLocked(block->stream), block);
+}
+
+void CachingAllocator::CacheLocked(Pool* pool, Block* block) {
   stats_.allocated_bytes -= block->size;
+  pool->stats.allocated_bytes -= block->size;
+  InsertCachedLocked(pool, block);
+}
+
+void CachingAllocator::InsertCachedLocked(Pool* pool, Block* block) {
+  block->stream = pool->stream;
   PoisonSlack(block, 0);  // a cached block is off limits until handed out again
   if (block->large) {
-    large_free_.emplace(block->size, block);
+    pool->large_free.emplace(block->size, block);
     return;
   }
   const size_t c = block->size / kSmallRound;
-  block->next = small_free_[c];
-  small_free_[c] = block;
-  small_nonempty_[c / 64] |= uint64_t(1) << (c % 64);
+  block->next = pool->small_free[c];
+  pool->small_free[c] = block;
+  pool->small_nonempty[c / 64] |= uint64_t(1) << (c % 64);
 }
 
-Block* CachingAllocator::TakeSmallLocked(size_t size) {
+Block* CachingAllocator::TakeSmallLocked(Pool* pool, size_t size) {
+  Block** small_free = pool->small_free;
+  uint64_t* small_nonempty = pool->small_nonempty;
   // The first non-empty class from size's own up to twice the size.
   const size_t first = size / kSmallRound;
-  if (Block* b = small_free_[first]) {  // the common case: a block of exactly this class
-    small_free_[first] = b->next;
-    if (b->next == nullptr) small_nonempty_[first / 64] &= ~(uint64_t(1) << (first % 64));
+  if (Block* b = small_free[first]) {  // the common case: a block of exactly this class
+    small_free[first] = b->next;
+    if (b->next == nullptr) small_nonempty[first / 64] &= ~(uint64_t(1) << (first % 64));
     b->next = nullptr;
     return b;
   }
   size_t last = 2 * size / kSmallRound;
   if (last >= kSmallClasses) last = kSmallClasses - 1;
   for (size_t w = first / 64; w <= last / 64; ++w) {
-    uint64_t bits = small_nonempty_[w];
+    uint64_t bits = small_nonempty[w];
     if (w == first / 64) bits &= ~uint64_t(0) << (first % 64);
     if (bits == 0) continue;
     const size_t c = w * 64 + static_cast<size_t>(__builtin_ctzll(bits));
     if (c > last) return nullptr;
-    Block* b = small_free_[c];
-    small_free_[c] = b->next;
-    if (b->next == nullptr) small_nonempty_[w] &= ~(uint64_t(1) << (c % 64));
+    Block* b = small_free[c];
+    small_free[c] = b->next;
+    if (b->next == nullptr) small_nonempty[w] &= ~(uint64_t(1) << (c % 64));
     b->next = nullptr;
     return b;
   }
   return nullptr;
 }
 
-void CachingAllocator::ReleaseCachedLocked() {
-  for (size_t c = 0; c < kSmallClasses; ++c) {
-    while (Block* b = small_free_[c]) {
-      small_free_[c] = b->next;
-      UnpoisonAll(b);
-      raw_.deallocate(raw_.backend_data, raw_.device, b->ptr);
-      stats_.reserved_bytes -= b->size;
-      delete b;
-    }
-  }
-  for (uint64_t& w : small_nonempty_) w = 0;
-  for (auto& [size, b] : large_free_) {
+void CachingAllocator::ReleasePoolLocked(Pool* pool) {
+  auto release = [&](Block* b) {
     UnpoisonAll(b);
     raw_.deallocate(raw_.backend_data, raw_.device, b->ptr);
     stats_.reserved_bytes -= b->size;
+    pool->stats.reserved_bytes -= b->size;
     delete b;
+  };
+  for (size_t c = 0; c < kSmallClasses; ++c) {
+    while (Block* b = pool->small_free[c]) {
+      pool->small_free[c] = b->next;
+      release(b);
+    }
   }
-  large_free_.clear();
+  for (uint64_t& w : pool->small_nonempty) w = 0;
+  for (auto& [size, b] : pool->large_free) release(b);
+  pool->large_free.clear();
+}
+
+void CachingAllocator::ReleaseCachedLocked() {
+  ReleasePoolLocked(&default_pool_);
+  for (auto& p : stream_pools_) ReleasePoolLocked(p.get());
 }
 
 void CachingAllocator::EmptyCache() {

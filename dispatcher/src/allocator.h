@@ -1,8 +1,11 @@
 // The caching device allocator every backend reuses (PyTorch's
 // CUDACachingAllocator idea, done once for all backends): size classes, a
 // small and a large pool, best-fit reuse of freed blocks, out-of-memory retry
-// after releasing the cache, statistics. One per device; one default stream
-// per device, so "reuse only on the freeing stream" holds trivially.
+// after releasing the cache, statistics. One per device, with one pool per
+// stream: a freed block is reused at once on the stream it was allocated on
+// (stream order makes that safe) and, when bp_tensor_record_stream marked it
+// as used on other streams, only after events recorded on those streams at
+// the free have completed (PyTorch's record_stream rule; allocator_streams.cpp).
 #pragma once
 
 #include <cstddef>
@@ -11,6 +14,9 @@
 #include <mutex>
 #include <string>
 #include <unordered_map>
+#include <memory>
+#include <utility>
+#include <vector>
 
 #include "backplane/backplane.h"
 #include "spin_mutex.h"
@@ -35,7 +41,15 @@ struct RawMemory {
                                      size_t nbytes, bp_stream_t stream) = nullptr;
   bp_status_t (*copy_device_to_host)(void* backend_data, int32_t device, const void* src, size_t src_offset, void* dst,
                                      size_t nbytes, bp_stream_t stream) = nullptr;
-  bp_stream_t stream = nullptr;
+  bp_stream_t stream = nullptr;  // the default stream: the pool that always exists
+  // Stream-ordered reuse (record_stream): events on the streams a freed block
+  // was used on. All NULL: the allocator synchronizes those streams instead.
+  bp_status_t (*event_create)(void* backend_data, int32_t device, bp_event_t* out_event) = nullptr;
+  bp_status_t (*event_record)(void* backend_data, bp_event_t event, bp_stream_t stream) = nullptr;
+  bp_status_t (*event_query)(void* backend_data, bp_event_t event, int32_t* out_complete) = nullptr;
+  bp_status_t (*event_synchronize)(void* backend_data, bp_event_t event) = nullptr;
+  bp_status_t (*event_destroy)(void* backend_data, bp_event_t event) = nullptr;
+  bp_status_t (*stream_synchronize)(void* backend_data, int32_t device, bp_stream_t stream) = nullptr;
   // Where guard mode's warnings at release go (the context's log); NULL: stderr.
   void (*log)(void* user, const std::string& message) = nullptr;
   void* log_user = nullptr;
@@ -50,6 +64,9 @@ struct Block {
   // operator whose kernel last had the block as an output (static name).
   size_t requested = 0;
   const char* writer = nullptr;
+  bp_stream_t stream = nullptr;  // the stream it was allocated on: the pool it returns to
+  // Other streams it was used on (bp_tensor_record_stream); NULL: none.
+  std::vector<bp_stream_t>* used_on = nullptr;
 };
 
 // Sanitizer mode (builds with -fsanitize=address, detected through
@@ -82,13 +99,24 @@ class CachingAllocator {
   CachingAllocator& operator=(const CachingAllocator&) = delete;
 
   static size_t RoundSize(size_t nbytes);
-  // nbytes == 0 gives a block with ptr NULL and size 0. With out_header, also
-  // hands out a cached tensor header (host memory of kHeaderBytes, given back
-  // by Free), or NULL when none is cached; the caller then allocates one.
-  Status Allocate(size_t nbytes, Block** out_block, void** out_header = nullptr);
-  // Returns the block to the cache; `header` (if not NULL) is kept for reuse
-  // or freed with ::operator delete.
+  // A block for work on `stream` (the caller's current stream of the
+  // device). nbytes == 0 gives a block with ptr NULL and size 0. With
+  // out_header, also hands out a cached tensor header (host memory of
+  // kHeaderBytes, given back by Free), or NULL when none is cached; the
+  // caller then allocates one.
+  Status Allocate(size_t nbytes, bp_stream_t stream, Block** out_block, void** out_header = nullptr);
+  // Returns the block to its stream's pool, or, when it was used on other
+  // streams, to the pending list until their work has finished; `header` (if
+  // not NULL) is kept for reuse or freed with ::operator delete.
   void Free(Block* block, void* header = nullptr);
+  // Streams (allocator_streams.cpp). AddStream gives a created stream its
+  // pool; ForgetStream (the stream was synchronized and is being destroyed)
+  // moves its cached blocks to the default pool. RecordStream marks `block`
+  // as used on `stream`. StreamStats: the counters of one stream's blocks.
+  void AddStream(bp_stream_t stream);
+  void ForgetStream(bp_stream_t stream);
+  void RecordStream(Block* block, bp_stream_t stream);
+  bp_allocator_stats_t StreamStats(bp_stream_t stream);
   // Tensor/storage pairs (an Allocate that asked for a header, until the
   // Free that gives one back) alive now: the context's leak count. Counted
   // under the lock Allocate and Free hold anyway, so an operator call that
@@ -129,16 +157,48 @@ class CachingAllocator {
   std::string CheckCanary(const Block* b) const;
   bool guard_ = false;
   std::unordered_map<const void*, Block*> live_;  // guard mode: handed-out blocks by ptr
-  Block* TakeSmallLocked(size_t size);
   RawMemory raw_;
   SpinMutex mu_;  // held for a few dozen instructions per call (spin_mutex.h)
-  // Small pool: one list of cached blocks per size class and a bitmap of the
-  // non-empty classes. Why: the small path runs on every operator call that
-  // allocates its output, and a per-class list takes and returns blocks in
-  // O(1) with no heap allocation (a multimap allocates a node per Free).
-  Block* small_free_[kSmallClasses] = {};
-  uint64_t small_nonempty_[kSmallClasses / 64] = {};
-  std::multimap<size_t, Block*> large_free_;
+  // One stream's cached blocks. Small pool: one list of cached blocks per
+  // size class and a bitmap of the non-empty classes. Why: the small path
+  // runs on every operator call that allocates its output, and a per-class
+  // list takes and returns blocks in O(1) with no heap allocation (a
+  // multimap allocates a node per Free).
+  struct Pool {
+    bp_stream_t stream = nullptr;
+    Block* small_free[kSmallClasses] = {};
+    uint64_t small_nonempty[kSmallClasses / 64] = {};
+    std::multimap<size_t, Block*> large_free;
+    bp_allocator_stats_t stats{sizeof(bp_allocator_stats_t), 0, 0, 0, 0, 0};
+  };
+  Pool default_pool_;  // raw_.stream's
+  std::vector<std::unique_ptr<Pool>> stream_pools_;  // created streams' (few)
+  // The pool of `stream`; the default pool for a stream it does not know.
+  Pool* PoolLocked(bp_stream_t stream) {
+    if (stream == default_pool_.stream) return &default_pool_;
+    for (auto& p : stream_pools_) {
+      if (p->stream == stream) return p.get();
+    }
+    return &default_pool_;
+  }
+  Block* TakeSmallLocked(Pool* pool, size_t size);
+  // Caches a freed block in `pool` (its bytes leave allocated_bytes);
+  // InsertCachedLocked only lists it there.
+  void CacheLocked(Pool* pool, Block* block);
+  void InsertCachedLocked(Pool* pool, Block* block);
+  void ReleasePoolLocked(Pool* pool);
+  // A freed block waiting for work on other streams: the events recorded on
+  // them at the free. ProcessPendingLocked returns the finished ones to their pools.
+  struct Pending {
+    Block* block;
+    std::vector<bp_event_t> events;
+  };
+  std::vector<Pending> pending_;
+  // Records events on block->used_on; true when the block went to pending_
+  // (else those streams were synchronized and the block may be cached now).
+  bool DeferFree(Block* block);
+  void ProcessPendingLocked();
+  bool EventComplete(bp_event_t event) const;
   // Cached tensor headers (a freed header's first word links the next). Why:
   // taking one under the lock Allocate holds anyway saves a malloc/free pair
   // per operator call that allocates its output.

@@ -32,6 +32,7 @@ const unsigned char* CanaryBytes() {
 }  // namespace
 
 CachingAllocator::CachingAllocator(RawMemory raw) : raw_(raw) {
+  default_pool_.stream = raw_.stream;
   // Guard mode needs a way to reach the bytes: host addresses or both copies.
   guard_ = GuardRequested() &&
            (raw_.host_addressable || (raw_.copy_host_to_device != nullptr && raw_.copy_device_to_host != nullptr));
@@ -50,7 +51,7 @@ bool CachingAllocator::WriteCanary(const Block* b) const {
     return true;
   }
   return raw_.copy_host_to_device(raw_.backend_data, raw_.device, CanaryBytes(), b->ptr, b->requested, n,
-                                  raw_.stream) == BP_STATUS_OK;
+                                  b->stream) == BP_STATUS_OK;
 }
 
 std::string CachingAllocator::CheckCanary(const Block* b) const {
@@ -60,7 +61,7 @@ std::string CachingAllocator::CheckCanary(const Block* b) const {
   if (raw_.host_addressable) {
     std::memcpy(seen.data(), static_cast<const char*>(b->ptr) + b->requested, n);
   } else if (raw_.copy_device_to_host(raw_.backend_data, raw_.device, b->ptr, b->requested, seen.data(), n,
-                                      raw_.stream) != BP_STATUS_OK) {
+                                      b->stream) != BP_STATUS_OK) {
     return "";  // the copy's own failure is reported by the next real copy
   }
   size_t first = n, last = 0;

@@ -1,5 +1,6 @@
 // Context creation and destruction, logging, and backend 0 (host memory).
 #include "context.h"
+#include "host_streams.h"
 
 #include <unistd.h>
 
@@ -86,6 +87,7 @@ bp_backend_t HostTable() {
   t.copy_device_to_device = HostD2D;
   t.stream_get_default = HostStream;
   t.stream_synchronize = HostSync;
+  FillHostStreams(&t);
   return t;
 }
 

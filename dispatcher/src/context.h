@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "allocator.h"
+#include "stream_handle.h"
 #include "backplane/backplane.h"
 #include "status.h"
 
@@ -69,12 +70,25 @@ struct TransferCounters {
 struct DeviceState {
   BackendSlot* slot = nullptr;
   int32_t index = 0;
-  bp_stream_t stream = nullptr;
+  bp_stream_t stream = nullptr;  // the default stream (the backend's value)
   std::unique_ptr<CachingAllocator> allocator;
   // The device reports BP_DEVICE_CAP_UNIFIED (the host can address its
   // memory): the host fallback runs on its memory through host views.
   bool unified = false;
+  // The default stream's handle (bp_stream_get_default) and the streams
+  // bp_stream_create made (bp_device_synchronize waits for each).
+  bp_stream_handle_t default_stream;
+  std::mutex streams_mu;
+  std::vector<bp_stream_handle_t*> streams;
 };
+
+// The backend stream work on `dev` goes to: the calling thread's current
+// stream (bp_set_current_stream), else the device's default stream.
+inline bp_stream_t CurrentStream(const DeviceState* dev) {
+  if (__builtin_expect(t_num_current_streams == 0, 1)) return dev->stream;
+  bp_stream_handle_t* h = CurrentStreamHandle(dev);
+  return h != nullptr ? h->raw : dev->stream;
+}
 
 // What bp_backend_info, bp_backend_find and bp_device_parse read: an
 // immutable copy of a slot's description, published by the loader (under

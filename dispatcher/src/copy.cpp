@@ -170,14 +170,14 @@ bp_status_t DeviceToHost(DeviceState* dev, const void* base, size_t src_offset, 
   TransferCounters& c = dev->slot->transfers;
   CountStaged(c.d2h_count, c.d2h_bytes, nbytes);
   const bp_backend_t& t = dev->slot->table;
-  return t.copy_device_to_host(t.backend_data, dev->index, base, src_offset, dst, nbytes, dev->stream);
+  return t.copy_device_to_host(t.backend_data, dev->index, base, src_offset, dst, nbytes, CurrentStream(dev));
 }
 
 bp_status_t HostToDevice(DeviceState* dev, const void* src, void* base, size_t dst_offset, size_t nbytes) {
   TransferCounters& c = dev->slot->transfers;
   CountStaged(c.h2d_count, c.h2d_bytes, nbytes);
   const bp_backend_t& t = dev->slot->table;
-  return t.copy_host_to_device(t.backend_data, dev->index, src, base, dst_offset, nbytes, dev->stream);
+  return t.copy_host_to_device(t.backend_data, dev->index, src, base, dst_offset, nbytes, CurrentStream(dev));
 }
 
 // Copies the span of `view` (items of `item` bytes) from the device into
@@ -368,7 +368,7 @@ Status WriteView(DeviceState* dev, void* base, const Geometry& view, const void*
   }
   // The host buffer must outlive the copy: wait for the stream.
   if (rc == BP_STATUS_OK && t.stream_synchronize != nullptr) {
-    rc = t.stream_synchronize(t.backend_data, dev->index, dev->stream);
+    rc = t.stream_synchronize(t.backend_data, dev->index, CurrentStream(dev));
   }
   if (rc != BP_STATUS_OK) {
     return PluginFailure("copy from host to device " + slot->name + ":" + std::to_string(dev->index), rc, serial);
@@ -423,7 +423,7 @@ Status SynchronizeDevice(DeviceState* dev) {
   const bp_backend_t& t = dev->slot->table;
   if (t.stream_synchronize == nullptr) return Status::Ok();
   const uint64_t serial = g_last_error_serial;
-  const bp_status_t rc = t.stream_synchronize(t.backend_data, dev->index, dev->stream);
+  const bp_status_t rc = t.stream_synchronize(t.backend_data, dev->index, CurrentStream(dev));
   if (rc != BP_STATUS_OK) {
     return PluginFailure("synchronize device " + dev->slot->name + ":" + std::to_string(dev->index), rc, serial);
   }

@@ -36,9 +36,9 @@ size_t ContiguousBytes(const Geometry& geo);
 // are on one device and it has one.
 Status CopyInto(bp_context_t* ctx, bp_tensor_t* dst, bp_tensor_t* src);
 
-// Waits for the work queued on `dev`'s default stream (before the host reads
-// or writes a unified device's memory). A backend error is reported naming
-// the device.
+// Waits for the work queued on the calling thread's current stream of `dev`
+// (before the host reads or writes a unified device's memory). A backend
+// error is reported naming the device.
 Status SynchronizeDevice(DeviceState* dev);
 
 // Host<->device bytes the core's copies moved on the calling thread so far;

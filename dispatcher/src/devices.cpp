@@ -179,10 +179,18 @@ BP_API bp_status_t bp_device_synchronize(bp_context_t* context, bp_device_t devi
     return OnDevice(context, device, fn, [&](DeviceState* dev) -> Status {
       const bp_backend_t& t = dev->slot->table;
       if (t.stream_synchronize != nullptr) {
-        const uint64_t serial = g_last_error_serial;
-        bp_status_t rc = t.stream_synchronize(t.backend_data, device.index, dev->stream);
-        if (rc != BP_STATUS_OK) {
-          return PluginFailure(std::string(fn) + ": backend '" + dev->slot->name + "' stream_synchronize", rc, serial);
+        // Every stream: the default one, then those bp_stream_create made.
+        std::vector<bp_stream_t> streams{dev->stream};
+        {
+          std::lock_guard<std::mutex> lock(dev->streams_mu);
+          for (const bp_stream_handle_t* s : dev->streams) streams.push_back(s->raw);
+        }
+        for (bp_stream_t s : streams) {
+          const uint64_t serial = g_last_error_serial;
+          bp_status_t rc = t.stream_synchronize(t.backend_data, device.index, s);
+          if (rc != BP_STATUS_OK) {
+            return PluginFailure(std::string(fn) + ": backend '" + dev->slot->name + "' stream_synchronize", rc, serial);
+          }
         }
       }
       // Guard mode: every synchronize checks the canaries (an overrun is DATA_LOSS).

@@ -57,7 +57,7 @@ inline bp_kernel_call_t MakeKernelCall(const bp_op_t* op, const DeviceState* dev
   call.num_args = num_args;
   call.num_outputs = num_outputs;
   call.outputs = outputs;
-  call.stream = dev->stream;
+  call.stream = CurrentStream(dev);
   call.device_index = dev->index;
   call.reserved0 = 0;
   call.kernel_data = nullptr;

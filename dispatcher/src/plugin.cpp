@@ -170,6 +170,16 @@ std::unique_ptr<DeviceState> MakeDevice(bp_context_t* ctx, BackendSlot* slot, co
   raw.copy_host_to_device = t.copy_host_to_device;
   raw.copy_device_to_host = t.copy_device_to_host;
   raw.stream = dev->stream;
+  raw.event_create = t.event_create;
+  raw.event_record = t.event_record;
+  raw.event_query = t.event_query;
+  raw.event_synchronize = t.event_synchronize;
+  raw.event_destroy = t.event_destroy;
+  raw.stream_synchronize = t.stream_synchronize;
+  dev->default_stream.ctx = ctx;
+  dev->default_stream.dev = dev.get();
+  dev->default_stream.raw = dev->stream;
+  dev->default_stream.is_default = true;
   raw.host_addressable = slot->host_memory;
   SetAllocatorLog(ctx, &raw);
   dev->allocator = std::make_unique<CachingAllocator>(raw);
@@ -577,6 +587,18 @@ BP_API bp_status_t bp_plugin_unload(bp_context_t* context, bp_plugin_t* plugin) 
       if (!IsLoadedPlugin(context, plugin)) {
         return Error(BP_STATUS_INVALID_ARGUMENT,
                      "bp_plugin_unload: plugin is not loaded in this context (unloaded twice?)");
+      }
+      // A stream handle calls the plugin's code: it must go first (the host
+      // memory slot's streams are the core's own).
+      if (plugin->backend >= 0 && !context->slots[plugin->backend].host_memory) {
+        for (DeviceState* d : context->slots[plugin->backend].devices) {
+          std::lock_guard<std::mutex> streams_lock(d->streams_mu);
+          if (!d->streams.empty()) {
+            return Error(BP_STATUS_FAILED_PRECONDITION,
+                         "bp_plugin_unload: device " + d->slot->name + ":" + std::to_string(d->index) + " has " +
+                             std::to_string(d->streams.size()) + " stream(s) from bp_stream_create; destroy them first");
+          }
+        }
       }
       DetachLocked(plugin);
       TakeRetiredLocked(context, plugin, &retired);

@@ -97,7 +97,7 @@ void FillStorage(bp_context_t* ctx, bp_device_t device, DeviceState* dev, size_t
 Status InitStorage(bp_context_t* ctx, bp_device_t device, DeviceState* dev, size_t nbytes, const char* fn,
                    Storage* s) {
   Block* block = nullptr;
-  Status st = dev->allocator->Allocate(nbytes, &block);
+  Status st = dev->allocator->Allocate(nbytes, CurrentStream(dev), &block);
   if (!st.ok()) return Error(st.code(), std::string(fn) + ": " + st.message());
   FillStorage(ctx, device, dev, nbytes, block, s);
   ctx->live_storages.fetch_add(1, std::memory_order_relaxed);
@@ -116,7 +116,7 @@ Status NewTensorBlock(bp_context_t* ctx, bp_device_t device, DeviceState* dev, s
                       bp_tensor_t** out) {
   Block* block = nullptr;
   void* mem = nullptr;
-  Status st = dev->allocator->Allocate(nbytes, &block, &mem);
+  Status st = dev->allocator->Allocate(nbytes, CurrentStream(dev), &block, &mem);
   if (!st.ok()) return Error(st.code(), std::string(fn) + ": " + st.message());
   if (mem == nullptr) {
     mem = ::operator new(CachingAllocator::kHeaderBytes, std::nothrow);

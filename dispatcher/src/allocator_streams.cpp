@@ -1,0 +1,107 @@
+// The caching allocator's streams: one pool per created stream, and the
+// record_stream rule (a block used on other streams is cached again only
+// once events recorded on them at its free have completed).
+#include <algorithm>
+
+#include "allocator.h"
+
+namespace bp::core {
+
+void CachingAllocator::AddStream(bp_stream_t stream) {
+  auto pool = std::make_unique<Pool>();
+  pool->stream = stream;
+  std::lock_guard<SpinMutex> lock(mu_);
+  if (stream == default_pool_.stream) return;
+  for (auto& p : stream_pools_) {
+    if (p->stream == stream) return;
+  }
+  stream_pools_.push_back(std::move(pool));
+}
+
+void CachingAllocator::ForgetStream(bp_stream_t stream) {
+  std::lock_guard<SpinMutex> lock(mu_);
+  auto it = std::find_if(stream_pools_.begin(), stream_pools_.end(),
+                         [&](const std::unique_ptr<Pool>& p) { return p->stream == stream; });
+  if (it == stream_pools_.end()) return;
+  // The stream was synchronized: its cached blocks are free for anyone. Move
+  // them with their bytes to the default pool (their live blocks go there
+  // when freed: PoolLocked falls back to it for a stream it does not know).
+  Pool* from = it->get();
+  auto move = [&](Block* b) {
+    b->next = nullptr;
+    default_pool_.stats.reserved_bytes += b->size;
+    InsertCachedLocked(&default_pool_, b);
+  };
+  for (size_t c = 0; c < kSmallClasses; ++c) {
+    while (Block* b = from->small_free[c]) {
+      from->small_free[c] = b->next;
+      move(b);
+    }
+  }
+  for (auto& [size, b] : from->large_free) move(b);
+  stream_pools_.erase(it);
+}
+
+void CachingAllocator::RecordStream(Block* block, bp_stream_t stream) {
+  if (block == nullptr || block->size == 0) return;
+  std::lock_guard<SpinMutex> lock(mu_);
+  if (stream == block->stream) return;  // stream order already protects it
+  if (block->used_on == nullptr) block->used_on = new std::vector<bp_stream_t>();
+  if (std::find(block->used_on->begin(), block->used_on->end(), stream) == block->used_on->end()) {
+    block->used_on->push_back(stream);
+  }
+}
+
+bp_allocator_stats_t CachingAllocator::StreamStats(bp_stream_t stream) {
+  std::lock_guard<SpinMutex> lock(mu_);
+  if (!pending_.empty()) ProcessPendingLocked();
+  return PoolLocked(stream)->stats;
+}
+
+bool CachingAllocator::DeferFree(Block* block) {
+  std::vector<bp_stream_t>* streams = block->used_on;
+  block->used_on = nullptr;
+  Pending pending{block, {}};
+  const bool events = raw_.event_create != nullptr && raw_.event_record != nullptr && raw_.event_destroy != nullptr;
+  for (bp_stream_t s : *streams) {
+    bp_event_t e = nullptr;
+    if (events && raw_.event_create(raw_.backend_data, raw_.device, &e) == BP_STATUS_OK) {
+      if (raw_.event_record(raw_.backend_data, e, s) == BP_STATUS_OK) {
+        pending.events.push_back(e);
+        continue;
+      }
+      raw_.event_destroy(raw_.backend_data, e);
+    }
+    // No event: wait for the stream here (correct, only slower). A failing
+    // synchronize leaves the error to the stream's next user.
+    if (raw_.stream_synchronize != nullptr) raw_.stream_synchronize(raw_.backend_data, raw_.device, s);
+  }
+  delete streams;
+  if (pending.events.empty()) return false;
+  std::lock_guard<SpinMutex> lock(mu_);
+  pending_.push_back(std::move(pending));
+  return true;
+}
+
+bool CachingAllocator::EventComplete(bp_event_t event) const {
+  int32_t complete = 0;
+  if (raw_.event_query != nullptr) {
+    return raw_.event_query(raw_.backend_data, event, &complete) == BP_STATUS_OK && complete != 0;
+  }
+  // No query: only a synchronize can tell (it blocks; plugins should have event_query).
+  return raw_.event_synchronize != nullptr && raw_.event_synchronize(raw_.backend_data, event) == BP_STATUS_OK;
+}
+
+void CachingAllocator::ProcessPendingLocked() {
+  auto done = std::remove_if(pending_.begin(), pending_.end(), [&](Pending& p) {
+    for (bp_event_t e : p.events) {
+      if (!EventComplete(e)) return false;
+    }
+    for (bp_event_t e : p.events) raw_.event_destroy(raw_.backend_data, e);
+    CacheLocked(PoolLocked(p.block->stream), p.block);
+    return true;
+  });
+  pending_.erase(done, pending_.end());
+}
+
+}  // namespace bp::core

@@ -1,0 +1,56 @@
+// The host's stream and event handles (backplane/streams.h) and the calling
+// thread's current stream per device, which every kernel call, copy and
+// allocation reads (streams.cpp has the C API).
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+
+#include "backplane/backplane.h"
+
+namespace bp::core {
+struct DeviceState;
+constexpr uint64_t kStreamMagic = 0x53545245414d5f31ull;  // "STREAM_1"
+constexpr uint64_t kEventMagic = 0x4556454e545f5f31ull;   // "EVENT__1"
+}  // namespace bp::core
+
+struct bp_stream_handle_t {
+  uint64_t magic = bp::core::kStreamMagic;
+  bp_context_t* ctx = nullptr;
+  bp::core::DeviceState* dev = nullptr;
+  bp_stream_t raw = nullptr;  // the backend's stream
+  bool is_default = false;    // the device's own (owned by the context)
+  // Threads whose current stream this is: destroying it then is refused.
+  std::atomic<int32_t> current_on{0};
+};
+
+struct bp_event_handle_t {
+  uint64_t magic = bp::core::kEventMagic;
+  bp_context_t* ctx = nullptr;
+  bp::core::DeviceState* dev = nullptr;
+  bp_event_t raw = nullptr;  // the backend's event
+};
+
+namespace bp::core {
+
+// The calling thread's current streams other than the defaults: a few
+// entries, scanned linearly (a thread rarely switches more than one or two
+// devices). Plain thread_local data with the initial-exec model, so the
+// check on every kernel call is a load and a compare.
+struct CurrentStreamEntry {
+  const DeviceState* dev;
+  bp_stream_handle_t* stream;
+};
+constexpr int kMaxCurrentStreams = 16;
+inline thread_local CurrentStreamEntry t_current_streams[kMaxCurrentStreams] __attribute__((tls_model("initial-exec")));
+inline thread_local int t_num_current_streams __attribute__((tls_model("initial-exec"))) = 0;
+
+// The handle of the calling thread's current stream on `dev`; NULL: its default.
+inline bp_stream_handle_t* CurrentStreamHandle(const DeviceState* dev) {
+  for (int i = 0; i < t_num_current_streams; ++i) {
+    if (t_current_streams[i].dev == dev) return t_current_streams[i].stream;
+  }
+  return nullptr;
+}
+
+}  // namespace bp::core

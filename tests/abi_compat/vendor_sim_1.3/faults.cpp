@@ -1,0 +1,32 @@
+#include "faults.h"
+
+#include <cstdlib>
+
+namespace vendor_sim {
+namespace {
+
+uint64_t EnvNumber(const char* name, uint64_t fallback) {
+  const char* v = std::getenv(name);
+  if (v == nullptr || *v == '\0') return fallback;
+  char* end = nullptr;
+  const unsigned long long n = std::strtoull(v, &end, 10);
+  return end != nullptr && *end == '\0' ? static_cast<uint64_t>(n) : fallback;
+}
+
+}  // namespace
+
+void Faults::ReadEnvironment() {
+  memory_limit_bytes = static_cast<size_t>(EnvNumber("BP_VENDOR_SIM_OOM_AFTER_BYTES", 0));
+  fail_copy_every = EnvNumber("BP_VENDOR_SIM_FAIL_COPIES", 0);
+  const uint64_t a = EnvNumber("BP_VENDOR_SIM_ALIGNMENT", 256);
+  if (a >= 256 && a <= (1u << 20) && (a & (a - 1)) == 0) alignment = static_cast<size_t>(a);
+  latency_us = static_cast<uint32_t>(EnvNumber("BP_VENDOR_SIM_LATENCY_US", 0));
+  launch_us = static_cast<uint32_t>(EnvNumber("BP_VENDOR_SIM_LAUNCH_US", 0));
+}
+
+bool Faults::NextCopyFails() {
+  if (fail_copy_every == 0) return false;
+  return (copies.fetch_add(1, std::memory_order_relaxed) + 1) % fail_copy_every == 0;
+}
+
+}  // namespace vendor_sim

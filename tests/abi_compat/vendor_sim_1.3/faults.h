@@ -1,0 +1,39 @@
+// Device faults on demand, so a host (and the core) can be tested against
+// what real chips do: run out of memory, fail a copy, want a stricter
+// alignment than the host's, complete work late. Read once at init from the
+// environment; every fault is off by default. A real plugin has no use for
+// this file.
+#pragma once
+
+#include <atomic>
+#include <cstddef>
+#include <cstdint>
+
+namespace vendor_sim {
+
+struct Faults {
+  // BP_VENDOR_SIM_OOM_AFTER_BYTES: allocate() fails with OUT_OF_MEMORY once the
+  // live allocated bytes would pass this (0: only the arena's size limits).
+  size_t memory_limit_bytes = 0;
+  // BP_VENDOR_SIM_FAIL_COPIES=N: every Nth copy (of any direction) fails with
+  // INTERNAL (1: every copy; 0: none).
+  uint64_t fail_copy_every = 0;
+  // BP_VENDOR_SIM_ALIGNMENT: allocation alignment in bytes, a power of two of
+  // at least 256 (the default) and at most 1 MiB.
+  size_t alignment = 256;
+  // BP_VENDOR_SIM_LATENCY_US: stream_synchronize() waits this long, as a
+  // device whose queued work completes late.
+  uint32_t latency_us = 0;
+  // BP_VENDOR_SIM_LAUNCH_US: with BP_VENDOR_SIM_ASYNC=1, the device thread
+  // starts each kernel or copy this long after it reaches the queue's head.
+  uint32_t launch_us = 0;
+
+  std::atomic<uint64_t> copies{0};
+
+  // The faults the environment asks for.
+  void ReadEnvironment();
+  // Counts one copy; true when this one is to fail.
+  bool NextCopyFails();
+};
+
+}  // namespace vendor_sim

@@ -1,0 +1,68 @@
+#include "queue.h"
+
+#include <chrono>
+#include <system_error>
+#include <utility>
+
+namespace vendor_sim {
+
+bool Queue::Start(bool async, uint32_t launch_us) {
+  launch_us_ = launch_us;
+  if (!async) return true;
+  try {
+    device_ = std::thread([this] { Run(); });
+  } catch (const std::system_error&) {
+    return false;
+  }
+  async_ = true;
+  return true;
+}
+
+void Queue::Stop() {
+  if (!async_) return;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    stop_ = true;
+  }
+  wake_.notify_one();
+  device_.join();
+  async_ = false;
+}
+
+void Queue::Submit(std::function<void()> work) {
+  if (!async_) {
+    work();
+    return;
+  }
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    items_.push_back(std::move(work));
+    ++submitted_;
+  }
+  wake_.notify_one();
+}
+
+void Queue::Drain() {
+  if (!async_) return;
+  std::unique_lock<std::mutex> lock(mu_);
+  const uint64_t target = submitted_;
+  idle_.wait(lock, [&] { return finished_ >= target; });
+}
+
+void Queue::Run() {
+  std::unique_lock<std::mutex> lock(mu_);
+  for (;;) {
+    wake_.wait(lock, [&] { return stop_ || !items_.empty(); });
+    if (items_.empty()) return;  // stop_, and nothing left to run
+    std::function<void()> work = std::move(items_.front());
+    items_.pop_front();
+    lock.unlock();
+    if (launch_us_ != 0) std::this_thread::sleep_for(std::chrono::microseconds(launch_us_));
+    work();
+    lock.lock();
+    ++finished_;
+    idle_.notify_all();
+  }
+}
+
+}  // namespace vendor_sim
