@@ -163,3 +163,37 @@ TEST(CppApiTest, TupleReturnsThroughOpsHpp) {
   EXPECT_EQ(low.to_host<float>(), (std::vector<float>{1}));
   EXPECT_EQ(where.to_host<int64_t>(), (std::vector<int64_t>{2}));
 }
+
+namespace {
+
+// bp::Stream, bp::Event, bp::StreamGuard (stream.hpp) on the host device.
+TEST(CppApiTest, StreamsEventsAndTheGuard) {
+  bp::Context ctx;
+  const bp::Device cpu = bp::Device::cpu();
+  bp::Stream s = bp::Stream::create(ctx, cpu);
+  EXPECT_EQ(s.device(), cpu);
+  EXPECT_EQ(bp::Stream::current(ctx, cpu).get(), bp::Stream::default_of(ctx, cpu).get());
+  bp::Event start(ctx, cpu), end(ctx, cpu);
+  {
+    bp::StreamGuard guard(ctx, s);
+    EXPECT_EQ(bp::Stream::current(ctx, cpu).get(), s.get());
+    start.record(s);
+    bp::Tensor t = bp::Tensor::from_vector(ctx, std::vector<float>(1000, 1.0f));
+    EXPECT_EQ(s.allocator_stats().allocated_bytes, 4096u);  // 4000 bytes, 512-byte classes
+    end.record(s);
+  }
+  EXPECT_EQ(bp::Stream::current(ctx, cpu).get(), bp::Stream::default_of(ctx, cpu).get());
+  bp::Stream::default_of(ctx, cpu).wait(end);
+  end.synchronize();
+  EXPECT_TRUE(end.query());
+  EXPECT_GE(start.elapsed_ms(end), 0.0f);
+  bp::Event never(ctx, cpu);
+  try {
+    never.elapsed_ms(end);
+    FAIL() << "an unrecorded event has no time";
+  } catch (const bp::Error& e) {
+    EXPECT_EQ(e.status(), BP_STATUS_FAILED_PRECONDITION);
+  }
+}
+
+}  // namespace

@@ -523,3 +523,5 @@ Tensor Tensor::from_vector(const Context& ctx, const std::vector<T>& values, std
 #include "backplane/detail/typed_call.hpp"
 // Prepared calls (bp::Plan).
 #include "backplane/plan.hpp"
+// Streams and events (bp::Stream, bp::Event, bp::StreamGuard).
+#include "backplane/stream.hpp"
