@@ -189,3 +189,97 @@ TEST_F(StreamsTest, DeviceWithoutStreamCreateSaysSo) {
 }
 
 }  // namespace
+
+namespace {
+
+class GraphTest : public StreamsTest {};
+
+TEST_F(GraphTest, ReplayEqualsEagerAndFollowsTheInputs) {
+  bp_stream_handle_t* s = Create(kCpu);
+  ASSERT_EQ(bp_set_current_stream(s), BP_STATUS_OK);
+  bp_tensor_t* a = F32(kCpu, {4}, {1, 2, 3, 4});
+  bp_tensor_t* b = F32(kCpu, {4}, {10, 20, 30, 40});
+  ASSERT_EQ(bp_graph_begin_capture(s), BP_STATUS_OK) << LastError();
+  EXPECT_EQ(bp_graph_begin_capture(s), BP_STATUS_FAILED_PRECONDITION);
+  bp_tensor_t* c = Call("mul.Tensor", {T(a), T(b)});
+  bp_tensor_t* d = Call("add.Tensor", {T(c), T(a), I(1)});
+  bp_graph_t* g = nullptr;
+  ASSERT_EQ(bp_graph_end_capture(s, &g), BP_STATUS_OK) << LastError();
+  int64_t nodes = 0;
+  ASSERT_EQ(bp_graph_node_count(g, &nodes), BP_STATUS_OK);
+  EXPECT_EQ(nodes, 2);
+  EXPECT_EQ(Read(d), (std::vector<float>{11, 42, 93, 164})) << "captured work also runs once";
+  // New input values (outside the graph), then three replays: each equals eager.
+  bp_tensor_t* a2 = F32(kCpu, {4}, {2, 2, 2, 2});
+  ASSERT_NE(Call("copy_", {T(a), T(a2), B(false)}), nullptr);
+  for (int i = 0; i < 3; ++i) {
+    ASSERT_EQ(bp_graph_launch(g, s), BP_STATUS_OK) << LastError();
+    ASSERT_EQ(bp_stream_synchronize(s), BP_STATUS_OK);
+    EXPECT_EQ(Read(d), (std::vector<float>{22, 42, 62, 82})) << "replay " << i;
+  }
+  // On another stream of the device too; not on another device's.
+  ASSERT_EQ(bp_graph_launch(g, Default(kCpu)), BP_STATUS_OK) << LastError();
+  EXPECT_EQ(bp_graph_launch(g, Default(dev_)), BP_STATUS_INVALID_ARGUMENT);
+  EXPECT_NE(LastError().find("captured on device cpu:0"), std::string::npos) << LastError();
+  ASSERT_EQ(bp_set_current_stream(Default(kCpu)), BP_STATUS_OK);
+  EXPECT_EQ(bp_graph_destroy(g), BP_STATUS_OK);
+  EXPECT_EQ(bp_stream_destroy(s), BP_STATUS_OK);
+}
+
+TEST_F(GraphTest, MemoryFreedDuringCaptureStaysWithTheGraph) {
+  bp_stream_handle_t* s = Create(kCpu);
+  ASSERT_EQ(bp_set_current_stream(s), BP_STATUS_OK);
+  bp_tensor_t* a = F32(kCpu, {256}, std::vector<float>(256, 1.0f));
+  ASSERT_EQ(bp_graph_begin_capture(s), BP_STATUS_OK);
+  bp_tensor_t* tmp = nullptr;
+  bp_value_t args[3] = {T(a), T(a), I(1)};
+  ASSERT_EQ(bp_op_call(ctx_, Op("add.Tensor"), args, 3, &tmp, 1), BP_STATUS_OK) << LastError();
+  void* graph_block = DataOf(tmp);
+  bp_tensor_release(tmp);  // an intermediate: its block stays the graph's
+  bp_graph_t* g = nullptr;
+  ASSERT_EQ(bp_graph_end_capture(s, &g), BP_STATUS_OK) << LastError();
+  bp_tensor_t* outside = Bytes(kCpu, 1024);
+  EXPECT_NE(DataOf(outside), graph_block) << "a tensor outside the graph got memory a replay writes";
+  bp_tensor_release(outside);
+  ASSERT_EQ(bp_graph_destroy(g), BP_STATUS_OK);
+  bp_tensor_t* after = Bytes(kCpu, 1024);
+  EXPECT_EQ(DataOf(after), graph_block) << "a destroyed graph's memory returns to the stream";
+  bp_tensor_release(after);
+  ASSERT_EQ(bp_set_current_stream(Default(kCpu)), BP_STATUS_OK);
+  EXPECT_EQ(bp_stream_destroy(s), BP_STATUS_OK);
+}
+
+TEST_F(GraphTest, WhatCannotBeCapturedEndsTheCaptureWithAClearStatus) {
+  EXPECT_EQ(bp_graph_begin_capture(Default(kCpu)), BP_STATUS_FAILED_PRECONDITION);
+  EXPECT_NE(LastError().find("capture needs a stream from bp_stream_create"), std::string::npos) << LastError();
+  bp_stream_handle_t* s = Create(kCpu);
+  ASSERT_EQ(bp_set_current_stream(s), BP_STATUS_OK);
+  bp_tensor_t* a = F32(kCpu, {4}, {1, 2, 3, 4});
+  ASSERT_EQ(bp_graph_begin_capture(s), BP_STATUS_OK);
+  EXPECT_EQ(bp_stream_destroy(s), BP_STATUS_FAILED_PRECONDITION);
+  Call("mul.Tensor", {T(a), T(a)});
+  // Another thread enqueueing on the captured stream.
+  std::thread([&] {
+    ASSERT_EQ(bp_set_current_stream(s), BP_STATUS_OK);
+    bp_tensor_t* r = nullptr;
+    bp_value_t args[2] = {T(a), T(a)};
+    EXPECT_EQ(bp_op_call(ctx_, Op("mul.Tensor"), args, 2, &r, 1), BP_STATUS_FAILED_PRECONDITION);
+    EXPECT_NE(LastError().find("by a thread other than the one capturing it"), std::string::npos) << LastError();
+  }).join();
+  bp_graph_t* g = nullptr;
+  EXPECT_EQ(bp_graph_end_capture(s, &g), BP_STATUS_FAILED_PRECONDITION);
+  EXPECT_NE(LastError().find("the capture was invalidated: mul.Tensor was enqueued"), std::string::npos)
+      << LastError();
+  EXPECT_EQ(g, nullptr);
+  // Synchronizing the captured stream.
+  ASSERT_EQ(bp_graph_begin_capture(s), BP_STATUS_OK);
+  EXPECT_EQ(bp_stream_synchronize(s), BP_STATUS_FAILED_PRECONDITION);
+  EXPECT_EQ(bp_device_synchronize(ctx_, kCpu), BP_STATUS_FAILED_PRECONDITION);
+  EXPECT_EQ(bp_graph_end_capture(s, &g), BP_STATUS_FAILED_PRECONDITION);
+  EXPECT_NE(LastError().find("bp_stream_synchronize on a stream being captured"), std::string::npos) << LastError();
+  EXPECT_EQ(bp_graph_end_capture(s, &g), BP_STATUS_INVALID_ARGUMENT) << "the stream left capture mode";
+  ASSERT_EQ(bp_set_current_stream(Default(kCpu)), BP_STATUS_OK);
+  EXPECT_EQ(bp_stream_destroy(s), BP_STATUS_OK);
+}
+
+}  // namespace

@@ -34,7 +34,7 @@ CachingAllocator::~CachingAllocator() {
       if (raw_.event_synchronize != nullptr) raw_.event_synchronize(raw_.backend_data, e);
       raw_.event_destroy(raw_.backend_data, e);
     }
-    CacheLocked(PoolLocked(p.block->stream), p.block);
+    ReturnLocked(p.block);
   }
   pending_.clear();
   ReleaseCachedLocked();
@@ -97,6 +97,7 @@ Status CachingAllocator::Allocate(size_t nbytes, bp_stream_t stream, Block** out
     }
   }
   if (hit != nullptr) {
+    HandOutLocked(pool, hit);
     count_allocated(hit);
     ++stats_.cache_hits;
     ++pool->stats.cache_hits;
@@ -126,7 +127,7 @@ Status CachingAllocator::Allocate(size_t nbytes, bp_stream_t stream, Block** out
     st->reserved_bytes += size;
   }
   *out_block = new Block{ptr, size, large};
-  (*out_block)->stream = pool->stream;
+  HandOutLocked(pool, *out_block);
   count_allocated(*out_block);
   PoisonSlack(*out_block, nbytes);
   ArmGuardLocked(*out_block, nbytes);
@@ -168,7 +169,7 @@ void CachingAllocator::Free(Block* block, void* header) {
     delete block;
     return;
   }
-  CacheLocked(PoolLocked(block->stream), block);
+  ReturnLocked(block);
 }
 
 void CachingAllocator::CacheLocked(Pool* pool, Block* block) {
@@ -179,6 +180,7 @@ void CachingAllocator::CacheLocked(Pool* pool, Block* block) {
 
 void CachingAllocator::InsertCachedLocked(Pool* pool, Block* block) {
   block->stream = pool->stream;
+  block->capture_pool = pool->capture ? pool : nullptr;
   PoisonSlack(block, 0);  // a cached block is off limits until handed out again
   if (block->large) {
     pool->large_free.emplace(block->size, block);
@@ -240,6 +242,7 @@ void CachingAllocator::ReleasePoolLocked(Pool* pool) {
 void CachingAllocator::ReleaseCachedLocked() {
   ReleasePoolLocked(&default_pool_);
   for (auto& p : stream_pools_) ReleasePoolLocked(p.get());
+  for (auto& p : capture_pools_) ReleasePoolLocked(p.get());
 }
 
 void CachingAllocator::EmptyCache() {

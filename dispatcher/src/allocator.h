@@ -67,6 +67,9 @@ struct Block {
   bp_stream_t stream = nullptr;  // the stream it was allocated on: the pool it returns to
   // Other streams it was used on (bp_tensor_record_stream); NULL: none.
   std::vector<bp_stream_t>* used_on = nullptr;
+  // Allocated while its stream was captured into a graph: the graph's
+  // private pool, which it returns to (opaque here; allocator.cpp).
+  void* capture_pool = nullptr;
 };
 
 // Sanitizer mode (builds with -fsanitize=address, detected through
@@ -117,6 +120,17 @@ class CachingAllocator {
   void ForgetStream(bp_stream_t stream);
   void RecordStream(Block* block, bp_stream_t stream);
   bp_allocator_stats_t StreamStats(bp_stream_t stream);
+  // Graph capture (allocator_streams.cpp), as CUDA graphs' private memory
+  // pools: while `stream` is captured, its allocations come from a pool of
+  // the graph's, and blocks allocated then return to that pool when freed, so
+  // a replay writing them never touches memory a tensor outside the graph
+  // holds. BeginCapture returns the pool's token; EndCapture stops drawing
+  // from it; ReleaseCapture (the graph is destroyed, its work finished) gives
+  // its cached blocks to the stream's pool, and those still held by tensors
+  // follow when freed.
+  void* BeginCapture(bp_stream_t stream);
+  void EndCapture(bp_stream_t stream);
+  void ReleaseCapture(void* token);
   // Tensor/storage pairs (an Allocate that asked for a header, until the
   // Free that gives one back) alive now: the context's leak count. Counted
   // under the lock Allocate and Free hold anyway, so an operator call that
@@ -170,11 +184,27 @@ class CachingAllocator {
     uint64_t small_nonempty[kSmallClasses / 64] = {};
     std::multimap<size_t, Block*> large_free;
     bp_allocator_stats_t stats{sizeof(bp_allocator_stats_t), 0, 0, 0, 0, 0};
+    // A graph's private pool (BeginCapture): its blocks held by tensors, and
+    // whether the graph is gone (then they go to `stream`'s pool when freed).
+    bool capture = false;
+    bool released = false;
+    int64_t live = 0;
   };
   Pool default_pool_;  // raw_.stream's
   std::vector<std::unique_ptr<Pool>> stream_pools_;  // created streams' (few)
-  // The pool of `stream`; the default pool for a stream it does not know.
+  std::vector<std::unique_ptr<Pool>> capture_pools_;  // graphs' (capturing or not)
+  std::vector<std::pair<bp_stream_t, Pool*>> capturing_;  // streams being captured
+  // The pool allocations on `stream` draw from: its graph's while it is
+  // captured, else its own; the default pool for a stream it does not know.
   Pool* PoolLocked(bp_stream_t stream) {
+    if (stream == default_pool_.stream) return &default_pool_;
+    for (auto& [s, p] : capturing_) {
+      if (s == stream) return p;
+    }
+    return StreamPoolLocked(stream);
+  }
+  // The stream's own pool, ignoring captures.
+  Pool* StreamPoolLocked(bp_stream_t stream) {
     if (stream == default_pool_.stream) return &default_pool_;
     for (auto& p : stream_pools_) {
       if (p->stream == stream) return p.get();
@@ -186,6 +216,10 @@ class CachingAllocator {
   // InsertCachedLocked only lists it there.
   void CacheLocked(Pool* pool, Block* block);
   void InsertCachedLocked(Pool* pool, Block* block);
+  // Caches a freed block where it belongs: its graph's pool, else its stream's.
+  void ReturnLocked(Block* block);
+  // Allocate's bookkeeping for a block handed out from `pool`.
+  void HandOutLocked(Pool* pool, Block* block);
   void ReleasePoolLocked(Pool* pool);
   // A freed block waiting for work on other streams: the events recorded on
   // them at the free. ProcessPendingLocked returns the finished ones to their pools.

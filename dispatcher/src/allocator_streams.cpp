@@ -98,10 +98,95 @@ void CachingAllocator::ProcessPendingLocked() {
       if (!EventComplete(e)) return false;
     }
     for (bp_event_t e : p.events) raw_.event_destroy(raw_.backend_data, e);
-    CacheLocked(PoolLocked(p.block->stream), p.block);
+    ReturnLocked(p.block);
     return true;
   });
   pending_.erase(done, pending_.end());
+}
+
+}  // namespace bp::core
+
+namespace bp::core {
+
+void CachingAllocator::HandOutLocked(Pool* pool, Block* block) {
+  block->stream = pool->stream;
+  block->capture_pool = nullptr;
+  if (pool->capture) {
+    block->capture_pool = pool;
+    ++pool->live;
+  }
+}
+
+void CachingAllocator::ReturnLocked(Block* block) {
+  auto* graph = static_cast<Pool*>(block->capture_pool);
+  if (graph == nullptr) {
+    CacheLocked(StreamPoolLocked(block->stream), block);
+    return;
+  }
+  --graph->live;
+  if (!graph->released) {
+    CacheLocked(graph, block);  // the graph keeps it for its replays
+    return;
+  }
+  // The graph is gone: the block joins its stream's pool.
+  stats_.allocated_bytes -= block->size;
+  graph->stats.allocated_bytes -= block->size;
+  graph->stats.reserved_bytes -= block->size;
+  Pool* to = StreamPoolLocked(graph->stream);
+  to->stats.reserved_bytes += block->size;
+  InsertCachedLocked(to, block);
+  if (graph->live == 0) {
+    capture_pools_.erase(std::remove_if(capture_pools_.begin(), capture_pools_.end(),
+                                        [&](const std::unique_ptr<Pool>& p) { return p.get() == graph; }),
+                         capture_pools_.end());
+  }
+}
+
+void* CachingAllocator::BeginCapture(bp_stream_t stream) {
+  auto pool = std::make_unique<Pool>();
+  pool->stream = stream;
+  pool->capture = true;
+  std::lock_guard<SpinMutex> lock(mu_);
+  Pool* token = pool.get();
+  capture_pools_.push_back(std::move(pool));
+  capturing_.emplace_back(stream, token);
+  return token;
+}
+
+void CachingAllocator::EndCapture(bp_stream_t stream) {
+  std::lock_guard<SpinMutex> lock(mu_);
+  capturing_.erase(std::remove_if(capturing_.begin(), capturing_.end(),
+                                  [&](const std::pair<bp_stream_t, Pool*>& c) { return c.first == stream; }),
+                   capturing_.end());
+}
+
+void CachingAllocator::ReleaseCapture(void* token) {
+  auto* graph = static_cast<Pool*>(token);
+  std::lock_guard<SpinMutex> lock(mu_);
+  capturing_.erase(std::remove_if(capturing_.begin(), capturing_.end(),
+                                  [&](const std::pair<bp_stream_t, Pool*>& c) { return c.second == graph; }),
+                   capturing_.end());
+  graph->released = true;
+  Pool* to = StreamPoolLocked(graph->stream);
+  auto move = [&](Block* b) {
+    b->next = nullptr;
+    graph->stats.reserved_bytes -= b->size;
+    to->stats.reserved_bytes += b->size;
+    InsertCachedLocked(to, b);
+  };
+  for (size_t c = 0; c < kSmallClasses; ++c) {
+    while (Block* b = graph->small_free[c]) {
+      graph->small_free[c] = b->next;
+      move(b);
+    }
+  }
+  for (auto& [size, b] : graph->large_free) move(b);
+  graph->large_free.clear();
+  if (graph->live == 0) {
+    capture_pools_.erase(std::remove_if(capture_pools_.begin(), capture_pools_.end(),
+                                        [&](const std::unique_ptr<Pool>& p) { return p.get() == graph; }),
+                         capture_pools_.end());
+  }
 }
 
 }  // namespace bp::core

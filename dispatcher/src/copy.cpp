@@ -1,3 +1,4 @@
+#include "graph.h"
 #include "copy.h"
 
 #include <algorithm>
@@ -319,6 +320,7 @@ Status ReadView(DeviceState* dev, const void* base, const Geometry& view, DLData
     HostConvert(base, view, host_dst, dst);
     return Status::Ok();
   }
+  BP_RETURN_IF_ERROR(RefuseDuringCapture(dev, "a copy from device to host"));
   // Guard mode: a copy to the host synchronizes; canaries are checked first,
   // so nothing is written when an overrun is reported.
   BP_RETURN_IF_ERROR(dev->allocator->CheckGuards());
@@ -348,6 +350,7 @@ Status WriteView(DeviceState* dev, void* base, const Geometry& view, const void*
     HostConvert(host_src, src, base, view);
     return Status::Ok();
   }
+  BP_RETURN_IF_ERROR(RefuseDuringCapture(dev, "a copy from host to device"));
   size_t item = DtypeItemSize(DtypeFromDL(view.dtype));
   const bp_backend_t& t = slot->table;
   const uint64_t serial = g_last_error_serial;
@@ -420,6 +423,7 @@ Status CopyOnUnifiedDevice(DeviceState* dev, bp_tensor_t* dst, bp_tensor_t* src,
 }  // namespace
 
 Status SynchronizeDevice(DeviceState* dev) {
+  BP_RETURN_IF_ERROR(RefuseDuringCapture(dev, "synchronizing the stream"));
   const bp_backend_t& t = dev->slot->table;
   if (t.stream_synchronize == nullptr) return Status::Ok();
   const uint64_t serial = g_last_error_serial;
@@ -488,6 +492,7 @@ Status CopyInto(bp_context_t* ctx, bp_tensor_t* dst, bp_tensor_t* src) {
     bp_status_t rc = k.fn(&call);
     if (rc == BP_STATUS_OK) {
       if (!OutputsKept(call)) return OutputsReplaced(call, op->name, dev->slot->name);
+      if (bp_stream_handle_t* h = CapturingStream(dev)) BP_RETURN_IF_ERROR(RecordKernelCall(h, k.fn, call));
       const_cast<bp_op_t*>(op)->native_count.Add(backend);
       return Status::Ok();
     }

@@ -183,7 +183,14 @@ BP_API bp_status_t bp_device_synchronize(bp_context_t* context, bp_device_t devi
         std::vector<bp_stream_t> streams{dev->stream};
         {
           std::lock_guard<std::mutex> lock(dev->streams_mu);
-          for (const bp_stream_handle_t* s : dev->streams) streams.push_back(s->raw);
+          for (const bp_stream_handle_t* s : dev->streams) {
+            if (s->capture.load(std::memory_order_acquire) != nullptr) {
+              return Error(BP_STATUS_FAILED_PRECONDITION,
+                           std::string(fn) + ": a stream of device " + dev->slot->name + ":" +
+                               std::to_string(device.index) + " is being captured into a graph; end the capture first");
+            }
+            streams.push_back(s->raw);
+          }
         }
         for (bp_stream_t s : streams) {
           const uint64_t serial = g_last_error_serial;

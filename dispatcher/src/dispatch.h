@@ -3,6 +3,7 @@
 #pragma once
 
 #include "context.h"
+#include "graph.h"
 #include "copy.h"
 #include "kernel_error.h"
 #include "registry.h"
@@ -111,6 +112,12 @@ __attribute__((always_inline)) inline bool RunRouteKernel(bp_context_t* ctx, con
   if (__builtin_expect(!OutputsKept(*call), 0)) {
     *error = OutputsReplaced(*call, op->name, dev->slot->name);
     return false;
+  }
+  if (__builtin_expect(t_num_current_streams != 0, 0)) {  // graph capture (graph.h)
+    if (bp_stream_handle_t* h = CapturingStream(dev)) {
+      *error = RecordKernelCall(h, route.kernel.fn, *call);
+      if (!error->ok()) return false;
+    }
   }
   bp_op_t* counted = const_cast<bp_op_t*>(op);
   if (__builtin_expect(cast, 0)) {

@@ -2,6 +2,7 @@
 // handed to the next route (the host fallback itself: host_route.cpp).
 #include <string>
 
+#include "graph.h"
 #include "dispatch.h"
 #include "dispatch_internal.h"
 
@@ -32,6 +33,7 @@ Status ExecuteAfterFailure(bp_context_t* ctx, const bp_op_t* op, DeviceState* de
     rc = route.kernel.fn(call);
     if (rc == BP_STATUS_OK) {
       if (!OutputsKept(*call)) return OutputsReplaced(*call, op->name, dev->slot->name);
+      if (bp_stream_handle_t* h = CapturingStream(dev)) BP_RETURN_IF_ERROR(RecordKernelCall(h, route.kernel.fn, *call));
       const_cast<bp_op_t*>(op)->fallback_count.Add(backend);
       return Status::Ok();
     }

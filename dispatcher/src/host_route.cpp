@@ -7,6 +7,7 @@
 #include <utility>
 #include <vector>
 
+#include "graph.h"
 #include "copy.h"
 #include "dispatch.h"
 #include "dispatch_internal.h"
@@ -137,6 +138,7 @@ Status HostViews(bp_context_t* ctx, DeviceState* dev, bp_tensor_t* const* tensor
 
 Status RunHostFallback(bp_context_t* ctx, const bp_op_t* op, const bp_value_t* args, int32_t num_args, DeviceState* dev,
                        bp_tensor_t** out_results, int32_t num_results) {
+  BP_RETURN_IF_ERROR(RefuseDuringCapture(dev, "the CPU fallback of " + op->name));
   const int32_t backend = dev->slot->id;
   bp_op_t* f = op->functional;
   // One warning per kernel (functional op): its variants share it, and the message names it.

@@ -10,6 +10,7 @@
 
 namespace bp::core {
 struct DeviceState;
+struct Capture;
 constexpr uint64_t kStreamMagic = 0x53545245414d5f31ull;  // "STREAM_1"
 constexpr uint64_t kEventMagic = 0x4556454e545f5f31ull;   // "EVENT__1"
 }  // namespace bp::core
@@ -22,6 +23,9 @@ struct bp_stream_handle_t {
   bool is_default = false;    // the device's own (owned by the context)
   // Threads whose current stream this is: destroying it then is refused.
   std::atomic<int32_t> current_on{0};
+  // Set while the stream is captured into a graph (graph.h); read by the
+  // threads whose current stream this is, on every kernel call.
+  std::atomic<bp::core::Capture*> capture{nullptr};
 };
 
 struct bp_event_handle_t {
@@ -51,6 +55,15 @@ inline bp_stream_handle_t* CurrentStreamHandle(const DeviceState* dev) {
     if (t_current_streams[i].dev == dev) return t_current_streams[i].stream;
   }
   return nullptr;
+}
+
+// The calling thread's current stream of `dev` when it is being captured
+// (graph.h), else NULL. One load and compare while no thread-local current
+// stream is set.
+inline bp_stream_handle_t* CapturingStream(const DeviceState* dev) {
+  if (__builtin_expect(t_num_current_streams == 0, 1)) return nullptr;
+  bp_stream_handle_t* h = CurrentStreamHandle(dev);
+  return h != nullptr && h->capture.load(std::memory_order_acquire) != nullptr ? h : nullptr;
 }
 
 }  // namespace bp::core

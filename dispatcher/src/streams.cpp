@@ -7,6 +7,7 @@
 
 #include "api.h"
 #include "context.h"
+#include "graph.h"
 #include "rcu.h"
 #include "struct_size.h"
 #include "tensor.h"
@@ -49,6 +50,14 @@ Status Backend(bp_status_t rc, uint64_t serial, const char* fn, const char* slot
 }
 
 Status SynchronizeStream(const bp_stream_handle_t* s, const char* fn) {
+  if (Capture* c = s->capture.load(std::memory_order_acquire)) {
+    const std::string why = std::string(fn) + " on a stream being captured";
+    {
+      std::lock_guard<std::mutex> lock(c->mu);
+      if (c->error.empty()) c->error = why;
+    }
+    return Error(BP_STATUS_FAILED_PRECONDITION, why + "; the capture is invalidated");
+  }
   const bp_backend_t& t = s->dev->slot->table;
   if (t.stream_synchronize == nullptr) return Status::Ok();
   const uint64_t serial = g_last_error_serial;
@@ -137,6 +146,10 @@ BP_API bp_status_t bp_stream_destroy(bp_stream_handle_t* stream) {
     if (stream->is_default) {
       return Error(BP_STATUS_FAILED_PRECONDITION, std::string(fn) + ": stream is the default stream of device " +
                                                       DeviceName(stream->dev) + "; the context owns it");
+    }
+    if (stream->capture.load(std::memory_order_acquire) != nullptr) {
+      return Error(BP_STATUS_FAILED_PRECONDITION, std::string(fn) + ": stream of device " + DeviceName(stream->dev) +
+                                                      " is being captured; bp_graph_end_capture first");
     }
     const int32_t users = stream->current_on.load(std::memory_order_acquire);
     if (users > 0) {

@@ -115,6 +115,49 @@ BP_API bp_status_t bp_tensor_record_stream(bp_tensor_t* tensor, bp_stream_handle
 BP_API bp_status_t bp_stream_allocator_stats(bp_stream_handle_t* stream,
                                              bp_allocator_stats_t* out_stats);
 
+/* ---- Graph capture and replay -------------------------------------------
+ * As CUDA graphs: the kernels a stream runs between begin and end capture
+ * are recorded, resolved (route, kernel, arguments, fixed addresses and
+ * shapes), and bp_graph_launch enqueues them again, without dispatch, on any
+ * stream of the device. Unlike CUDA, the captured work also runs once while
+ * it is captured, so the tensors computed during capture hold its results.
+ * Work is captured from the thread that began the capture, for the operator
+ * calls it makes while the stream is its current stream. Memory allocated
+ * during capture comes from a pool the graph keeps (freed blocks return to
+ * it), so a replay never writes memory a tensor outside the graph holds;
+ * tensors made before the capture must outlive the graph (a replay reads
+ * and writes them at their captured addresses).
+ * What ends a capture with an error (the call fails with
+ * FAILED_PRECONDITION, and bp_graph_end_capture reports it): work that must
+ * reach the host (bp_tensor_to_host, bp_tensor_from_host, a CPU fallback, a
+ * copy staged through the host, synchronizing the stream), and another
+ * thread enqueueing on the stream. */
+
+/* A captured graph; owned by the caller (bp_graph_destroy). */
+typedef struct bp_graph_t bp_graph_t;
+
+/* Starts capturing `stream`. Errors: INVALID_ARGUMENT (NULL),
+ * FAILED_PRECONDITION (the default stream: capture needs a stream from
+ * bp_stream_create; the stream is already being captured). */
+BP_API bp_status_t bp_graph_begin_capture(bp_stream_handle_t* stream);
+/* Ends the capture of `stream` and returns the graph (owned by the caller).
+ * The stream leaves capture mode whatever the result. Errors:
+ * INVALID_ARGUMENT (NULL; the stream is not being captured),
+ * FAILED_PRECONDITION (the capture was invalidated: the message names the
+ * call that did it; no graph is returned). */
+BP_API bp_status_t bp_graph_end_capture(bp_stream_handle_t* stream, bp_graph_t** out_graph);
+/* Enqueues the graph's kernels on `stream`, in captured order; returns once
+ * they are enqueued. Errors: INVALID_ARGUMENT (NULL; a stream of another
+ * device), FAILED_PRECONDITION (the stream is being captured), and a
+ * kernel's error, naming the node index and the operator. */
+BP_API bp_status_t bp_graph_launch(bp_graph_t* graph, bp_stream_handle_t* stream);
+/* The number of kernel calls the graph holds. Errors: INVALID_ARGUMENT. */
+BP_API bp_status_t bp_graph_node_count(const bp_graph_t* graph, int64_t* out_count);
+/* Waits for the graph's launches, then frees it and its private memory pool
+ * (blocks still held by tensors return to the stream's pool when freed).
+ * Accepts NULL. */
+BP_API bp_status_t bp_graph_destroy(bp_graph_t* graph);
+
 #ifdef __cplusplus
 } /* extern "C" */
 #endif

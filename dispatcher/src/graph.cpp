@@ -1,0 +1,274 @@
+// Graph capture and replay: recording resolved kernel calls, and the C API
+// (backplane/streams.h).
+#include "graph.h"
+
+#include <algorithm>
+#include <utility>
+
+#include "api.h"
+#include "kernel_error.h"
+#include "plugin.h"
+
+namespace bp::core {
+namespace {
+
+std::string DeviceName(const DeviceState* dev) { return dev->slot->name + ":" + std::to_string(dev->index); }
+
+// Keeps the first reason a capture became invalid.
+void Invalidate(Capture* c, const std::string& why) {
+  std::lock_guard<std::mutex> lock(c->mu);
+  if (c->error.empty()) c->error = why;
+}
+
+// A copy of `t` (and its shape and strides) owned by `node`; the same input
+// pointer maps to the same copy (an in-place call's output is its argument).
+const DLTensor* CopyTensor(GraphNode* node, std::vector<std::pair<const DLTensor*, DLTensor*>>* seen,
+                           const DLTensor* t) {
+  if (t == nullptr) return nullptr;
+  for (auto& [from, to] : *seen) {
+    if (from == t) return to;
+  }
+  node->tensors.push_back(*t);
+  DLTensor* c = &node->tensors.back();
+  node->ints.emplace_back(t->shape, t->shape + t->ndim);
+  c->shape = node->ints.back().data();
+  if (t->strides != nullptr) {
+    node->ints.emplace_back(t->strides, t->strides + t->ndim);
+    c->strides = node->ints.back().data();
+  }
+  seen->emplace_back(t, c);
+  return c;
+}
+
+std::unique_ptr<GraphNode> CopyCall(bp_kernel_fn fn, const bp_kernel_call_t& call) {
+  auto node = std::make_unique<GraphNode>();
+  node->fn = fn;
+  node->kernel_data = call.kernel_data;
+  node->backend_data = call.backend_data;
+  node->op_name = call.op_name;
+  std::vector<std::pair<const DLTensor*, DLTensor*>> seen;
+  node->args.assign(call.args, call.args + call.num_args);
+  for (bp_kernel_arg_t& a : node->args) {
+    switch (a.kind) {
+      case BP_VALUE_TENSOR:
+        a.u.tensor = CopyTensor(node.get(), &seen, a.u.tensor);
+        break;
+      case BP_VALUE_TENSOR_LIST: {
+        node->lists.emplace_back();
+        for (int64_t i = 0; i < a.u.tensor_list.size; ++i) {
+          node->lists.back().push_back(CopyTensor(node.get(), &seen, a.u.tensor_list.data[i]));
+        }
+        a.u.tensor_list.data = node->lists.back().data();
+        break;
+      }
+      case BP_VALUE_INT_LIST:
+        if (a.u.int_list.data != nullptr) {
+          node->ints.emplace_back(a.u.int_list.data, a.u.int_list.data + a.u.int_list.size);
+          a.u.int_list.data = node->ints.back().data();
+        }
+        break;
+      case BP_VALUE_STRING:
+        if (a.u.str != nullptr) {
+          node->strings.emplace_back(a.u.str);
+          a.u.str = node->strings.back().c_str();
+        }
+        break;
+      default:
+        break;  // scalars are copied with the struct
+    }
+  }
+  for (int32_t i = 0; i < call.num_outputs; ++i) {
+    node->outputs.push_back(const_cast<DLTensor*>(CopyTensor(node.get(), &seen, call.outputs[i])));
+  }
+  return node;
+}
+
+}  // namespace
+
+Status RecordKernelCall(bp_stream_handle_t* stream, bp_kernel_fn fn, const bp_kernel_call_t& call) {
+  Capture* c = stream->capture.load(std::memory_order_acquire);
+  if (c == nullptr) return Status::Ok();
+  if (std::this_thread::get_id() != c->owner) {
+    const std::string why = std::string(call.op_name) + " was enqueued on stream of device " +
+                            DeviceName(stream->dev) + " by a thread other than the one capturing it";
+    Invalidate(c, why);
+    return Error(BP_STATUS_FAILED_PRECONDITION, why + "; the capture is invalidated");
+  }
+  c->graph->nodes.push_back(CopyCall(fn, call));
+  return Status::Ok();
+}
+
+Status RefuseDuringCapture(const DeviceState* dev, const std::string& what) {
+  bp_stream_handle_t* h = CapturingStream(dev);
+  if (h == nullptr) return Status::Ok();
+  Capture* c = h->capture.load(std::memory_order_acquire);
+  if (c == nullptr) return Status::Ok();
+  const std::string why = what + " during the graph capture of a stream of device " + DeviceName(dev) +
+                          ": it must reach the host, which a graph cannot hold";
+  Invalidate(c, why);
+  return Error(BP_STATUS_FAILED_PRECONDITION, why + "; the capture is invalidated");
+}
+
+}  // namespace bp::core
+
+using namespace bp::core;
+
+namespace {
+
+Status CheckGraphStream(const bp_stream_handle_t* s, const char* fn) {
+  if (s == nullptr || s->magic != kStreamMagic) {
+    return Error(BP_STATUS_INVALID_ARGUMENT,
+                 std::string(fn) + ": stream " + (s == nullptr ? "is NULL" : "is not a live stream handle"));
+  }
+  return Status::Ok();
+}
+
+Status WaitLaunches(bp_graph_t* g, const char* fn) {
+  std::vector<bp_stream_t> streams;
+  {
+    std::lock_guard<std::mutex> lock(g->launched_mu);
+    streams.swap(g->launched_on);
+  }
+  const bp_backend_t& t = g->dev->slot->table;
+  if (t.stream_synchronize == nullptr) return Status::Ok();
+  for (bp_stream_t s : streams) {
+    const uint64_t serial = g_last_error_serial;
+    const bp_status_t rc = t.stream_synchronize(t.backend_data, g->dev->index, s);
+    if (rc != BP_STATUS_OK) {
+      return PluginFailure(std::string(fn) + ": waiting for the graph's launches on device " + DeviceName(g->dev),
+                           rc, serial);
+    }
+  }
+  return Status::Ok();
+}
+
+}  // namespace
+
+extern "C" {
+
+BP_API bp_status_t bp_graph_begin_capture(bp_stream_handle_t* stream) {
+  const char* fn = "bp_graph_begin_capture";
+  return ApiCall(fn, [&]() -> Status {
+    BP_RETURN_IF_ERROR(CheckGraphStream(stream, fn));
+    if (stream->is_default) {
+      return Error(BP_STATUS_FAILED_PRECONDITION, std::string(fn) + ": stream is the default stream of device " +
+                                                      DeviceName(stream->dev) +
+                                                      "; capture needs a stream from bp_stream_create");
+    }
+    auto capture = std::make_unique<Capture>();
+    capture->owner = std::this_thread::get_id();
+    auto graph = std::make_unique<bp_graph_t>();
+    graph->ctx = stream->ctx;
+    graph->dev = stream->dev;
+    capture->graph = graph.get();
+    Capture* expected = nullptr;
+    if (!stream->capture.compare_exchange_strong(expected, capture.get(), std::memory_order_acq_rel)) {
+      return Error(BP_STATUS_FAILED_PRECONDITION,
+                   std::string(fn) + ": stream of device " + DeviceName(stream->dev) + " is already being captured");
+    }
+    graph->pool = stream->dev->allocator->BeginCapture(stream->raw);
+    graph.release();
+    capture.release();
+    return Status::Ok();
+  });
+}
+
+BP_API bp_status_t bp_graph_end_capture(bp_stream_handle_t* stream, bp_graph_t** out_graph) {
+  const char* fn = "bp_graph_end_capture";
+  return ApiCall(fn, [&]() -> Status {
+    BP_RETURN_IF_ERROR(CheckGraphStream(stream, fn));
+    BP_CHECK_ARG(out_graph != nullptr, fn, "out_graph is NULL");
+    Capture* c = stream->capture.load(std::memory_order_acquire);
+    if (c == nullptr || c->owner != std::this_thread::get_id()) {
+      return Error(BP_STATUS_INVALID_ARGUMENT, std::string(fn) + ": stream of device " + DeviceName(stream->dev) +
+                                                   (c == nullptr ? " is not being captured"
+                                                                 : " is being captured by another thread"));
+    }
+    stream->capture.store(nullptr, std::memory_order_release);
+    std::unique_ptr<Capture> capture(c);
+    std::unique_ptr<bp_graph_t> graph(c->graph);
+    stream->dev->allocator->EndCapture(stream->raw);
+    if (!c->error.empty()) {
+      stream->dev->allocator->ReleaseCapture(graph->pool);
+      return Error(BP_STATUS_FAILED_PRECONDITION, std::string(fn) + ": the capture was invalidated: " + c->error);
+    }
+    if (!stream->dev->slot->host_memory) {
+      graph->plugin = stream->dev->slot->plugin;
+      PluginRetain(graph->plugin);
+    }
+    *out_graph = graph.release();
+    return Status::Ok();
+  });
+}
+
+BP_API bp_status_t bp_graph_launch(bp_graph_t* graph, bp_stream_handle_t* stream) {
+  const char* fn = "bp_graph_launch";
+  return ApiCall(fn, [&]() -> Status {
+    BP_CHECK_ARG(graph != nullptr, fn, "graph is NULL");
+    BP_RETURN_IF_ERROR(CheckGraphStream(stream, fn));
+    if (stream->dev != graph->dev) {
+      return Error(BP_STATUS_INVALID_ARGUMENT, std::string(fn) + ": the graph was captured on device " +
+                                                   DeviceName(graph->dev) + ", the stream is of device " +
+                                                   DeviceName(stream->dev));
+    }
+    if (stream->capture.load(std::memory_order_acquire) != nullptr) {
+      return Error(BP_STATUS_FAILED_PRECONDITION,
+                   std::string(fn) + ": the stream is being captured; launch on another stream");
+    }
+    {
+      std::lock_guard<std::mutex> lock(graph->launched_mu);
+      if (std::find(graph->launched_on.begin(), graph->launched_on.end(), stream->raw) == graph->launched_on.end()) {
+        graph->launched_on.push_back(stream->raw);
+      }
+    }
+    const std::string& backend = graph->dev->slot->name;
+    for (size_t i = 0; i < graph->nodes.size(); ++i) {
+      GraphNode& n = *graph->nodes[i];
+      bp_kernel_call_t call = {};
+      call.struct_size = sizeof(call);
+      call.op_name = n.op_name;
+      call.args = n.args.data();
+      call.num_args = static_cast<int32_t>(n.args.size());
+      call.num_outputs = static_cast<int32_t>(n.outputs.size());
+      call.outputs = n.outputs.data();
+      call.stream = stream->raw;
+      call.device_index = graph->dev->index;
+      call.kernel_data = n.kernel_data;
+      call.backend_data = n.backend_data;
+      CallError slot;
+      AttachCallError(&call, &slot);
+      const bp_status_t rc = n.fn(&call);
+      if (rc != BP_STATUS_OK) {
+        Status st = KernelFailure(call, n.op_name, backend, rc);
+        return Error(st.code(), std::string(fn) + ": node " + std::to_string(i) + " of " +
+                                    std::to_string(graph->nodes.size()) + " (" + n.op_name + "): " + st.message());
+      }
+    }
+    return Status::Ok();
+  });
+}
+
+BP_API bp_status_t bp_graph_node_count(const bp_graph_t* graph, int64_t* out_count) {
+  const char* fn = "bp_graph_node_count";
+  return ApiCall(fn, [&]() -> Status {
+    BP_CHECK_ARG(graph != nullptr && out_count != nullptr, fn, "graph and out_count must not be NULL");
+    *out_count = static_cast<int64_t>(graph->nodes.size());
+    return Status::Ok();
+  });
+}
+
+BP_API bp_status_t bp_graph_destroy(bp_graph_t* graph) {
+  const char* fn = "bp_graph_destroy";
+  if (graph == nullptr) return BP_STATUS_OK;
+  return ApiCall(fn, [&]() -> Status {
+    Status st = WaitLaunches(graph, fn);
+    DeviceState* dev = graph->dev;
+    dev->allocator->ReleaseCapture(graph->pool);
+    bp_plugin_t* plugin = graph->plugin;
+    delete graph;
+    if (plugin != nullptr) PluginRelease(plugin);
+    return st;
+  });
+}
+
+}  // extern "C"
