@@ -373,6 +373,7 @@ bool Session::replay(Plan* p, const std::vector<bp_tensor_t*>& inputs, std::vect
   std::function<void(const Tape::NodeDone&)> each;
   if (observer_) {
     each = [this](const Tape::NodeDone& d) {
+      const auto enqueued = std::chrono::steady_clock::now();
       bp_device_synchronize(ctx_, dev_);
       const Step& step = steps_[d.step];
       NodeRun nr;
@@ -382,6 +383,7 @@ bool Session::replay(Plan* p, const std::vector<bp_tensor_t*>& inputs, std::vect
       nr.outputs = *d.outputs;
       nr.ops = *d.ops;
       nr.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - d.start).count();
+      nr.host_seconds = std::chrono::duration<double>(enqueued - d.start).count();
       observer_(nr);
     };
   }
@@ -512,6 +514,7 @@ bool Session::run_steps(RunState* rs, std::vector<bp_tensor_t*>* outputs, std::s
       }
       if (tape != nullptr && !first_constant) tape->end_node(ins, outs);
       if (observed) {
+        nr.host_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
         bp_device_synchronize(ctx_, dev_);
         nr.index = step.index;
         nr.node = &n;

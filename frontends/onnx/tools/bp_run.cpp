@@ -18,6 +18,7 @@
 #include "bponnx/observe.h"
 #include "bponnx/threads.h"
 #include "run_guard.h"
+#include "run_bench.h"
 #include "run_report.h"
 
 namespace {
@@ -30,6 +31,7 @@ const char* kHelpFooter = R"(Examples:
   bp-run model.onnx --device opencl:0 --report --trace trace.json
   bp-run model.onnx --device vendor_sim --shadow     # first node that differs from the CPU
   bp-run model.onnx --bench 20                       # warm-up, then median and min per run
+  bp-run model.onnx --bench 20 --graph               # the same, as a captured graph replayed
   bp-run model.onnx --device cpu --threads 2 --bench 20  # the CPU kernels on 2 threads
   bp-run model.onnx --input input=x.npy --expect output_0=y.npy --expect-rtol 1e-3
   bp-run model.onnx --plugin ./build/libmy_backend.so --device my_backend --timeout 60
@@ -163,7 +165,7 @@ static int run_tool(int argc, char** argv) {
   uint64_t seed = 0;
   int threads = 0;
   bool threads_given = false;
-  bool report = false, shadow = false, seed_given = false;
+  bool report = false, shadow = false, seed_given = false, graph = false;
   std::vector<std::string> plugins;
   double timeout_s = 0;
   uint64_t max_memory = bprun::default_memory_limit();
@@ -187,6 +189,9 @@ static int run_tool(int argc, char** argv) {
   app.add_option("--input", input_specs, "NAME=FILE.npy for a graph input (random values of the declared shape otherwise)");
   app.add_option("--output-dir", output_dir, "write each graph output as DIR/<name>.npy");
   app.add_option("--bench", bench, "after one warm-up run, time N runs; print median and min")->check(CLI::NonNegativeNumber);
+  app.add_flag("--graph", graph,
+               "with --bench: capture the model once on a new stream as a graph and time its replays "
+               "(docs/streams.md); the replay's outputs are compared with an eager run");
   app.add_option("--warmup", warmup,
                  "run the model N times before the run that --report/--trace/--shadow record (steady-state times: no "
                  "first-call set-up)")
@@ -422,24 +427,22 @@ static int run_tool(int argc, char** argv) {
     }
   }
   if (bench > 0) {
-    watchdog.set_phase("in a --bench run");
+    watchdog.set_phase(graph ? "in a --bench --graph run" : "in a --bench run");
     session.set_observer(nullptr);
-    std::vector<double> times;
-    for (int i = -1; i < bench; ++i) {  // i = -1: warm-up
-      std::vector<bp_tensor_t*> outs;
-      const auto s = std::chrono::steady_clock::now();
-      if (!session.run(inputs, &outs, &err)) {
-        std::fprintf(stderr, "bp-run: %s\n", err.c_str());
-        return kExitFailed;
-      }
-      bp_device_synchronize(ctx, dev);
-      const double dt = std::chrono::duration<double>(std::chrono::steady_clock::now() - s).count();
-      for (bp_tensor_t* t : outs) bp_tensor_release(t);
-      if (i >= 0) times.push_back(dt);
+    bprun::BenchResult b;
+    if (!bprun::bench_runs(ctx, dev, session, inputs, bench, graph, &b, &err)) {
+      std::fprintf(stderr, "bp-run: %s\n", err.c_str());
+      return kExitFailed;
     }
-    std::sort(times.begin(), times.end());
-    std::printf("bench: %d runs on %s: median %.3f ms, min %.3f ms\n", bench, dev_name.c_str(),
-                times[times.size() / 2] * 1e3, times[0] * 1e3);
+    const double per_node_us = b.host_median_ms * 1e3 / static_cast<double>(
+        graph ? std::max<int64_t>(b.graph_nodes, 1) : std::max<size_t>(ran.nodes().size(), 1));
+    std::printf("bench: %d runs on %s%s: median %.3f ms, min %.3f ms; host (enqueueing) median %.3f ms, %.2f us per %s\n",
+                bench, dev_name.c_str(), graph ? " (graph replay)" : "", b.median_ms, b.min_ms, b.host_median_ms,
+                per_node_us, graph ? "kernel call" : "node");
+    if (graph) {
+      std::printf("graph: %lld kernel calls captured; replay outputs vs the eager run: max abs diff %g\n",
+                  static_cast<long long>(b.graph_nodes), b.max_abs_diff);
+    }
   }
   return rc;
 }

@@ -71,6 +71,7 @@ void Recorder::on_node(const bponnx::NodeRun& nr) {
   }
   r.start_us = clock_us_;
   r.dur_us = nr.seconds * 1e6;
+  r.host_us = nr.host_seconds * 1e6;
   clock_us_ += r.dur_us;
   // The counters are cumulative; the shadow check's copies so far are taken off.
   const bp_transfer_stats_t s = transfers(ctx_, dev_.backend);
@@ -109,9 +110,10 @@ void Recorder::print_report(std::ostream& os) const {
   };
   std::map<std::string, Agg> by_path, by_op;
   std::map<std::string, std::string> fallback_ops;  // ONNX op type -> the operators that fell back
-  double total = 0.0;
+  double total = 0.0, host = 0.0;
   uint64_t cast_calls = 0, cast_bytes = 0;
   for (const NodeRecord& r : nodes_) {
+    host += r.host_us;
     cast_calls += r.cast_calls;
     cast_bytes += r.cast_bytes;
     Agg& p = by_path[r.path];
@@ -137,6 +139,11 @@ void Recorder::print_report(std::ostream& os) const {
   bp_backend_info(ctx_, dev_.backend, &info);
   os << "report: backend " << (info.name ? info.name : "?") << ", device " << dev_.index << ", " << nodes_.size()
      << " nodes, " << std::fixed << std::setprecision(3) << total / 1e3 << " ms\n";
+  // Each node is synchronized here: the host part is the enqueueing (the
+  // mapping and dispatch), the rest is waiting for the device to finish it.
+  os << "  host time " << host / 1e3 << " ms (enqueueing: mapping, dispatch; " << std::setprecision(1)
+     << (nodes_.empty() ? 0.0 : host / static_cast<double>(nodes_.size())) << " us per node), waiting for the device "
+     << std::setprecision(3) << (total - host) / 1e3 << " ms\n";
   for (const char* p : {"native", "cast", "fallback", "core"}) {
     const auto it = by_path.find(p);
     const Agg a = it == by_path.end() ? Agg{} : it->second;
@@ -202,6 +209,7 @@ bool Recorder::write_trace(const std::string& path) const {
                        {{"node", r.name},
                         {"backend", info.name ? info.name : "?"},
                         {"path", r.path},
+                        {"host_us", r.host_us},
                         {"operators", r.operators},
                         {"input_shapes", r.shapes},
                         {"input_dtypes", r.dtypes},

@@ -48,6 +48,7 @@ class Recorder {
     std::string operators;           // "addmm" or "convolution, add.Tensor": what the node called
     std::string fallback_operators;  // those of them served by a fallback on the device
     double start_us = 0.0, dur_us = 0.0;
+    double host_us = 0.0;  // of dur_us, until the node's calls were enqueued (mapping and dispatch)
     uint64_t bytes = 0;
     uint64_t cast_calls = 0, cast_bytes = 0;  // calls served by the cast route, and their casts' bytes
   };

@@ -101,6 +101,7 @@ struct NodeRun {
   std::vector<bp_tensor_t*> outputs;               // borrowed; nullptr for outputs not made
   std::vector<bp_op_t*> ops;    // every operator the mapping called, in order
   double seconds = 0.0;         // wall time of the node (device synchronized)
+  double host_seconds = 0.0;    // of it, until its calls were enqueued (mapping, dispatch)
 };
 
 /// Runs one node's mapping with `ex`: its outputs, held by `ex`. Throws
