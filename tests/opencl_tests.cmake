@@ -9,6 +9,7 @@ add_executable(opencl_plugin_test
   ${CMAKE_CURRENT_LIST_DIR}/opencl_plugin_test.cpp
   ${CMAKE_CURRENT_LIST_DIR}/opencl_ops_test.cpp
   ${CMAKE_CURRENT_LIST_DIR}/opencl_reduce_linalg_test.cpp
+  ${CMAKE_CURRENT_LIST_DIR}/opencl_streams_test.cpp
   ${CMAKE_CURRENT_LIST_DIR}/opencl_fake_host.cpp)
 target_link_libraries(opencl_plugin_test PRIVATE backplane_opencl_impl bp_fake_host GTest::gtest_main)
 target_include_directories(opencl_plugin_test PRIVATE ${CMAKE_CURRENT_LIST_DIR})
