@@ -217,8 +217,7 @@ TEST_F(OpenclStreams, MisuseIsAnErrorWithAMessage) {
   ASSERT_EQ(b().event_synchronize(data(), once), BP_STATUS_OK);
   float ms = 0;
   EXPECT_EQ(b().event_elapsed_time(data(), never, once, &ms), BP_STATUS_FAILED_PRECONDITION);
-  EXPECT_NE(FakeHost::last_error().find("start event was never recorded"), std::string::npos)
-      << FakeHost::last_error();
+  EXPECT_NE(FakeHost::last_error().find("start event was never recorded"), std::string::npos) << FakeHost::last_error();
   EXPECT_EQ(b().event_elapsed_time(data(), once, never, &ms), BP_STATUS_FAILED_PRECONDITION);
   EXPECT_NE(FakeHost::last_error().find("end event was never recorded"), std::string::npos) << FakeHost::last_error();
   EXPECT_EQ(b().event_elapsed_time(data(), once, once, nullptr), BP_STATUS_INVALID_ARGUMENT);

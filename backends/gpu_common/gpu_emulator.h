@@ -156,20 +156,30 @@ constexpr int gpuErrorInvalidResourceHandle = 400;
 constexpr int gpuErrorNotReady = 600;
 inline const char* gpuGetErrorString(gpuError_t e) {
   switch (e) {
-    case gpuSuccess: return "no error";
-    case gpuErrorMemoryAllocation: return "out of memory";
-    case gpuErrorInvalidResourceHandle: return "invalid resource handle";
-    case gpuErrorNotReady: return "device not ready";
-    default: return "invalid configuration";
+    case gpuSuccess:
+      return "no error";
+    case gpuErrorMemoryAllocation:
+      return "out of memory";
+    case gpuErrorInvalidResourceHandle:
+      return "invalid resource handle";
+    case gpuErrorNotReady:
+      return "device not ready";
+    default:
+      return "invalid configuration";
   }
 }
 inline const char* gpuGetErrorName(gpuError_t e) {
   switch (e) {
-    case gpuSuccess: return "emuSuccess";
-    case gpuErrorMemoryAllocation: return "emuErrorMemoryAllocation";
-    case gpuErrorInvalidResourceHandle: return "emuErrorInvalidResourceHandle";
-    case gpuErrorNotReady: return "emuErrorNotReady";
-    default: return "emuErrorInvalidConfiguration";
+    case gpuSuccess:
+      return "emuSuccess";
+    case gpuErrorMemoryAllocation:
+      return "emuErrorMemoryAllocation";
+    case gpuErrorInvalidResourceHandle:
+      return "emuErrorInvalidResourceHandle";
+    case gpuErrorNotReady:
+      return "emuErrorNotReady";
+    default:
+      return "emuErrorInvalidConfiguration";
   }
 }
 inline gpuError_t gpuSetDevice(int) { return gpuSuccess; }

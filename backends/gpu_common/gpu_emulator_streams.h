@@ -43,8 +43,8 @@ struct EmuState {
   int device_count = 1;
   gpuError_t next_stream_create_error = 0;
   std::set<EmuStream*> streams;
-  EmuStream legacy;                 // the NULL stream
-  std::vector<EmuEvent*> orphans;   // pending on streams destroyed before they finished
+  EmuStream legacy;                // the NULL stream
+  std::vector<EmuEvent*> orphans;  // pending on streams destroyed before they finished
 };
 
 inline EmuState& State() {

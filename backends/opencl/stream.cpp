@@ -14,8 +14,8 @@ namespace {
 // may record while another queries or waits.
 struct Event {
   std::mutex mu;
-  cl_event ev = nullptr;   // last recorded marker; nullptr before the first record
-  Device* dev = nullptr;   // its device: a NULL stream means this device's default queue
+  cl_event ev = nullptr;  // last recorded marker; nullptr before the first record
+  Device* dev = nullptr;  // its device: a NULL stream means this device's default queue
 };
 
 // The event's marker, retained (release it), or nullptr if never recorded.
@@ -169,7 +169,8 @@ bp_status_t EventQuery(void* data, bp_event_t event, int32_t* out_complete) {
     if (out_complete == nullptr) return Status(BP_STATUS_INVALID_ARGUMENT, "opencl event_query: NULL out_complete");
     const Retained marker{Snapshot(e)};
     bool complete = true;  // never recorded counts as complete
-    if (marker.ev != nullptr) BPCL_RETURN_IF_ERROR(Prefixed("event_query", MarkerComplete(marker.ev, "event", &complete)));
+    if (marker.ev != nullptr)
+      BPCL_RETURN_IF_ERROR(Prefixed("event_query", MarkerComplete(marker.ev, "event", &complete)));
     *out_complete = complete ? 1 : 0;
     return Ok();
   });
