@@ -5,17 +5,21 @@
 
 namespace vendor_sim {
 
-uint64_t Event::BeginRecord() {
+uint64_t Event::BeginRecord() noexcept {
   std::lock_guard<std::mutex> lock(mu_);
+  try {
+    pending_.insert(recorded_ + 1);
+  } catch (const std::bad_alloc&) {
+    return 0;
+  }
   return ++recorded_;
 }
 
 void Event::Complete(uint64_t gen) {
   {
     std::lock_guard<std::mutex> lock(mu_);
-    if (gen <= completed_) return;
-    completed_ = gen;
-    stamp_ = Clock::now();
+    if (pending_.erase(gen) == 0) return;
+    if (gen == recorded_) stamp_ = Clock::now();
   }
   done_.notify_all();
 }
@@ -25,19 +29,24 @@ uint64_t Event::recorded() {
   return recorded_;
 }
 
+bool Event::IsDone(uint64_t gen) {
+  std::lock_guard<std::mutex> lock(mu_);
+  return Done(gen);
+}
+
 bool Event::IsComplete() {
   std::lock_guard<std::mutex> lock(mu_);
-  return completed_ >= recorded_;
+  return Done(recorded_);
 }
 
 void Event::WaitFor(uint64_t gen) {
   std::unique_lock<std::mutex> lock(mu_);
-  done_.wait(lock, [&] { return completed_ >= gen; });
+  done_.wait(lock, [&] { return Done(gen); });
 }
 
 bool Event::CompletionTime(Clock::time_point* out) {
   std::lock_guard<std::mutex> lock(mu_);
-  if (recorded_ == 0 || completed_ < recorded_) return false;
+  if (recorded_ == 0 || !Done(recorded_)) return false;
   *out = stamp_;
   return true;
 }

@@ -49,6 +49,7 @@ bp_status_t EventRecord(void* bd, bp_event_t event, bp_stream_t stream) {
   Queue* q = QueueOf(s, stream, "event_record");
   if (q == nullptr) return BP_STATUS_INVALID_ARGUMENT;
   const uint64_t gen = ev->BeginRecord();
+  if (gen == 0) return Fail(s, BP_STATUS_OUT_OF_MEMORY, "event_record", "out of host memory recording the event");
   if (s->faults.broken == Faults::Broken::kEarlyEvent) {
     ev->Complete(gen);  // deliberately wrong (test only): the captured work may not have run
     return BP_STATUS_OK;
@@ -71,7 +72,7 @@ bp_status_t EventWait(void* bd, bp_event_t event, bp_stream_t stream) {
   if (s->faults.broken == Faults::Broken::kIgnoreEventWait) return BP_STATUS_OK;  // deliberately wrong (test only)
   // The generation to wait for is fixed now: a later re-record does not move it.
   const uint64_t target = ev->recorded();
-  if (target == 0 || ev->IsComplete()) return BP_STATUS_OK;  // nothing to wait for
+  if (ev->IsDone(target)) return BP_STATUS_OK;  // nothing to wait for (never recorded, or done)
   // Only async queues get here (a synchronous record completes at once), so
   // the wait blocks that stream's device thread, never the host.
   if (!q->TrySubmit([ev, target] { ev->WaitFor(target); }, ItemKind::kMarker))
