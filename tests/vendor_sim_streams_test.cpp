@@ -37,14 +37,23 @@ using Env = std::vector<std::pair<std::string, std::string>>;
 // stops every stream the test left.
 class Sim {
  public:
-  explicit Sim(const std::vector<std::pair<std::string, std::string>>& env) {
+  explicit Sim(const Env& env) {
+    // The variables this test controls start empty (off), whatever the
+    // caller's environment says, and get their values back afterwards.
+    const char* const kControlled[] = {"BP_VENDOR_SIM_ASYNC", "BP_VENDOR_SIM_LAUNCH_US", "BP_VENDOR_SIM_KERNEL_US",
+                                       "BP_VENDOR_SIM_BROKEN", "BP_VENDOR_SIM_LATENCY_US"};
+    Env saved;
+    for (const char* name : kControlled) {
+      if (const char* v = std::getenv(name)) saved.emplace_back(name, v);
+      unsetenv(name);
+    }
     for (const auto& kv : env) setenv(kv.first.c_str(), kv.second.c_str(), 1);
     plugin_ = std::make_unique<LoadedPlugin>(BP_VENDOR_SIM_PLUGIN_PATH);
     for (const auto& kv : env) unsetenv(kv.first.c_str());
+    for (const auto& kv : saved) setenv(kv.first.c_str(), kv.second.c_str(), 1);
   }
   // The asynchronous device with each kernel lasting kKernelMs (and `more`).
-  static std::vector<std::pair<std::string, std::string>> Async(
-      std::vector<std::pair<std::string, std::string>> more = {}) {
+  static Env Async(Env more = {}) {
     more.emplace_back("BP_VENDOR_SIM_ASYNC", "1");
     more.emplace_back("BP_VENDOR_SIM_KERNEL_US", kKernelUs);
     return more;
