@@ -2,13 +2,11 @@
 // One device whose memory is a private arena reached only through handles
 // and the copy functions (memory.cpp); streams and events (stream.cpp,
 // events.cpp); three native kernels (kernels/); every other operator runs
-// through the core's CPU fallback. Includes only abi/
-// headers.
+// through the core's CPU fallback. Includes only abi/ headers.
 //
 // This file: the exported entry point, version negotiation, init (fills
 // bp_backend_t from device.h, memory.h, stream.h and events.h, registers the
-// kernels)
-// and shutdown.
+// kernels) and shutdown.
 #include "plugin.h"
 
 #include <cstdio>
