@@ -49,6 +49,9 @@ TEST_F(OpenclStreamsE2E, TwoStreamsOrderedByAnEvent) {
   ASSERT_EQ(bp_set_current_stream(s2), BP_STATUS_OK) << LastError();
   ASSERT_EQ(bp_stream_wait_event(s2, done), BP_STATUS_OK) << LastError();
   bp_tensor_t* twice = Call("mul.Tensor", {T(acc), T(acc)});
+  // acc is used on s2: its block waits for s2 when freed (also at context
+  // destroy, which must wait on the plugin's events before unloading it).
+  ASSERT_EQ(bp_tensor_record_stream(acc, s2), BP_STATUS_OK) << LastError();
   ASSERT_EQ(bp_event_record(end, s2), BP_STATUS_OK) << LastError();
   const std::vector<float> got = Read(twice);  // synchronizes s2, the current stream
   for (int64_t i = 0; i < n; i += 4097) ASSERT_EQ(got[i], 144.0f) << i;
