@@ -205,9 +205,11 @@ TEST_F(GraphTest, ReplayEqualsEagerAndFollowsTheInputs) {
   bp_tensor_t* d = Call("add.Tensor", {T(c), T(a), I(1)});
   bp_graph_t* g = nullptr;
   ASSERT_EQ(bp_graph_end_capture(s, &g), BP_STATUS_OK) << LastError();
-  int64_t nodes = 0;
-  ASSERT_EQ(bp_graph_node_count(g, &nodes), BP_STATUS_OK);
-  EXPECT_EQ(nodes, 2);
+  bp_graph_info_t info{};
+  info.struct_size = sizeof(info);
+  ASSERT_EQ(bp_graph_info(g, &info), BP_STATUS_OK) << LastError();
+  EXPECT_EQ(info.num_nodes, 2);
+  EXPECT_EQ(info.num_host_nodes, 0);
   EXPECT_EQ(Read(d), (std::vector<float>{11, 42, 93, 164})) << "captured work also runs once";
   // New input values (outside the graph), then three replays: each equals eager.
   bp_tensor_t* a2 = F32(kCpu, {4}, {2, 2, 2, 2});
@@ -279,6 +281,54 @@ TEST_F(GraphTest, WhatCannotBeCapturedEndsTheCaptureWithAClearStatus) {
   EXPECT_NE(LastError().find("bp_stream_synchronize on a stream being captured"), std::string::npos) << LastError();
   EXPECT_EQ(bp_graph_end_capture(s, &g), BP_STATUS_INVALID_ARGUMENT) << "the stream left capture mode";
   ASSERT_EQ(bp_set_current_stream(Default(kCpu)), BP_STATUS_OK);
+  EXPECT_EQ(bp_stream_destroy(s), BP_STATUS_OK);
+}
+
+}  // namespace
+
+namespace {
+
+// On vendor_sim (synchronous here): an operator the CPU fallback serves
+// during the capture becomes a host node, replayed with the captured tensors.
+TEST_F(GraphTest, CpuFallbacksBecomeHostNodes) {
+  bp_stream_handle_t* s = Create(dev_);
+  ASSERT_EQ(bp_set_current_stream(s), BP_STATUS_OK);
+  bp_tensor_t* a = F32(dev_, {4}, {1, 2, 3, 4});
+  Mask("add.Tensor", 1);  // served by the CPU fallback; relu is native
+  ASSERT_EQ(bp_graph_begin_capture(s), BP_STATUS_OK);
+  bp_tensor_t* b = Call("relu", {T(a)});
+  bp_tensor_t* c = Call("add.Tensor", {T(b), T(a), I(1)});
+  bp_graph_t* g = nullptr;
+  ASSERT_EQ(bp_graph_end_capture(s, &g), BP_STATUS_OK) << LastError();
+  Mask("add.Tensor", 0);
+  bp_graph_info_t info{};
+  info.struct_size = sizeof(info);
+  ASSERT_EQ(bp_graph_info(g, &info), BP_STATUS_OK);
+  EXPECT_EQ(info.num_nodes, 2);
+  EXPECT_EQ(info.num_host_nodes, 1);
+  EXPECT_EQ(Read(c), (std::vector<float>{2, 4, 6, 8}));
+  bp_tensor_t* a2 = F32(dev_, {4}, {3, -3, 3, -3});
+  ASSERT_NE(Call("copy_", {T(a), T(a2), B(false)}), nullptr);
+  ASSERT_EQ(bp_graph_launch(g, s), BP_STATUS_OK) << LastError();
+  EXPECT_EQ(Read(c), (std::vector<float>{6, -3, 6, -3})) << "the host node replayed on the new input";
+  ASSERT_EQ(bp_set_current_stream(Default(dev_)), BP_STATUS_OK);
+  EXPECT_EQ(bp_graph_destroy(g), BP_STATUS_OK);
+  EXPECT_EQ(bp_stream_destroy(s), BP_STATUS_OK);
+}
+
+TEST_F(GraphTest, ReadingDeviceMemoryEndsTheCapture) {
+  bp_stream_handle_t* s = Create(dev_);
+  ASSERT_EQ(bp_set_current_stream(s), BP_STATUS_OK);
+  bp_tensor_t* a = F32(dev_, {4}, {1, 2, 3, 4});
+  ASSERT_EQ(bp_graph_begin_capture(s), BP_STATUS_OK);
+  std::vector<float> host(4);
+  EXPECT_EQ(bp_tensor_to_host(a, host.data(), 16), BP_STATUS_FAILED_PRECONDITION);
+  EXPECT_NE(LastError().find("a copy from device to host during the graph capture"), std::string::npos)
+      << LastError();
+  bp_graph_t* g = nullptr;
+  EXPECT_EQ(bp_graph_end_capture(s, &g), BP_STATUS_FAILED_PRECONDITION);
+  EXPECT_EQ(g, nullptr);
+  ASSERT_EQ(bp_set_current_stream(Default(dev_)), BP_STATUS_OK);
   EXPECT_EQ(bp_stream_destroy(s), BP_STATUS_OK);
 }
 

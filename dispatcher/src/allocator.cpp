@@ -183,7 +183,7 @@ void CachingAllocator::CacheLocked(Pool* pool, Block* block) {
 
 void CachingAllocator::InsertCachedLocked(Pool* pool, Block* block) {
   block->stream = pool->stream;
-  block->capture_pool = pool->capture ? pool : nullptr;
+  block->home = pool;
   PoisonSlack(block, 0);  // a cached block is off limits until handed out again
   if (block->large) {
     pool->large_free.emplace(block->size, block);
@@ -245,7 +245,7 @@ void CachingAllocator::ReleasePoolLocked(Pool* pool) {
 void CachingAllocator::ReleaseCachedLocked() {
   ReleasePoolLocked(&default_pool_);
   for (auto& p : stream_pools_) ReleasePoolLocked(p.get());
-  for (auto& p : capture_pools_) ReleasePoolLocked(p.get());
+  for (auto& p : other_pools_) ReleasePoolLocked(p.get());
 }
 
 void CachingAllocator::EmptyCache() {

@@ -64,12 +64,13 @@ struct Block {
   // operator whose kernel last had the block as an output (static name).
   size_t requested = 0;
   const char* writer = nullptr;
-  bp_stream_t stream = nullptr;  // the stream it was allocated on: the pool it returns to
+  bp_stream_t stream = nullptr;  // the stream it was allocated on
   // Other streams it was used on (bp_tensor_record_stream); NULL: none.
   std::vector<bp_stream_t>* used_on = nullptr;
-  // Allocated while its stream was captured into a graph: the graph's
-  // private pool, which it returns to (opaque here; allocator.cpp).
-  void* capture_pool = nullptr;
+  // The pool it returns to when freed (allocator-private): its stream's, or
+  // a graph's while the stream was captured. A pool, not a stream value: a
+  // stream destroyed while its blocks live may see its value reused.
+  void* home = nullptr;
 };
 
 // Sanitizer mode (builds with -fsanitize=address, detected through
@@ -185,15 +186,18 @@ class CachingAllocator {
     uint64_t small_nonempty[kSmallClasses / 64] = {};
     std::multimap<size_t, Block*> large_free;
     bp_allocator_stats_t stats{sizeof(bp_allocator_stats_t), 0, 0, 0, 0, 0};
-    // A graph's private pool (BeginCapture): its blocks held by tensors, and
-    // whether the graph is gone (then they go to `stream`'s pool when freed).
-    bool capture = false;
-    bool released = false;
-    int64_t live = 0;
+    bool capture = false;   // a graph's private pool (BeginCapture)
+    // The graph was destroyed, or the stream: blocks freed later go to the
+    // stream's pool (a graph's) or the default pool, and the pool goes with
+    // its last live block.
+    bool orphaned = false;
+    int64_t live = 0;       // blocks handed out from it and not yet returned
   };
   Pool default_pool_;  // raw_.stream's
   std::vector<std::unique_ptr<Pool>> stream_pools_;  // created streams' (few)
-  std::vector<std::unique_ptr<Pool>> capture_pools_;  // graphs' (capturing or not)
+  // Graphs' pools, and destroyed streams' pools that still have live blocks.
+  std::vector<std::unique_ptr<Pool>> other_pools_;
+  void EraseOtherLocked(Pool* pool);
   std::vector<std::pair<bp_stream_t, Pool*>> capturing_;  // streams being captured
   // The pool allocations on `stream` draw from: its graph's while it is
   // captured, else its own; the default pool for a stream it does not know.

@@ -24,11 +24,13 @@ void CachingAllocator::ForgetStream(bp_stream_t stream) {
                          [&](const std::unique_ptr<Pool>& p) { return p->stream == stream; });
   if (it == stream_pools_.end()) return;
   // The stream was synchronized: its cached blocks are free for anyone. Move
-  // them with their bytes to the default pool (their live blocks go there
-  // when freed: PoolLocked falls back to it for a stream it does not know).
+  // them with their bytes to the default pool; its live blocks follow when
+  // freed (ReturnLocked), charged to this pool, never to a later stream that
+  // gets the same value.
   Pool* from = it->get();
   auto move = [&](Block* b) {
     b->next = nullptr;
+    from->stats.reserved_bytes -= b->size;
     default_pool_.stats.reserved_bytes += b->size;
     InsertCachedLocked(&default_pool_, b);
   };
@@ -39,6 +41,9 @@ void CachingAllocator::ForgetStream(bp_stream_t stream) {
     }
   }
   for (auto& [size, b] : from->large_free) move(b);
+  from->large_free.clear();
+  from->orphaned = true;
+  if (from->live > 0) other_pools_.push_back(std::move(*it));
   stream_pools_.erase(it);
 }
 
@@ -55,7 +60,7 @@ void CachingAllocator::RecordStream(Block* block, bp_stream_t stream) {
 bp_allocator_stats_t CachingAllocator::StreamStats(bp_stream_t stream) {
   std::lock_guard<SpinMutex> lock(mu_);
   if (!pending_.empty()) ProcessPendingLocked();
-  return PoolLocked(stream)->stats;
+  return StreamPoolLocked(stream)->stats;
 }
 
 bool CachingAllocator::DeferFree(Block* block) {
@@ -110,36 +115,33 @@ namespace bp::core {
 
 void CachingAllocator::HandOutLocked(Pool* pool, Block* block) {
   block->stream = pool->stream;
-  block->capture_pool = nullptr;
-  if (pool->capture) {
-    block->capture_pool = pool;
-    ++pool->live;
-  }
+  block->home = pool;
+  ++pool->live;
+}
+
+void CachingAllocator::EraseOtherLocked(Pool* pool) {
+  other_pools_.erase(std::remove_if(other_pools_.begin(), other_pools_.end(),
+                                    [&](const std::unique_ptr<Pool>& p) { return p.get() == pool; }),
+                     other_pools_.end());
 }
 
 void CachingAllocator::ReturnLocked(Block* block) {
-  auto* graph = static_cast<Pool*>(block->capture_pool);
-  if (graph == nullptr) {
-    CacheLocked(StreamPoolLocked(block->stream), block);
+  auto* home = static_cast<Pool*>(block->home);
+  if (home == nullptr) home = &default_pool_;
+  --home->live;
+  if (!home->orphaned) {
+    CacheLocked(home, block);  // a graph's pool keeps it for the graph's replays
     return;
   }
-  --graph->live;
-  if (!graph->released) {
-    CacheLocked(graph, block);  // the graph keeps it for its replays
-    return;
-  }
-  // The graph is gone: the block joins its stream's pool.
+  // Its graph or stream is gone: the block joins the stream's pool (a
+  // graph's) or the default pool (a destroyed stream's).
   stats_.allocated_bytes -= block->size;
-  graph->stats.allocated_bytes -= block->size;
-  graph->stats.reserved_bytes -= block->size;
-  Pool* to = StreamPoolLocked(graph->stream);
+  home->stats.allocated_bytes -= block->size;
+  home->stats.reserved_bytes -= block->size;
+  Pool* to = home->capture ? StreamPoolLocked(home->stream) : &default_pool_;
   to->stats.reserved_bytes += block->size;
   InsertCachedLocked(to, block);
-  if (graph->live == 0) {
-    capture_pools_.erase(std::remove_if(capture_pools_.begin(), capture_pools_.end(),
-                                        [&](const std::unique_ptr<Pool>& p) { return p.get() == graph; }),
-                         capture_pools_.end());
-  }
+  if (home->live == 0) EraseOtherLocked(home);
 }
 
 void* CachingAllocator::BeginCapture(bp_stream_t stream) {
@@ -148,7 +150,7 @@ void* CachingAllocator::BeginCapture(bp_stream_t stream) {
   pool->capture = true;
   std::lock_guard<SpinMutex> lock(mu_);
   Pool* token = pool.get();
-  capture_pools_.push_back(std::move(pool));
+  other_pools_.push_back(std::move(pool));
   capturing_.emplace_back(stream, token);
   return token;
 }
@@ -166,7 +168,7 @@ void CachingAllocator::ReleaseCapture(void* token) {
   capturing_.erase(std::remove_if(capturing_.begin(), capturing_.end(),
                                   [&](const std::pair<bp_stream_t, Pool*>& c) { return c.second == graph; }),
                    capturing_.end());
-  graph->released = true;
+  graph->orphaned = true;
   Pool* to = StreamPoolLocked(graph->stream);
   auto move = [&](Block* b) {
     b->next = nullptr;
@@ -182,11 +184,7 @@ void CachingAllocator::ReleaseCapture(void* token) {
   }
   for (auto& [size, b] : graph->large_free) move(b);
   graph->large_free.clear();
-  if (graph->live == 0) {
-    capture_pools_.erase(std::remove_if(capture_pools_.begin(), capture_pools_.end(),
-                                        [&](const std::unique_ptr<Pool>& p) { return p.get() == graph; }),
-                         capture_pools_.end());
-  }
+  if (graph->live == 0) EraseOtherLocked(graph);
 }
 
 }  // namespace bp::core

@@ -1,6 +1,8 @@
 #include "graph.h"
 #include "copy.h"
 
+#include <functional>
+
 #include <algorithm>
 #include <cmath>
 #include <cstring>
@@ -436,6 +438,18 @@ Status SynchronizeDevice(DeviceState* dev) {
 
 uint64_t StagedBytesOnThread() { return t_staged_bytes; }
 
+namespace {
+// A copy the core makes itself (no copy_ kernel, or two devices): while a
+// stream of either device is captured, a host node of the graph (graph.h).
+template <typename F>
+Status HostWork(bp_context_t* ctx, bp_tensor_t* dst, bp_tensor_t* src, F&& run) {
+  bp_stream_handle_t* h = CapturingStream(dst->storage->dev);
+  if (h == nullptr) h = CapturingStream(src->storage->dev);
+  if (__builtin_expect(h == nullptr, 1)) return run();
+  return CaptureHostCopy(ctx, h, dst, src, std::function<Status()>(std::forward<F>(run)));
+}
+}  // namespace
+
 Status CopyInto(bp_context_t* ctx, bp_tensor_t* dst, bp_tensor_t* src) {
   const Geometry& d = dst->geo;
   const Geometry& s = src->geo;
@@ -462,7 +476,9 @@ Status CopyInto(bp_context_t* ctx, bp_tensor_t* dst, bp_tensor_t* src) {
                                                    " at dim " + std::to_string(i));
     }
   }
-  if (!(d.device.backend == s.device.backend && d.device.index == s.device.index)) return StageCopy(dst, src, view);
+  if (!(d.device.backend == s.device.backend && d.device.index == s.device.index)) {
+    return HostWork(ctx, dst, src, [&] { return StageCopy(dst, src, view); });
+  }
 
   DeviceState* dev = dst->storage->dev;
   const bp_op_t* op = ctx->copy_op;
@@ -504,11 +520,15 @@ Status CopyInto(bp_context_t* ctx, bp_tensor_t* dst, bp_tensor_t* src) {
   // device memory; straight host loops for host memory unless src and dst
   // share storage, where a temporary avoids overlapping reads and writes).
   if (dev->slot->host_memory && dst->storage != src->storage) {
-    HostConvert(src->storage->data, view, dst->storage->data, d);
-    return Status::Ok();
+    return HostWork(ctx, dst, src, [&] {
+      HostConvert(src->storage->data, view, dst->storage->data, d);
+      return Status::Ok();
+    });
   }
-  if (dev->unified && !dev->slot->host_memory) return CopyOnUnifiedDevice(dev, dst, src, view);
-  return StageCopy(dst, src, view);
+  if (dev->unified && !dev->slot->host_memory) {
+    return HostWork(ctx, dst, src, [&] { return CopyOnUnifiedDevice(dev, dst, src, view); });
+  }
+  return HostWork(ctx, dst, src, [&] { return StageCopy(dst, src, view); });
 }
 
 }  // namespace bp::core

@@ -6,8 +6,12 @@
 #include <utility>
 
 #include "api.h"
+#include "copy.h"
+#include "dispatch.h"
 #include "kernel_error.h"
 #include "plugin.h"
+#include "struct_size.h"
+#include "tensor.h"
 
 namespace bp::core {
 namespace {
@@ -83,17 +87,142 @@ std::unique_ptr<GraphNode> CopyCall(bp_kernel_fn fn, const bp_kernel_call_t& cal
   return node;
 }
 
+// Suspends capture on this thread for its scope (a host node's own work).
+struct SuspendCapture {
+  SuspendCapture() { ++t_capture_suspended; }
+  ~SuspendCapture() { --t_capture_suspended; }
+  SuspendCapture(const SuspendCapture&) = delete;
+  SuspendCapture& operator=(const SuspendCapture&) = delete;
+};
+
+Status CheckOwner(Capture* c, bp_stream_handle_t* stream, const std::string& what) {
+  if (std::this_thread::get_id() == c->owner) return Status::Ok();
+  const std::string why = what + " was enqueued on stream of device " + DeviceName(stream->dev) +
+                          " by a thread other than the one capturing it";
+  Invalidate(c, why);
+  return Error(BP_STATUS_FAILED_PRECONDITION, why + "; the capture is invalidated");
+}
+
+// A host node's copy of the boxed arguments: tensors retained, lists copied.
+std::unique_ptr<GraphNode> CopyHostCall(const bp_op_t* op, const bp_value_t* args, int32_t num_args,
+                                        bp_tensor_t* const* results, int32_t num_results) {
+  auto node = std::make_unique<GraphNode>();
+  node->host_op = op;
+  node->host_args.assign(args, args + num_args);
+  for (bp_value_t& v : node->host_args) {
+    switch (v.kind) {
+      case BP_VALUE_TENSOR:
+        if (v.u.tensor != nullptr) TensorRetain(v.u.tensor);
+        break;
+      case BP_VALUE_TENSOR_LIST: {
+        node->host_lists.emplace_back(v.u.tensor_list.data, v.u.tensor_list.data + v.u.tensor_list.size);
+        for (bp_tensor_t* t : node->host_lists.back()) {
+          if (t != nullptr) TensorRetain(t);
+        }
+        v.u.tensor_list.data = node->host_lists.back().data();
+        break;
+      }
+      case BP_VALUE_INT_LIST:
+        if (v.u.int_list.data != nullptr) {
+          node->ints.emplace_back(v.u.int_list.data, v.u.int_list.data + v.u.int_list.size);
+          v.u.int_list.data = node->ints.back().data();
+        }
+        break;
+      case BP_VALUE_STRING:
+        if (v.u.str != nullptr) {
+          node->strings.emplace_back(v.u.str);
+          v.u.str = node->strings.back().c_str();
+        }
+        break;
+      default:
+        break;
+    }
+  }
+  for (int32_t i = 0; i < num_results; ++i) {
+    node->host_results.push_back(results[i]);
+    if (results[i] != nullptr) TensorRetain(results[i]);
+  }
+  return node;
+}
+
+// Replays a host node on `stream`: the fallback again (on the launch stream,
+// which it synchronizes), its results copied into the captured results.
+Status ReplayHostNode(bp_context_t* ctx, bp_stream_handle_t* stream, GraphNode& n) {
+  DeviceState* dev = stream->dev;
+  bp_stream_handle_t* previous = CurrentStreamHandle(dev);
+  if (bp_set_current_stream(stream) != BP_STATUS_OK) return Status(bp_last_error_status(), bp_last_error_message());
+  if (n.host_copy) {
+    Status st = CopyInto(ctx, n.host_results[0], n.host_results[1]);
+    bp_set_current_stream(previous != nullptr ? previous : &dev->default_stream);
+    return st;
+  }
+  std::vector<bp_tensor_t*> fresh(n.host_results.size(), nullptr);
+  Status st = RunHostFallback(ctx, n.host_op, n.host_args.data(), static_cast<int32_t>(n.host_args.size()), dev,
+                              fresh.data(), static_cast<int32_t>(fresh.size()));
+  for (size_t k = 0; k < fresh.size(); ++k) {
+    bp_tensor_t* got = fresh[k];
+    bp_tensor_t* want = n.host_results[k];
+    if (st.ok() && got != nullptr && want != nullptr && got->storage != want->storage) st = CopyInto(ctx, want, got);
+    if (got != nullptr) TensorRelease(got);
+  }
+  bp_set_current_stream(previous != nullptr ? previous : &dev->default_stream);
+  return st;
+}
+
 }  // namespace
+
+GraphNode::~GraphNode() {
+  for (bp_value_t& v : host_args) {
+    if (v.kind == BP_VALUE_TENSOR && v.u.tensor != nullptr) TensorRelease(v.u.tensor);
+  }
+  for (auto& list : host_lists) {
+    for (bp_tensor_t* t : list) {
+      if (t != nullptr) TensorRelease(t);
+    }
+  }
+  for (bp_tensor_t* t : host_results) {
+    if (t != nullptr) TensorRelease(t);
+  }
+}
+
+Status CaptureHostFallback(bp_context_t* ctx, bp_stream_handle_t* stream, const bp_op_t* op, const bp_value_t* args,
+                           int32_t num_args, DeviceState* dev, bp_tensor_t** out_results, int32_t num_results) {
+  Capture* c = stream->capture.load(std::memory_order_acquire);
+  if (c == nullptr) return RunHostFallback(ctx, op, args, num_args, dev, out_results, num_results);
+  BP_RETURN_IF_ERROR(CheckOwner(c, stream, "the CPU fallback of " + op->name));
+  {
+    SuspendCapture suspend;
+    BP_RETURN_IF_ERROR(RunHostFallback(ctx, op, args, num_args, dev, out_results, num_results));
+  }
+  c->graph->nodes.push_back(CopyHostCall(op, args, num_args, out_results, num_results));
+  return Status::Ok();
+}
+
+Status CaptureHostCopy(bp_context_t* ctx, bp_stream_handle_t* stream, bp_tensor_t* dst, bp_tensor_t* src,
+                       const std::function<Status()>& run) {
+  (void)ctx;
+  Capture* c = stream->capture.load(std::memory_order_acquire);
+  if (c == nullptr) return run();
+  BP_RETURN_IF_ERROR(CheckOwner(c, stream, "copy_ (a copy through the host)"));
+  {
+    SuspendCapture suspend;
+    BP_RETURN_IF_ERROR(run());
+  }
+  auto node = std::make_unique<GraphNode>();
+  node->host_copy = true;
+  node->host_op = ctx->copy_op;
+  for (bp_tensor_t* t : {dst, src}) {
+    TensorRetain(t);
+    node->host_results.push_back(t);
+  }
+  c->graph->nodes.push_back(std::move(node));
+  return Status::Ok();
+}
 
 Status RecordKernelCall(bp_stream_handle_t* stream, bp_kernel_fn fn, const bp_kernel_call_t& call) {
   Capture* c = stream->capture.load(std::memory_order_acquire);
   if (c == nullptr) return Status::Ok();
-  if (std::this_thread::get_id() != c->owner) {
-    const std::string why = std::string(call.op_name) + " was enqueued on stream of device " +
-                            DeviceName(stream->dev) + " by a thread other than the one capturing it";
-    Invalidate(c, why);
-    return Error(BP_STATUS_FAILED_PRECONDITION, why + "; the capture is invalidated");
-  }
+  BP_RETURN_IF_ERROR(CheckOwner(c, stream, call.op_name));
   c->graph->nodes.push_back(CopyCall(fn, call));
   return Status::Ok();
 }
@@ -224,6 +353,15 @@ BP_API bp_status_t bp_graph_launch(bp_graph_t* graph, bp_stream_handle_t* stream
     const std::string& backend = graph->dev->slot->name;
     for (size_t i = 0; i < graph->nodes.size(); ++i) {
       GraphNode& n = *graph->nodes[i];
+      if (n.host_op != nullptr) {
+        Status st = ReplayHostNode(graph->ctx, stream, n);
+        if (!st.ok()) {
+          return Error(st.code(), std::string(fn) + ": node " + std::to_string(i) + " of " +
+                                      std::to_string(graph->nodes.size()) + " (" + n.host_op->name +
+                                      ", a CPU fallback): " + st.message());
+        }
+        continue;
+      }
       bp_kernel_call_t call = {};
       call.struct_size = sizeof(call);
       call.op_name = n.op_name;
@@ -248,11 +386,16 @@ BP_API bp_status_t bp_graph_launch(bp_graph_t* graph, bp_stream_handle_t* stream
   });
 }
 
-BP_API bp_status_t bp_graph_node_count(const bp_graph_t* graph, int64_t* out_count) {
-  const char* fn = "bp_graph_node_count";
+BP_API bp_status_t bp_graph_info(const bp_graph_t* graph, bp_graph_info_t* out_info) {
+  const char* fn = "bp_graph_info";
   return ApiCall(fn, [&]() -> Status {
-    BP_CHECK_ARG(graph != nullptr && out_count != nullptr, fn, "graph and out_count must not be NULL");
-    *out_count = static_cast<int64_t>(graph->nodes.size());
+    BP_CHECK_ARG(graph != nullptr && out_info != nullptr, fn, "graph and out_info must not be NULL");
+    BP_RETURN_IF_ERROR(CheckStructSize(out_info, fn, "out_info"));
+    bp_graph_info_t info{};
+    info.struct_size = sizeof(info);
+    info.num_nodes = static_cast<int64_t>(graph->nodes.size());
+    for (const auto& n : graph->nodes) info.num_host_nodes += n->host_op != nullptr ? 1 : 0;
+    CopyOutFitting(info, out_info);
     return Status::Ok();
   });
 }

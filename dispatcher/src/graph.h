@@ -5,6 +5,7 @@
 #pragma once
 
 #include <deque>
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -17,7 +18,19 @@
 namespace bp::core {
 
 // One recorded kernel call; owns copies of everything the call pointed at.
+// Or a host node: an operator the CPU fallback served during the capture,
+// replayed by running the fallback again on the captured tensors (retained)
+// and copying its results into the captured results.
 struct GraphNode {
+  GraphNode() = default;
+  GraphNode(const GraphNode&) = delete;
+  GraphNode& operator=(const GraphNode&) = delete;
+  ~GraphNode();
+  const bp_op_t* host_op = nullptr;  // a host node when set
+  bool host_copy = false;            // a host copy: copy_(host_results[0], host_results[1])
+  std::vector<bp_value_t> host_args;
+  std::vector<bp_tensor_t*> host_results;
+  std::deque<std::vector<bp_tensor_t*>> host_lists;
   bp_kernel_fn fn = nullptr;
   void* kernel_data = nullptr;
   void* backend_data = nullptr;
@@ -43,6 +56,17 @@ struct Capture {
 // FAILED_PRECONDITION when the calling thread is not the one capturing (the
 // capture is invalidated).
 Status RecordKernelCall(bp_stream_handle_t* stream, bp_kernel_fn fn, const bp_kernel_call_t& call);
+
+// Runs the CPU fallback of `op` on `dev` while `stream` is captured (its
+// copies and synchronizes are the node's own) and records it as a host node.
+Status CaptureHostFallback(bp_context_t* ctx, bp_stream_handle_t* stream, const bp_op_t* op, const bp_value_t* args,
+                           int32_t num_args, DeviceState* dev, bp_tensor_t** out_results, int32_t num_results);
+
+// Runs `run`, a copy the core makes through the host (copy_ with no kernel,
+// or between devices), while `stream` is captured, and records it as a host
+// node that makes copy_(dst, src) again at replay.
+Status CaptureHostCopy(bp_context_t* ctx, bp_stream_handle_t* stream, bp_tensor_t* dst, bp_tensor_t* src,
+                       const std::function<Status()>& run);
 
 // OK unless the calling thread's current stream of `dev` is being captured;
 // then the capture is invalidated and the error names `what` (work that must

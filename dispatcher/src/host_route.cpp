@@ -138,7 +138,9 @@ Status HostViews(bp_context_t* ctx, DeviceState* dev, bp_tensor_t* const* tensor
 
 Status RunHostFallback(bp_context_t* ctx, const bp_op_t* op, const bp_value_t* args, int32_t num_args, DeviceState* dev,
                        bp_tensor_t** out_results, int32_t num_results) {
-  BP_RETURN_IF_ERROR(RefuseDuringCapture(dev, "the CPU fallback of " + op->name));
+  if (bp_stream_handle_t* h = CapturingStream(dev)) {  // a graph's host node (graph.h)
+    return CaptureHostFallback(ctx, h, op, args, num_args, dev, out_results, num_results);
+  }
   const int32_t backend = dev->slot->id;
   bp_op_t* f = op->functional;
   // One warning per kernel (functional op): its variants share it, and the message names it.

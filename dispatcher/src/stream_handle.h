@@ -48,6 +48,9 @@ struct CurrentStreamEntry {
 constexpr int kMaxCurrentStreams = 16;
 inline thread_local CurrentStreamEntry t_current_streams[kMaxCurrentStreams] __attribute__((tls_model("initial-exec")));
 inline thread_local int t_num_current_streams __attribute__((tls_model("initial-exec"))) = 0;
+// Nonzero while this thread replays or records a graph's host node (a CPU
+// fallback): its own copies and synchronizes are part of that node.
+inline thread_local int t_capture_suspended __attribute__((tls_model("initial-exec"))) = 0;
 
 // The handle of the calling thread's current stream on `dev`; NULL: its default.
 inline bp_stream_handle_t* CurrentStreamHandle(const DeviceState* dev) {
@@ -61,7 +64,7 @@ inline bp_stream_handle_t* CurrentStreamHandle(const DeviceState* dev) {
 // (graph.h), else NULL. One load and compare while no thread-local current
 // stream is set.
 inline bp_stream_handle_t* CapturingStream(const DeviceState* dev) {
-  if (__builtin_expect(t_num_current_streams == 0, 1)) return nullptr;
+  if (__builtin_expect(t_num_current_streams == 0, 1) || t_capture_suspended != 0) return nullptr;
   bp_stream_handle_t* h = CurrentStreamHandle(dev);
   return h != nullptr && h->capture.load(std::memory_order_acquire) != nullptr ? h : nullptr;
 }

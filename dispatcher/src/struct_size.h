@@ -36,6 +36,7 @@ BP_OLDEST_LAYOUT(bp_device_properties_t, extensions);           // ABI 1.0
 BP_OLDEST_LAYOUT(bp_allocator_stats_t, cache_hits);             // ABI 1.0
 BP_OLDEST_LAYOUT(bp_op_info_t, num_returns);                    // ABI 1.0
 BP_OLDEST_LAYOUT(bp_transfer_stats_t, device_to_device_bytes);  // ABI 1.2
+BP_OLDEST_LAYOUT(bp_graph_info_t, num_host_nodes);              // ABI 1.4
 #undef BP_OLDEST_LAYOUT
 
 // OK when `s` (not NULL) is at least the struct's first released layout;

@@ -127,11 +127,14 @@ BP_API bp_status_t bp_stream_allocator_stats(bp_stream_handle_t* stream,
  * it), so a replay never writes memory a tensor outside the graph holds;
  * tensors made before the capture must outlive the graph (a replay reads
  * and writes them at their captured addresses).
- * What ends a capture with an error (the call fails with
- * FAILED_PRECONDITION, and bp_graph_end_capture reports it): work that must
- * reach the host (bp_tensor_to_host, bp_tensor_from_host, a CPU fallback, a
- * copy staged through the host, synchronizing the stream), and another
- * thread enqueueing on the stream. */
+ * An operator the CPU fallback serves, and a copy the core stages through
+ * the host, become host nodes: replayed by running them again on the launch
+ * stream (they synchronize it), so every backend can capture a model it
+ * lacks kernels for. What ends a capture with an error (the call fails with
+ * FAILED_PRECONDITION, and bp_graph_end_capture reports it): reading or
+ * writing device memory from the host (bp_tensor_to_host,
+ * bp_tensor_from_host, a value an operator reads back), synchronizing the
+ * stream or the device, and another thread enqueueing on the stream. */
 
 /* A captured graph; owned by the caller (bp_graph_destroy). */
 typedef struct bp_graph_t bp_graph_t;
@@ -151,8 +154,18 @@ BP_API bp_status_t bp_graph_end_capture(bp_stream_handle_t* stream, bp_graph_t**
  * device), FAILED_PRECONDITION (the stream is being captured), and a
  * kernel's error, naming the node index and the operator. */
 BP_API bp_status_t bp_graph_launch(bp_graph_t* graph, bp_stream_handle_t* stream);
-/* The number of kernel calls the graph holds. Errors: INVALID_ARGUMENT. */
-BP_API bp_status_t bp_graph_node_count(const bp_graph_t* graph, int64_t* out_count);
+/* What a graph holds. */
+typedef struct bp_graph_info_t {
+  size_t struct_size;
+  int64_t num_nodes;       /* kernel calls and host nodes, in launch order */
+  int64_t num_host_nodes;  /* of them, host nodes: CPU fallbacks and copies the
+                            * core made through the host, replayed by running
+                            * them again (each synchronizes the launch stream) */
+} bp_graph_info_t;
+
+/* Fills `out_info` (struct_size preset). Errors: INVALID_ARGUMENT (NULL,
+ * struct_size too small). */
+BP_API bp_status_t bp_graph_info(const bp_graph_t* graph, bp_graph_info_t* out_info);
 /* Waits for the graph's launches, then frees it and its private memory pool
  * (blocks still held by tensors return to the stream's pool when freed).
  * Accepts NULL. */

@@ -438,10 +438,11 @@ static int run_tool(int argc, char** argv) {
         graph ? std::max<int64_t>(b.graph_nodes, 1) : std::max<size_t>(ran.nodes().size(), 1));
     std::printf("bench: %d runs on %s%s: median %.3f ms, min %.3f ms; host (enqueueing) median %.3f ms, %.2f us per %s\n",
                 bench, dev_name.c_str(), graph ? " (graph replay)" : "", b.median_ms, b.min_ms, b.host_median_ms,
-                per_node_us, graph ? "kernel call" : "node");
+                per_node_us, graph ? "graph node" : "ONNX node");
     if (graph) {
-      std::printf("graph: %lld kernel calls captured; replay outputs vs the eager run: max abs diff %g\n",
-                  static_cast<long long>(b.graph_nodes), b.max_abs_diff);
+      std::printf("graph: %lld nodes captured (%lld of them host nodes: CPU fallbacks and copies through the host); "
+                  "replay outputs vs the eager run: max abs diff %g\n",
+                  static_cast<long long>(b.graph_nodes), static_cast<long long>(b.graph_host_nodes), b.max_abs_diff);
     }
   }
   return rc;

@@ -42,15 +42,18 @@ struct StreamScope {
   bp_stream_handle_t* stream = nullptr;
   bp_stream_handle_t* previous = nullptr;
   bp_graph_t* graph = nullptr;
+  std::map<std::string, bp_tensor_t*> inputs;  // on the device: a capture cannot copy from the host
   ~StreamScope() {
     bp_graph_destroy(graph);
+    for (auto& [name, t] : inputs) bp_tensor_release(t);
     if (previous != nullptr) bp_set_current_stream(previous);
     bp_stream_destroy(stream);
   }
 };
 
 bool bench_graph(bp_context_t* ctx, bp_device_t dev, bponnx::Session& session,
-                 const std::map<std::string, bp_tensor_t*>& inputs, int runs, BenchResult* out, std::string* err) {
+                 const std::map<std::string, bp_tensor_t*>& host_inputs, int runs, BenchResult* out,
+                 std::string* err) {
   StreamScope scope;
   if (bp_get_current_stream(ctx, dev, &scope.previous) != BP_STATUS_OK ||
       bp_stream_create(ctx, dev, &scope.stream) != BP_STATUS_OK ||
@@ -58,6 +61,15 @@ bool bench_graph(bp_context_t* ctx, bp_device_t dev, bponnx::Session& session,
     *err = "--graph: " + last_error();
     return false;
   }
+  for (const auto& [name, t] : host_inputs) {
+    bp_tensor_t* on_dev = nullptr;
+    if (bp_tensor_to_device(t, dev, &on_dev) != BP_STATUS_OK) {
+      *err = "--graph: input " + name + ": " + last_error();
+      return false;
+    }
+    scope.inputs[name] = on_dev;
+  }
+  const std::map<std::string, bp_tensor_t*>& inputs = scope.inputs;
   std::vector<bp_tensor_t*> eager, captured;
   // Two eager runs on the stream: the first plans the session (it may read
   // values back to the host, which a capture cannot hold), the second is the
@@ -80,7 +92,11 @@ bool bench_graph(bp_context_t* ctx, bp_device_t dev, bponnx::Session& session,
     release_all(&captured);
     return false;
   }
-  bp_graph_node_count(scope.graph, &out->graph_nodes);
+  bp_graph_info_t info{};
+  info.struct_size = sizeof(info);
+  bp_graph_info(scope.graph, &info);
+  out->graph_nodes = info.num_nodes;
+  out->graph_host_nodes = info.num_host_nodes;
   std::vector<double> wall, host;
   for (int i = -1; i < runs; ++i) {  // i = -1: warm-up
     const auto s = Clock::now();

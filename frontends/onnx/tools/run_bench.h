@@ -15,7 +15,8 @@ namespace bprun {
 struct BenchResult {
   double median_ms = 0, min_ms = 0;   // wall time per run (device synchronized)
   double host_median_ms = 0;          // of it, until the run was enqueued
-  int64_t graph_nodes = 0;            // --graph: kernel calls the graph holds
+  int64_t graph_nodes = 0;            // --graph: the graph's nodes (kernel calls and host nodes)
+  int64_t graph_host_nodes = 0;       // --graph: of them, host nodes (CPU fallbacks, copies through the host)
   double max_abs_diff = -1;           // --graph: replay outputs vs the eager run (-1: not compared)
 };
 
