@@ -84,6 +84,10 @@ TEST_P(GpuPluginTest, InitFillsTheBackendAndRegistersKernels) {
   EXPECT_NE(backend_.allocate, nullptr);
   EXPECT_NE(backend_.stream_get_default, nullptr);
   EXPECT_NE(backend_.event_create, nullptr);
+  EXPECT_NE(backend_.stream_create, nullptr);  // ABI 1.4
+  EXPECT_NE(backend_.stream_destroy, nullptr);
+  EXPECT_NE(backend_.event_query, nullptr);
+  EXPECT_NE(backend_.event_elapsed_time, nullptr);
   for (const char* op : {"add.Tensor", "mul.Tensor", "where.self", "exp", "gelu", "sum.dim_IntList",
                          "argmax", "matmul", "addmm", "linear", "softmax.int", "log_softmax.int",
                          "layer_norm", "batch_norm", "copy_", "fill_.Scalar", "cat", "eq.Tensor"}) {
@@ -112,6 +116,8 @@ TEST_P(GpuPluginTest, DeviceCallsWithoutADeviceFailCleanly) {
   EXPECT_NE(host_.last_error().find("no devices"), std::string::npos) << host_.last_error();
   bp_stream_t stream = nullptr;
   EXPECT_EQ(backend_.stream_get_default(backend_.backend_data, 0, &stream), BP_STATUS_OUT_OF_RANGE);
+  EXPECT_EQ(backend_.stream_create(backend_.backend_data, 0, &stream), BP_STATUS_OUT_OF_RANGE);
+  EXPECT_NE(host_.last_error().find("stream_create"), std::string::npos) << host_.last_error();
   bp_device_properties_t props;
   props.struct_size = sizeof props;
   EXPECT_EQ(backend_.device_properties(backend_.backend_data, 0, &props), BP_STATUS_OUT_OF_RANGE);
@@ -128,6 +134,15 @@ TEST_P(GpuPluginTest, ShorterBackendStructIsFilledOnlyAsFarAsItReaches) {
   EXPECT_EQ(backend_.event_create, nullptr);
   EXPECT_EQ(backend_.shutdown, nullptr);
   // Such a host has no shutdown slot to call, so this test's plugin state stays.
+}
+
+TEST_P(GpuPluginTest, AbiOneThreeHostGetsNoStreamCreate) {
+  // A 1.3 host's bp_backend_t ends after shutdown: the 1.4 slots stay unwritten.
+  const size_t size_1_3 = offsetof(bp_backend_t, stream_create);
+  ASSERT_EQ(Init(size_1_3), BP_STATUS_OK) << host_.last_error();
+  EXPECT_NE(backend_.shutdown, nullptr);
+  EXPECT_EQ(backend_.stream_create, nullptr);
+  EXPECT_EQ(backend_.event_elapsed_time, nullptr);
 }
 
 // ---- device-needing cases ----------------------------------------------------
@@ -219,6 +234,62 @@ TEST_P(GpuPluginTest, MatmulKernelRunsOnDevice) {
   backend_.deallocate(data, 0, da);
   backend_.deallocate(data, 0, db);
   backend_.deallocate(data, 0, dc);
+}
+
+// ABI 1.4 on a real device: a kernel on one created stream, a copy on another
+// ordered after it by an event, queries and timing, then destroy.
+TEST_P(GpuPluginTest, CreatedStreamsOrderedByEvents) {
+  ASSERT_EQ(Init(), BP_STATUS_OK) << host_.last_error();
+  if (DeviceCount() == 0) GTEST_SKIP() << SkipReason();
+  void* data = backend_.backend_data;
+  const int64_t n = 1 << 20;
+  std::vector<float> a(n, 1.5f), b(n, 2.0f), out(n, 0.0f);
+  void *da = nullptr, *db = nullptr, *dc = nullptr, *dcopy = nullptr;
+  for (void** p : {&da, &db, &dc, &dcopy}) ASSERT_EQ(backend_.allocate(data, 0, n * 4, p), BP_STATUS_OK);
+  bp_stream_t s1 = nullptr, s2 = nullptr;
+  ASSERT_EQ(backend_.stream_create(data, 0, &s1), BP_STATUS_OK) << host_.last_error();
+  ASSERT_EQ(backend_.stream_create(data, 0, &s2), BP_STATUS_OK) << host_.last_error();
+  EXPECT_NE(s1, s2);
+  bp_event_t e0 = nullptr, e1 = nullptr, e2 = nullptr;
+  for (bp_event_t* e : {&e0, &e1, &e2}) ASSERT_EQ(backend_.event_create(data, 0, e), BP_STATUS_OK);
+  int32_t complete = -1;
+  EXPECT_EQ(backend_.event_query(data, e0, &complete), BP_STATUS_OK);
+  EXPECT_EQ(complete, 1) << "never recorded";
+  float ms = 0;
+  EXPECT_EQ(backend_.event_elapsed_time(data, e0, e1, &ms), BP_STATUS_FAILED_PRECONDITION);
+
+  ASSERT_EQ(backend_.copy_host_to_device(data, 0, a.data(), da, 0, n * 4, s1), BP_STATUS_OK);
+  ASSERT_EQ(backend_.copy_host_to_device(data, 0, b.data(), db, 0, n * 4, s1), BP_STATUS_OK);
+  ASSERT_EQ(backend_.event_record(data, e0, s1), BP_STATUS_OK);
+  int64_t shape[1] = {n}, strides[1] = {1};
+  const int dt = GetParam() == "cuda" ? kDLCUDA : kDLROCM;
+  DLTensor ta = Tensor1D(da, shape, strides, DLDataType{kDLFloat, 32, 1}, dt);
+  DLTensor tb = Tensor1D(db, shape, strides, DLDataType{kDLFloat, 32, 1}, dt);
+  DLTensor tc = Tensor1D(dc, shape, strides, DLDataType{kDLFloat, 32, 1}, dt);
+  ASSERT_EQ(host_.Call("add.Tensor", {TArg(&ta), TArg(&tb), DArg(1.0)}, {&tc}, s1), BP_STATUS_OK)
+      << host_.last_error();
+  ASSERT_EQ(backend_.event_record(data, e1, s1), BP_STATUS_OK);
+  ASSERT_EQ(backend_.event_wait(data, e1, s2), BP_STATUS_OK);
+  ASSERT_EQ(backend_.copy_device_to_device(data, 0, dc, 0, dcopy, 0, n * 4, s2), BP_STATUS_OK);
+  ASSERT_EQ(backend_.event_record(data, e2, s2), BP_STATUS_OK);
+  ASSERT_EQ(backend_.event_synchronize(data, e2), BP_STATUS_OK) << host_.last_error();
+  for (bp_event_t e : {e0, e1, e2}) {
+    EXPECT_EQ(backend_.event_query(data, e, &complete), BP_STATUS_OK);
+    EXPECT_EQ(complete, 1);
+  }
+  float t01 = -1, t12 = -1, t02 = -1;
+  EXPECT_EQ(backend_.event_elapsed_time(data, e0, e1, &t01), BP_STATUS_OK) << host_.last_error();
+  EXPECT_EQ(backend_.event_elapsed_time(data, e1, e2, &t12), BP_STATUS_OK) << host_.last_error();
+  EXPECT_EQ(backend_.event_elapsed_time(data, e0, e2, &t02), BP_STATUS_OK) << host_.last_error();
+  EXPECT_GE(t01, 0.0f);
+  EXPECT_GE(t12, 0.0f);
+  EXPECT_GE(t02, t01);
+  ASSERT_EQ(backend_.stream_destroy(data, 0, s1), BP_STATUS_OK) << host_.last_error();
+  ASSERT_EQ(backend_.stream_destroy(data, 0, s2), BP_STATUS_OK) << host_.last_error();
+  ASSERT_EQ(backend_.copy_device_to_host(data, 0, dcopy, 0, out.data(), n * 4, nullptr), BP_STATUS_OK);
+  for (int64_t i = 0; i < n; i += 997) ASSERT_EQ(out[i], 3.5f) << i;
+  for (bp_event_t e : {e0, e1, e2}) EXPECT_EQ(backend_.event_destroy(data, e), BP_STATUS_OK);
+  for (void* p : {da, db, dc, dcopy}) backend_.deallocate(data, 0, p);
 }
 
 INSTANTIATE_TEST_SUITE_P(Plugins, GpuPluginTest, ::testing::ValuesIn(PluginNames()),

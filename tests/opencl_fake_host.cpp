@@ -1,5 +1,7 @@
 #include "opencl_fake_host.h"
 
+#include <utility>
+
 namespace bpcl_test {
 namespace {
 size_t ItemSize(DLDataType dt) { return (dt.bits + 7u) / 8u; }
@@ -48,10 +50,15 @@ void FakeHost::Free(DevTensor* t) {
 
 bp_status_t FakeHost::Call(const std::string& op, std::vector<bp_kernel_arg_t> args, std::vector<DevTensor*> outs,
                            int32_t device) {
-  std::vector<DLTensor*> out_ptrs;
-  for (DevTensor* t : outs) out_ptrs.push_back(t->get());
   bp_stream_t stream = nullptr;
   backend().stream_get_default(backend().backend_data, device, &stream);
+  return CallOn(stream, op, std::move(args), std::move(outs), device);
+}
+
+bp_status_t FakeHost::CallOn(bp_stream_t stream, const std::string& op, std::vector<bp_kernel_arg_t> args,
+                             std::vector<DevTensor*> outs, int32_t device) {
+  std::vector<DLTensor*> out_ptrs;
+  for (DevTensor* t : outs) out_ptrs.push_back(t->get());
   return bp_test::FakeHost::Call(op, args, out_ptrs, stream, device);
 }
 

@@ -83,6 +83,9 @@ class FakeHost : public bp_test::FakeHost {
   // Calls the kernel registered for `op` on device 0's default stream.
   bp_status_t Call(const std::string& op, std::vector<bp_kernel_arg_t> args, std::vector<DevTensor*> outs,
                    int32_t device = 0);
+  // ... on `stream` (NULL: the device's default queue).
+  bp_status_t CallOn(bp_stream_t stream, const std::string& op, std::vector<bp_kernel_arg_t> args,
+                     std::vector<DevTensor*> outs, int32_t device = 0);
 
 };
 

@@ -150,17 +150,46 @@ inline gpuError_t gpuGetLastError() {
   ::bp_gpu_emu::LastError() = 0;
   return e;
 }
+// Error codes as CUDA numbers them (the ones the plugin distinguishes).
+constexpr int gpuErrorMemoryAllocation = 2;
+constexpr int gpuErrorInvalidResourceHandle = 400;
+constexpr int gpuErrorNotReady = 600;
 inline const char* gpuGetErrorString(gpuError_t e) {
-  return e ? "invalid configuration" : "no error";
+  switch (e) {
+    case gpuSuccess:
+      return "no error";
+    case gpuErrorMemoryAllocation:
+      return "out of memory";
+    case gpuErrorInvalidResourceHandle:
+      return "invalid resource handle";
+    case gpuErrorNotReady:
+      return "device not ready";
+    default:
+      return "invalid configuration";
+  }
 }
 inline const char* gpuGetErrorName(gpuError_t e) {
-  return e ? "emuErrorInvalidConfiguration" : "emuSuccess";
+  switch (e) {
+    case gpuSuccess:
+      return "emuSuccess";
+    case gpuErrorMemoryAllocation:
+      return "emuErrorMemoryAllocation";
+    case gpuErrorInvalidResourceHandle:
+      return "emuErrorInvalidResourceHandle";
+    case gpuErrorNotReady:
+      return "emuErrorNotReady";
+    default:
+      return "emuErrorInvalidConfiguration";
+  }
 }
 inline gpuError_t gpuSetDevice(int) { return gpuSuccess; }
 inline gpuError_t gpuMemcpyAsync(void* dst, const void* src, size_t n, int, gpuStream_t) {
   std::memmove(dst, src, n);
   return gpuSuccess;
 }
+
+// Devices, streams and events (the plugin glue's subset).
+#include "gpu_emulator_streams.h"
 
 // Float overloads of the math functions the kernels call unqualified.
 using std::copysign;

@@ -64,6 +64,10 @@ using gpuDeviceProp_t = hipDeviceProp_t;
 #define gpuEventRecord hipEventRecord
 #define gpuEventSynchronize hipEventSynchronize
 #define gpuEventDestroy hipEventDestroy
+#define gpuEventDefault hipEventDefault
+#define gpuEventQuery hipEventQuery
+#define gpuEventElapsedTime hipEventElapsedTime
+#define gpuErrorNotReady hipErrorNotReady
 #else
 #define BP_GPU_PREFIX "cuda"
 using gpuError_t = cudaError_t;
@@ -101,4 +105,8 @@ using gpuDeviceProp_t = cudaDeviceProp;
 #define gpuEventRecord cudaEventRecord
 #define gpuEventSynchronize cudaEventSynchronize
 #define gpuEventDestroy cudaEventDestroy
+#define gpuEventDefault cudaEventDefault
+#define gpuEventQuery cudaEventQuery
+#define gpuEventElapsedTime cudaEventElapsedTime
+#define gpuErrorNotReady cudaErrorNotReady
 #endif

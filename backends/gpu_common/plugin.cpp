@@ -28,6 +28,7 @@ bp_status_t Negotiate(uint32_t* inout_version) { return bp_kit_negotiate(inout_v
 void Shutdown(void* backend_data) {
   PluginState* st = static_cast<PluginState*>(backend_data);
   if (!st) return;
+  DestroyLeakedStreams(st);
   for (int32_t d = 0; d < st->device_count; ++d) {
     if (st->devices[d].stream) {
       (void)gpuSetDevice(d);
@@ -84,6 +85,10 @@ bp_status_t Init(const bp_plugin_init_args_t* args) {
   mine.event_synchronize = EventSynchronize;
   mine.event_destroy = EventDestroy;
   mine.shutdown = Shutdown;
+  mine.stream_create = StreamCreate;  // ABI 1.4, stream.h
+  mine.stream_destroy = StreamDestroy;
+  mine.event_query = EventQuery;
+  mine.event_elapsed_time = EventElapsedTime;
   std::memcpy(b, &mine, mine.struct_size);
 
   const bp_status_t s = RegisterKernels(host, args->registrar);

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -28,6 +29,11 @@ struct PluginState {
   int32_t device_count = 0;
   std::string no_device_reason;  // empty when device_count > 0
   std::unique_ptr<DeviceSlot[]> devices;
+  // Streams made by stream_create and not yet destroyed, with their device:
+  // stream_destroy refuses anything else (the default stream, a stale
+  // handle), and shutdown destroys what a host leaked.
+  std::mutex streams_mutex;
+  std::map<gpuStream_t, int32_t> streams;
   PlatformState* platform = nullptr;
 };
 

@@ -55,13 +55,12 @@ Status OpenDevice(Device* d) {
                                    reinterpret_cast<cl_context_properties>(d->platform), 0};
   d->context = clCreateContext(props, 1, &d->id, nullptr, nullptr, &err);
   BPCL_CL(err, "clCreateContext");
-  d->queue = clCreateCommandQueue(d->context, d->id, 0, &err);
-  if (err != CL_SUCCESS) {
+  Status st = CreateQueue(d, &d->queue);
+  if (!st.ok()) {
     clReleaseContext(d->context);
     d->context = nullptr;
-    return ClCheck(err, "clCreateCommandQueue");
   }
-  return Ok();
+  return st;
 }
 
 void CopyString(char* dst, size_t cap, const std::string& s) {
@@ -131,8 +130,24 @@ Status EnumerateDevices(Backend* backend) {
   return Ok();
 }
 
+Status CreateQueue(Device* d, cl_command_queue* out) {
+  cl_int err = CL_SUCCESS;
+  *out = clCreateCommandQueue(d->context, d->id, CL_QUEUE_PROFILING_ENABLE, &err);
+  if (err != CL_SUCCESS) *out = nullptr;
+  return ClCheck(err, "clCreateCommandQueue");
+}
+
 void ReleaseDevices(Backend* backend) {
   for (auto& d : backend->devices) {
+    {
+      // Streams the host never destroyed: drain and release them first.
+      std::lock_guard<std::mutex> lock(d->streams_mutex);
+      for (cl_command_queue q : d->streams) {
+        clFinish(q);
+        clReleaseCommandQueue(q);
+      }
+      d->streams.clear();
+    }
     if (d->queue != nullptr) clFinish(d->queue);
     for (auto& kv : d->kernels) clReleaseKernel(kv.second);
     d->kernels.clear();

@@ -9,6 +9,7 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <set>
 #include <string>
 #include <utility>
 #include <vector>
@@ -22,7 +23,13 @@ struct Device {
   cl_platform_id platform = nullptr;
   cl_device_id id = nullptr;
   cl_context context = nullptr;
-  cl_command_queue queue = nullptr;  // the default stream: in-order
+  cl_command_queue queue = nullptr;  // the default stream: in-order, with profiling
+
+  // Queues made by stream_create and not yet destroyed, so stream_destroy
+  // can refuse anything else (the default queue, a stale handle) and
+  // shutdown can release what a host leaked.
+  std::mutex streams_mutex;
+  std::set<cl_command_queue> streams;
 
   std::string name, vendor, driver_version, platform_name, extensions;
   uint64_t global_mem_bytes = 0;
@@ -61,6 +68,12 @@ bp_status_t DeviceProperties(void* data, int32_t device, bp_device_properties_t*
 // device. No platform is not an error: devices stays empty and
 // no_device_reason says why.
 Status EnumerateDevices(Backend* backend);
+
+// Creates an in-order queue on d's context and device with profiling enabled
+// (event_elapsed_time reads the markers' CL_PROFILING_COMMAND_END). Cost on
+// PoCL, back-to-back kernels, median of interleaved rounds: 1M-element adds
+// within 1.5%; 1K-element adds (~2 us each) +0-20%, i.e. ~0.2-0.4 us a launch.
+Status CreateQueue(Device* d, cl_command_queue* out);
 
 // Releases kernels, programs, queues and contexts. Safe on partial state.
 void ReleaseDevices(Backend* backend);

@@ -89,6 +89,10 @@ bp_status_t Init(const bp_plugin_init_args_t* args) {
     t.event_synchronize = EventSynchronize;
     t.event_destroy = EventDestroy;
     t.shutdown = Shutdown;
+    t.stream_create = StreamCreate;  // ABI 1.4, stream.h
+    t.stream_destroy = StreamDestroy;
+    t.event_query = EventQuery;
+    t.event_elapsed_time = EventElapsedTime;
 
     bool fp64 = false;
     for (const auto& d : b->devices) fp64 = fp64 || d->fp64;

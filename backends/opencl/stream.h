@@ -1,6 +1,8 @@
 // The stream and event slots of bp_backend_t for OpenCL. Streams are
-// cl_command_queue (NULL means the device's default queue); an event holds
-// the cl_event marker it last recorded.
+// cl_command_queue (NULL means the device's default queue; stream_create makes
+// more, all in-order with profiling); an event holds the cl_event marker it
+// last recorded, whose status answers event_query and whose profiling end
+// time answers event_elapsed_time.
 #pragma once
 
 #include <CL/cl.h>
@@ -23,5 +25,10 @@ bp_status_t EventRecord(void* data, bp_event_t event, bp_stream_t stream);
 bp_status_t EventWait(void* data, bp_event_t event, bp_stream_t stream);
 bp_status_t EventSynchronize(void* data, bp_event_t event);
 bp_status_t EventDestroy(void* data, bp_event_t event);
+// ABI 1.4.
+bp_status_t StreamCreate(void* data, int32_t device, bp_stream_t* out_stream);
+bp_status_t StreamDestroy(void* data, int32_t device, bp_stream_t stream);
+bp_status_t EventQuery(void* data, bp_event_t event, int32_t* out_complete);
+bp_status_t EventElapsedTime(void* data, bp_event_t start, bp_event_t end, float* out_ms);
 
 }  // namespace bpcl

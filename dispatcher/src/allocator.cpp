@@ -26,9 +26,7 @@ void CachingAllocator::UnpoisonAll(const Block* b) const {
   BP_ASAN_UNPOISON(b->ptr, b->size);
 }
 
-CachingAllocator::~CachingAllocator() {
-  std::lock_guard<SpinMutex> lock(mu_);
-  // Blocks still waiting for other streams: wait, then cache them to release.
+void CachingAllocator::DrainPendingLocked() {
   for (Pending& p : pending_) {
     for (bp_event_t e : p.events) {
       if (raw_.event_synchronize != nullptr) raw_.event_synchronize(raw_.backend_data, e);
@@ -37,6 +35,11 @@ CachingAllocator::~CachingAllocator() {
     ReturnLocked(p.block);
   }
   pending_.clear();
+}
+
+CachingAllocator::~CachingAllocator() {
+  std::lock_guard<SpinMutex> lock(mu_);
+  DrainPendingLocked();  // EmptyCache did, before a plugin unload; the host's memory gets here
   ReleaseCachedLocked();
   while (void* h = headers_) {
     headers_ = *static_cast<void**>(h);
@@ -247,6 +250,9 @@ void CachingAllocator::ReleaseCachedLocked() {
 
 void CachingAllocator::EmptyCache() {
   std::lock_guard<SpinMutex> lock(mu_);
+  // Blocks waiting for other streams' work: wait for it (their events are
+  // the plugin's, which may be about to unload), then release them too.
+  DrainPendingLocked();
   ReleaseCachedLocked();
 }
 

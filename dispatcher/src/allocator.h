@@ -141,7 +141,8 @@ class CachingAllocator {
   void DropPair();
   // Size of the tensor headers Allocate/Free cache (sizeof(TensorBlock)).
   static constexpr size_t kHeaderBytes = 512;
-  // Returns every cached block to the device.
+  // Returns every cached block to the device, after waiting for the blocks
+  // still in use on other streams (record_stream).
   void EmptyCache();
   bp_allocator_stats_t Stats();
 
@@ -232,6 +233,8 @@ class CachingAllocator {
   // (else those streams were synchronized and the block may be cached now).
   bool DeferFree(Block* block);
   void ProcessPendingLocked();
+  // Waits for every pending block's events and caches the blocks.
+  void DrainPendingLocked();
   bool EventComplete(bp_event_t event) const;
   // Cached tensor headers (a freed header's first word links the next). Why:
   // taking one under the lock Allocate holds anyway saves a malloc/free pair

@@ -7,6 +7,7 @@
 #include <cstring>
 
 #include "device.h"
+#include "stream.h"
 
 namespace vendor_sim {
 
@@ -34,23 +35,25 @@ bp_status_t Allocate(void* bd, int32_t device, size_t nbytes, void** out_ptr) {
 bp_status_t Deallocate(void* bd, int32_t device, void* ptr) {
   if (CheckDevice(StateOf(bd), device, "deallocate") != BP_STATUS_OK) return BP_STATUS_OUT_OF_RANGE;
   if (ptr == nullptr) return BP_STATUS_OK;
-  // Queued work may still use the block: wait for it, as a driver's free does.
-  StateOf(bd)->queue.Drain();
+  // Queued work on any stream may still use the block: wait for it, as a
+  // driver's free does.
+  StateOf(bd)->streams.DrainAll();
   if (!StateOf(bd)->arena.Free(ptr))
     return Fail(StateOf(bd), BP_STATUS_INVALID_ARGUMENT, "deallocate", "not a live vendor_sim allocation");
   return BP_STATUS_OK;
 }
 
-// Each copy checks its range now and moves the bytes on the device queue:
-// at once on the synchronous device, later in async mode, where the host
-// buffer of copy_host_to_device must stay valid until the stream is
-// synchronized, and copy_device_to_host waits for its bytes (backend.h).
+// Each copy checks its range now and moves the bytes on its stream's queue
+// (stream_table.h): at once on the synchronous device, later in async mode,
+// where the host buffer of copy_host_to_device must stay valid until the
+// stream is synchronized, and copy_device_to_host waits for its bytes, that
+// is for its stream (backend.h).
 
 namespace {
 
-// Submits a copy of nbytes from src to dst; OUT_OF_MEMORY if it cannot be queued.
-bp_status_t SubmitCopy(State* s, const char* fn, char* dst, const char* src, size_t nbytes) {
-  if (!s->queue.TrySubmit([dst, src, nbytes] { std::memmove(dst, src, nbytes); }))
+// Submits a copy of nbytes from src to dst on `q`; OUT_OF_MEMORY if it cannot be queued.
+bp_status_t SubmitCopy(State* s, Queue* q, const char* fn, char* dst, const char* src, size_t nbytes) {
+  if (!q->TrySubmit([dst, src, nbytes] { std::memmove(dst, src, nbytes); }, ItemKind::kCopy))
     return Fail(s, BP_STATUS_OUT_OF_MEMORY, fn, "cannot queue the copy");
   return BP_STATUS_OK;
 }
@@ -58,8 +61,10 @@ bp_status_t SubmitCopy(State* s, const char* fn, char* dst, const char* src, siz
 }  // namespace
 
 bp_status_t CopyHostToDevice(void* bd, int32_t device, const void* src, void* dst, size_t dst_offset, size_t nbytes,
-                             bp_stream_t) {
+                             bp_stream_t stream) {
   if (CheckDevice(StateOf(bd), device, "copy_host_to_device") != BP_STATUS_OK) return BP_STATUS_OUT_OF_RANGE;
+  Queue* q = QueueOf(StateOf(bd), stream, "copy_host_to_device");
+  if (q == nullptr) return BP_STATUS_INVALID_ARGUMENT;
   if (nbytes == 0) return BP_STATUS_OK;
   if (StateOf(bd)->faults.NextCopyFails())
     return Fail(StateOf(bd), BP_STATUS_INTERNAL, "copy_host_to_device",
@@ -68,12 +73,14 @@ bp_status_t CopyHostToDevice(void* bd, int32_t device, const void* src, void* ds
   if (d == nullptr || src == nullptr)
     return Fail(StateOf(bd), BP_STATUS_INVALID_ARGUMENT, "copy_host_to_device",
                 "destination range outside its allocation");
-  return SubmitCopy(StateOf(bd), "copy_host_to_device", d, static_cast<const char*>(src), nbytes);
+  return SubmitCopy(StateOf(bd), q, "copy_host_to_device", d, static_cast<const char*>(src), nbytes);
 }
 
 bp_status_t CopyDeviceToHost(void* bd, int32_t device, const void* src, size_t src_offset, void* dst, size_t nbytes,
-                             bp_stream_t) {
+                             bp_stream_t stream) {
   if (CheckDevice(StateOf(bd), device, "copy_device_to_host") != BP_STATUS_OK) return BP_STATUS_OUT_OF_RANGE;
+  Queue* q = QueueOf(StateOf(bd), stream, "copy_device_to_host");
+  if (q == nullptr) return BP_STATUS_INVALID_ARGUMENT;
   if (nbytes == 0) return BP_STATUS_OK;
   if (StateOf(bd)->faults.NextCopyFails())
     return Fail(StateOf(bd), BP_STATUS_INTERNAL, "copy_device_to_host",
@@ -81,15 +88,17 @@ bp_status_t CopyDeviceToHost(void* bd, int32_t device, const void* src, size_t s
   const char* s = StateOf(bd)->arena.Resolve(src, src_offset, nbytes);
   if (s == nullptr || dst == nullptr)
     return Fail(StateOf(bd), BP_STATUS_INVALID_ARGUMENT, "copy_device_to_host", "source range outside its allocation");
-  const bp_status_t st = SubmitCopy(StateOf(bd), "copy_device_to_host", static_cast<char*>(dst), s, nbytes);
+  const bp_status_t st = SubmitCopy(StateOf(bd), q, "copy_device_to_host", static_cast<char*>(dst), s, nbytes);
   // The one synchronous copy (backend.h): it returns with the bytes in dst.
-  if (st == BP_STATUS_OK) StateOf(bd)->queue.Drain();
+  if (st == BP_STATUS_OK) q->Drain();
   return st;
 }
 
 bp_status_t CopyDeviceToDevice(void* bd, int32_t device, const void* src, size_t src_offset, void* dst,
-                               size_t dst_offset, size_t nbytes, bp_stream_t) {
+                               size_t dst_offset, size_t nbytes, bp_stream_t stream) {
   if (CheckDevice(StateOf(bd), device, "copy_device_to_device") != BP_STATUS_OK) return BP_STATUS_OUT_OF_RANGE;
+  Queue* q = QueueOf(StateOf(bd), stream, "copy_device_to_device");
+  if (q == nullptr) return BP_STATUS_INVALID_ARGUMENT;
   if (nbytes == 0) return BP_STATUS_OK;
   if (StateOf(bd)->faults.NextCopyFails())
     return Fail(StateOf(bd), BP_STATUS_INTERNAL, "copy_device_to_device",
@@ -98,7 +107,7 @@ bp_status_t CopyDeviceToDevice(void* bd, int32_t device, const void* src, size_t
   char* d = StateOf(bd)->arena.Resolve(dst, dst_offset, nbytes);
   if (s == nullptr || d == nullptr)
     return Fail(StateOf(bd), BP_STATUS_INVALID_ARGUMENT, "copy_device_to_device", "range outside its allocation");
-  return SubmitCopy(StateOf(bd), "copy_device_to_device", d, s, nbytes);
+  return SubmitCopy(StateOf(bd), q, "copy_device_to_device", d, s, nbytes);
 }
 
 }  // namespace vendor_sim

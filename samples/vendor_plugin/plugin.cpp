@@ -1,12 +1,12 @@
 // vendor_sim: a simulated accelerator, and the template for a new backend.
 // One device whose memory is a private arena reached only through handles
-// and the copy functions (memory.cpp); three native kernels (kernels/); every
-// other operator runs through the core's CPU fallback. Includes only abi/
-// headers.
+// and the copy functions (memory.cpp); streams and events (stream.cpp,
+// events.cpp); three native kernels (kernels/); every other operator runs
+// through the core's CPU fallback. Includes only abi/ headers.
 //
 // This file: the exported entry point, version negotiation, init (fills
-// bp_backend_t from device.h, memory.h and stream.h, registers the kernels)
-// and shutdown.
+// bp_backend_t from device.h, memory.h, stream.h and events.h, registers the
+// kernels) and shutdown.
 #include "plugin.h"
 
 #include <cstdio>
@@ -15,6 +15,7 @@
 #include <new>
 
 #include "device.h"
+#include "events.h"
 #include "kernels/kernels.h"
 #include "memory.h"
 #include "stream.h"
@@ -38,7 +39,8 @@ constexpr size_t kDefaultArenaMiB = 256;
 
 void Shutdown(void* bd) {
   State* s = StateOf(bd);
-  s->queue.Stop();  // queued work still runs: it reads and writes the arena
+  s->streams.StopAll();  // queued work still runs: it reads and writes the arena
+  s->events.Clear();
   s->arena.Release();
   delete s;
 }
@@ -57,7 +59,15 @@ bp_status_t Init(const bp_plugin_init_args_t* args) {
     const long v = std::strtol(env, nullptr, 10);
     if (v > 0) mib = static_cast<size_t>(v);
   }
-  s->faults.ReadEnvironment();
+  if (const char* bad = s->faults.ReadEnvironment()) {
+    delete s;
+    char msg[256];
+    std::snprintf(msg, sizeof msg,
+                  "vendor_sim: init: BP_VENDOR_SIM_BROKEN='%.64s' is not a broken mode "
+                  "(test only: ignore_event_wait or early_event; unset it for a correct device)",
+                  bad);
+    return args->host->set_error(BP_STATUS_INVALID_ARGUMENT, msg);
+  }
   // BP_VENDOR_SIM_UNIFIED=1: device memory the host can address (the device
   // reports BP_DEVICE_CAP_UNIFIED and the core's fallback wraps it, no copies).
   const char* unified = std::getenv("BP_VENDOR_SIM_UNIFIED");
@@ -65,17 +75,18 @@ bp_status_t Init(const bp_plugin_init_args_t* args) {
     delete s;
     return args->host->set_error(BP_STATUS_OUT_OF_MEMORY, "vendor_sim: init: cannot reserve the device arena");
   }
-  // BP_VENDOR_SIM_ASYNC=1: a device that runs its queue on its own thread
-  // (queue.h), each item BP_VENDOR_SIM_LAUNCH_US late.
+  // BP_VENDOR_SIM_ASYNC=1: a device that runs each stream's queue on its own
+  // thread (queue.h), each kernel or copy BP_VENDOR_SIM_LAUNCH_US late and
+  // each kernel BP_VENDOR_SIM_KERNEL_US long.
   const char* async = std::getenv("BP_VENDOR_SIM_ASYNC");
-  if (!s->queue.Start(async != nullptr && std::strcmp(async, "1") == 0, s->faults.launch_us)) {
+  if (!s->streams.Start(async != nullptr && std::strcmp(async, "1") == 0, s->faults.launch_us, s->faults.kernel_us)) {
     s->arena.Release();
     delete s;
     return args->host->set_error(BP_STATUS_INTERNAL, "vendor_sim: init: cannot start the device thread");
   }
   const bp_status_t st = RegisterKernels(args, s);
   if (st != BP_STATUS_OK) {
-    s->queue.Stop();
+    s->streams.StopAll();
     s->arena.Release();
     delete s;
     return st;
@@ -93,8 +104,17 @@ bp_status_t Init(const bp_plugin_init_args_t* args) {
   b.copy_host_to_device = CopyHostToDevice;
   b.copy_device_to_host = CopyDeviceToHost;
   b.copy_device_to_device = CopyDeviceToDevice;
-  b.stream_get_default = StreamGetDefault;  // stream.h (no events: a NULL slot means unsupported)
+  b.stream_get_default = StreamGetDefault;  // stream.h
   b.stream_synchronize = StreamSynchronize;
+  b.stream_create = StreamCreate;
+  b.stream_destroy = StreamDestroy;
+  b.event_create = EventCreate;  // events.h
+  b.event_record = EventRecord;
+  b.event_wait = EventWait;
+  b.event_synchronize = EventSynchronize;
+  b.event_destroy = EventDestroy;
+  b.event_query = EventQuery;
+  b.event_elapsed_time = EventElapsedTime;
   b.shutdown = Shutdown;
   // Fill only the fields the host's struct has room for.
   const size_t size = args->backend->struct_size;

@@ -6,8 +6,9 @@
 #include "backplane/backend.h"
 #include "backplane/op_args.h"     // BP_OP_* names, BP_ARG_* argument indices
 #include "backplane/plugin_kit.h"  // negotiation, struct_size checks, bp_kit_fail
+#include "event.h"
 #include "faults.h"
-#include "queue.h"
+#include "stream_table.h"
 
 namespace vendor_sim {
 
@@ -15,7 +16,10 @@ struct State {
   const bp_host_api_t* host = nullptr;
   Arena arena;
   Faults faults;  // device faults on demand (faults.h), off by default
-  Queue queue;    // where kernels and copies run (queue.h): now, or on the device thread
+  // Where kernels and copies run: one queue per stream (stream_table.h),
+  // now or on the stream's device thread.
+  StreamTable streams;
+  EventTable events;  // event.h
 };
 
 // The State behind a bp_backend_t function's backend_data.

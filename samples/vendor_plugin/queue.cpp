@@ -6,8 +6,9 @@
 
 namespace vendor_sim {
 
-bool Queue::Start(bool async, uint32_t launch_us) {
+bool Queue::Start(bool async, uint32_t launch_us, uint32_t kernel_us) {
   launch_us_ = launch_us;
+  kernel_us_ = kernel_us;
   if (!async) return true;
   try {
     device_ = std::thread([this] { Run(); });
@@ -29,14 +30,14 @@ void Queue::Stop() {
   async_ = false;
 }
 
-void Queue::Submit(std::function<void()> work) {
+void Queue::Submit(std::function<void()> work, ItemKind kind) {
   if (!async_) {
     work();
     return;
   }
   {
     std::lock_guard<std::mutex> lock(mu_);
-    items_.push_back(std::move(work));
+    items_.push_back(Item{std::move(work), kind});
     ++submitted_;
   }
   wake_.notify_one();
@@ -54,11 +55,16 @@ void Queue::Run() {
   for (;;) {
     wake_.wait(lock, [&] { return stop_ || !items_.empty(); });
     if (items_.empty()) return;  // stop_, and nothing left to run
-    std::function<void()> work = std::move(items_.front());
+    Item item = std::move(items_.front());
     items_.pop_front();
     lock.unlock();
-    if (launch_us_ != 0) std::this_thread::sleep_for(std::chrono::microseconds(launch_us_));
-    work();
+    if (item.kind != ItemKind::kMarker && launch_us_ != 0)
+      std::this_thread::sleep_for(std::chrono::microseconds(launch_us_));
+    item.work();
+    // The modelled kernel duration: the device is still busy with this
+    // kernel, so nothing after it on this stream starts yet.
+    if (item.kind == ItemKind::kKernel && kernel_us_ != 0)
+      std::this_thread::sleep_for(std::chrono::microseconds(kernel_us_));
     lock.lock();
     ++finished_;
     idle_.notify_all();

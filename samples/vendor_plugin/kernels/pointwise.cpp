@@ -8,8 +8,9 @@
 // (UNIMPLEMENTED before touching memory), as every kernel may.
 //
 // Each kernel checks its arguments and resolves its views when it is called,
-// then queues the arithmetic on the device (queue.h): it runs at once on the
-// synchronous device, later on the device thread in async mode.
+// then queues the arithmetic on its stream (call->stream, queue.h): it runs
+// at once on the synchronous device, later on the stream's device thread in
+// async mode.
 #include <cmath>
 //
 // A kernel receives DLTensors whose `data` is an arena handle from
@@ -23,6 +24,7 @@
 #include <utility>
 
 #include "kernels.h"
+#include "stream.h"  // kNotAStream
 
 namespace vendor_sim {
 namespace {
@@ -77,10 +79,15 @@ void ForEachIndex(const View<To>& out, const View<Ti> (&in)[N], F f) {
   }
 }
 
-// Queues `work` on the device (queue.h); OUT_OF_MEMORY if it cannot.
+// Queues `work` on the queue of call->stream (stream_table.h: NULL is the
+// default stream, any other value a stream from stream_create), as a kernel
+// (ItemKind::kKernel: the modelled kernel duration applies). INVALID_ARGUMENT
+// for a stream that is not ours, OUT_OF_MEMORY if it cannot be queued.
 template <typename F>
 bp_status_t Launch(const bp_kernel_call_t* call, State* s, F&& work) {
-  if (!s->queue.TrySubmit(std::forward<F>(work)))
+  Queue* q = s->streams.Find(call->stream);
+  if (q == nullptr) return KernelFail(call, BP_STATUS_INVALID_ARGUMENT, kNotAStream);
+  if (!q->TrySubmit(std::forward<F>(work), ItemKind::kKernel))
     return KernelFail(call, BP_STATUS_OUT_OF_MEMORY, "cannot queue the kernel");
   return BP_STATUS_OK;
 }

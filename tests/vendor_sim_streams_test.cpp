@@ -1,0 +1,439 @@
+// vendor_sim's streams and events (ABI 1.4 slots) through the fake host,
+// straight on the plugin's bp_backend_t table: each stream is its own queue
+// (with BP_VENDOR_SIM_ASYNC=1, its own device thread), events order work
+// across streams, and BP_VENDOR_SIM_KERNEL_US makes a kernel last long
+// enough that every ordering below is decided by the plugin, not by luck.
+// The deliberately broken modes (BP_VENDOR_SIM_BROKEN) must really
+// misbehave, or the conformance suite's streams group has nothing to catch.
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <cstdlib>
+#include <memory>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "fake_host.h"
+
+using namespace bp_test;
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+double MsSince(Clock::time_point t0) { return std::chrono::duration<double, std::milli>(Clock::now() - t0).count(); }
+
+// The modelled kernel duration of the asynchronous tests: long against the
+// host's own steps (microseconds), short enough to keep each test well under
+// a second or two.
+constexpr int kKernelMs = 150;
+const std::string kKernelUs = std::to_string(kKernelMs * 1000);
+
+using Env = std::vector<std::pair<std::string, std::string>>;
+
+// A vendor_sim instance initialized with `env` set (it reads its settings at
+// init), with helpers over its table. Shutdown (the destructor) drains and
+// stops every stream the test left.
+class Sim {
+ public:
+  explicit Sim(const Env& env) {
+    // The variables this test controls start empty (off), whatever the
+    // caller's environment says, and get their values back afterwards.
+    const char* const kControlled[] = {"BP_VENDOR_SIM_ASYNC", "BP_VENDOR_SIM_LAUNCH_US", "BP_VENDOR_SIM_KERNEL_US",
+                                       "BP_VENDOR_SIM_BROKEN", "BP_VENDOR_SIM_LATENCY_US"};
+    Env saved;
+    for (const char* name : kControlled) {
+      if (const char* v = std::getenv(name)) saved.emplace_back(name, v);
+      unsetenv(name);
+    }
+    for (const auto& kv : env) setenv(kv.first.c_str(), kv.second.c_str(), 1);
+    plugin_ = std::make_unique<LoadedPlugin>(BP_VENDOR_SIM_PLUGIN_PATH);
+    for (const auto& kv : env) unsetenv(kv.first.c_str());
+    for (const auto& kv : saved) setenv(kv.first.c_str(), kv.second.c_str(), 1);
+  }
+  // The asynchronous device with each kernel lasting kKernelMs (and `more`).
+  static Env Async(Env more = {}) {
+    more.emplace_back("BP_VENDOR_SIM_ASYNC", "1");
+    more.emplace_back("BP_VENDOR_SIM_KERNEL_US", kKernelUs);
+    return more;
+  }
+
+  bp_status_t init_status() const { return plugin_->init_status; }
+  const bp_backend_t& b() const { return plugin_->backend; }
+  void* bd() const { return plugin_->backend.backend_data; }
+
+  bp_stream_t NewStream() {
+    bp_stream_t s = nullptr;
+    EXPECT_EQ(b().stream_create(bd(), 0, &s), BP_STATUS_OK) << LastError();
+    EXPECT_NE(s, nullptr);  // NULL is the default stream
+    return s;
+  }
+  bp_event_t NewEvent() {
+    bp_event_t e = nullptr;
+    EXPECT_EQ(b().event_create(bd(), 0, &e), BP_STATUS_OK) << LastError();
+    return e;
+  }
+  void* Alloc(size_t n) {
+    void* h = nullptr;
+    EXPECT_EQ(b().allocate(bd(), 0, n * sizeof(float), &h), BP_STATUS_OK) << LastError();
+    return h;
+  }
+  // Copies v to h on `s` and synchronizes `s` (v must outlive the copy).
+  void Upload(void* h, const std::vector<float>& v, bp_stream_t s) {
+    ASSERT_EQ(b().copy_host_to_device(bd(), 0, v.data(), h, 0, v.size() * sizeof(float), s), BP_STATUS_OK)
+        << LastError();
+    ASSERT_EQ(b().stream_synchronize(bd(), 0, s), BP_STATUS_OK) << LastError();
+  }
+  // Reads n floats of h on `s` (copy_device_to_host waits for `s` only).
+  std::vector<float> Download(void* h, size_t n, bp_stream_t s) {
+    std::vector<float> v(n);
+    EXPECT_EQ(b().copy_device_to_host(bd(), 0, h, 0, v.data(), n * sizeof(float), s), BP_STATUS_OK) << LastError();
+    return v;
+  }
+  // out = relu(in) over n floats, launched on `s`: one kernel.
+  bp_status_t Relu(void* in, void* out, int64_t n, bp_stream_t s) {
+    HostTensor a(F32(), {n}, kDLExtDev), o(F32(), {n}, kDLExtDev);
+    a.dl.data = in;
+    o.dl.data = out;
+    return plugin_->host.Call("relu", {TArg(a)}, {&o.dl}, s);
+  }
+  int32_t Query(bp_event_t e) {
+    int32_t done = -1;
+    EXPECT_EQ(b().event_query(bd(), e, &done), BP_STATUS_OK) << LastError();
+    return done;
+  }
+
+ private:
+  std::unique_ptr<LoadedPlugin> plugin_;
+};
+
+const std::vector<float> kOld = {9, 9, 9, 9};
+const std::vector<float> kNew = {1, 2, 3, 4};
+
+// The scenario of the ordering tests. Stream A first runs a slow kernel, then
+// overwrites x (kOld) with kNew (a second kernel, so the write itself happens
+// a whole kernel duration late), then records `e`. Unless `wait` is false,
+// stream B waits for e; then B copies x to y and the host reads y on B.
+// Returns what B saw.
+std::vector<float> BReadsWhatAWrote(Sim& sim, bool wait, double* wait_call_ms = nullptr) {
+  bp_stream_t a = sim.NewStream(), b = sim.NewStream();
+  bp_event_t e = sim.NewEvent();
+  void* src = sim.Alloc(4);
+  void* x = sim.Alloc(4);
+  void* y = sim.Alloc(4);
+  void* scratch = sim.Alloc(4);
+  sim.Upload(src, kNew, a);
+  sim.Upload(x, kOld, a);
+  EXPECT_EQ(sim.Relu(src, scratch, 4, a), BP_STATUS_OK) << LastError();  // the slow kernel before
+  EXPECT_EQ(sim.Relu(src, x, 4, a), BP_STATUS_OK) << LastError();        // x = kNew, a kernel late
+  EXPECT_EQ(sim.b().event_record(sim.bd(), e, a), BP_STATUS_OK) << LastError();
+  if (wait) {
+    const Clock::time_point t0 = Clock::now();
+    EXPECT_EQ(sim.b().event_wait(sim.bd(), e, b), BP_STATUS_OK) << LastError();
+    if (wait_call_ms != nullptr) *wait_call_ms = MsSince(t0);
+  }
+  EXPECT_EQ(sim.b().copy_device_to_device(sim.bd(), 0, x, 0, y, 0, 4 * sizeof(float), b), BP_STATUS_OK) << LastError();
+  std::vector<float> seen = sim.Download(y, 4, b);
+  // Let A finish before its memory goes (deallocate waits anyway).
+  EXPECT_EQ(sim.b().event_synchronize(sim.bd(), e), BP_STATUS_OK) << LastError();
+  for (void* h : {src, x, y, scratch}) EXPECT_EQ(sim.b().deallocate(sim.bd(), 0, h), BP_STATUS_OK) << LastError();
+  EXPECT_EQ(sim.b().event_destroy(sim.bd(), e), BP_STATUS_OK) << LastError();
+  EXPECT_EQ(sim.b().stream_destroy(sim.bd(), 0, a), BP_STATUS_OK) << LastError();
+  EXPECT_EQ(sim.b().stream_destroy(sim.bd(), 0, b), BP_STATUS_OK) << LastError();
+  return seen;
+}
+
+TEST(VendorSimStreams, FillsEveryStreamAndEventSlot) {
+  Sim sim({});
+  ASSERT_EQ(sim.init_status(), BP_STATUS_OK) << LastError();
+  EXPECT_NE(sim.b().stream_create, nullptr);
+  EXPECT_NE(sim.b().stream_destroy, nullptr);
+  EXPECT_NE(sim.b().event_create, nullptr);
+  EXPECT_NE(sim.b().event_record, nullptr);
+  EXPECT_NE(sim.b().event_wait, nullptr);
+  EXPECT_NE(sim.b().event_synchronize, nullptr);
+  EXPECT_NE(sim.b().event_destroy, nullptr);
+  EXPECT_NE(sim.b().event_query, nullptr);
+  EXPECT_NE(sim.b().event_elapsed_time, nullptr);
+  bp_stream_t def = reinterpret_cast<bp_stream_t>(1);
+  ASSERT_EQ(sim.b().stream_get_default(sim.bd(), 0, &def), BP_STATUS_OK);
+  EXPECT_EQ(def, nullptr);  // unchanged: the default stream is NULL
+}
+
+// The synchronous device (the default): every stream runs its work at once,
+// so a recorded event is complete as soon as event_record returns.
+TEST(VendorSimStreams, SynchronousStreamsRunAtOnce) {
+  Sim sim({});
+  ASSERT_EQ(sim.init_status(), BP_STATUS_OK) << LastError();
+  bp_stream_t s = sim.NewStream();
+  bp_event_t e0 = sim.NewEvent(), e1 = sim.NewEvent();
+  void* x = sim.Alloc(4);
+  void* y = sim.Alloc(4);
+  sim.Upload(x, {-1, 2, -3, 4}, s);
+  ASSERT_EQ(sim.b().event_record(sim.bd(), e0, s), BP_STATUS_OK) << LastError();
+  ASSERT_EQ(sim.Relu(x, y, 4, s), BP_STATUS_OK) << LastError();
+  ASSERT_EQ(sim.b().event_record(sim.bd(), e1, s), BP_STATUS_OK) << LastError();
+  EXPECT_EQ(sim.Query(e1), 1);
+  ASSERT_EQ(sim.b().event_wait(sim.bd(), e1, nullptr), BP_STATUS_OK) << LastError();
+  EXPECT_EQ(sim.Download(y, 4, nullptr), (std::vector<float>{0, 2, 0, 4}));
+  float ms = -1;
+  ASSERT_EQ(sim.b().event_elapsed_time(sim.bd(), e0, e1, &ms), BP_STATUS_OK) << LastError();
+  EXPECT_GE(ms, 0.0f);
+  for (void* h : {x, y}) EXPECT_EQ(sim.b().deallocate(sim.bd(), 0, h), BP_STATUS_OK);
+  EXPECT_EQ(sim.b().event_destroy(sim.bd(), e0), BP_STATUS_OK);
+  EXPECT_EQ(sim.b().event_destroy(sim.bd(), e1), BP_STATUS_OK);
+  EXPECT_EQ(sim.b().stream_destroy(sim.bd(), 0, s), BP_STATUS_OK) << LastError();
+}
+
+// A never-recorded event is complete; timing it is a precondition error.
+TEST(VendorSimStreams, NeverRecordedEventIsCompleteButHasNoTime) {
+  Sim sim(Sim::Async());
+  ASSERT_EQ(sim.init_status(), BP_STATUS_OK) << LastError();
+  bp_event_t e = sim.NewEvent(), f = sim.NewEvent();
+  EXPECT_EQ(sim.Query(e), 1);
+  EXPECT_EQ(sim.b().event_synchronize(sim.bd(), e), BP_STATUS_OK);  // returns at once
+  ASSERT_EQ(sim.b().event_record(sim.bd(), f, nullptr), BP_STATUS_OK) << LastError();
+  ASSERT_EQ(sim.b().event_synchronize(sim.bd(), f), BP_STATUS_OK) << LastError();
+  float ms = 0;
+  EXPECT_EQ(sim.b().event_elapsed_time(sim.bd(), e, f, &ms), BP_STATUS_FAILED_PRECONDITION);
+  EXPECT_NE(LastError().find("event_elapsed_time"), std::string::npos) << LastError();
+  EXPECT_NE(LastError().find("'start'"), std::string::npos) << LastError();
+  EXPECT_EQ(sim.b().event_elapsed_time(sim.bd(), f, e, &ms), BP_STATUS_FAILED_PRECONDITION);
+  EXPECT_NE(LastError().find("'end'"), std::string::npos) << LastError();
+  EXPECT_EQ(sim.b().event_destroy(sim.bd(), e), BP_STATUS_OK);
+  EXPECT_EQ(sim.b().event_destroy(sim.bd(), f), BP_STATUS_OK);
+}
+
+// Two streams are two device threads: a slow kernel on each overlaps, and an
+// event recorded after slow work is not complete until that work has run.
+TEST(VendorSimStreams, TwoStreamsRunConcurrently) {
+  Sim sim(Sim::Async());
+  ASSERT_EQ(sim.init_status(), BP_STATUS_OK) << LastError();
+  bp_stream_t a = sim.NewStream(), b = sim.NewStream();
+  bp_event_t ea = sim.NewEvent(), eb = sim.NewEvent();
+  void* x = sim.Alloc(4);
+  void* ya = sim.Alloc(4);
+  void* yb = sim.Alloc(4);
+  sim.Upload(x, kNew, nullptr);
+  const Clock::time_point t0 = Clock::now();
+  ASSERT_EQ(sim.Relu(x, ya, 4, a), BP_STATUS_OK) << LastError();
+  ASSERT_EQ(sim.b().event_record(sim.bd(), ea, a), BP_STATUS_OK) << LastError();
+  ASSERT_EQ(sim.Relu(x, yb, 4, b), BP_STATUS_OK) << LastError();
+  ASSERT_EQ(sim.b().event_record(sim.bd(), eb, b), BP_STATUS_OK) << LastError();
+  EXPECT_LT(MsSince(t0), kKernelMs / 2) << "launching blocked the host";
+  EXPECT_EQ(sim.Query(ea), 0) << "complete before its kernel's modelled duration";
+  EXPECT_EQ(sim.Query(eb), 0);
+  ASSERT_EQ(sim.b().event_synchronize(sim.bd(), ea), BP_STATUS_OK) << LastError();
+  ASSERT_EQ(sim.b().event_synchronize(sim.bd(), eb), BP_STATUS_OK) << LastError();
+  const double both_ms = MsSince(t0);
+  EXPECT_GE(both_ms, kKernelMs);
+  // One after the other would take two durations.
+  EXPECT_LT(both_ms, 1.8 * kKernelMs) << "the two streams' kernels did not overlap";
+  EXPECT_EQ(sim.Query(ea), 1);
+  EXPECT_EQ(sim.Query(eb), 1);
+  EXPECT_EQ(sim.Download(ya, 4, a), kNew);
+  EXPECT_EQ(sim.Download(yb, 4, b), kNew);
+  for (void* h : {x, ya, yb}) EXPECT_EQ(sim.b().deallocate(sim.bd(), 0, h), BP_STATUS_OK);
+  for (bp_event_t e : {ea, eb}) EXPECT_EQ(sim.b().event_destroy(sim.bd(), e), BP_STATUS_OK);
+  for (bp_stream_t s : {a, b}) EXPECT_EQ(sim.b().stream_destroy(sim.bd(), 0, s), BP_STATUS_OK) << LastError();
+}
+
+// stream_synchronize waits for its own stream only.
+TEST(VendorSimStreams, SynchronizeWaitsForOneStreamOnly) {
+  Sim sim(Sim::Async());
+  ASSERT_EQ(sim.init_status(), BP_STATUS_OK) << LastError();
+  bp_stream_t a = sim.NewStream(), b = sim.NewStream();
+  bp_event_t ea = sim.NewEvent();
+  void* x = sim.Alloc(4);
+  void* y = sim.Alloc(4);
+  sim.Upload(x, kNew, nullptr);
+  ASSERT_EQ(sim.Relu(x, y, 4, a), BP_STATUS_OK) << LastError();
+  ASSERT_EQ(sim.b().event_record(sim.bd(), ea, a), BP_STATUS_OK) << LastError();
+  const Clock::time_point t0 = Clock::now();
+  ASSERT_EQ(sim.b().stream_synchronize(sim.bd(), 0, b), BP_STATUS_OK) << LastError();
+  ASSERT_EQ(sim.b().stream_synchronize(sim.bd(), 0, nullptr), BP_STATUS_OK) << LastError();
+  EXPECT_LT(MsSince(t0), kKernelMs / 2) << "synchronizing B or the default stream waited for A";
+  EXPECT_EQ(sim.Query(ea), 0);
+  ASSERT_EQ(sim.b().stream_synchronize(sim.bd(), 0, a), BP_STATUS_OK) << LastError();
+  EXPECT_EQ(sim.Query(ea), 1);
+  for (void* h : {x, y}) EXPECT_EQ(sim.b().deallocate(sim.bd(), 0, h), BP_STATUS_OK);
+  EXPECT_EQ(sim.b().event_destroy(sim.bd(), ea), BP_STATUS_OK);
+  for (bp_stream_t s : {a, b}) EXPECT_EQ(sim.b().stream_destroy(sim.bd(), 0, s), BP_STATUS_OK) << LastError();
+}
+
+// event_wait orders B's later work after A's recorded work, without blocking
+// the host.
+TEST(VendorSimStreams, EventWaitOrdersBAfterA) {
+  Sim sim(Sim::Async());
+  ASSERT_EQ(sim.init_status(), BP_STATUS_OK) << LastError();
+  double wait_call_ms = 1e9;
+  EXPECT_EQ(BReadsWhatAWrote(sim, /*wait=*/true, &wait_call_ms), kNew);
+  EXPECT_LT(wait_call_ms, kKernelMs / 2) << "event_wait blocked the host";
+}
+
+// The data race event_wait prevents is real: without it B reads x before A's
+// second kernel has written it. (Deliberately racy, so not under TSan.)
+#if !defined(__SANITIZE_THREAD__)
+TEST(VendorSimStreams, WithoutEventWaitBRunsFirst) {
+  Sim sim(Sim::Async());
+  ASSERT_EQ(sim.init_status(), BP_STATUS_OK) << LastError();
+  EXPECT_EQ(BReadsWhatAWrote(sim, /*wait=*/false), kOld);
+}
+#endif
+
+// The wait is for the generation recorded when event_wait was called: a
+// re-record afterwards does not move it, and destroying the event leaves
+// the queued wait in force.
+TEST(VendorSimStreams, WaitKeepsItsGenerationAndOutlivesTheEvent) {
+  Sim sim(Sim::Async());
+  ASSERT_EQ(sim.init_status(), BP_STATUS_OK) << LastError();
+  bp_stream_t a = sim.NewStream(), b = sim.NewStream();
+  bp_event_t e = sim.NewEvent(), done_b = sim.NewEvent();
+  void* x = sim.Alloc(4);
+  void* y = sim.Alloc(4);
+  sim.Upload(x, kNew, nullptr);
+  ASSERT_EQ(sim.Relu(x, y, 4, a), BP_STATUS_OK) << LastError();
+  ASSERT_EQ(sim.b().event_record(sim.bd(), e, a), BP_STATUS_OK) << LastError();
+  ASSERT_EQ(sim.b().event_wait(sim.bd(), e, b), BP_STATUS_OK) << LastError();
+  ASSERT_EQ(sim.b().event_record(sim.bd(), done_b, b), BP_STATUS_OK) << LastError();
+  ASSERT_EQ(sim.b().event_record(sim.bd(), e, nullptr), BP_STATUS_OK) << LastError();  // idle default stream
+  ASSERT_EQ(sim.b().event_destroy(sim.bd(), e), BP_STATUS_OK) << LastError();
+  ASSERT_EQ(sim.b().stream_synchronize(sim.bd(), 0, nullptr), BP_STATUS_OK) << LastError();
+  EXPECT_EQ(sim.Query(done_b), 0) << "B stopped waiting when the event was re-recorded or destroyed";
+  ASSERT_EQ(sim.b().stream_synchronize(sim.bd(), 0, a), BP_STATUS_OK) << LastError();
+  ASSERT_EQ(sim.b().event_synchronize(sim.bd(), done_b), BP_STATUS_OK) << LastError();
+  for (void* h : {x, y}) EXPECT_EQ(sim.b().deallocate(sim.bd(), 0, h), BP_STATUS_OK);
+  EXPECT_EQ(sim.b().event_destroy(sim.bd(), done_b), BP_STATUS_OK);
+  for (bp_stream_t s : {a, b}) EXPECT_EQ(sim.b().stream_destroy(sim.bd(), 0, s), BP_STATUS_OK) << LastError();
+}
+
+// elapsed_time: milliseconds between completions, monotonic along a stream,
+// at least the modelled kernel durations between the records; an event not
+// complete yet is a precondition error.
+TEST(VendorSimStreams, ElapsedTimeCoversTheModelledKernels) {
+  Sim sim(Sim::Async());
+  ASSERT_EQ(sim.init_status(), BP_STATUS_OK) << LastError();
+  bp_stream_t s = sim.NewStream();
+  bp_event_t e0 = sim.NewEvent(), e1 = sim.NewEvent(), e2 = sim.NewEvent();
+  void* x = sim.Alloc(4);
+  void* y = sim.Alloc(4);
+  sim.Upload(x, kNew, s);
+  ASSERT_EQ(sim.b().event_record(sim.bd(), e0, s), BP_STATUS_OK) << LastError();
+  ASSERT_EQ(sim.Relu(x, y, 4, s), BP_STATUS_OK) << LastError();
+  ASSERT_EQ(sim.b().event_record(sim.bd(), e1, s), BP_STATUS_OK) << LastError();
+  ASSERT_EQ(sim.Relu(y, x, 4, s), BP_STATUS_OK) << LastError();
+  ASSERT_EQ(sim.b().event_record(sim.bd(), e2, s), BP_STATUS_OK) << LastError();
+  // e0 is done (nothing before it), e2 waits for two kernels.
+  ASSERT_EQ(sim.b().event_synchronize(sim.bd(), e0), BP_STATUS_OK) << LastError();
+  float ms = -1;
+  EXPECT_EQ(sim.b().event_elapsed_time(sim.bd(), e0, e2, &ms), BP_STATUS_FAILED_PRECONDITION);
+  EXPECT_NE(LastError().find("'end'"), std::string::npos) << LastError();
+  ASSERT_EQ(sim.b().event_synchronize(sim.bd(), e2), BP_STATUS_OK) << LastError();
+  float t01 = -1, t02 = -1, t12 = -1;
+  ASSERT_EQ(sim.b().event_elapsed_time(sim.bd(), e0, e1, &t01), BP_STATUS_OK) << LastError();
+  ASSERT_EQ(sim.b().event_elapsed_time(sim.bd(), e0, e2, &t02), BP_STATUS_OK) << LastError();
+  ASSERT_EQ(sim.b().event_elapsed_time(sim.bd(), e1, e2, &t12), BP_STATUS_OK) << LastError();
+  EXPECT_GE(t01, kKernelMs);
+  EXPECT_GE(t12, kKernelMs);
+  EXPECT_GE(t02, t01);
+  EXPECT_GE(t02, 2 * kKernelMs);
+  EXPECT_NEAR(t02, t01 + t12, 0.01);
+  for (void* h : {x, y}) EXPECT_EQ(sim.b().deallocate(sim.bd(), 0, h), BP_STATUS_OK);
+  for (bp_event_t e : {e0, e1, e2}) EXPECT_EQ(sim.b().event_destroy(sim.bd(), e), BP_STATUS_OK);
+  EXPECT_EQ(sim.b().stream_destroy(sim.bd(), 0, s), BP_STATUS_OK) << LastError();
+}
+
+// stream_destroy with work still queued runs it first: nothing is lost.
+// Afterwards the stream's value is refused, with a message.
+TEST(VendorSimStreams, DestroyDrainsPendingWork) {
+  Sim sim(Sim::Async());
+  ASSERT_EQ(sim.init_status(), BP_STATUS_OK) << LastError();
+  bp_stream_t s = sim.NewStream();
+  void* x = sim.Alloc(4);
+  void* y = sim.Alloc(4);
+  void* z = sim.Alloc(4);
+  sim.Upload(x, {-1, 2, -3, 4}, nullptr);
+  sim.Upload(z, kOld, nullptr);
+  ASSERT_EQ(sim.Relu(x, y, 4, s), BP_STATUS_OK) << LastError();
+  ASSERT_EQ(sim.b().copy_device_to_device(sim.bd(), 0, y, 0, z, 0, 4 * sizeof(float), s), BP_STATUS_OK) << LastError();
+  const Clock::time_point t0 = Clock::now();
+  ASSERT_EQ(sim.b().stream_destroy(sim.bd(), 0, s), BP_STATUS_OK) << LastError();
+  EXPECT_GE(MsSince(t0), kKernelMs * 0.9) << "destroy did not wait for the queued kernel";
+  EXPECT_EQ(sim.Download(z, 4, nullptr), (std::vector<float>{0, 2, 0, 4}));
+  // The destroyed stream is no stream any more.
+  EXPECT_EQ(sim.Relu(x, y, 4, s), BP_STATUS_INVALID_ARGUMENT);
+  EXPECT_NE(LastError().find("'stream'"), std::string::npos) << LastError();
+  EXPECT_EQ(sim.b().stream_synchronize(sim.bd(), 0, s), BP_STATUS_INVALID_ARGUMENT);
+  EXPECT_NE(LastError().find("stream_synchronize"), std::string::npos) << LastError();
+  std::vector<float> back(4);
+  EXPECT_EQ(sim.b().copy_device_to_host(sim.bd(), 0, z, 0, back.data(), sizeof back[0] * 4, s),
+            BP_STATUS_INVALID_ARGUMENT);
+  EXPECT_NE(LastError().find("copy_device_to_host"), std::string::npos) << LastError();
+  EXPECT_EQ(sim.b().stream_destroy(sim.bd(), 0, s), BP_STATUS_INVALID_ARGUMENT);
+  // The default stream is never destroyed.
+  EXPECT_EQ(sim.b().stream_destroy(sim.bd(), 0, nullptr), BP_STATUS_INVALID_ARGUMENT);
+  EXPECT_NE(LastError().find("default stream"), std::string::npos) << LastError();
+  for (void* h : {x, y, z}) EXPECT_EQ(sim.b().deallocate(sim.bd(), 0, h), BP_STATUS_OK);
+}
+
+// Bad event handles are errors that name the function and the argument;
+// destroying NULL is fine.
+TEST(VendorSimStreams, BadEventHandlesAreClearErrors) {
+  Sim sim({});
+  ASSERT_EQ(sim.init_status(), BP_STATUS_OK) << LastError();
+  bp_event_t e = sim.NewEvent();
+  ASSERT_EQ(sim.b().event_destroy(sim.bd(), e), BP_STATUS_OK);
+  EXPECT_EQ(sim.b().event_record(sim.bd(), e, nullptr), BP_STATUS_INVALID_ARGUMENT);
+  EXPECT_NE(LastError().find("vendor_sim: event_record: 'event'"), std::string::npos) << LastError();
+  int32_t done = 0;
+  EXPECT_EQ(sim.b().event_query(sim.bd(), e, &done), BP_STATUS_INVALID_ARGUMENT);
+  EXPECT_NE(LastError().find("event_query"), std::string::npos) << LastError();
+  EXPECT_EQ(sim.b().event_destroy(sim.bd(), e), BP_STATUS_INVALID_ARGUMENT);
+  EXPECT_EQ(sim.b().event_destroy(sim.bd(), nullptr), BP_STATUS_OK);
+  bp_event_t f = sim.NewEvent();
+  EXPECT_EQ(sim.b().event_wait(sim.bd(), f, reinterpret_cast<bp_stream_t>(0x1234)), BP_STATUS_INVALID_ARGUMENT);
+  EXPECT_NE(LastError().find("event_wait: 'stream'"), std::string::npos) << LastError();
+  EXPECT_EQ(sim.b().event_create(sim.bd(), 1, &e), BP_STATUS_OUT_OF_RANGE);
+  EXPECT_EQ(sim.b().event_destroy(sim.bd(), f), BP_STATUS_OK);
+}
+
+// ---- The deliberately broken modes (test only) ----------------------------
+
+#if !defined(__SANITIZE_THREAD__)  // both make B race with A on purpose
+TEST(VendorSimStreamsBroken, IgnoreEventWaitLetsBRunFirst) {
+  Sim sim(Sim::Async({{"BP_VENDOR_SIM_BROKEN", "ignore_event_wait"}}));
+  ASSERT_EQ(sim.init_status(), BP_STATUS_OK) << LastError();
+  EXPECT_EQ(BReadsWhatAWrote(sim, /*wait=*/true), kOld) << "the broken event_wait still ordered B after A";
+}
+
+TEST(VendorSimStreamsBroken, EarlyEventCompletesBeforeItsWork) {
+  Sim sim(Sim::Async({{"BP_VENDOR_SIM_BROKEN", "early_event"}}));
+  ASSERT_EQ(sim.init_status(), BP_STATUS_OK) << LastError();
+  bp_stream_t a = sim.NewStream();
+  bp_event_t e = sim.NewEvent();
+  void* x = sim.Alloc(4);
+  void* y = sim.Alloc(4);
+  sim.Upload(x, kNew, a);
+  ASSERT_EQ(sim.Relu(x, y, 4, a), BP_STATUS_OK) << LastError();
+  ASSERT_EQ(sim.b().event_record(sim.bd(), e, a), BP_STATUS_OK) << LastError();
+  EXPECT_EQ(sim.Query(e), 1) << "the early event waited for its work";
+  const Clock::time_point t0 = Clock::now();
+  ASSERT_EQ(sim.b().event_synchronize(sim.bd(), e), BP_STATUS_OK);
+  EXPECT_LT(MsSince(t0), kKernelMs / 2);
+  for (void* h : {x, y}) EXPECT_EQ(sim.b().deallocate(sim.bd(), 0, h), BP_STATUS_OK);
+  EXPECT_EQ(sim.b().event_destroy(sim.bd(), e), BP_STATUS_OK);
+  EXPECT_EQ(sim.b().stream_destroy(sim.bd(), 0, a), BP_STATUS_OK) << LastError();
+  // And a wait on such an event orders nothing.
+  EXPECT_EQ(BReadsWhatAWrote(sim, /*wait=*/true), kOld) << "the early event still ordered B after A";
+}
+#endif
+
+TEST(VendorSimStreamsBroken, UnknownModeFailsInit) {
+  Sim sim(Env{{"BP_VENDOR_SIM_BROKEN", "ignore_everything"}});
+  EXPECT_EQ(sim.init_status(), BP_STATUS_INVALID_ARGUMENT);
+  EXPECT_NE(LastError().find("BP_VENDOR_SIM_BROKEN"), std::string::npos) << LastError();
+  EXPECT_NE(LastError().find("ignore_everything"), std::string::npos) << LastError();
+}
+
+}  // namespace
