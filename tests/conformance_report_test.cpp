@@ -332,6 +332,13 @@ TEST(ConformanceVerdict, StreamsGroupHasItsOwnPartAndFailsTheVerdict) {
   DeviceReport abi_only = r;
   abi_only.cases.resize(1);
   EXPECT_EQ(verdict_of(abi_only, ReportOptions{}).summary.find("streams"), std::string::npos);
+  // --baseline: a streams test that passed and fails now is a regression.
+  DeviceReport before = r;
+  before.cases.back().outcome = Outcome::kNativePass;
+  const BaselineDiff d = diff_runs(run_to_json({before}, 1, true), run_to_json({r}, 1, true));
+  ASSERT_EQ(d.regressions.size(), 1u);
+  EXPECT_EQ(d.regressions[0].group, "streams");
+  EXPECT_EQ(d.regressions[0].op, "streams.EventWaitOrdersTheConsumerStreamAfterTheProducer");
 }
 
 }  // namespace
