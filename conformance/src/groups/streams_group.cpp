@@ -506,6 +506,20 @@ TEST_P(StreamsTest, DestroyWithPendingWorkKeepsTheWork) {
       << "bp_stream_destroy returned before the work enqueued on the stream finished (or lost it): "
          "X, written by a "
       << kSteps << "-kernel chain on the destroyed stream, read through the default stream: " << bad;
+  // X's block outlived its stream: releasing it now must not be counted
+  // against a stream created since (which may reuse the backend's handle).
+  streams::Stream later;
+  ASSERT_EQ(NewStream(&later, &err), BP_STATUS_OK) << err;
+  x = Held();
+  bp_allocator_stats_t stats{};
+  stats.struct_size = sizeof(stats);
+  BPS_OK(bp_stream_allocator_stats(later.get(), &stats));
+  if (stats.allocated_bytes != 0) {
+    ADD_FAILURE() << "bp_stream_allocator_stats: a stream created after another was destroyed has allocated_bytes "
+                  << static_cast<int64_t>(stats.allocated_bytes)
+                  << " after a tensor allocated on the destroyed stream was released: the block was credited to the "
+                     "new stream";
+  }
 }
 
 }  // namespace
