@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The README's main command: install packages, build, and run bp-conformance
 # over every backend found: the device inventory, each backend's op x dtype
-# matrix with its fallback, dtype-claims and ABI groups, the ONNX node-test
+# matrix with its fallback, dtype-claims, ABI and streams groups, the ONNX node-test
 # corpus score per backend, and a one-line verdict per backend. Reports land
 # in build/default/conformance.{json,xml}. Extra arguments go to
 # bp-conformance (e.g. --backend opencl --quick).

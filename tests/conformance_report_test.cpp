@@ -7,6 +7,7 @@
 #include <libxml/xmlschemas.h>
 
 #include <map>
+#include <sstream>
 #include <string>
 
 #include "baseline.h"
@@ -292,6 +293,52 @@ TEST(ConformanceVerdict, CastRouteCellsAreCountedApart) {
   DeviceReport before = r;
   before.cells["exp"][0].outcome = Outcome::kNativePass;
   EXPECT_TRUE(diff_runs(run_to_json({before}, 1, true), run_to_json({r}, 1, true)).regressions.empty());
+}
+
+// The streams group: its part of the verdict line follows the ABI group's;
+// a failure names the group; its skips and notes print under its summary.
+TEST(ConformanceVerdict, StreamsGroupHasItsOwnPartAndFailsTheVerdict) {
+  DeviceReport r;
+  r.backend = "x";
+  r.device = "x:0";
+  auto whole = [](const char* group, const char* op, Outcome o, const char* msg) {
+    return make_case(group, op, "", -1, o, msg);
+  };
+  r.cases.push_back(whole(kGroupAbi, "abi.AllocatorAlignment", Outcome::kNativePass, ""));
+  r.cases.push_back(whole(kGroupStreams, "streams.OneStreamRunsItsWorkInOrder", Outcome::kNativePass, ""));
+  r.cases.push_back(whole(kGroupStreams, "streams.WithoutAnEventTwoStreamsMayOverlap", Outcome::kNativePass,
+                          "streams A and B ran concurrently"));
+  r.cases.push_back(whole(kGroupStreams, "streams.EventTimesAreMonotonicOnOneStream", Outcome::kUnsupported,
+                          "backend has no event timing"));
+  Verdict v = verdict_of(r, ReportOptions{});
+  EXPECT_TRUE(v.conformant) << v.summary;
+  EXPECT_NE(v.summary.find("; ABI group 1 pass, 0 skipped; streams group 2 pass, 1 skipped"), std::string::npos)
+      << v.summary;
+  std::ostringstream groups;
+  print_groups(groups, r);
+  EXPECT_NE(groups.str().find("Streams group: 2 pass, 0 fail, 1 skipped"), std::string::npos) << groups.str();
+  EXPECT_NE(groups.str().find("  skipped streams.EventTimesAreMonotonicOnOneStream: backend has no event timing"),
+            std::string::npos)
+      << groups.str();
+  EXPECT_NE(groups.str().find("  note streams.WithoutAnEventTwoStreamsMayOverlap: streams A and B ran concurrently"),
+            std::string::npos)
+      << groups.str();
+  r.cases.push_back(whole(kGroupStreams, "streams.EventWaitOrdersTheConsumerStreamAfterTheProducer", Outcome::kFail,
+                          "stream B ran before the event recorded on stream A completed: event_wait not honoured"));
+  v = verdict_of(r, ReportOptions{});
+  EXPECT_FALSE(v.conformant);
+  EXPECT_NE(v.summary.find("1 streams-group failures"), std::string::npos) << v.summary;
+  // A report without the group (older, or --group abi) has no streams part.
+  DeviceReport abi_only = r;
+  abi_only.cases.resize(1);
+  EXPECT_EQ(verdict_of(abi_only, ReportOptions{}).summary.find("streams"), std::string::npos);
+  // --baseline: a streams test that passed and fails now is a regression.
+  DeviceReport before = r;
+  before.cases.back().outcome = Outcome::kNativePass;
+  const BaselineDiff d = diff_runs(run_to_json({before}, 1, true), run_to_json({r}, 1, true));
+  ASSERT_EQ(d.regressions.size(), 1u);
+  EXPECT_EQ(d.regressions[0].group, "streams");
+  EXPECT_EQ(d.regressions[0].op, "streams.EventWaitOrdersTheConsumerStreamAfterTheProducer");
 }
 
 }  // namespace

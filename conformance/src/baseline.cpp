@@ -29,8 +29,9 @@ std::map<Key, Cell> cells_of(const nlohmann::json& run) {
     }
     if (d.contains("cases") && d["cases"].is_array()) {
       for (const auto& c : d["cases"]) {
-        if (c.value("group", "") != "abi") continue;
-        out[Key{device, "abi", c.value("op", ""), ""}] = Cell{c.value("outcome", ""), c.value("message", "")};
+        const std::string g = c.value("group", "");
+        if (g != "abi" && g != "streams") continue;  // whole-test groups: one case per test
+        out[Key{device, g, c.value("op", ""), ""}] = Cell{c.value("outcome", ""), c.value("message", "")};
       }
     }
   }
@@ -38,7 +39,7 @@ std::map<Key, Cell> cells_of(const nlohmann::json& run) {
 }
 
 // 0: nothing ran (not_reached too: no kernel ran); 1: bad; 2: pass via fallback; 3: native pass (or any pass, ABI
-// group; or a pass in the core alone, which earlier reports counted as native; or a pass on the native kernel
+// and streams groups; or a pass in the core alone, which earlier reports counted as native; or a pass on the native kernel
 // after a cast, which earlier reports counted as native).
 int rank(const std::string& o) {
   if (o == "native_pass" || o == "core_pass" || o == "cast_pass") return 3;

@@ -15,9 +15,10 @@ std::map<std::string, std::vector<TestGroup>> plan_groups() {
       TestKey key;
       if (!test_key(suite.name(), info.name(), &key)) continue;
       // Operator cells and their dtype probes share a child; each other group has one.
-      const std::string label = key.group == kGroupFallback ? "fallback group"
-                                : key.group == kGroupAbi    ? "ABI group"
-                                                            : key.op;
+      const std::string label = key.group == kGroupFallback  ? "fallback group"
+                                : key.group == kGroupAbi     ? "ABI group"
+                                : key.group == kGroupStreams ? "streams group"
+                                                             : key.op;
       auto& groups = out[key.target];
       auto& pos = index[key.target];
       auto it = pos.find(label);
@@ -68,7 +69,8 @@ CaseResult lost_test(const TestGroup& group, size_t i, const ChildOutcome& child
   r.test_id = id;
   r.backend = report.backend;
   r.device = report.device;
-  r.op = key.group == kGroupAbi ? "abi." + id.substr(id.find('.') + 1, id.rfind('/') - id.find('.') - 1) : key.op;
+  const bool whole_tests = key.group == kGroupAbi || key.group == kGroupStreams;  // no op, dtype or sample
+  r.op = whole_tests ? key.group + "." + id.substr(id.find('.') + 1, id.rfind('/') - id.find('.') - 1) : key.op;
   r.dtype = key.dtype;
   if (!(running && child.has_last_case)) r.sample = -1;
   r.outcome = child.status == ChildOutcome::kTimeout       ? Outcome::kTimeout
@@ -77,8 +79,9 @@ CaseResult lost_test(const TestGroup& group, size_t i, const ChildOutcome& child
   const std::string message =
       child.status == ChildOutcome::kExited ? "the worker exited before reporting this test" : child.message;
   r.message = running ? message : message + " (this test had not run yet)";
-  if (key.group == kGroupAbi) {
-    r.repro = self_exe() + " --backend " + backend_arg + " --group abi --no-isolate --gtest_filter='" + id + "'";
+  if (whole_tests) {
+    r.repro = self_exe() + " --backend " + backend_arg + " --group " + key.group + " --no-isolate --gtest_filter='" +
+              id + "'";
   } else if (r.repro.empty()) {
     r.repro = self_exe() + " --backend " + backend_arg + " --op " + key.op + " --dtype " + key.dtype + " --group " +
               (key.group == kGroupClaims ? "claims" : key.group);

@@ -1,6 +1,6 @@
 // bp-conformance: checks which operators x dtypes each loaded backend gets
 // right, against the suite's own double-precision reference; the fallback,
-// dtype-claims and ABI/runtime groups; and the ONNX node-test corpus.
+// dtype-claims, ABI/runtime and streams groups; and the ONNX node-test corpus.
 //
 //   bp-conformance                       every discovered backend, every group
 //   bp-conformance --backend cpu --op 'add*' --dtype float32 --json out.json
@@ -43,7 +43,7 @@ struct Cli {
   std::string dtype;
   int sample = -1;
   uint64_t seed = 1;
-  std::vector<std::string> groups = {"ops", "fallback", "claims", "abi"};
+  std::vector<std::string> groups = {"ops", "fallback", "claims", "abi", "streams"};
   std::string json, junit, baseline;
   bool quick = false;
   bool full = false;
@@ -221,8 +221,8 @@ int main(int argc, char** argv) {
   app.add_option("--dtype", cli.dtype, "one dtype: float32 float64 float16 bfloat16 int8 uint8 int32 int64 bool");
   app.add_option("--sample", cli.sample, "run only this sample number (see the failure's rerun line)");
   app.add_option("--seed", cli.seed, "seed of the sample generator (default 1)");
-  app.add_option("--group", cli.groups, "groups to run (repeatable): ops fallback claims abi (default: all)")
-      ->check(CLI::IsMember({"ops", "fallback", "claims", "abi"}))
+  app.add_option("--group", cli.groups, "groups to run (repeatable): ops fallback claims abi streams (default: all)")
+      ->check(CLI::IsMember({"ops", "fallback", "claims", "abi", "streams"}))
       ->take_all();
   app.add_option("--json", cli.json, "write a JSON report of every case to FILE")->type_name("FILE");
   app.add_option("--junit", cli.junit, "write a JUnit XML report (one testcase per case) to FILE")->type_name("FILE");
@@ -358,11 +358,17 @@ int main(int argc, char** argv) {
     if (has_group(cli, "claims") && opt.sample < 0) state.claim_probes = std::move(planned.claim_probes);
   }
   state.abi_group = has_group(cli, "abi");
+  state.streams_group = has_group(cli, "streams");
   set_suite_context(ctx);
   set_suite_targets(targets);
   std::vector<std::string> gargs = {argv[0]};
   gargs.insert(gargs.end(), cli.gtest_args.begin(), cli.gtest_args.end());
-  if (!has_group(cli, "abi") && cli.gtest_args.empty()) gargs.push_back("--gtest_filter=-Abi/*");
+  if (cli.gtest_args.empty()) {  // the groups not selected (the cell suites have no cells then)
+    std::string off;
+    if (!has_group(cli, "abi")) off += ":Abi/*";
+    if (!has_group(cli, "streams")) off += ":Streams/*";
+    if (!off.empty()) gargs.push_back("--gtest_filter=-" + off.substr(1));
+  }
   std::vector<char*> gargv;
   for (std::string& s : gargs) gargv.push_back(s.data());
   int gargc = static_cast<int>(gargv.size());

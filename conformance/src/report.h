@@ -25,8 +25,8 @@ Totals totals_of(const DeviceReport& r);
 
 // What decides a backend device's verdict (docs/conformance.md): every
 // claimed cell it runs passes (native or fallback; xfail cells are counted
-// apart), nothing crashed or timed out, the fallback group and the ABI group
-// pass. With verify_expectations a stale xfail (XPASS) also fails it.
+// apart), nothing crashed or timed out, the fallback, ABI and streams
+// groups pass. With verify_expectations a stale xfail (XPASS) also fails it.
 struct ReportOptions {
   bool verify_expectations = false;
 };

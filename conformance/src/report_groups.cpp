@@ -1,5 +1,6 @@
 // The verdict of a backend device and the summaries of the groups beside the
-// operator matrix: fallback (native kernels masked), dtype claims, ABI/runtime.
+// operator matrix: fallback (native kernels masked), dtype claims, ABI/runtime,
+// streams.
 #include <algorithm>
 #include <map>
 #include <sstream>
@@ -80,6 +81,7 @@ Verdict verdict_of(const DeviceReport& r, const ReportOptions& o) {
   const Totals t = totals_of(r);
   const GroupTotals fb = group_totals(r, kGroupFallback);
   const GroupTotals abi = group_totals(r, kGroupAbi);
+  const GroupTotals str = group_totals(r, kGroupStreams);
   const GroupTotals claims = group_totals(r, kGroupClaims);
   std::ostringstream bad;
   auto add = [&](int n, const char* what) {
@@ -92,6 +94,7 @@ Verdict verdict_of(const DeviceReport& r, const ReportOptions& o) {
   if (o.verify_expectations) add(t.xpass, "unexpected passes (stale xfail or unsupported entries)");
   add(fb.fail + fb.crashed + fb.timeout, "fallback-group failures");
   add(abi.fail + abi.crashed + abi.timeout, "ABI-group failures");
+  add(str.fail + str.crashed + str.timeout, "streams-group failures");
   add(claims.crashed + claims.timeout, "crashed dtype probes");
   // Tests a dead child never reported are filed as crashed/timed-out cells;
   // any beyond those would be lost silently, so they fail the verdict too.
@@ -100,7 +103,7 @@ Verdict verdict_of(const DeviceReport& r, const ReportOptions& o) {
   if (bad.tellp() > 0) {
     v.conformant = false;
     s << "NOT CONFORMANT: " << bad.str();
-  } else if (t.native + t.fallback + t.cast + t.core + t.xfail + fb.pass + abi.pass + claims.pass +
+  } else if (t.native + t.fallback + t.cast + t.core + t.xfail + fb.pass + abi.pass + str.pass + claims.pass +
                  claims.unsupported ==
              0) {
     v.tested = false;
@@ -115,6 +118,9 @@ Verdict verdict_of(const DeviceReport& r, const ReportOptions& o) {
     if (t.not_reached) s << ", " << t.not_reached << " with rejected inputs only";
     if (fb.pass + fb.unsupported > 0) s << "; fallback group " << fb.pass << " cells pass";
     if (abi.pass + abi.unsupported > 0) s << "; ABI group " << abi.pass << " pass, " << abi.unsupported << " skipped";
+    if (str.pass + str.unsupported > 0) {
+      s << "; streams group " << str.pass << " pass, " << str.unsupported << " skipped";
+    }
   }
   v.summary = s.str();
   return v;
@@ -161,6 +167,18 @@ void print_groups(std::ostream& os, const DeviceReport& r) {
       if (c.group == kGroupAbi && c.outcome == Outcome::kUnsupported) {
         os << "  skipped " << c.op << ": " << c.message << "\n";
       }
+    }
+  }
+  const GroupTotals str = group_totals(r, kGroupStreams);
+  if (str.pass + str.fail + str.unsupported + str.crashed + str.timeout > 0) {
+    os << "Streams group: " << str.pass << " pass, " << str.fail << " fail, " << str.unsupported << " skipped";
+    if (str.crashed + str.timeout) os << ", " << str.crashed << " crashed, " << str.timeout << " timeout";
+    os << "\n";
+    for (const CaseResult& c : r.cases) {
+      if (c.group != kGroupStreams) continue;
+      if (c.outcome == Outcome::kUnsupported) os << "  skipped " << c.op << ": " << c.message << "\n";
+      // What a passing test saw (the race without an event, event timing ...).
+      if (c.outcome == Outcome::kNativePass && !c.message.empty()) os << "  note " << c.op << ": " << c.message << "\n";
     }
   }
   if (r.tests_expected > 0) {

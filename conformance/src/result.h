@@ -36,11 +36,13 @@ char outcome_char(Outcome o);
 bool outcome_from_name(const std::string& name, Outcome* out);
 
 // The groups of a run (issue 4): the operator matrix, the same operators with
-// the native kernel masked (fallback group), the ABI/runtime group, and the
-// probes of dtypes ops.yaml does not claim (dtype-claims check).
+// the native kernel masked (fallback group), the ABI/runtime group, the
+// streams group (ordering of streams and events), and the probes of dtypes
+// ops.yaml does not claim (dtype-claims check).
 inline constexpr const char* kGroupOps = "ops";
 inline constexpr const char* kGroupFallback = "fallback";
 inline constexpr const char* kGroupAbi = "abi";
+inline constexpr const char* kGroupStreams = "streams";  // stream and event ordering
 inline constexpr const char* kGroupClaims = "dtype_claims";
 
 struct CaseResult {

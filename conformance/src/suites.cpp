@@ -211,8 +211,9 @@ const Target* target_by_id(const std::string& id) {
 }
 
 // Streams test boundaries, and makes one CaseResult of each test that is not
-// a cell (the ABI group): pass, skip = unsupported with its reason, fail with
-// GoogleTest's messages.
+// a cell (the ABI and streams groups): pass, skip = unsupported with its
+// reason, fail with GoogleTest's messages. A passing streams test keeps its
+// "note" properties (what the device showed) as its message.
 class CaseListener : public ::testing::EmptyTestEventListener {
   void OnTestStart(const ::testing::TestInfo& info) override {
     SuiteState& s = suite_state();
@@ -222,15 +223,16 @@ class CaseListener : public ::testing::EmptyTestEventListener {
     SuiteState& s = suite_state();
     const std::string id = std::string(info.test_suite_name()) + "." + info.name();
     TestKey key;
-    if (test_key(info.test_suite_name(), info.name(), &key) && key.group == kGroupAbi && s.on_case) {
+    if (test_key(info.test_suite_name(), info.name(), &key) && (key.group == kGroupAbi || key.group == kGroupStreams) &&
+        s.on_case) {
       CaseResult r;
-      r.group = kGroupAbi;
+      r.group = key.group;
       r.test_id = id;
       const Target* t = target_by_id(key.target);
       r.backend = t ? t->backend_name : key.target;
       r.device = t ? t->device_label : key.target;
       const std::string name = info.name();
-      r.op = "abi." + name.substr(0, name.find('/'));
+      r.op = key.group + "." + name.substr(0, name.find('/'));
       r.sample = -1;
       r.seed = s.options.seed;
       const ::testing::TestResult* res = info.result();
@@ -246,9 +248,15 @@ class CaseListener : public ::testing::EmptyTestEventListener {
       }
       r.message = msg.str();
       r.outcome = res->Failed() ? Outcome::kFail : res->Skipped() ? Outcome::kUnsupported : Outcome::kNativePass;
-      if (r.outcome == Outcome::kNativePass) r.message.clear();
-      r.repro = self_exe() + " --backend " + s.backend_args[r.backend] + " --group abi --gtest_filter='" + id +
-                "' --no-isolate";
+      if (r.outcome == Outcome::kNativePass) {
+        r.message.clear();
+        for (int i = 0; i < res->test_property_count(); ++i) {
+          const ::testing::TestProperty& p = res->GetTestProperty(i);
+          if (std::string(p.key()) == "note") r.message += (r.message.empty() ? "" : "; ") + std::string(p.value());
+        }
+      }
+      r.repro = self_exe() + " --backend " + s.backend_args[r.backend] + " --group " + key.group +
+                " --gtest_filter='" + id + "' --no-isolate";
       s.on_case(r);
     }
     if (s.on_test_end) s.on_test_end(id);
@@ -268,6 +276,10 @@ bool test_key(const std::string& suite_name, const std::string& test_name, TestK
   if (suite_name.rfind("Abi/", 0) == 0) {
     *key = TestKey{kGroupAbi, param, "", ""};
     return suite_state().abi_group;
+  }
+  if (suite_name.rfind("Streams/", 0) == 0) {
+    *key = TestKey{kGroupStreams, param, "", ""};
+    return suite_state().streams_group;
   }
   // Cell IDs, indexed once (the plan asks for every registered test).
   static const std::map<std::string, TestKey> index = [] {

@@ -6,8 +6,9 @@
 //   Claims/DtypeClaimTest.Probe/<target>__<op>__<dtype>    one sample of a dtype
 //       ops.yaml does not claim: does it run natively anyway?
 //   Abi/AbiRuntimeTest.<Name>/<target>                     the ABI/runtime group
+//   Streams/StreamsTest.<Name>/<target>                    the streams group
 // Each test streams CaseResults through SuiteState::on_case; a listener turns
-// tests that do not (the ABI group) into one CaseResult each.
+// tests that do not (the ABI and streams groups) into one CaseResult each.
 #pragma once
 
 #include <functional>
@@ -43,6 +44,7 @@ struct SuiteState {
   std::map<std::string, std::string> backend_args;      // backend name -> how the user named it
   std::vector<CellParam> op_cells, fallback_cells, claim_probes;
   bool abi_group = true;                                // run the Abi/ suites
+  bool streams_group = true;                            // run the Streams/ suites
   std::function<void(const CaseResult&)> on_case;       // every case, as it finishes
   // Before each case or test: its ID, "float32 sample 3", and for a case what
   // is known of it before it runs (Runner::describe_case), else nullptr.
@@ -63,10 +65,10 @@ void install_case_listener();
 
 // Which group and (target id, op) a registered test belongs to, from its ID.
 struct TestKey {
-  std::string group;   // kGroupOps, kGroupFallback, kGroupClaims, kGroupAbi
+  std::string group;   // kGroupOps, kGroupFallback, kGroupClaims, kGroupAbi, kGroupStreams
   std::string target;  // "cpu_0"
-  std::string op;      // "" for the ABI group
-  std::string dtype;   // "" for the ABI group
+  std::string op;      // "" for the ABI and streams groups
+  std::string dtype;   // "" for the ABI and streams groups
 };
 bool test_key(const std::string& suite_name, const std::string& test_name, TestKey* key);
 
