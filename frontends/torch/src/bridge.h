@@ -67,6 +67,8 @@ c10::DeviceIndex CurrentDevice();
 
 // The caching allocator of the chosen backend, as torch's PrivateUse1 allocator.
 c10::Allocator* DeviceAllocator();
+// The Backplane block behind a DataPtr that allocator made; NULL for any other.
+bp_tensor_t* BlockOf(const c10::DataPtr& data);
 
 // Per-ATen-operator counters (the vendor's to-do list for PyTorch).
 enum class Path { kNone, kPlugin, kBackplaneFallback, kTorchFallback };

@@ -1,6 +1,9 @@
 // backplane._torch: init (joins backplane._C's context and registers the
 // PrivateUse1 device), the chosen backend, and the per-operator counters.
 // Loaded by backplane/torch/__init__.py after `import torch`.
+#include <c10/core/Event.h>
+#include <c10/core/StreamGuard.h>
+#include <c10/core/impl/VirtualGuardImpl.h>
 #include <pybind11/pybind11.h>
 #include <pybind11/stl.h>
 
@@ -57,6 +60,43 @@ py::bytes StorageBytes(uintptr_t data, size_t nbytes, int device_index) {
   return py::bytes(out);
 }
 
+// torch's own C++ stream and event API on privateuseone:<device_index>
+// (c10::StreamGuard, c10::Event, the guard's stream pool), which C++
+// extensions use; torch 1.13 has no Python stream API for PrivateUse1. A
+// chain on the default stream, a pool stream that waits for it through an
+// event and adds 1 under a StreamGuard; what each step observed.
+py::dict C10StreamsCheck(int device_index) {
+  const c10::Device dev(c10::DeviceType::PrivateUse1, static_cast<c10::DeviceIndex>(device_index));
+  c10::impl::VirtualGuardImpl impl(c10::DeviceType::PrivateUse1);
+  py::dict d;
+  const c10::Stream def = impl.getStream(dev);
+  d["default_id"] = def.id();
+  const c10::Stream side = impl.getStreamFromGlobalPool(dev, false);
+  d["pool_id"] = side.id();
+  const auto options = at::TensorOptions().dtype(at::kFloat).device(dev);
+  at::Tensor x = at::full({1 << 20}, 1.0f, options);
+  for (int i = 0; i < 8; ++i) x.mul_(2.0);  // 256 everywhere, on the default stream
+  c10::Event produced(c10::DeviceType::PrivateUse1);
+  produced.record(def);
+  at::Tensor y;
+  {
+    c10::StreamGuard guard(side);
+    d["guard_current_id"] = impl.getStream(dev).id();
+    produced.block(side);  // the pool stream waits for the default stream's chain
+    y = x.add(1.0);
+    impl.recordDataPtrOnStream(x.storage().data_ptr(), side);
+    c10::Event consumed(c10::DeviceType::PrivateUse1);
+    consumed.record(side);
+    impl.synchronizeStream(side);
+    d["consumed_done"] = consumed.query();
+    d["side_idle"] = impl.queryStream(side);
+  }
+  d["restored_id"] = impl.getStream(dev).id();
+  d["y_min"] = y.min().item<double>();
+  d["y_max"] = y.max().item<double>();
+  return d;
+}
+
 }  // namespace
 
 PYBIND11_MODULE(_torch, m) {
@@ -71,5 +111,6 @@ PYBIND11_MODULE(_torch, m) {
     return d;
   });
   m.def("reset_stats", &bptorch::ResetStats);
+  m.def("_c10_streams_check", &C10StreamsCheck, py::arg("device_index"));
   m.def("_storage_bytes", &StorageBytes, py::arg("data_ptr"), py::arg("nbytes"), py::arg("device_index"));
 }

@@ -191,6 +191,10 @@ class DeviceAllocatorImpl final : public c10::Allocator {
 
 }  // namespace
 
+bp_tensor_t* BlockOf(const c10::DataPtr& data) {
+  return data.get_deleter() == &ReleaseBlock ? static_cast<bp_tensor_t*>(data.get_context()) : nullptr;
+}
+
 bool OnDevice(const at::Tensor& t) { return t.defined() && t.device().type() == c10::DeviceType::PrivateUse1; }
 
 bool HostAddressable(const at::Tensor& t) { return !OnDevice(t) || Get().unified.at(t.device().index()); }

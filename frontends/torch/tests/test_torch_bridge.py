@@ -235,3 +235,18 @@ def test_unsupported_dtype_and_operator_raise_clearly(bt, dev):
     with pytest.raises(NotImplementedError, match="aten::cudnn_convolution"):
         torch.cudnn_convolution(torch.ones(1, 1, 3, 3, device=dev), w, [0, 0], [1, 1], [1, 1], 1, False, False, False)
     assert (x + 1).cpu().tolist() == [2.0, 2.0]  # the device still works
+
+
+def test_c10_streams_and_events(bt, dev):
+    """torch's C++ stream and event API on privateuseone (c10::StreamGuard,
+    c10::Event, the guard's stream pool) runs on Backplane's streams: a pool
+    stream waits for the default stream through an event, the guard switches
+    and restores the current stream, and the result is the ordered one."""
+    from backplane import _torch
+    r = _torch._c10_streams_check(0)
+    assert r["default_id"] == 0
+    assert r["pool_id"] >= 1
+    assert r["guard_current_id"] == r["pool_id"]
+    assert r["restored_id"] == 0
+    assert r["consumed_done"] and r["side_idle"]
+    assert r["y_min"] == 257.0 and r["y_max"] == 257.0
