@@ -198,6 +198,8 @@ class CachingAllocator {
   // Graphs' pools, and destroyed streams' pools that still have live blocks.
   std::vector<std::unique_ptr<Pool>> other_pools_;
   void EraseOtherLocked(Pool* pool);
+  // Moves every cached block of `from` (free for anyone) into `to`, bytes included.
+  void MoveCachedLocked(Pool* from, Pool* to);
   std::vector<std::pair<bp_stream_t, Pool*>> capturing_;  // streams being captured
   // The pool allocations on `stream` draw from: its graph's while it is
   // captured, else its own; the default pool for a stream it does not know.

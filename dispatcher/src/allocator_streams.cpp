@@ -28,23 +28,28 @@ void CachingAllocator::ForgetStream(bp_stream_t stream) {
   // freed (ReturnLocked), charged to this pool, never to a later stream that
   // gets the same value.
   Pool* from = it->get();
+  MoveCachedLocked(from, &default_pool_);
+  from->orphaned = true;
+  if (from->live > 0) other_pools_.push_back(std::move(*it));
+  stream_pools_.erase(it);
+}
+
+void CachingAllocator::MoveCachedLocked(Pool* from, Pool* to) {
   auto move = [&](Block* b) {
     b->next = nullptr;
     from->stats.reserved_bytes -= b->size;
-    default_pool_.stats.reserved_bytes += b->size;
-    InsertCachedLocked(&default_pool_, b);
+    to->stats.reserved_bytes += b->size;
+    InsertCachedLocked(to, b);
   };
   for (size_t c = 0; c < kSmallClasses; ++c) {
     while (Block* b = from->small_free[c]) {
       from->small_free[c] = b->next;
       move(b);
     }
+    from->small_nonempty[c / 64] = 0;
   }
   for (auto& [size, b] : from->large_free) move(b);
   from->large_free.clear();
-  from->orphaned = true;
-  if (from->live > 0) other_pools_.push_back(std::move(*it));
-  stream_pools_.erase(it);
 }
 
 void CachingAllocator::RecordStream(Block* block, bp_stream_t stream) {
@@ -169,21 +174,7 @@ void CachingAllocator::ReleaseCapture(void* token) {
                                   [&](const std::pair<bp_stream_t, Pool*>& c) { return c.second == graph; }),
                    capturing_.end());
   graph->orphaned = true;
-  Pool* to = StreamPoolLocked(graph->stream);
-  auto move = [&](Block* b) {
-    b->next = nullptr;
-    graph->stats.reserved_bytes -= b->size;
-    to->stats.reserved_bytes += b->size;
-    InsertCachedLocked(to, b);
-  };
-  for (size_t c = 0; c < kSmallClasses; ++c) {
-    while (Block* b = graph->small_free[c]) {
-      graph->small_free[c] = b->next;
-      move(b);
-    }
-  }
-  for (auto& [size, b] : graph->large_free) move(b);
-  graph->large_free.clear();
+  MoveCachedLocked(graph, StreamPoolLocked(graph->stream));
   if (graph->live == 0) EraseOtherLocked(graph);
 }
 

@@ -24,6 +24,18 @@ void Invalidate(Capture* c, const std::string& why) {
   if (c->error.empty()) c->error = why;
 }
 
+// Copies of an int list and a string owned by `node` (NULL stays NULL).
+const int64_t* KeepInts(GraphNode* node, const int64_t* data, int64_t size) {
+  if (data == nullptr) return nullptr;
+  node->ints.emplace_back(data, data + size);
+  return node->ints.back().data();
+}
+const char* KeepString(GraphNode* node, const char* str) {
+  if (str == nullptr) return nullptr;
+  node->strings.emplace_back(str);
+  return node->strings.back().c_str();
+}
+
 // A copy of `t` (and its shape and strides) owned by `node`; the same input
 // pointer maps to the same copy (an in-place call's output is its argument).
 const DLTensor* CopyTensor(GraphNode* node, std::vector<std::pair<const DLTensor*, DLTensor*>>* seen,
@@ -66,16 +78,10 @@ std::unique_ptr<GraphNode> CopyCall(bp_kernel_fn fn, const bp_kernel_call_t& cal
         break;
       }
       case BP_VALUE_INT_LIST:
-        if (a.u.int_list.data != nullptr) {
-          node->ints.emplace_back(a.u.int_list.data, a.u.int_list.data + a.u.int_list.size);
-          a.u.int_list.data = node->ints.back().data();
-        }
+        a.u.int_list.data = KeepInts(node.get(), a.u.int_list.data, a.u.int_list.size);
         break;
       case BP_VALUE_STRING:
-        if (a.u.str != nullptr) {
-          node->strings.emplace_back(a.u.str);
-          a.u.str = node->strings.back().c_str();
-        }
+        a.u.str = KeepString(node.get(), a.u.str);
         break;
       default:
         break;  // scalars are copied with the struct
@@ -123,16 +129,10 @@ std::unique_ptr<GraphNode> CopyHostCall(const bp_op_t* op, const bp_value_t* arg
         break;
       }
       case BP_VALUE_INT_LIST:
-        if (v.u.int_list.data != nullptr) {
-          node->ints.emplace_back(v.u.int_list.data, v.u.int_list.data + v.u.int_list.size);
-          v.u.int_list.data = node->ints.back().data();
-        }
+        v.u.int_list.data = KeepInts(node.get(), v.u.int_list.data, v.u.int_list.size);
         break;
       case BP_VALUE_STRING:
-        if (v.u.str != nullptr) {
-          node->strings.emplace_back(v.u.str);
-          v.u.str = node->strings.back().c_str();
-        }
+        v.u.str = KeepString(node.get(), v.u.str);
         break;
       default:
         break;
