@@ -75,12 +75,15 @@ static_assert(offsetof(bp_backend_t, stream_synchronize) == 112);
 static_assert(offsetof(bp_backend_t, event_create) == 120);
 static_assert(offsetof(bp_backend_t, event_destroy) == 152);
 static_assert(offsetof(bp_backend_t, shutdown) == 160);
-// ABI 1.4 appended four slots after shutdown (a 1.3 plugin's struct ends at 168).
+// ABI 1.4 appended seven slots after shutdown (a 1.3 plugin's struct ends at 168).
 static_assert(offsetof(bp_backend_t, stream_create) == 168);
 static_assert(offsetof(bp_backend_t, stream_destroy) == 176);
 static_assert(offsetof(bp_backend_t, event_query) == 184);
 static_assert(offsetof(bp_backend_t, event_elapsed_time) == 192);
-static_assert(sizeof(bp_backend_t) == 200);
+static_assert(offsetof(bp_backend_t, host_allocate) == 200);
+static_assert(offsetof(bp_backend_t, host_deallocate) == 208);
+static_assert(offsetof(bp_backend_t, copy_device_to_host_async) == 216);
+static_assert(sizeof(bp_backend_t) == 224);
 
 static_assert(offsetof(bp_plugin_init_args_t, abi_version) == 8);
 static_assert(offsetof(bp_plugin_init_args_t, host) == 16);

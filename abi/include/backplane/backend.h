@@ -369,6 +369,21 @@ typedef struct bp_backend_t {
    * one device. Errors: FAILED_PRECONDITION when either was never recorded
    * or has not completed. NULL slot: event timing unsupported. */
   bp_status_t (*event_elapsed_time)(void* backend_data, bp_event_t start, bp_event_t end, float* out_ms);
+
+  /* Pinned host memory and asynchronous copies into it (ABI 1.4, optional).
+   * host_allocate returns host memory of `nbytes` that the device copies to
+   * and from without staging (cudaHostAlloc, page-locked memory), owned by
+   * the plugin until host_deallocate; nbytes == 0 may return NULL with OK.
+   * The host caches these blocks (bp_host_alloc). NULL slots: the host uses
+   * its own aligned memory. Errors: OUT_OF_MEMORY. */
+  bp_status_t (*host_allocate)(void* backend_data, int32_t device, size_t nbytes, void** out_ptr);
+  bp_status_t (*host_deallocate)(void* backend_data, int32_t device, void* ptr);
+  /* As copy_device_to_host, but returns once the copy is enqueued on
+   * `stream`: `dst` (host memory, from host_allocate when the slot is set)
+   * holds the bytes once the stream's work up to this call has finished.
+   * NULL slot: the host calls copy_device_to_host (which waits). */
+  bp_status_t (*copy_device_to_host_async)(void* backend_data, int32_t device, const void* src,
+                                           size_t src_offset, void* dst, size_t nbytes, bp_stream_t stream);
 } bp_backend_t;
 
 /* ---- The entry point ----------------------------------------------------- */

@@ -115,6 +115,37 @@ BP_API bp_status_t bp_tensor_record_stream(bp_tensor_t* tensor, bp_stream_handle
 BP_API bp_status_t bp_stream_allocator_stats(bp_stream_handle_t* stream,
                                              bp_allocator_stats_t* out_stats);
 
+/* ---- Pinned host memory and asynchronous copies ---------------------------
+ * bp_tensor_to_host and bp_tensor_from_host wait for their copy. The async
+ * variants enqueue it on the calling thread's current stream and return: the
+ * host memory is from bp_host_alloc (page-locked where the backend provides
+ * it, so the device copies it without staging), the data is there (or may be
+ * overwritten) once the stream's work up to the call has finished: after
+ * bp_stream_synchronize, or an event recorded after it completes. */
+
+/* `nbytes` of host memory for asynchronous copies with `device`, from a
+ * caching allocator (one per device; blocks are reused). Owned by the caller
+ * until bp_host_free. nbytes == 0 gives NULL. Errors: INVALID_ARGUMENT
+ * (NULL), NOT_FOUND (no such device), OUT_OF_MEMORY. */
+BP_API bp_status_t bp_host_alloc(bp_context_t* context, bp_device_t device, size_t nbytes, void** out_ptr);
+/* Gives the block back. Safe while an asynchronous copy with it is still
+ * queued: the block is reused only once the streams that used it have passed
+ * those copies. Accepts NULL. Errors: INVALID_ARGUMENT (a pointer
+ * bp_host_alloc did not return, or freed twice). */
+BP_API bp_status_t bp_host_free(bp_context_t* context, void* ptr);
+/* Enqueues a copy of the contiguous `tensor`'s bytes (`nbytes` ==
+ * numel * itemsize) into `dst` on the current stream of the tensor's device,
+ * and returns. `dst` must lie inside one bp_host_alloc block of that device.
+ * Errors: INVALID_ARGUMENT (NULL; a non-contiguous tensor: make it
+ * contiguous or use bp_tensor_to_host; nbytes; dst not from bp_host_alloc
+ * for this device), and what the backend reports. Nothing is written on error. */
+BP_API bp_status_t bp_tensor_to_host_async(const bp_tensor_t* tensor, void* dst, size_t nbytes);
+/* Enqueues a copy of `nbytes` (== numel * itemsize) from `src` into the
+ * contiguous `tensor` on the current stream of its device, and returns; `src`
+ * (inside one bp_host_alloc block of that device) must not change until the
+ * stream has passed the copy. Errors as bp_tensor_to_host_async. */
+BP_API bp_status_t bp_tensor_from_host_async(bp_tensor_t* tensor, const void* src, size_t nbytes);
+
 /* ---- Graph capture and replay -------------------------------------------
  * As CUDA graphs: the kernels a stream runs between begin and end capture
  * are recorded, resolved (route, kernel, arguments, fixed addresses and
