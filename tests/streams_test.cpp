@@ -333,3 +333,42 @@ TEST_F(GraphTest, ReadingDeviceMemoryEndsTheCapture) {
 }
 
 }  // namespace
+
+namespace {
+
+TEST_F(StreamsTest, PinnedHostMemoryAndAsyncCopies) {
+  for (bp_device_t d : {kCpu, dev_}) {
+    void* p = nullptr;
+    ASSERT_EQ(bp_host_alloc(ctx_, d, 16, &p), BP_STATUS_OK) << LastError();
+    ASSERT_NE(p, nullptr);
+    bp_tensor_t* a = F32(d, {4}, {1, 2, 3, 4});
+    ASSERT_EQ(bp_tensor_to_host_async(a, p, 16), BP_STATUS_OK) << LastError();
+    bp_stream_handle_t* cur = Current(d);
+    ASSERT_EQ(bp_stream_synchronize(cur), BP_STATUS_OK);
+    const float* f = static_cast<const float*>(p);
+    EXPECT_EQ(std::vector<float>(f, f + 4), (std::vector<float>{1, 2, 3, 4}));
+    float* w = static_cast<float*>(p);
+    for (int i = 0; i < 4; ++i) w[i] = 10.0f * static_cast<float>(i);
+    ASSERT_EQ(bp_tensor_from_host_async(a, p, 16), BP_STATUS_OK) << LastError();
+    EXPECT_EQ(Read(a), (std::vector<float>{0, 10, 20, 30}));
+    // Bad input: the size, memory not from bp_host_alloc, the other device's block.
+    EXPECT_EQ(bp_tensor_to_host_async(a, p, 12), BP_STATUS_INVALID_ARGUMENT);
+    EXPECT_NE(LastError().find("nbytes is 12; the tensor holds 16 bytes"), std::string::npos) << LastError();
+    float plain[4] = {-1, -1, -1, -1};
+    EXPECT_EQ(bp_tensor_to_host_async(a, plain, 16), BP_STATUS_INVALID_ARGUMENT);
+    EXPECT_EQ(plain[0], -1) << "nothing is written on error";
+    EXPECT_EQ(bp_host_free(ctx_, p), BP_STATUS_OK);
+    EXPECT_EQ(bp_host_free(ctx_, p), BP_STATUS_INVALID_ARGUMENT) << "freed twice";
+  }
+  void* on_cpu = nullptr;
+  ASSERT_EQ(bp_host_alloc(ctx_, kCpu, 16, &on_cpu), BP_STATUS_OK);
+  bp_tensor_t* b = F32(dev_, {4}, {1, 2, 3, 4});
+  EXPECT_EQ(bp_tensor_to_host_async(b, on_cpu, 16), BP_STATUS_INVALID_ARGUMENT);
+  EXPECT_NE(LastError().find("is host memory of device cpu:0; the tensor is on device vendor_sim:0"),
+            std::string::npos)
+      << LastError();
+  EXPECT_EQ(bp_host_free(ctx_, on_cpu), BP_STATUS_OK);
+  EXPECT_EQ(bp_host_free(ctx_, nullptr), BP_STATUS_OK);
+}
+
+}  // namespace

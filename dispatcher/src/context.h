@@ -8,6 +8,7 @@
 
 #include <atomic>
 #include <cstdint>
+#include <map>
 #include <memory>
 #include <mutex>
 #include <shared_mutex>
@@ -80,6 +81,18 @@ struct DeviceState {
   bp_stream_handle_t default_stream;
   std::mutex streams_mu;
   std::vector<bp_stream_handle_t*> streams;
+  // bp_host_alloc's caching allocator over the backend's host_allocate
+  // (host_pinned.cpp). Its blocks' "stream" is the address of pinned_tag,
+  // which no stream has: every stream an async copy uses is recorded.
+  std::unique_ptr<CachingAllocator> pinned;
+  char pinned_tag = 0;
+};
+
+// A block bp_host_alloc handed out.
+struct PinnedBlock {
+  DeviceState* dev = nullptr;
+  Block* block = nullptr;
+  size_t nbytes = 0;  // as asked for
 };
 
 // The backend stream work on `dev` goes to: the calling thread's current
@@ -190,6 +203,10 @@ struct bp_context_t {
   std::mutex plans_mu;
   std::vector<bp_call_plan_t*> cached_plans;
   std::atomic<uint64_t> plan_builds{0};
+
+  // bp_host_alloc's blocks by start address (host_pinned.cpp).
+  std::mutex pinned_mu;
+  std::map<uintptr_t, bp::core::PinnedBlock> pinned;
 
   ~bp_context_t();
 };

@@ -424,6 +424,31 @@ Status CopyOnUnifiedDevice(DeviceState* dev, bp_tensor_t* dst, bp_tensor_t* src,
 
 }  // namespace
 
+Status CopyToHostAsync(DeviceState* dev, const void* base, size_t src_offset, void* dst, size_t nbytes) {
+  const bp_backend_t& t = dev->slot->table;
+  const uint64_t serial = g_last_error_serial;
+  bp_status_t rc;
+  if (t.copy_device_to_host_async != nullptr) {
+    TransferCounters& c = dev->slot->transfers;
+    CountStaged(c.d2h_count, c.d2h_bytes, nbytes);
+    rc = t.copy_device_to_host_async(t.backend_data, dev->index, base, src_offset, dst, nbytes, CurrentStream(dev));
+  } else {
+    rc = DeviceToHost(dev, base, src_offset, dst, nbytes);  // a plugin before it: the copy waits
+  }
+  if (rc == BP_STATUS_OK) return Status::Ok();
+  return PluginFailure("asynchronous copy from device " + dev->slot->name + ":" + std::to_string(dev->index) +
+                           " to host",
+                       rc, serial);
+}
+
+Status CopyFromHostAsync(DeviceState* dev, const void* src, void* base, size_t dst_offset, size_t nbytes) {
+  const uint64_t serial = g_last_error_serial;
+  const bp_status_t rc = HostToDevice(dev, src, base, dst_offset, nbytes);  // enqueued; no synchronize
+  if (rc == BP_STATUS_OK) return Status::Ok();
+  return PluginFailure("asynchronous copy from host to device " + dev->slot->name + ":" + std::to_string(dev->index),
+                       rc, serial);
+}
+
 Status SynchronizeDevice(DeviceState* dev) {
   BP_RETURN_IF_ERROR(RefuseDuringCapture(dev, "synchronizing the stream"));
   const bp_backend_t& t = dev->slot->table;

@@ -36,6 +36,14 @@ size_t ContiguousBytes(const Geometry& geo);
 // are on one device and it has one.
 Status CopyInto(bp_context_t* ctx, bp_tensor_t* dst, bp_tensor_t* src);
 
+// Enqueues a copy of `nbytes` between the device's memory at base + offset
+// and host memory on the calling thread's current stream of `dev`, without
+// waiting (bp_tensor_to_host_async / from_host_async): the backend's
+// copy_device_to_host_async, or its synchronous copy when it has none.
+// Counted as the core's other copies are. A backend error names the device.
+Status CopyToHostAsync(DeviceState* dev, const void* base, size_t src_offset, void* dst, size_t nbytes);
+Status CopyFromHostAsync(DeviceState* dev, const void* src, void* base, size_t dst_offset, size_t nbytes);
+
 // Waits for the work queued on the calling thread's current stream of `dev`
 // (before the host reads or writes a unified device's memory). A backend
 // error is reported naming the device.

@@ -1,6 +1,7 @@
 // The plugin loader: dlopen, version negotiation, init with the host API,
 // registration commit, discovery, and unload with deferred unmapping.
 #include "plugin.h"
+#include "host_pinned.h"
 
 #include <dirent.h>
 #include <dlfcn.h>
@@ -48,7 +49,10 @@ void UnregisterAllLocked(bp_plugin_t* p) {
 void Finalize(bp_plugin_t* p) {
   bp_context_t* ctx = p->ctx;
   if (p->backend > 0) {
-    for (DeviceState* d : ctx->slots[p->backend].devices) d->allocator->EmptyCache();
+    for (DeviceState* d : ctx->slots[p->backend].devices) {
+      d->allocator->EmptyCache();
+      d->pinned->EmptyCache();  // the plugin's host_deallocate, while it is loaded
+    }
   }
   if (p->table.shutdown != nullptr) p->table.shutdown(p->table.backend_data);
   if (p->handle != nullptr) dlclose(p->handle);
@@ -180,6 +184,7 @@ std::unique_ptr<DeviceState> MakeDevice(bp_context_t* ctx, BackendSlot* slot, co
   dev->default_stream.dev = dev.get();
   dev->default_stream.raw = dev->stream;
   dev->default_stream.is_default = true;
+  dev->pinned = std::make_unique<CachingAllocator>(PinnedMemory(t, raw, dev.get()));
   raw.host_addressable = slot->host_memory;
   SetAllocatorLog(ctx, &raw);
   dev->allocator = std::make_unique<CachingAllocator>(raw);

@@ -396,6 +396,63 @@ TEST_P(StreamsTest, DeviceSynchronizeWaitsForEveryStream) {
       << bad;
 }
 
+// ---- 8b. asynchronous copies with pinned host memory ----------------------------
+
+TEST_P(StreamsTest, AsyncCopiesWithPinnedMemoryFollowTheStream) {
+  BPS_CREATE_STREAM(a);
+  BPS_OK(bp_set_current_stream(a.get()));
+  Held x = Upload(Start()), one = Upload(Filled(1.0)), y = Upload(Filled(0.0));
+  ASSERT_TRUE(x && one && y) << "bp_tensor_from_host: " << LastError();
+  const size_t nbytes = static_cast<size_t>(kN) * sizeof(float);
+  void* pinned = nullptr;
+  BPS_OK(bp_host_alloc(ctx(), dev(), nbytes, &pinned));
+  ASSERT_NE(pinned, nullptr);
+  auto* host = static_cast<float*>(pinned);
+  for (int64_t i = 0; i < kN; ++i) host[i] = static_cast<float>(kPoison);
+  std::string err;
+  ASSERT_TRUE(Chain(x.get(), one.get(), kSteps, &err)) << err;
+  // Device to host, after the chain on the same stream: the copy sees its end.
+  BPS_OK(bp_tensor_to_host_async(x.get(), pinned, nbytes));
+  BPS_OK(bp_stream_synchronize(a.get()));
+  std::vector<double> got(host, host + kN);
+  const std::string bad = Mismatch(got, FinalOf(kSteps), ChainX0());
+  BPS_EXPECT_NO_MISMATCH(bad) << "bp_tensor_to_host_async did not copy X as stream A left it after its "
+                              << kSteps << "-kernel chain (the copy must follow the stream's earlier work): "
+                              << bad;
+  // Host to device: the bytes land in Y in stream order (Y += 1 after them).
+  for (int64_t i = 0; i < kN; ++i) host[i] = static_cast<float>(X0(i));
+  BPS_OK(bp_tensor_from_host_async(y.get(), pinned, nbytes));
+  BPS_OK(CallOp(ctx(), "add_.Tensor", {vt(y.get()), vt(one.get())}, nullptr));
+  std::vector<double> y_got;
+  ASSERT_TRUE(ReadOn(a.get(), y.get(), &y_got, &err)) << err;
+  const std::string bad_y = Mismatch(y_got, [](int64_t i) { return X0(i) + 1.0; }, NoChain());
+  BPS_EXPECT_NO_MISMATCH(bad_y) << "bp_tensor_from_host_async's bytes did not reach Y before the add_ enqueued "
+                                   "after it on stream A: "
+                                << bad_y;
+  // A block freed while a copy with it is still queued is not handed out again until the stream passes it.
+  ASSERT_TRUE(Chain(x.get(), one.get(), kSteps, &err)) << err;
+  BPS_OK(bp_tensor_to_host_async(x.get(), pinned, nbytes));
+  BPS_CREATE_EVENT(pending, dev());
+  BPS_OK(bp_event_record(pending.get(), a.get()));
+  BPS_OK(bp_host_free(ctx(), pinned));
+  int32_t done = -1;
+  BPS_OK(bp_event_query(pending.get(), &done));
+  void* again = nullptr;
+  BPS_OK(bp_host_alloc(ctx(), dev(), nbytes, &again));
+  if (done == 0) {
+    EXPECT_NE(again, pinned) << "bp_host_alloc handed out a pinned block whose asynchronous copy on stream A was "
+                                "still queued (freed with bp_host_free meanwhile): the copy would overwrite it";
+  }
+  BPS_OK(bp_stream_synchronize(a.get()));
+  BPS_OK(bp_host_free(ctx(), again));
+  // Bad input: memory bp_host_alloc did not return, a wrong size.
+  std::vector<float> plain(static_cast<size_t>(kN));
+  EXPECT_EQ(bp_tensor_to_host_async(x.get(), plain.data(), nbytes), BP_STATUS_INVALID_ARGUMENT)
+      << "bp_tensor_to_host_async accepted memory that is not from bp_host_alloc";
+  EXPECT_NE(LastError().find("bp_host_alloc"), std::string::npos) << LastError();
+  EXPECT_EQ(bp_host_free(ctx(), plain.data()), BP_STATUS_INVALID_ARGUMENT);
+}
+
 // ---- 9. bad input ------------------------------------------------------------------
 
 TEST_P(StreamsTest, WaitOnAnEventOfAnotherDeviceIsRefused) {
