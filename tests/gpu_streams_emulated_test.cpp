@@ -7,13 +7,16 @@
 // is covered by gpu_plugin_test on a machine with one.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <chrono>
+#include <cstdint>
 #include <cstring>
 #include <string>
 #include <thread>
 #include <vector>
 
 #include "device.h"
+#include "memory.h"
 #include "platform.h"
 #include "plugin.h"
 #include "stream.h"
@@ -61,12 +64,20 @@ class GpuStreamsEmulated : public ::testing::Test {
     b_.stream_destroy = bp_gpu::StreamDestroy;
     b_.event_query = bp_gpu::EventQuery;
     b_.event_elapsed_time = bp_gpu::EventElapsedTime;
+    b_.allocate = bp_gpu::Allocate;
+    b_.deallocate = bp_gpu::Deallocate;
+    b_.copy_host_to_device = bp_gpu::CopyHostToDevice;
+    b_.copy_device_to_host = bp_gpu::CopyDeviceToHost;
+    b_.host_allocate = bp_gpu::HostAllocate;
+    b_.host_deallocate = bp_gpu::HostDeallocate;
+    b_.copy_device_to_host_async = bp_gpu::CopyDeviceToHostAsync;
   }
   void TearDown() override {
     bp_gpu_emu::Resume();
     for (bp_event_t e : events_) EXPECT_EQ(b_.event_destroy(data(), e), BP_STATUS_OK);
     events_.clear();
     bp_gpu::DestroyLeakedStreams(st_.get());
+    bp_gpu::FreeLeakedHostBlocks(st_.get());
     for (int32_t d = 0; d < st_->device_count; ++d) {
       if (st_->devices[d].stream) (void)gpuStreamDestroy(st_->devices[d].stream);
     }
@@ -237,6 +248,84 @@ TEST_F(GpuStreamsEmulated, ShutdownDestroysStreamsTheHostLeaked) {
   EXPECT_EQ(bp_gpu_emu::LiveStreams(), live_before_ + 2);
   bp_gpu::DestroyLeakedStreams(st_.get());
   EXPECT_EQ(bp_gpu_emu::LiveStreams(), live_before_);
+}
+
+// ---- Pinned host memory and copy_device_to_host_async (ABI 1.4) ----------
+
+TEST_F(GpuStreamsEmulated, HostAllocateIsPinnedAndTracked) {
+  void* p = nullptr;
+  ASSERT_EQ(b_.host_allocate(data(), 0, 1000, &p), BP_STATUS_OK) << g_error;
+  ASSERT_NE(p, nullptr);
+  EXPECT_EQ(reinterpret_cast<uintptr_t>(p) % 4096, 0u);
+  std::memset(p, 0x5a, 1000);
+  void* zero = reinterpret_cast<void*>(1);
+  EXPECT_EQ(b_.host_allocate(data(), 0, 0, &zero), BP_STATUS_OK);
+  EXPECT_EQ(zero, nullptr);
+  EXPECT_EQ(b_.host_allocate(data(), 3, 16, &zero), BP_STATUS_OUT_OF_RANGE);
+  EXPECT_EQ(b_.host_allocate(data(), 0, 16, nullptr), BP_STATUS_INVALID_ARGUMENT);
+  bp_gpu_emu::FailNextAlloc(gpuErrorMemoryAllocation);
+  EXPECT_EQ(b_.host_allocate(data(), 0, 16, &zero), BP_STATUS_OUT_OF_MEMORY);
+  EXPECT_NE(g_error.find("host_allocate: emuHostAlloc(16 bytes)"), std::string::npos) << g_error;
+  int not_ours = 0;
+  EXPECT_EQ(b_.host_deallocate(data(), 0, &not_ours), BP_STATUS_INVALID_ARGUMENT);
+  EXPECT_NE(g_error.find("host_deallocate: not a live block"), std::string::npos) << g_error;
+  EXPECT_EQ(b_.host_deallocate(data(), 0, nullptr), BP_STATUS_OK);
+  EXPECT_EQ(b_.host_deallocate(data(), 0, p), BP_STATUS_OK) << g_error;
+  EXPECT_EQ(b_.host_deallocate(data(), 0, p), BP_STATUS_INVALID_ARGUMENT) << "freed twice";
+  // Left live: TearDown's FreeLeakedHostBlocks (shutdown's) frees it (LSan checks).
+  ASSERT_EQ(b_.host_allocate(data(), 0, 64, &p), BP_STATUS_OK) << g_error;
+}
+
+TEST_F(GpuStreamsEmulated, AsyncCopyReadsOnItsStream) {
+  const std::vector<float> v = {1, 2, 3, 4};
+  void* x = nullptr;
+  ASSERT_EQ(b_.allocate(data(), 0, sizeof(float) * 4, &x), BP_STATUS_OK) << g_error;
+  bp_stream_t s = NewStream();
+  ASSERT_EQ(b_.copy_host_to_device(data(), 0, v.data(), x, 0, sizeof(float) * 4, s), BP_STATUS_OK) << g_error;
+  void* p = nullptr;
+  ASSERT_EQ(b_.host_allocate(data(), 0, sizeof(float) * 4, &p), BP_STATUS_OK) << g_error;
+  float* dst = static_cast<float*>(p);
+  std::fill(dst, dst + 4, -1.0f);
+  ASSERT_EQ(b_.copy_device_to_host_async(data(), 0, x, sizeof(float), dst, sizeof(float) * 3, s), BP_STATUS_OK)
+      << g_error;
+  ASSERT_EQ(b_.stream_synchronize(data(), 0, s), BP_STATUS_OK) << g_error;
+  EXPECT_EQ(std::vector<float>(dst, dst + 4), (std::vector<float>{2, 3, 4, -1}));
+  // The default stream and the NULL stream are streams too.
+  bp_stream_t def = nullptr;
+  ASSERT_EQ(b_.stream_get_default(data(), 0, &def), BP_STATUS_OK) << g_error;
+  EXPECT_EQ(b_.copy_device_to_host_async(data(), 0, x, 0, dst, sizeof(float), def), BP_STATUS_OK) << g_error;
+  EXPECT_EQ(b_.copy_device_to_host_async(data(), 0, x, 0, dst, sizeof(float), nullptr), BP_STATUS_OK) << g_error;
+  ASSERT_EQ(b_.stream_synchronize(data(), 0, def), BP_STATUS_OK) << g_error;
+  EXPECT_EQ(dst[0], 1.0f);
+  EXPECT_EQ(b_.host_deallocate(data(), 0, p), BP_STATUS_OK) << g_error;
+  EXPECT_EQ(b_.deallocate(data(), 0, x), BP_STATUS_OK) << g_error;
+  EXPECT_EQ(b_.stream_destroy(data(), 0, s), BP_STATUS_OK) << g_error;
+}
+
+// Bad arguments fail the call and copy nothing.
+TEST_F(GpuStreamsEmulated, AsyncCopyBadArgumentsFailAndCopyNothing) {
+  const std::vector<float> v = {1, 2, 3, 4};
+  void* x = nullptr;
+  ASSERT_EQ(b_.allocate(data(), 0, sizeof(float) * 4, &x), BP_STATUS_OK) << g_error;
+  ASSERT_EQ(b_.copy_host_to_device(data(), 0, v.data(), x, 0, sizeof(float) * 4, nullptr), BP_STATUS_OK);
+  std::vector<float> dst(4, -1.0f);
+  const size_t n = sizeof(float) * 4;
+  const bp_stream_t unknown = reinterpret_cast<bp_stream_t>(static_cast<uintptr_t>(0xdead0));
+  EXPECT_EQ(b_.copy_device_to_host_async(data(), 0, x, 0, dst.data(), n, unknown), BP_STATUS_INVALID_ARGUMENT);
+  EXPECT_NE(g_error.find("copy_device_to_host_async: the stream is not a stream of device 0"), std::string::npos)
+      << g_error;
+  bp_stream_t s = NewStream();
+  ASSERT_EQ(b_.stream_destroy(data(), 0, s), BP_STATUS_OK);
+  EXPECT_EQ(b_.copy_device_to_host_async(data(), 0, x, 0, dst.data(), n, s), BP_STATUS_INVALID_ARGUMENT)
+      << "a destroyed stream";
+  EXPECT_EQ(b_.copy_device_to_host_async(data(), 0, x, 0, nullptr, n, nullptr), BP_STATUS_INVALID_ARGUMENT);
+  EXPECT_NE(g_error.find("NULL src or dst"), std::string::npos) << g_error;
+  EXPECT_EQ(b_.copy_device_to_host_async(data(), 0, nullptr, 0, dst.data(), n, nullptr), BP_STATUS_INVALID_ARGUMENT);
+  EXPECT_EQ(b_.copy_device_to_host_async(data(), 5, x, 0, dst.data(), n, nullptr), BP_STATUS_OUT_OF_RANGE);
+  EXPECT_EQ(b_.copy_device_to_host_async(data(), 0, x, 0, nullptr, 0, nullptr), BP_STATUS_OK) << "nothing to copy";
+  ASSERT_EQ(b_.stream_synchronize(data(), 0, nullptr), BP_STATUS_OK);
+  EXPECT_EQ(dst, std::vector<float>(4, -1.0f));
+  EXPECT_EQ(b_.deallocate(data(), 0, x), BP_STATUS_OK) << g_error;
 }
 
 }  // namespace

@@ -48,10 +48,10 @@ target_link_libraries(gpu_kernels_emulated_test PRIVATE
 backplane_warnings(gpu_kernels_emulated_test)
 gtest_discover_tests(gpu_kernels_emulated_test DISCOVERY_MODE PRE_TEST)
 
-# The plugin's stream and event slots (device.cpp, stream.cpp as they are)
+# The plugin's stream, event and pinned-memory slots (device.cpp, stream.cpp, memory.cpp as they are)
 # over the emulated runtime (backends/gpu_common/gpu_emulator_streams.h).
 add_executable(gpu_streams_emulated_test ${_bp_gpu_tests_dir}/gpu_streams_emulated_test.cpp
-  ${_bp_gpu_common_dir}/device.cpp ${_bp_gpu_common_dir}/stream.cpp)
+  ${_bp_gpu_common_dir}/device.cpp ${_bp_gpu_common_dir}/stream.cpp ${_bp_gpu_common_dir}/memory.cpp)
 target_include_directories(gpu_streams_emulated_test PRIVATE ${_bp_gpu_common_dir})
 target_compile_definitions(gpu_streams_emulated_test PRIVATE BP_GPU_EMULATE=1)
 target_link_libraries(gpu_streams_emulated_test PRIVATE Backplane::abi GTest::gtest_main Threads::Threads)

@@ -6,8 +6,11 @@
 // with a message.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
+#include <cstdint>
 #include <cstdio>
+#include <cstring>
 #include <string>
 #include <vector>
 
@@ -233,6 +236,81 @@ TEST_F(OpenclStreams, ShutdownReleasesStreamsTheHostLeaked) {
   ASSERT_EQ(host_.CallOn(s, "add.Tensor", {TensorArg(o), TensorArg(o), IntArg(1)}, {&o}), BP_STATUS_OK);
   // TearDown frees the tensors and shuts down with s still alive (ASan/LSan
   // would flag a leaked queue; PoCL would hang on a live one).
+}
+
+
+// ---- Pinned host memory and copy_device_to_host_async (ABI 1.4) ----------
+
+TEST_F(OpenclStreams, HostAllocateIsAlignedAndTracked) {
+  ASSERT_NE(b().host_allocate, nullptr);
+  ASSERT_NE(b().host_deallocate, nullptr);
+  ASSERT_NE(b().copy_device_to_host_async, nullptr);
+  void* p = nullptr;
+  ASSERT_EQ(b().host_allocate(data(), 0, 1000, &p), BP_STATUS_OK) << FakeHost::last_error();
+  ASSERT_NE(p, nullptr);
+  EXPECT_EQ(reinterpret_cast<uintptr_t>(p) % 4096, 0u);
+  std::memset(p, 0x5a, 1000);
+  void* zero = reinterpret_cast<void*>(1);
+  EXPECT_EQ(b().host_allocate(data(), 0, 0, &zero), BP_STATUS_OK);
+  EXPECT_EQ(zero, nullptr);
+  EXPECT_EQ(b().host_allocate(data(), 7, 16, &zero), BP_STATUS_OUT_OF_RANGE);
+  int not_ours = 0;
+  EXPECT_EQ(b().host_deallocate(data(), 0, &not_ours), BP_STATUS_INVALID_ARGUMENT);
+  EXPECT_NE(FakeHost::last_error().find("opencl host_deallocate"), std::string::npos) << FakeHost::last_error();
+  EXPECT_EQ(b().host_deallocate(data(), 0, nullptr), BP_STATUS_OK);
+  EXPECT_EQ(b().host_deallocate(data(), 0, p), BP_STATUS_OK) << FakeHost::last_error();
+  EXPECT_EQ(b().host_deallocate(data(), 0, p), BP_STATUS_INVALID_ARGUMENT) << "freed twice";
+  // Left live: shutdown frees it (LSan checks).
+  ASSERT_EQ(b().host_allocate(data(), 0, 64, &p), BP_STATUS_OK) << FakeHost::last_error();
+}
+
+// The read is queued behind the stream's kernels and returns at once; the
+// bytes are in the pinned block after stream_synchronize.
+TEST_F(OpenclStreams, AsyncReadLandsAfterSynchronize) {
+  const int n = 1 << 22;
+  DevTensor& o = Make<float>({n}, F32(), std::vector<float>(n, 0.0f));
+  DevTensor& x = Make<float>({n}, F32(), std::vector<float>(n, 1.0f));
+  bp_stream_t s = NewStream();
+  void* p = nullptr;
+  ASSERT_EQ(b().host_allocate(data(), 0, n * sizeof(float), &p), BP_STATUS_OK) << FakeHost::last_error();
+  float* dst = static_cast<float*>(p);
+  std::fill(dst, dst + n, -1.0f);
+  Accumulate(s, o, x, 20);
+  ASSERT_EQ(b().copy_device_to_host_async(data(), 0, o.mem, 0, dst, n * sizeof(float), s), BP_STATUS_OK)
+      << FakeHost::last_error();
+  // Not asserted: whether the read already ran (PoCL may be quick).
+  ASSERT_EQ(b().stream_synchronize(data(), 0, s), BP_STATUS_OK) << FakeHost::last_error();
+  EXPECT_EQ(dst[0], 20.0f);
+  EXPECT_EQ(dst[n - 1], 20.0f);
+  // With a byte offset, on the default stream.
+  std::fill(dst, dst + 4, -1.0f);
+  ASSERT_EQ(b().copy_device_to_host_async(data(), 0, o.mem, (n - 2) * sizeof(float), dst, 2 * sizeof(float), nullptr),
+            BP_STATUS_OK)
+      << FakeHost::last_error();
+  ASSERT_EQ(b().stream_synchronize(data(), 0, nullptr), BP_STATUS_OK) << FakeHost::last_error();
+  EXPECT_EQ(std::vector<float>(dst, dst + 4), (std::vector<float>{20.0f, 20.0f, -1.0f, -1.0f}));
+  EXPECT_EQ(b().host_deallocate(data(), 0, p), BP_STATUS_OK) << FakeHost::last_error();
+  EXPECT_EQ(b().stream_destroy(data(), 0, s), BP_STATUS_OK) << FakeHost::last_error();
+}
+
+// Bad arguments fail the call, with a message, and queue nothing.
+TEST_F(OpenclStreams, AsyncReadBadArgumentsFailAndQueueNothing) {
+  DevTensor& o = Make<float>({4}, F32(), std::vector<float>{1, 2, 3, 4});
+  std::vector<float> dst(8, -1.0f);
+  const size_t n = 4 * sizeof(float);
+  const bp_stream_t unknown = reinterpret_cast<bp_stream_t>(static_cast<uintptr_t>(0xdead0));
+  EXPECT_EQ(b().copy_device_to_host_async(data(), 0, o.mem, 0, dst.data(), n, unknown), BP_STATUS_INVALID_ARGUMENT);
+  EXPECT_NE(FakeHost::last_error().find("copy_device_to_host_async: stream"), std::string::npos)
+      << FakeHost::last_error();
+  EXPECT_EQ(b().copy_device_to_host_async(data(), 0, o.mem, 4, dst.data(), n, nullptr), BP_STATUS_INVALID_ARGUMENT);
+  EXPECT_NE(FakeHost::last_error().find("outside the 16-byte buffer"), std::string::npos) << FakeHost::last_error();
+  EXPECT_EQ(b().copy_device_to_host_async(data(), 0, o.mem, 0, dst.data(), 2 * n, nullptr), BP_STATUS_INVALID_ARGUMENT);
+  EXPECT_EQ(b().copy_device_to_host_async(data(), 0, o.mem, 0, nullptr, n, nullptr), BP_STATUS_INVALID_ARGUMENT);
+  EXPECT_NE(FakeHost::last_error().find("NULL src or dst"), std::string::npos) << FakeHost::last_error();
+  EXPECT_EQ(b().copy_device_to_host_async(data(), 0, nullptr, 0, dst.data(), n, nullptr), BP_STATUS_INVALID_ARGUMENT);
+  EXPECT_EQ(b().copy_device_to_host_async(data(), 7, o.mem, 0, dst.data(), n, nullptr), BP_STATUS_OUT_OF_RANGE);
+  ASSERT_EQ(b().stream_synchronize(data(), 0, nullptr), BP_STATUS_OK);
+  EXPECT_EQ(dst, std::vector<float>(8, -1.0f));
 }
 
 }  // namespace

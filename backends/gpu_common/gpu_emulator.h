@@ -16,6 +16,7 @@
 #include <cstdint>
 #include <cstring>
 #include <mutex>
+#include <new>
 #include <thread>
 #include <tuple>
 #include <utility>
@@ -183,8 +184,45 @@ inline const char* gpuGetErrorName(gpuError_t e) {
   }
 }
 inline gpuError_t gpuSetDevice(int) { return gpuSuccess; }
+// Copies run at the call (the stream only orders records, gpu_emulator_streams.h).
+constexpr int gpuMemcpyHostToDevice = 1;
+constexpr int gpuMemcpyDeviceToHost = 2;
 inline gpuError_t gpuMemcpyAsync(void* dst, const void* src, size_t n, int, gpuStream_t) {
   std::memmove(dst, src, n);
+  return gpuSuccess;
+}
+
+// Device and pinned host memory: plain host memory (pinned blocks 4096-byte
+// aligned, like the page-locked pages of the real runtimes). A test makes the
+// next allocation fail with FailNextAlloc.
+namespace bp_gpu_emu {
+inline int& NextAllocError() {
+  static int e = 0;
+  return e;
+}
+inline void FailNextAlloc(int e) { NextAllocError() = e; }
+inline int TakeAllocError() {
+  const int e = NextAllocError();
+  NextAllocError() = 0;
+  return e;
+}
+}  // namespace bp_gpu_emu
+inline gpuError_t gpuMalloc(void** p, size_t n) {
+  if (const int e = ::bp_gpu_emu::TakeAllocError()) return e;
+  *p = ::operator new(n, std::align_val_t(256));
+  return gpuSuccess;
+}
+inline gpuError_t gpuFree(void* p) {
+  ::operator delete(p, std::align_val_t(256));
+  return gpuSuccess;
+}
+inline gpuError_t gpuHostAlloc(void** p, size_t n) {
+  if (const int e = ::bp_gpu_emu::TakeAllocError()) return e;
+  *p = ::operator new(n, std::align_val_t(4096));
+  return gpuSuccess;
+}
+inline gpuError_t gpuFreeHost(void* p) {
+  ::operator delete(p, std::align_val_t(4096));
   return gpuSuccess;
 }
 

@@ -8,6 +8,8 @@
 #include "memory.h"
 
 #include <cstdio>
+#include <mutex>
+#include <new>
 
 #include "device.h"
 #include "gpu_runtime.h"
@@ -71,6 +73,90 @@ bp_status_t CopyDeviceToHost(void* data, int32_t device, const void* src, size_t
   e = gpuStreamSynchronize(gs);
   if (e != gpuSuccess) return Fail(st, BP_STATUS_INTERNAL, BP_GPU_PREFIX "StreamSynchronize", e);
   return BP_STATUS_OK;
+}
+
+// Device-to-host without the wait: the runtime enqueues the copy on the
+// stream and returns; into page-locked memory (host_allocate) the DMA runs
+// truly asynchronously, into pageable memory the runtime may stage it.
+// What the plugin can check is checked first, so a bad call enqueues nothing.
+bp_status_t CopyDeviceToHostAsync(void* data, int32_t device, const void* src, size_t src_offset, void* dst,
+                                  size_t nbytes, bp_stream_t stream) {
+  PluginState* st = StateOf(data);
+  if (bp_status_t s = SetDevice(st, device, "copy_device_to_host_async")) return s;
+  auto gs = static_cast<gpuStream_t>(stream);
+  if (gs != nullptr && gs != st->devices[device].stream) {
+    std::lock_guard<std::mutex> lock(st->streams_mutex);
+    auto it = st->streams.find(gs);
+    if (it == st->streams.end() || it->second != device) {
+      char msg[160];
+      std::snprintf(msg, sizeof msg,
+                    "copy_device_to_host_async: the stream is not a stream of device %d (from "
+                    "stream_get_default or stream_create, not destroyed)",
+                    device);
+      return st->host->set_error(BP_STATUS_INVALID_ARGUMENT, msg);
+    }
+  }
+  if (nbytes == 0) return BP_STATUS_OK;
+  if (!src || !dst)
+    return st->host->set_error(BP_STATUS_INVALID_ARGUMENT, "copy_device_to_host_async: NULL src or dst");
+  const gpuError_t e = gpuMemcpyAsync(dst, static_cast<const char*>(src) + src_offset, nbytes,
+                                      gpuMemcpyDeviceToHost, gs);
+  if (e != gpuSuccess)
+    return Fail(st, BP_STATUS_INTERNAL, "copy_device_to_host_async: " BP_GPU_PREFIX "MemcpyAsync(device to host)", e);
+  return BP_STATUS_OK;
+}
+
+bp_status_t HostAllocate(void* data, int32_t device, size_t nbytes, void** out_ptr) {
+  PluginState* st = StateOf(data);
+  if (!out_ptr) return st->host->set_error(BP_STATUS_INVALID_ARGUMENT, "host_allocate: out_ptr is NULL");
+  if (bp_status_t s = SetDevice(st, device, "host_allocate")) return s;
+  *out_ptr = nullptr;
+  if (nbytes == 0) return BP_STATUS_OK;
+  void* p = nullptr;
+  const gpuError_t e = gpuHostAlloc(&p, nbytes);
+  if (e != gpuSuccess) {
+    char what[96];
+    std::snprintf(what, sizeof what, "host_allocate: " BP_GPU_PREFIX "HostAlloc(%zu bytes)", nbytes);
+    return Fail(st, e == gpuErrorMemoryAllocation ? BP_STATUS_OUT_OF_MEMORY : BP_STATUS_INTERNAL, what, e);
+  }
+  try {
+    std::lock_guard<std::mutex> lock(st->host_mutex);
+    st->host_blocks.emplace(p, device);
+  } catch (const std::bad_alloc&) {
+    (void)gpuFreeHost(p);
+    return st->host->set_error(BP_STATUS_OUT_OF_MEMORY, "host_allocate: out of host memory");
+  }
+  *out_ptr = p;
+  return BP_STATUS_OK;
+}
+
+// gpuFreeHost waits for the device work that may still use the block (the
+// runtimes synchronize before freeing page-locked memory).
+bp_status_t HostDeallocate(void* data, int32_t device, void* ptr) {
+  PluginState* st = StateOf(data);
+  if (!ptr) return BP_STATUS_OK;
+  if (bp_status_t s = SetDevice(st, device, "host_deallocate")) return s;
+  {
+    std::lock_guard<std::mutex> lock(st->host_mutex);
+    auto it = st->host_blocks.find(ptr);
+    if (it == st->host_blocks.end()) {
+      return st->host->set_error(BP_STATUS_INVALID_ARGUMENT,
+                                 "host_deallocate: not a live block from host_allocate (or already freed)");
+    }
+    st->host_blocks.erase(it);
+  }
+  const gpuError_t e = gpuFreeHost(ptr);
+  if (e != gpuSuccess) return Fail(st, BP_STATUS_INTERNAL, "host_deallocate: " BP_GPU_PREFIX "FreeHost", e);
+  return BP_STATUS_OK;
+}
+
+void FreeLeakedHostBlocks(PluginState* st) {
+  std::lock_guard<std::mutex> lock(st->host_mutex);
+  for (const auto& kv : st->host_blocks) {
+    (void)gpuSetDevice(kv.second);
+    (void)gpuFreeHost(kv.first);
+  }
+  st->host_blocks.clear();
 }
 
 bp_status_t CopyDeviceToDevice(void* data, int32_t device, const void* src, size_t src_offset, void* dst,

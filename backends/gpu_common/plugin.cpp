@@ -29,6 +29,7 @@ void Shutdown(void* backend_data) {
   PluginState* st = static_cast<PluginState*>(backend_data);
   if (!st) return;
   DestroyLeakedStreams(st);
+  FreeLeakedHostBlocks(st);  // memory.h; after the streams drained
   for (int32_t d = 0; d < st->device_count; ++d) {
     if (st->devices[d].stream) {
       (void)gpuSetDevice(d);
@@ -89,6 +90,9 @@ bp_status_t Init(const bp_plugin_init_args_t* args) {
   mine.stream_destroy = StreamDestroy;
   mine.event_query = EventQuery;
   mine.event_elapsed_time = EventElapsedTime;
+  mine.host_allocate = HostAllocate;  // ABI 1.4, memory.h
+  mine.host_deallocate = HostDeallocate;
+  mine.copy_device_to_host_async = CopyDeviceToHostAsync;
   std::memcpy(b, &mine, mine.struct_size);
 
   const bp_status_t s = RegisterKernels(host, args->registrar);

@@ -34,6 +34,10 @@ struct PluginState {
   // handle), and shutdown destroys what a host leaked.
   std::mutex streams_mutex;
   std::map<gpuStream_t, int32_t> streams;
+  // Pinned host blocks from host_allocate, with their device: host_deallocate
+  // refuses anything else, and shutdown frees what a host leaked.
+  std::mutex host_mutex;
+  std::map<void*, int32_t> host_blocks;
   PlatformState* platform = nullptr;
 };
 

@@ -37,7 +37,8 @@ bp_status_t Negotiate(uint32_t* inout_version) { return bp_kit_negotiate(inout_v
 void Shutdown(void* data) {
   Backend* b = B(data);
   if (b == nullptr) return;
-  ReleaseDevices(b);
+  ReleaseDevices(b);  // finishes the queues: no read is still writing a host block
+  ReleaseHostBlocks(b);
   delete b;
 }
 
@@ -93,6 +94,9 @@ bp_status_t Init(const bp_plugin_init_args_t* args) {
     t.stream_destroy = StreamDestroy;
     t.event_query = EventQuery;
     t.event_elapsed_time = EventElapsedTime;
+    t.host_allocate = HostAllocate;  // ABI 1.4, memory.h
+    t.host_deallocate = HostDeallocate;
+    t.copy_device_to_host_async = CopyDeviceToHostAsync;
 
     bool fp64 = false;
     for (const auto& d : b->devices) fp64 = fp64 || d->fp64;

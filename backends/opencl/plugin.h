@@ -6,7 +6,9 @@
 
 #include <atomic>
 #include <cstdint>
+#include <map>
 #include <memory>
+#include <mutex>
 #include <string>
 #include <vector>
 
@@ -30,6 +32,11 @@ struct Backend {
   // by this instance (a second process with a warm cache builds none).
   std::atomic<uint64_t> program_builds{0};
   std::atomic<uint64_t> program_cache_loads{0};
+
+  // host_allocate's blocks (memory.h): address -> the device it was asked
+  // for, so host_deallocate refuses anything else and shutdown frees leaks.
+  std::mutex host_mutex;
+  std::map<void*, int32_t> host_blocks;
 
   // Reports `st` through the host's set_error and returns its code.
   bp_status_t Report(const Status& st) const;

@@ -5,6 +5,7 @@
 
 #include <cstdio>
 #include <cstring>
+#include <new>
 
 #include "device.h"
 #include "stream.h"
@@ -92,6 +93,79 @@ bp_status_t CopyDeviceToHost(void* bd, int32_t device, const void* src, size_t s
   // The one synchronous copy (backend.h): it returns with the bytes in dst.
   if (st == BP_STATUS_OK) q->Drain();
   return st;
+}
+
+bp_status_t CopyDeviceToHostAsync(void* bd, int32_t device, const void* src, size_t src_offset, void* dst,
+                                  size_t nbytes, bp_stream_t stream) {
+  // Everything that can fail is checked here, before the copy is queued: the
+  // device thread only moves bytes.
+  if (CheckDevice(StateOf(bd), device, "copy_device_to_host_async") != BP_STATUS_OK) return BP_STATUS_OUT_OF_RANGE;
+  Queue* q = QueueOf(StateOf(bd), stream, "copy_device_to_host_async");
+  if (q == nullptr) return BP_STATUS_INVALID_ARGUMENT;
+  if (nbytes == 0) return BP_STATUS_OK;
+  if (StateOf(bd)->faults.NextCopyFails())
+    return Fail(StateOf(bd), BP_STATUS_INTERNAL, "copy_device_to_host_async",
+                "injected copy failure (BP_VENDOR_SIM_FAIL_COPIES)");
+  if (dst == nullptr)
+    return Fail(StateOf(bd), BP_STATUS_INVALID_ARGUMENT, "copy_device_to_host_async", "'dst' is NULL");
+  const char* s = StateOf(bd)->arena.Resolve(src, src_offset, nbytes);
+  if (s == nullptr)
+    return Fail(StateOf(bd), BP_STATUS_INVALID_ARGUMENT, "copy_device_to_host_async",
+                "source range outside its allocation");
+  // No Drain: dst holds the bytes once the stream gets past the copy.
+  return SubmitCopy(StateOf(bd), q, "copy_device_to_host_async", static_cast<char*>(dst), s, nbytes);
+}
+
+bp_status_t HostAllocate(void* bd, int32_t device, size_t nbytes, void** out_ptr) {
+  State* st = StateOf(bd);
+  if (CheckDevice(st, device, "host_allocate") != BP_STATUS_OK) return BP_STATUS_OUT_OF_RANGE;
+  if (out_ptr == nullptr) return Fail(st, BP_STATUS_INVALID_ARGUMENT, "host_allocate", "'out_ptr' is NULL");
+  *out_ptr = nullptr;
+  if (nbytes == 0) return BP_STATUS_OK;
+  // Simulated page-locked memory: page-aligned host memory (a real driver
+  // would pin it, cudaHostAlloc-style, so its DMA engine reads it directly).
+  void* p = ::operator new(nbytes, std::align_val_t(kHostAlignment), std::nothrow);
+  if (p == nullptr) {
+    char what[128];
+    std::snprintf(what, sizeof what, "out of host memory allocating %zu pinned bytes", nbytes);
+    return Fail(st, BP_STATUS_OUT_OF_MEMORY, "host_allocate", what);
+  }
+  try {
+    std::lock_guard<std::mutex> lock(st->host_mu);
+    st->host_blocks.emplace(p, nbytes);
+  } catch (...) {
+    ::operator delete(p, std::align_val_t(kHostAlignment));
+    return Fail(st, BP_STATUS_OUT_OF_MEMORY, "host_allocate", "out of host memory");
+  }
+  *out_ptr = p;
+  return BP_STATUS_OK;
+}
+
+bp_status_t HostDeallocate(void* bd, int32_t device, void* ptr) {
+  State* st = StateOf(bd);
+  if (CheckDevice(st, device, "host_deallocate") != BP_STATUS_OK) return BP_STATUS_OUT_OF_RANGE;
+  if (ptr == nullptr) return BP_STATUS_OK;
+  {
+    std::lock_guard<std::mutex> lock(st->host_mu);
+    if (st->host_blocks.find(ptr) == st->host_blocks.end())
+      return Fail(st, BP_STATUS_INVALID_ARGUMENT, "host_deallocate", "not a live vendor_sim host allocation");
+  }
+  // A queued copy_device_to_host_async may still write into the block: wait
+  // for every stream first, as a driver's free does.
+  st->streams.DrainAll();
+  {
+    std::lock_guard<std::mutex> lock(st->host_mu);
+    if (st->host_blocks.erase(ptr) == 0)
+      return Fail(st, BP_STATUS_INVALID_ARGUMENT, "host_deallocate", "not a live vendor_sim host allocation");
+  }
+  ::operator delete(ptr, std::align_val_t(kHostAlignment));
+  return BP_STATUS_OK;
+}
+
+void ReleaseHostBlocks(State* st) {
+  std::lock_guard<std::mutex> lock(st->host_mu);
+  for (auto& block : st->host_blocks) ::operator delete(block.first, std::align_val_t(kHostAlignment));
+  st->host_blocks.clear();
 }
 
 bp_status_t CopyDeviceToDevice(void* bd, int32_t device, const void* src, size_t src_offset, void* dst,

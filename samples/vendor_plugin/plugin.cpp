@@ -41,6 +41,7 @@ void Shutdown(void* bd) {
   State* s = StateOf(bd);
   s->streams.StopAll();  // queued work still runs: it reads and writes the arena
   s->events.Clear();
+  ReleaseHostBlocks(s);
   s->arena.Release();
   delete s;
 }
@@ -116,6 +117,9 @@ bp_status_t Init(const bp_plugin_init_args_t* args) {
   b.event_query = EventQuery;
   b.event_elapsed_time = EventElapsedTime;
   b.shutdown = Shutdown;
+  b.host_allocate = HostAllocate;  // memory.h (ABI 1.4)
+  b.host_deallocate = HostDeallocate;
+  b.copy_device_to_host_async = CopyDeviceToHostAsync;
   // Fill only the fields the host's struct has room for.
   const size_t size = args->backend->struct_size;
   b.struct_size = size;

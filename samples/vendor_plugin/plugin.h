@@ -2,6 +2,10 @@
 // every kernel's kernel_data) and the error helpers every file uses.
 #pragma once
 
+#include <cstddef>
+#include <mutex>
+#include <unordered_map>
+
 #include "arena.h"
 #include "backplane/backend.h"
 #include "backplane/op_args.h"     // BP_OP_* names, BP_ARG_* argument indices
@@ -20,6 +24,10 @@ struct State {
   // now or on the stream's device thread.
   StreamTable streams;
   EventTable events;  // event.h
+  // Pinned host memory (host_allocate, memory.h): 4096-byte aligned host
+  // blocks, address -> size, so host_deallocate refuses unknown pointers.
+  std::mutex host_mu;
+  std::unordered_map<void*, size_t> host_blocks;
 };
 
 // The State behind a bp_backend_t function's backend_data.
