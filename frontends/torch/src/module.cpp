@@ -5,6 +5,8 @@
 #include <c10/core/StreamGuard.h>
 #include <c10/core/impl/VirtualGuardImpl.h>
 #include <pybind11/pybind11.h>
+#include <chrono>
+#include <thread>
 #include <pybind11/stl.h>
 
 #include "bridge.h"
@@ -89,7 +91,15 @@ py::dict C10StreamsCheck(int device_index) {
     consumed.record(side);
     impl.synchronizeStream(side);
     d["consumed_done"] = consumed.query();
-    d["side_idle"] = impl.queryStream(side);
+    // queryStream records a marker and queries it: on OpenCL that marker is
+    // itself a command, completed asynchronously even on an idle queue, so
+    // an idle stream answers true within moments rather than at once.
+    bool idle = impl.queryStream(side);
+    for (int i = 0; i < 2000 && !idle; ++i) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(1));
+      idle = impl.queryStream(side);
+    }
+    d["side_idle"] = idle;
   }
   d["restored_id"] = impl.getStream(dev).id();
   d["y_min"] = y.min().item<double>();
