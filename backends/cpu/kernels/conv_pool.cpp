@@ -99,9 +99,13 @@ void DnnlConv(const Conv& c, dnnl::memory::data_type dt) {
   // resnet18 batch 1 spends 8.5-9.2 ms per run reordering weights that way
   // against 4.8 ms, batch 8 431 ms in oneDNN against 381 ms (DNNL_VERBOSE=1,
   // one thread; docs/benchmarks.md, "Real models beside torch").
-  const bool blocked16 =
-      dt == dnnl::memory::data_type::f32 && c.groups == 1 && x.shape[1] % 16 == 0 && y.shape[1] % 16 == 0;
-  const tag act = blocked16 ? tag::aBcd16b : tag::any;
+  // A channels-last (NHWC) input and output stay as they are: oneDNN's NHWC
+  // kernels take them without reorders (the output follows the input's
+  // layout: the conv2d meta function).
+  const bool nhwc = x.shape[1] > 1 && x.strides[1] == 1 && y.shape[1] > 1 && y.strides[1] == 1;
+  const bool blocked16 = !nhwc && dt == dnnl::memory::data_type::f32 && c.groups == 1 && x.shape[1] % 16 == 0 &&
+                         y.shape[1] % 16 == 0;
+  const tag act = blocked16 ? tag::aBcd16b : nhwc ? tag::acdb : tag::any;
   const md x_any(Dims(x), dt, act), y_any(Dims(y), dt, act), w_any(w_user.dims(), dt, tag::any);
   const dnnl::memory::dims strides = {c.stride[0], c.stride[1]};
   const dnnl::memory::dims dilates = {c.dil[0] - 1, c.dil[1] - 1};

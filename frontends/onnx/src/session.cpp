@@ -126,7 +126,7 @@ bool Session::prepare(std::string* err) {
   steps_.clear();
   plans_.clear();
   // The optimized copy holds its own initializers: none is made when every pass is off.
-  optimized_ = disabled_passes_.count("all") ? Model() : optimize_model(*source_, disabled_passes_, ctx_);
+  optimized_ = disabled_passes_.count("all") ? Model() : optimize_model(*source_, disabled_passes_, ctx_, dev_);
   model_ = disabled_passes_.count("all") ? source_ : &optimized_;
   const std::string where = model_->path() + ": ";
   std::string first;
