@@ -78,6 +78,31 @@ TEST_F(ChannelsLastTest, PoolingAndPointwiseFollowAChannelsLastInput) {
   bp_tensor_t* p = Call("max_pool2d", {T(xl), L({2, 2}), L({2, 2}), L({0, 0}), L({1, 1}), B(false)});
   EXPECT_EQ(Strides(p), NhwcStrides(8, 3, 2));
   ExpectNear(Read(p), Read(Call("max_pool2d", {T(x), L({2, 2}), L({2, 2}), L({0, 0}), L({1, 1}), B(false)})));
+  // A padded, dilated window over edges, with a NaN (it wins, as torch's).
+  std::vector<float> v(2 * 8 * 7 * 7);
+  for (size_t i = 0; i < v.size(); ++i) v[i] = static_cast<float>((i * 53) % 97) - 40.0f;
+  v[107] = std::nanf("");  // n 0, c 2, h 1, w 2: inside some window
+  bp_tensor_t* z = F32(kCpu, {2, 8, 7, 7}, v);
+  // The boxed int lists point into these: they must outlive the calls.
+  const std::vector<int64_t> k3 = {3, 3}, s2 = {2, 2}, p1 = {1, 1}, d21 = {2, 1};
+  const std::vector<bp_value_t> win = {L(k3), L(s2), L(p1), L(d21), B(true)};
+  auto pool = [&](bp_tensor_t* in) {
+    std::vector<bp_value_t> a = {T(in)};
+    a.insert(a.end(), win.begin(), win.end());
+    return Read(Call("max_pool2d", a));
+  };
+  const std::vector<float> want = pool(z), got = pool(ChannelsLast(z));
+  ASSERT_EQ(got.size(), want.size());
+  int nans = 0;
+  for (size_t i = 0; i < want.size(); ++i) {
+    if (std::isnan(want[i])) {
+      EXPECT_TRUE(std::isnan(got[i])) << i;
+      ++nans;
+    } else {
+      EXPECT_EQ(got[i], want[i]) << i;
+    }
+  }
+  EXPECT_GT(nans, 0);
   // Unary, binary of two channels-last tensors, and binary with a
   // per-channel [1, C, 1, 1] operand broadcast (a squeeze-excitation scale).
   bp_tensor_t* r = Call("relu", {T(xl)});
