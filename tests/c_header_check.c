@@ -29,6 +29,7 @@ int bp_c_header_check(void) {
     call.num_args = 0;
     if (bp_kit_dtype_of(f32) != BP_KIT_DTYPE_FLOAT32 || bp_kit_dtype_size(BP_KIT_DTYPE_INT64) != 8) return 1;
     if (bp_kit_tensor_arg(&call, 0) != NULL || bp_kit_int_list_arg(&call, 0, &list) != 0) return 1;
+    if (bp_kit_constant_id(&call, 0) != 0) return 1;
     if (bp_kit_failf(&call, NULL, "c", BP_STATUS_INTERNAL, "%d", 1) != BP_STATUS_INTERNAL) return 1;
     if (bp_kit_register_kernels(NULL, NULL, NULL, 0, NULL) != BP_STATUS_INVALID_ARGUMENT) return 1;
   }
@@ -37,7 +38,7 @@ int bp_c_header_check(void) {
   v.reserved0 = 0;
   v.u.i = 7;
   k.kind = BP_VALUE_DOUBLE;
-  k.reserved0 = 0;
+  k.flags = 0;
   k.u.d = 1.5;
   return (int)(sizeof(v) + sizeof(k)) + (int)o.struct_size * 0 + (int)v.u.i - 7 + (k.u.d > 1.0 ? 0 : 1);
 }

@@ -22,6 +22,9 @@ TEST(CppApiTest, TensorRoundTripAndMetadata) {
   EXPECT_TRUE(bp::same_dtype(t.dtype(), bp::kFloat32));
   EXPECT_EQ(t.device(), bp::Device::cpu());
   EXPECT_TRUE(t.is_contiguous());
+  EXPECT_FALSE(t.is_constant());
+  t.set_constant();
+  EXPECT_TRUE(t.is_constant());
   EXPECT_EQ(t.to_host<float>(), (std::vector<float>{1, 2, 3, 4, 5, 6}));
   bp::Tensor b = bp::Tensor::from_vector(ctx, std::vector<bool>{true, false, true});
   EXPECT_EQ(b.to_host<bool>(), (std::vector<bool>{true, false, true}));

@@ -362,6 +362,7 @@ Status CallOp(bp_context_t* ctx, const bp_op_t* op, const bp_value_t* args, int3
   }
 
   if (op->mutated_arg >= 0 && b.margs[op->mutated_arg].kind == BP_VALUE_TENSOR) {
+    BP_RETURN_IF_ERROR(CheckNotConstant(b.tensors[op->mutated_arg], op->name.c_str(), op->arg_names[op->mutated_arg]));
     BP_RETURN_IF_ERROR(CheckWrittenOverlap(op, b, lists));
   }
 

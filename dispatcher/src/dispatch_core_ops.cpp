@@ -88,7 +88,17 @@ void BuildKernelArgs(int32_t n, const MetaArg* margs, DLTensor* dl, std::vector<
     k = bp_kernel_arg_t{};
     k.kind = m.kind;
     switch (m.kind) {
-      case BP_VALUE_TENSOR: k.u.tensor = &dl[i]; break;
+      case BP_VALUE_TENSOR: {
+        k.u.tensor = &dl[i];
+        // A constant storage's id (BP_KERNEL_ARG_CONSTANT): a kernel may keep
+        // what it derives from the values under it.
+        const uint64_t id = b.tensors[i]->storage->constant_id.load(std::memory_order_relaxed);
+        if (id != 0) {
+          k.flags = BP_KERNEL_ARG_CONSTANT;
+          k.u.constant.id = id;
+        }
+        break;
+      }
       case BP_VALUE_TENSOR_LIST: {
         ListArg& l = lists[b.list_index[i]];
         k.u.tensor_list.data = l.dl_ptrs.data();

@@ -180,6 +180,7 @@ BP_API bp_status_t bp_tensor_from_host_async(bp_tensor_t* tensor, const void* sr
     DeviceState* dev = nullptr;
     PinnedBlock pinned;
     BP_RETURN_IF_ERROR(CheckAsyncCopy(tensor, src, nbytes, fn, "src", &dev, &pinned));
+    BP_RETURN_IF_ERROR(CheckNotConstant(tensor, fn, "tensor"));
     if (nbytes == 0) return Status::Ok();
     Storage* s = tensor->storage;
     const size_t offset = ByteOffset(tensor->geo);

@@ -102,7 +102,7 @@ __attribute__((always_inline)) inline FastResult FastRun(const bp_call_plan_t& p
     }
     bp_kernel_arg_t& k = kargs[i];
     k.kind = v.kind;
-    k.reserved0 = 0;
+    k.flags = 0;
     tensors[i] = v.u.tensor;
     // A tensor, int or double: its 8 bytes as they are (the tensor's DLTensor
     // is set below); a bool as 0 or 1.
@@ -146,6 +146,8 @@ __attribute__((always_inline)) inline FastResult FastRun(const bp_call_plan_t& p
   bp_tensor_t* out = nullptr;
   if (mut >= 0) {
     out = tensors[mut];
+    // A constant tensor is never written: the generic path says so.
+    if (out->storage->constant_id.load(std::memory_order_relaxed) != 0) return kNo;
     const Geometry& og = out->geo;
     if (&og != ref && !fast::SameSizes(og, *ref)) return kNo;
     // Overlap (meta/overlap.cpp): a written tensor with a stride-0 dim, or

@@ -334,6 +334,17 @@ void TensorRelease(bp_tensor_t* t) {
 
 using namespace bp::core;
 
+namespace bp::core {
+
+Status CheckNotConstant(const bp_tensor_t* t, const char* fn, const char* arg) {
+  if (__builtin_expect(t->storage->constant_id.load(std::memory_order_relaxed) == 0, 1)) return Status::Ok();
+  return Error(BP_STATUS_INVALID_ARGUMENT, std::string(fn) + ": argument '" + arg +
+                                               "' is a constant tensor (bp_tensor_set_constant), which is never "
+                                               "written; write a copy of it instead");
+}
+
+}  // namespace bp::core
+
 extern "C" {
 
 BP_API bp_status_t bp_tensor_empty(bp_context_t* context, bp_device_t device, int32_t ndim,
@@ -429,6 +440,22 @@ BP_API int32_t bp_tensor_is_contiguous(const bp_tensor_t* tensor) {
     expected *= tensor->geo.sizes[i];
   }
   return 1;
+}
+
+BP_API bp_status_t bp_tensor_set_constant(bp_tensor_t* tensor) {
+  return ApiCall("bp_tensor_set_constant", [&]() -> Status {
+    BP_CHECK_ARG(tensor != nullptr, "bp_tensor_set_constant", "tensor is NULL");
+    // Ids start at 1 (0 means "not constant") and are never reused.
+    static std::atomic<uint64_t> next_id{1};
+    uint64_t none = 0;
+    const uint64_t id = next_id.fetch_add(1, std::memory_order_relaxed);
+    tensor->storage->constant_id.compare_exchange_strong(none, id, std::memory_order_relaxed);
+    return Status::Ok();
+  });
+}
+
+BP_API int32_t bp_tensor_is_constant(const bp_tensor_t* tensor) {
+  return tensor != nullptr && tensor->storage->constant_id.load(std::memory_order_relaxed) != 0 ? 1 : 0;
 }
 
 BP_API void bp_tensor_retain(bp_tensor_t* tensor) {

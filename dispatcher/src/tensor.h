@@ -28,7 +28,15 @@ struct Storage {
   // Allocated together with its first tensor header (a TensorBlock): freeing
   // the storage frees that header too, which by then is dead.
   bool embedded = false;
+  // Non-zero once bp_tensor_set_constant made the storage constant: a
+  // process-unique id, never reused, that kernels see with
+  // BP_KERNEL_ARG_CONSTANT. Nothing in Backplane writes the storage then.
+  std::atomic<uint64_t> constant_id{0};
 };
+
+// The "is constant" refusal of a call that would write tensor `t` (argument
+// `arg` of `fn`); Ok when the storage is not constant.
+Status CheckNotConstant(const bp_tensor_t* t, const char* fn, const char* arg);
 
 void StorageRetain(Storage* s);
 void StorageRelease(Storage* s);

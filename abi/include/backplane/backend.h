@@ -47,10 +47,13 @@ typedef void* bp_event_t;
 /* One argument as a kernel sees it. Fixed layout (24 bytes), frozen for ABI
  * major 1. Tensor pointers are borrowed for the duration of the call. */
 typedef struct bp_kernel_arg_t {
-  int32_t kind;      /* enum bp_value_kind */
-  int32_t reserved0; /* zero */
+  int32_t kind;  /* enum bp_value_kind */
+  int32_t flags; /* BP_KERNEL_ARG_* bits (ABI 1.5; until 1.4 `reserved0`, always zero) */
   union {
     const DLTensor* tensor;                                     /* BP_VALUE_TENSOR */
+    /* BP_VALUE_TENSOR with BP_KERNEL_ARG_CONSTANT set (ABI 1.5): `tensor` is
+     * the same pointer as u.tensor; `id` names the constant storage. */
+    struct { const DLTensor* tensor; uint64_t id; } constant;
     struct { const DLTensor* const* data; int64_t size; } tensor_list;
     int64_t i;                                                  /* BP_VALUE_INT */
     double d;                                                   /* BP_VALUE_DOUBLE */
@@ -60,6 +63,23 @@ typedef struct bp_kernel_arg_t {
     const char* str;                                            /* BP_VALUE_STRING, NUL-terminated */
   } u;
 } bp_kernel_arg_t;
+
+/* bp_kernel_arg_t.flags bits (ABI 1.5).
+ *
+ * BP_KERNEL_ARG_CONSTANT, on a BP_VALUE_TENSOR argument: the tensor's storage
+ * was made constant by the host application (bp_tensor_set_constant): its
+ * bytes never change again while u.constant.id names it. The id is non-zero,
+ * unique within the process and never reused, not even after the storage is
+ * freed, so a kernel may keep something it derived from the values (weights
+ * reordered into its own layout, quantization parameters) keyed by
+ * (id, the view's byte_offset, shape and strides) and reuse it on any later
+ * call that carries the same id: PyTorch's prepacked weights and ONNX
+ * Runtime's pre-packed initializers, without a separate prepack operator.
+ * The host may leave the flag off where it knows a tensor is constant (a
+ * kernel must then read the values); it never sets it on anything else.
+ * A 1.0-1.4 host always passes zero flags. What a kernel keeps is its own
+ * memory: it bounds it and frees it at shutdown. */
+#define BP_KERNEL_ARG_CONSTANT 1
 
 /* What a kernel receives. Built by the dispatcher after the operator's meta
  * function ran: arguments are validated, broadcast and promoted as the

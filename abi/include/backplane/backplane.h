@@ -249,6 +249,24 @@ BP_API DLDataType bp_tensor_dtype(const bp_tensor_t* tensor);
 BP_API bp_device_t bp_tensor_device(const bp_tensor_t* tensor);
 BP_API int32_t bp_tensor_is_contiguous(const bp_tensor_t* tensor);
 
+/* Makes the tensor's storage constant (ABI 1.5): from now on Backplane never
+ * writes it. Irreversible; it applies to every tensor viewing that storage.
+ * An operator call that would write it (in place, as an `out=` argument, as
+ * the destination of copy_ or of an asynchronous copy) fails with
+ * INVALID_ARGUMENT naming the operator and the argument, and writes nothing.
+ * Kernels see such a tensor argument with BP_KERNEL_ARG_CONSTANT and a
+ * storage id (backend.h), so a backend may keep a transformed copy of it
+ * (the CPU backend keeps convolution weights in oneDNN's layout). Memory
+ * reached outside Backplane (a DLPack export, the CPU device's data
+ * pointer) must not be written either: a kernel may have kept a copy made
+ * from the old bytes. What a session loads as weights is the intended use
+ * (the ONNX runner marks every initializer it uploads).
+ * Thread-safe; idempotent. Errors: INVALID_ARGUMENT (NULL tensor). */
+BP_API bp_status_t bp_tensor_set_constant(bp_tensor_t* tensor);
+/* 1 when the tensor's storage is constant (bp_tensor_set_constant), else 0
+ * (also for NULL). Thread-safe. ABI 1.5. */
+BP_API int32_t bp_tensor_is_constant(const bp_tensor_t* tensor);
+
 /* Reference counting. A tensor starts with one reference. Releasing more
  * often than retained is a bug, caught in debug builds (abort with a message). */
 BP_API void bp_tensor_retain(bp_tensor_t* tensor);

@@ -13,6 +13,7 @@
 
 #include "common.h"
 #include "oneapi/dnnl/dnnl.hpp"
+#include "packed_weights.h"
 
 namespace bp_cpu {
 namespace {
@@ -23,6 +24,7 @@ struct Conv {
   const DLTensor* bias;  // may be null
   const DLTensor* y;
   int64_t stride[2], pad[2], dil[2], groups;
+  uint64_t weight_id = 0;  // the weight's constant-storage id (bp_kit_constant_id); 0: not constant
 };
 
 template <typename T>
@@ -137,7 +139,10 @@ void DnnlConv(const Conv& c, dnnl::memory::data_type dt) {
     return r;
   };
   dnnl::memory xm = prepare(x_user, pd.src_desc(), DataPtr(x));
-  dnnl::memory wm = prepare(w_user, pd.weights_desc(), DataPtr(w));
+  // Constant weights are reordered once and kept (packed_weights.h).
+  dnnl::memory wm = c.weight_id != 0 && pd.weights_desc() != w_user
+                        ? PackedWeights(c.weight_id, w_user, DataPtr(w), pd.weights_desc(), Engine(), s)
+                        : prepare(w_user, pd.weights_desc(), DataPtr(w));
   dnnl::memory y_mem(y_user, Engine(), DataPtr(y));
   dnnl::memory ym = pd.dst_desc() == y_user ? y_mem : dnnl::memory(pd.dst_desc(), Engine());
   std::unordered_map<int, dnnl::memory> args = {{DNNL_ARG_SRC, xm}, {DNNL_ARG_WEIGHTS, wm}, {DNNL_ARG_DST, ym}};
@@ -176,6 +181,7 @@ bp_status_t Conv2d(const bp_kernel_call_t* call) {
   Pair(call, BP_ARG_CONV2D_PADDING, 0, c.pad);
   Pair(call, BP_ARG_CONV2D_DILATION, 1, c.dil);
   c.groups = bp_kit_int_arg(call, BP_ARG_CONV2D_GROUPS, 1);
+  c.weight_id = bp_kit_constant_id(call, BP_ARG_CONV2D_WEIGHT);
   if (c.x->ndim != 4 || c.w->ndim != 4 || c.y->ndim != 4 || c.groups < 1 || c.y->shape[1] % c.groups != 0)
     return Fail(call, BP_STATUS_INVALID_ARGUMENT, "expected 4-D input, weight and output and groups dividing channels");
   const DType dt = DtypeOf(c.y->dtype);

@@ -276,6 +276,13 @@ class Tensor {
   Device device() const { return Device::from_c(bp_tensor_device(need())); }
   /// Row-major contiguous (PyTorch's rule: size-1 dims' strides ignored).
   bool is_contiguous() const { return bp_tensor_is_contiguous(need()) != 0; }
+  /// Makes the storage constant (bp_tensor_set_constant, ABI 1.5): Backplane
+  /// never writes it again (writes fail with INVALID_ARGUMENT) and kernels
+  /// may keep copies derived from its values. Irreversible; every view of
+  /// the storage is constant too. Thread-safe.
+  void set_constant() const { check(bp_tensor_set_constant(need())); }
+  /// Whether the storage is constant (set_constant). Thread-safe.
+  bool is_constant() const { return bp_tensor_is_constant(need()) != 0; }
 
   /// Copies the elements, row-major, into `dst` of `nbytes` (numel * itemsize).
   /// Synchronizes the tensor's stream. Throws on a size mismatch.

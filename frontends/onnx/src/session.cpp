@@ -175,6 +175,9 @@ bool Session::prepare(std::string* err) {
       }
       s.t = raw != nullptr ? ex.upload(*raw) : ex.upload(*h);
       bp_tensor_retain(s.t);
+      // Weights never change during a session: constant, so kernels may keep
+      // them in their own layout (the CPU backend's convolution weights).
+      bp_tensor_set_constant(s.t);
       if (numel <= kHostValueLimit) {
         s.host = ex.to_host(s.t);
         s.host_ready = true;

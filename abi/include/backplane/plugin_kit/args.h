@@ -38,6 +38,15 @@ static inline const DLTensor* bp_kit_tensor_arg(const bp_kernel_call_t* call, in
   return a->kind == BP_VALUE_TENSOR ? a->u.tensor : NULL;
 }
 
+/* The constant-storage id of tensor argument `i` (BP_KERNEL_ARG_CONSTANT,
+ * ABI 1.5), or 0 when the argument is no tensor, is not constant, or the
+ * host is older than 1.5 (its flags are always zero). A kernel may key what
+ * it derives from the tensor's values on (id, byte_offset, shape, strides). */
+static inline uint64_t bp_kit_constant_id(const bp_kernel_call_t* call, int32_t i) {
+  const bp_kernel_arg_t* a = bp_kit_arg(call, i);
+  return a->kind == BP_VALUE_TENSOR && (a->flags & BP_KERNEL_ARG_CONSTANT) != 0 ? a->u.constant.id : 0;
+}
+
 /* A scalar argument (INT, DOUBLE or BOOL) as a double; `dflt` otherwise. */
 static inline double bp_kit_double_arg(const bp_kernel_call_t* call, int32_t i, double dflt) {
   const bp_kernel_arg_t* a = bp_kit_arg(call, i);
