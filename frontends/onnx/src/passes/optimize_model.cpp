@@ -11,9 +11,11 @@ std::vector<std::pair<std::string, std::string>> optimizer_passes() {
   return out;
 }
 
-Model optimize_model(const Model& model, const std::set<std::string>& disabled, bp_context_t* ctx) {
+Model optimize_model(const Model& model, const std::set<std::string>& disabled, bp_context_t* ctx,
+                     bp_device_t device) {
   passes::PassGraph g;
   g.ctx = ctx;
+  g.device = device;
   g.nodes = model.nodes();
   g.initializers = model.initializers();
   for (const ValueInfo& v : model.outputs()) g.outputs.push_back(v.name);

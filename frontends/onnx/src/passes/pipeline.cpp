@@ -19,6 +19,10 @@ const std::vector<Pass>& pass_list() {
        "replaces layer normalization written out (ReduceMean, Sub, Pow, ReduceMean, Add, Sqrt, Div, Mul, Add) "
        "by one LayerNormalization node",
        fuse_layer_norm},
+      {"conv-act",
+       "fuses Conv [-> Add(residual)] -> activation (Relu, Clip, HardSwish, HardSigmoid, Sigmoid, SiLU, Gelu, "
+       "LeakyRelu) into one conv2d_fused node, where the device has a native conv2d_fused kernel (cpu)",
+       fuse_conv_activation},
       {"dead-nodes", "removes nodes and initializers no graph output depends on", eliminate_dead_nodes},
   };
   return list;
