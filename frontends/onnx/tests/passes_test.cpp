@@ -442,6 +442,19 @@ TEST_F(PassesTest, ErfGeluAfterConvBecomesConvFused) {
   expect_same_outputs("X", {1, 3, 5, 5});
 }
 
+TEST_F(PassesTest, TwoConvsIntoOneAddFuseOnce) {
+  // A residual block with a downsample branch: Add(Conv(X), Conv1x1(X)) -> Relu. The first Conv takes the
+  // Add and the Relu (the second Conv's output is its residual); the second stays a Conv.
+  load(conv_then([](Graph* g) {
+    g->init("W2", {3, 3, 1, 1}, ramp(9, -1.0f, 1.0f, 12));
+    g->node("Conv", {"X", "W2"}, {"d"});
+    g->node("Add", {"c", "d"}, {"a"});
+    g->node("Relu", {"a"}, {"Y"});
+  }));
+  EXPECT_EQ(ops({}), (Ops{"Conv", "ConvFused"}));
+  expect_same_outputs("X", {1, 3, 5, 5});
+}
+
 TEST_F(PassesTest, ConvWithNonConstantWeightsFuses) {
   load(conv_then([](Graph* g) { g->node("Relu", {"c"}, {"Y"}); }, /*w_input=*/true));
   EXPECT_EQ(ops({}), (Ops{"ConvFused"}));

@@ -137,6 +137,11 @@ int fuse_conv_activation(PassGraph* g) {
   if (!native_fused_conv(*g)) return 0;
   Matcher m(g);
   std::vector<bool> drop(g->nodes.size(), false);
+  // Nodes already part of a fusion (the Matcher still sees the graph as it
+  // was): a Conv whose reader another Conv took (the two branches of a
+  // residual Add) stays a Conv.
+  std::vector<bool> taken(g->nodes.size(), false);
+  auto free_reader = [&](const std::string& v, size_t* i) { return sole_reader_index(*g, m, v, i) && !taken[*i]; };
   int fused = 0;
   for (size_t k = 0; k < g->nodes.size(); ++k) {
     const OnnxNode& conv = g->nodes[k];
@@ -148,7 +153,7 @@ int fuse_conv_activation(PassGraph* g) {
     std::string y = conv.outputs[0];   // the chain's value so far
     std::string residual;
     size_t i = 0;
-    if (sole_reader_index(*g, m, y, &i)) {
+    if (free_reader(y, &i)) {
       const OnnxNode& add = g->nodes[i];
       if (add.op_type == "Add" && add.inputs.size() == 2 && add.outputs.size() == 1 &&
           add.inputs[0] != add.inputs[1]) {
@@ -159,9 +164,9 @@ int fuse_conv_activation(PassGraph* g) {
     }
     Act act;
     size_t sig = 0, mul = 0;
-    if (sole_reader_index(*g, m, y, &i) && activation_of(*g, g->nodes[i], y, &act)) {
+    if (free_reader(y, &i) && activation_of(*g, g->nodes[i], y, &act)) {
       chain.push_back(i);
-    } else if (silu_of(*g, m, y, &sig, &mul)) {
+    } else if (silu_of(*g, m, y, &sig, &mul) && !taken[sig] && !taken[mul]) {
       act = Act{};
       act.name = "silu";
       chain.push_back(sig);
@@ -190,7 +195,7 @@ int fuse_conv_activation(PassGraph* g) {
     f.attrs["beta"] = a;
     // The fused node takes the last node's place: every input it reads (the
     // residual too) is made before that.
-    for (size_t j : chain) drop[j] = j != last;
+    for (size_t j : chain) drop[j] = j != last, taken[j] = true;
     g->nodes[last] = std::move(f);
     ++fused;
   }
