@@ -3,13 +3,16 @@
 // post-ops on the CPU). Runs after conv-bn and gelu. At least the Add or the
 // activation must be there (a lone Conv stays a Conv).
 //   activation: Relu, LeakyRelu, HardSwish, HardSigmoid, Sigmoid, Gelu (erf,
-//   as the gelu pass makes it), Clip with constant min/max (or attributes
-//   before opset 11), and SiLU written as Mul(c, Sigmoid(c)) with c the
-//   Conv's (or the Add's) output.
-//   residual: the other operand of an Add whose inputs have known, equal
-//   static shapes (no broadcasting).
-// Left alone: any intermediate value read by another node or a graph output,
-// a Clip whose bounds are not constants, a Conv that is not 1-D or 2-D, and
+//   as the gelu pass makes it), Clip with constant float32 min/max (or
+//   attributes before opset 11), and SiLU written as Mul(c, Sigmoid(c)) with
+//   c the Conv's (or the Add's) output.
+//   residual: the other operand of the Add. The pass knows no shapes: the
+//   mapping (map_nn.cpp) hands it to conv2d_fused when it has the Conv
+//   output's sizes, and adds it after the call otherwise (a broadcasting Add).
+// Weights need not be constants (post-ops do not care). Left alone: any
+// intermediate value read by another node or a graph output, a Clip whose
+// bounds are not constants, a Gelu with approximate="tanh", a Conv whose
+// Add another Conv took (the two branches of a residual block), and
 // everything when the session's device has no native conv2d_fused kernel
 // (other backends would run it through the CPU fallback; their unfused
 // graph stays on the device).
