@@ -65,10 +65,11 @@ dnnl::post_ops PostOps(const Fused& f) {
 }
 
 // The direct path's epilogue: y += residual, then y = act(y), in opmath_t.
-template <typename T>
+// y has type T, the residual R.
+template <typename T, typename R = T>
 void ApplyFused(const DLTensor& y, const Fused& f) {
   using C = opmath_t<T>;
-  if (f.residual != nullptr) BinaryLoop<T, T, T>(y, y, *f.residual, [](C a, C b) { return a + b; });
+  if (f.residual != nullptr) BinaryLoop<T, T, R>(y, y, *f.residual, [](C a, C b) { return a + b; });
   const C al = static_cast<C>(f.alpha), be = static_cast<C>(f.beta);
   auto run = [&](auto fn) { UnaryLoop<T, T>(y, y, fn); };
   switch (f.act) {
@@ -90,7 +91,8 @@ inline const T& At4(const DLTensor& t, int64_t a, int64_t b, int64_t c, int64_t 
                                                    d * t.strides[3]) * static_cast<int64_t>(sizeof(T)));
 }
 
-template <typename T>
+// Output of type To (T, or float for conv2d_fused's reduced-precision direct path).
+template <typename T, typename To = T>
 void DirectConv(const Conv& c) {
   const DLTensor &x = *c.x, &w = *c.w, &y = *c.y;
   const int64_t N = y.shape[0], OC = y.shape[1], OH = y.shape[2], OW = y.shape[3];
@@ -116,7 +118,7 @@ void DirectConv(const Conv& c) {
                        static_cast<double>(Load(At4<T>(w, oc, ic, kh, kw)));
               }
             }
-          *const_cast<T*>(&At4<T>(y, n, oc, oh, ow)) = Store<T>(acc);
+          *const_cast<To*>(&At4<To>(y, n, oc, oh, ow)) = Store<To>(acc);
         }
     }
   });
@@ -260,8 +262,30 @@ bp_status_t RunConv(const bp_kernel_call_t* call, const Fused* fused) {
       return Fail(call, BP_STATUS_OUT_OF_MEMORY, "out of memory");
     }
   }
-  auto direct = [&](auto tag) {
+  auto direct = [&](auto tag) -> bp_status_t {
     using T = typename decltype(tag)::type;
+    if constexpr (std::is_same<T, BFloat16>::value || std::is_same<T, Half>::value) {
+      if (fused != nullptr) {  // rounded once, as oneDNN does: conv, residual and activation in float32
+        const DLTensor& y = *c.y;
+        int64_t strides[4] = {y.shape[1] * y.shape[2] * y.shape[3], y.shape[2] * y.shape[3], y.shape[3], 1};
+        std::vector<float> buf;
+        try {
+          buf.resize(static_cast<size_t>(Numel(y)));
+        } catch (const std::bad_alloc&) {
+          return Fail(call, BP_STATUS_OUT_OF_MEMORY, "out of memory");
+        }
+        DLTensor tmp = y;
+        tmp.data = buf.data();
+        tmp.byte_offset = 0;
+        tmp.dtype = DLDataType{kDLFloat, 32, 1};
+        tmp.strides = strides;
+        Conv f32 = c;
+        f32.y = &tmp;
+        DirectConv<T, float>(f32);
+        ApplyFused<float, T>(tmp, *fused);
+        return CopyTensor(y, tmp);
+      }
+    }
     DirectConv<T>(c);
     if (fused != nullptr) ApplyFused<T>(*c.y, *fused);
     return BP_STATUS_OK;

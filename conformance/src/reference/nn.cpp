@@ -336,7 +336,8 @@ std::vector<Sample> conv_fused_samples(const std::string&, DType d, uint64_t see
       {"error: residual of other sizes", {1, 3, 5, 5}, {2, 3, 3, 3}, true, true, 1, 0, 1, "relu", 0, 0, true},
       {"error: unknown activation 'tanh'", {1, 3, 5, 5}, {2, 3, 3, 3}, true, false, 1, 0, 1, "tanh", 0, 0, true},
   };
-  for (const Case& c : cases) {
+  // res: 0 contiguous, 1 expanded from [N, C_out, 1, 1] (stride 0: the CPU's direct path), 2 transposed view.
+  auto add = [&](const Case& c, int res) {
     Sample s;
     s.desc = c.desc;
     s.expect_error = c.error;
@@ -353,7 +354,14 @@ std::vector<Sample> conv_fused_samples(const std::string&, DType d, uint64_t see
       rs.push_back(c.w[0]);
       for (size_t k = sp; k < c.in.size(); ++k) rs.push_back((c.in[k] + 2 * c.pad - c.w[k - sp + 2]) / c.stride + 1);
       if (c.error) rs.back() += 1;
-      s.args.push_back(Arg::tensor_of(make_input(rng, d, rs, dom(-1, 1))));
+      if (res == 1) {
+        std::vector<int64_t> base = rs;
+        base[base.size() - 1] = base[base.size() - 2] = 1;
+        s.args.push_back(Arg::tensor_of(make_expanded(rng, d, base, rs, dom(-1, 1))));
+      } else {
+        s.args.push_back(
+            Arg::tensor_of(make_input(rng, d, rs, dom(-1, 1), res == 2 ? Layout::kTransposed : Layout::kContiguous)));
+      }
     } else {
       s.args.push_back(Arg::none());
     }
@@ -361,7 +369,11 @@ std::vector<Sample> conv_fused_samples(const std::string&, DType d, uint64_t see
     s.args.push_back(Arg::double_of(c.alpha));
     s.args.push_back(Arg::double_of(c.beta));
     out.push_back(std::move(s));
-  }
+  };
+  for (const Case& c : cases) add(c, 0);
+  add({"relu, residual expanded from [1,4,1,1]", {1, 3, 7, 7}, {4, 3, 3, 3}, true, true, 1, 1, 1, "relu", 0, 0, false},
+      1);
+  add({"silu, transposed residual view", {1, 3, 7, 7}, {4, 3, 3, 3}, true, true, 1, 1, 1, "silu", 0, 0, false}, 2);
   return out;
 }
 
