@@ -155,7 +155,7 @@ Status RunKernelOp(bp_context_t* ctx, const bp_op_t* op, Bound& b, std::vector<L
       }
       if (needs_temp) {
         bp_tensor_t* tmp = nullptr;
-        BP_RETURN_IF_ERROR(NewLike(ctx, device, want, want.dtype, op->name.c_str(), &tmp));
+        BP_RETURN_IF_ERROR(NewOutput(ctx, device, want, op->name.c_str(), &tmp));
         temps.add(tmp);
         outs[k] = tmp;
         finals[k] = t;
@@ -164,7 +164,7 @@ Status RunKernelOp(bp_context_t* ctx, const bp_op_t* op, Bound& b, std::vector<L
       }
     } else {
       const bp_device_t where = fresh_on != nullptr ? bp_device_t{fresh_on->slot->id, fresh_on->index} : device;
-      Status st = NewLike(ctx, where, want, want.dtype, op->name.c_str(), &owned[k]);
+      Status st = NewOutput(ctx, where, want, op->name.c_str(), &owned[k]);
       if (st.ok() && fresh_on != nullptr) {
         st = HostViews(ctx, fresh_on, &owned[k], 1, &outs[k]);
         if (st.ok())

@@ -225,5 +225,12 @@ Status NewLike(bp_context_t* ctx, bp_device_t device, const Geometry& g, DLDataT
   return EmptyTensor(ctx, device, g.ndim, g.sizes, dtype, fn, out);
 }
 
+Status NewOutput(bp_context_t* ctx, bp_device_t device, const Geometry& g, const char* fn, bp_tensor_t** out) {
+  BP_RETURN_IF_ERROR(EmptyTensor(ctx, device, g.ndim, g.sizes, g.dtype, fn, out));
+  // Same elements, same bytes: only the strides differ.
+  if (g.ndim == 4 && g.is_channels_last()) (*out)->geo.set_channels_last_strides();
+  return Status::Ok();
+}
+
 
 }  // namespace bp::core::detail

@@ -113,6 +113,9 @@ std::string DtypeList(uint32_t mask);
 std::string DeviceText(bp_context_t* ctx, bp_device_t d);
 Status NewLike(bp_context_t* ctx, bp_device_t device, const Geometry& g, DLDataType dtype, const char* fn,
                bp_tensor_t** out);
+// A fresh operator output of the meta plan's geometry `g`: channels-last
+// when the meta function chose it (Geometry::is_channels_last), else contiguous.
+Status NewOutput(bp_context_t* ctx, bp_device_t device, const Geometry& g, const char* fn, bp_tensor_t** out);
 // Views, composites and custom operators: done by the core.
 Status RunView(bp_context_t* ctx, const bp_op_t* op, Bound& b, bp_tensor_t** result);
 Status RunComposite(bp_context_t* ctx, const bp_op_t* op, Bound& b, bp_tensor_t** result);

@@ -165,6 +165,17 @@ __attribute__((always_inline)) inline FastResult FastRun(const bp_call_plan_t& p
   if (fresh) {
     *error = EmptyTensorLike(ctx, dev, *ref, want, op->name.c_str(), &out);
     if (!error->ok()) return FastResult::kError;
+    // meta's layout rule (PointwiseInfer): a channels-last input of the
+    // output's sizes makes the output channels-last.
+    if (__builtin_expect(ref->ndim == 4, 0)) {
+      for (int32_t k = 0; k < nin; ++k) {
+        const Geometry& g = tensors[op->fast_inputs[k]]->geo;
+        if (g.ndim == 4 && fast::SameSizes(g, *ref) && g.is_channels_last()) {
+          out->geo.set_channels_last_strides();
+          break;
+        }
+      }
+    }
   }
 
   // Kernel views: inputs of other sizes broadcast to the output's (meta's rule).

@@ -161,9 +161,13 @@ void DnnlConv(const Conv& c, dnnl::memory::data_type dt, const Fused* fused = nu
   // resnet18 batch 1 spends 8.5-9.2 ms per run reordering weights that way
   // against 4.8 ms, batch 8 431 ms in oneDNN against 381 ms (DNNL_VERBOSE=1,
   // one thread; docs/benchmarks.md, "Real models beside torch").
-  const bool blocked16 =
-      dt == dnnl::memory::data_type::f32 && c.groups == 1 && x.shape[1] % 16 == 0 && y.shape[1] % 16 == 0;
-  const tag act = blocked16 ? tag::aBcd16b : tag::any;
+  // A channels-last (NHWC) input and output stay as they are: oneDNN's NHWC
+  // kernels take them without reorders (the output follows the input's
+  // layout: the conv2d meta function).
+  const bool nhwc = x.shape[1] > 1 && x.strides[1] == 1 && y.shape[1] > 1 && y.strides[1] == 1;
+  const bool blocked16 = !nhwc && dt == dnnl::memory::data_type::f32 && c.groups == 1 && x.shape[1] % 16 == 0 &&
+                         y.shape[1] % 16 == 0;
+  const tag act = blocked16 ? tag::aBcd16b : nhwc ? tag::acdb : tag::any;
   const md x_any(Dims(x), dt, act), y_any(Dims(y), dt, act), w_any(w_user.dims(), dt, tag::any);
   const dnnl::memory::dims strides = {c.stride[0], c.stride[1]};
   const dnnl::memory::dims dilates = {c.dil[0] - 1, c.dil[1] - 1};
@@ -421,6 +425,39 @@ void MaxPoolLoop(const DLTensor& x, const DLTensor& y, const Pool& P) {
   });
 }
 
+// Channels-last (NHWC) input and output: each window's taps are rows of C
+// contiguous channels, so the max runs across channels, a loop GCC
+// vectorizes (the NCHW loop above would stride by C for every tap).
+template <typename T>
+void MaxPoolNhwc(const DLTensor& x, const DLTensor& y, const Pool& P) {
+  using C = opmath_t<T>;
+  const int64_t N = y.shape[0], Ch = y.shape[1], OH = y.shape[2], OW = y.shape[3];
+  const std::vector<Taps> rows = Windows(OH, x.shape[2], P.k[0], P.s[0], P.p[0], P.d[0]);
+  const std::vector<Taps> cols = Windows(OW, x.shape[3], P.k[1], P.s[1], P.p[1], P.d[1]);
+  ParallelFor(N * OH, N * Ch * OH * OW * P.k[0] * P.k[1], [&](int64_t lo, int64_t hi) {
+    std::vector<C> acc(static_cast<size_t>(Ch));
+    for (int64_t row = lo; row < hi; ++row) {
+      const int64_t n = row / OH, oh = row % OH;
+      const Taps r = rows[static_cast<size_t>(oh)];
+      const T* xn = reinterpret_cast<const T*>(DataPtr(x)) + n * x.strides[0];
+      T* yr = reinterpret_cast<T*>(DataPtr(y)) + n * y.strides[0] + oh * y.strides[2];
+      for (int64_t ow = 0; ow < OW; ++ow) {
+        const Taps c = cols[static_cast<size_t>(ow)];
+        C* a = acc.data();
+        for (int64_t ch = 0; ch < Ch; ++ch) a[ch] = -std::numeric_limits<C>::infinity();
+        for (int64_t kh = r.lo; kh < r.hi; ++kh) {
+          for (int64_t kw = c.lo; kw < c.hi; ++kw) {
+            const T* xt = xn + (r.i0 + kh * P.d[0]) * x.strides[2] + (c.i0 + kw * P.d[1]) * x.strides[3];
+            for (int64_t ch = 0; ch < Ch; ++ch) a[ch] = MaxNanSelect(a[ch], static_cast<C>(Load(xt[ch])));
+          }
+        }
+        T* yt = yr + ow * y.strides[3];
+        for (int64_t ch = 0; ch < Ch; ++ch) yt[ch] = Store<T>(a[ch]);
+      }
+    }
+  });
+}
+
 template <typename T>
 void AvgPoolLoop(const DLTensor& x, const DLTensor& y, const Pool& P) {
   const int64_t N = y.shape[0], C = y.shape[1], OH = y.shape[2], OW = y.shape[3];
@@ -455,6 +492,10 @@ void AvgPoolLoop(const DLTensor& x, const DLTensor& y, const Pool& P) {
 template <typename T, bool kMax>
 void PoolLoop(const DLTensor& x, const DLTensor& y, const Pool& P) {
   if constexpr (kMax) {
+    if (x.shape[1] > 1 && x.strides[1] == 1 && y.strides[1] == 1) {
+      MaxPoolNhwc<T>(x, y, P);
+      return;
+    }
     MaxPoolLoop<T>(x, y, P);
   } else {
     AvgPoolLoop<T>(x, y, P);

@@ -74,7 +74,12 @@ Status SetOutput4(const MetaCallInfo& info, const MetaArg* args, MetaPlan* plan,
   sizes[n++] = c;
   sizes[n++] = hw[0];
   sizes[n++] = hw[1];
-  return SetOutput(info, plan, 0, d, sizes, n, in.device);
+  BP_RETURN_IF_ERROR(SetOutput(info, plan, 0, d, sizes, n, in.device));
+  // A channels-last input gives a channels-last output, as torch's
+  // convolution and pooling do: a model kept in NHWC stays there, and
+  // oneDNN's NHWC kernels read and write it without reorders.
+  if (in.is_channels_last()) plan->outputs[0].set_channels_last_strides();
+  return Status::Ok();
 }
 
 std::string HW(int64_t h, int64_t w) { return "(" + std::to_string(h) + " x " + std::to_string(w) + ")"; }

@@ -34,6 +34,24 @@ void Geometry::set_contiguous_strides() {
   }
 }
 
+bool Geometry::is_channels_last() const {
+  if (ndim != 4) return false;
+  const int64_t want[4] = {sizes[1] * sizes[2] * sizes[3], 1, sizes[3] * sizes[1], sizes[1]};
+  for (int32_t i = 0; i < 4; ++i) {
+    if (sizes[i] == 0) return false;
+    if (sizes[i] != 1 && strides[i] != want[i]) return false;
+  }
+  return !is_contiguous();
+}
+
+void Geometry::set_channels_last_strides() {
+  const int64_t c = sizes[1] > 1 ? sizes[1] : 1, h = sizes[2] > 1 ? sizes[2] : 1, w = sizes[3] > 1 ? sizes[3] : 1;
+  strides[1] = 1;
+  strides[3] = c;
+  strides[2] = w * c;
+  strides[0] = h * w * c;
+}
+
 int32_t BroadcastSizes(const Geometry& a, const Geometry& b, int32_t* out_ndim, int64_t* out_sizes) {
   int32_t ndim = a.ndim > b.ndim ? a.ndim : b.ndim;
   int64_t sizes[BP_MAX_NDIM];

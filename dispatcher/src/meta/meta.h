@@ -53,6 +53,12 @@ struct Geometry {
   int64_t numel() const;
   bool is_contiguous() const;
   void set_contiguous_strides();      // row-major strides for sizes
+  // torch's channels-last memory format of a 4-D [N, C, H, W]: dense with C
+  // fastest, then W, H, N (strides of size-1 dims do not matter). A tensor
+  // that is also contiguous is not channels-last here: where both hold, the
+  // default layout stays (torch's suggest_memory_format).
+  bool is_channels_last() const;
+  void set_channels_last_strides();   // ndim 4: NHWC strides for sizes
 };
 
 // One argument after defaults were filled in, as meta functions see it.

@@ -47,7 +47,19 @@ Status PointwiseInfer(const MetaCallInfo& info, const MetaArg* args, const int* 
   for (int k = 0; k < count; ++k) {
     if (DtypeFromDL(args[idx[k]].tensor->dtype) != compute) plan->cast_to[idx[k]] = DtypeToDL(compute);
   }
-  return SetOutput(info, plan, 0, out_dtype, sizes, ndim, CallDevice(info, args));
+  BP_RETURN_IF_ERROR(SetOutput(info, plan, 0, out_dtype, sizes, ndim, CallDevice(info, args)));
+  // The output follows a channels-last input of its sizes (torch's
+  // TensorIterator keeps the inputs' memory format); else it is contiguous.
+  if (ndim == 4) {
+    for (int k = 0; k < count; ++k) {
+      const Geometry& g = *args[idx[k]].tensor;
+      if (g.ndim == 4 && std::memcmp(g.sizes, sizes, sizeof(int64_t) * 4) == 0 && g.is_channels_last()) {
+        plan->outputs[0].set_channels_last_strides();
+        break;
+      }
+    }
+  }
+  return Status::Ok();
 }
 
 Status PointwisePrepare(const MetaCallInfo& info, const MetaArg* args, const MetaPlan& plan, const Geometry* outputs,

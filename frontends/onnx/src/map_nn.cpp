@@ -8,6 +8,7 @@
 #include <limits>
 
 #include "bponnx/exec.h"
+#include "passes/pass.h"
 
 namespace bponnx {
 
@@ -77,6 +78,19 @@ bp_tensor_t* pad_explicitly(Exec& ex, bp_tensor_t* x, Window* w, double value) {
   ex.call("copy_", {vt(dst), vt(x)});
   w->pad_begin = w->pad_end = {0, 0};
   return y;
+}
+
+// x in the channels-last memory format (same sizes, NHWC strides): x itself
+// when it already is, or when the two layouts coincide (one channel, or a
+// 1 x 1 image); else a copy (permute to NHWC, contiguous, permute back).
+bp_tensor_t* channels_last(Exec& ex, bp_tensor_t* x) {
+  if (bp_tensor_ndim(x) != 4) return x;
+  const int64_t* s = bp_tensor_sizes(x);
+  const int64_t* st = bp_tensor_strides(x);
+  if (s[1] == 1 || s[2] * s[3] == 1) return x;
+  if (st[1] == 1 && st[3] == s[1] && st[2] == s[3] * s[1] && (s[0] == 1 || st[0] == s[1] * s[2] * s[3])) return x;
+  bp_tensor_t* nhwc = ex.call("contiguous", {vt(ex.call("permute", {vt(x), vl({0, 2, 3, 1})}))});
+  return ex.call("permute", {vt(nhwc), vl({0, 3, 1, 2})});
 }
 
 bp_tensor_t* to4d(Exec& ex, bp_tensor_t* x, const Window& w) {
@@ -278,6 +292,7 @@ Outs conv_fused(Exec& ex, const OnnxNode& n, const Ins& in) {
   bp_tensor_t* x = to4d(ex, in[0].t, w);
   bp_tensor_t* wt = to4d(ex, in[1].t, w);
   if (!symmetric(w)) x = pad_explicitly(ex, x, &w, 0.0);
+  if (n.get_int(passes::kChannelsLastAttr, 0) != 0) x = channels_last(ex, x);  // the Conv's mark, copied by conv-act
   bp_tensor_t* bias = in.size() > 2 && in[2].present() ? in[2].t : nullptr;
   bp_tensor_t* r = in.size() > 3 && in[3].present() ? in[3].t : nullptr;
   // The output's sizes, 4-D, to see whether R has them.
@@ -330,6 +345,7 @@ void register_nn(MapTable* t) {
     bp_tensor_t* x = to4d(ex, in[0].t, w);
     bp_tensor_t* wt = to4d(ex, in[1].t, w);
     if (!symmetric(w)) x = pad_explicitly(ex, x, &w, 0.0);
+    if (n.get_int(passes::kChannelsLastAttr, 0) != 0) x = channels_last(ex, x);
     bp_tensor_t* bias = in.size() > 2 && in[2].present() ? in[2].t : nullptr;
     bp_tensor_t* y = ex.call("conv2d", {vt(x), vt(wt), vt(bias), vl(w.stride), vl(w.pad_begin), vl(w.dilation),
                                         vi(n.get_int("group", 1))});

@@ -534,6 +534,56 @@ TEST_F(PassesTest, ConvActivationStaysUnfusedWithoutANativeKernel) {
   bp_context_destroy(ctx);
 }
 
+// Conv -> Relu -> Conv (+ the first Conv's output) -> MaxPool -> Y: a
+// residual block whose operators all keep the channels-last format.
+Graph conv_block() {
+  Graph g;
+  g.input("X", {1, 4, 6, 6});
+  g.init("W1", {8, 4, 3, 3}, ramp(288, -0.5f, 0.5f, 11));
+  g.init("W2", {8, 8, 1, 1}, ramp(64, -0.5f, 0.5f, 12));
+  attr_ints(g.node("Conv", {"X", "W1"}, {"c1"}), "pads", {1, 1, 1, 1});
+  g.node("Relu", {"c1"}, {"r"});
+  g.node("Conv", {"r", "W2"}, {"c2"});
+  g.node("Add", {"c1", "c2"}, {"s"});
+  attr_ints(g.node("MaxPool", {"s"}, {"Y"}), "kernel_shape", {2, 2});
+  g.output("Y", {1, 8, 5, 5});
+  return g;
+}
+
+int channels_last_marks(const Session& s) {
+  int marked = 0;
+  for (const auto& n : s.model().nodes()) marked += n.get_int("backplane_channels_last", 0) != 0 ? 1 : 0;
+  return marked;
+}
+
+TEST_F(PassesTest, ChannelsLastMarksCpuConvsAndKeepsTheValues) {
+  load(conv_block());
+  for (bool off : {false, true}) {
+    Session s(ctx_, dev_, &model_);
+    std::string err;
+    if (off) {
+      ASSERT_TRUE(s.disable_pass("channels-last", &err)) << err;
+    }
+    ASSERT_TRUE(s.prepare(&err)) << err;
+    EXPECT_EQ(channels_last_marks(s), off ? 0 : 2);
+  }
+  expect_same_outputs("X", {1, 4, 6, 6});
+}
+
+TEST_F(PassesTest, ChannelsLastLeavesOtherDevicesAlone) {
+  // vendor_sim's convolution has no preferred layout: nothing is marked.
+  if (bp_plugin_load(ctx_, BP_BUILD_PLUGIN_DIR "/libbackplane_vendor_sim.so", nullptr) != BP_STATUS_OK) {
+    GTEST_SKIP() << "the vendor_sim plugin is not built: " << bp_last_error_message();
+  }
+  bp_device_t sim{};
+  ASSERT_EQ(bp_device_parse(ctx_, "vendor_sim", &sim), BP_STATUS_OK) << bp_last_error_message();
+  load(conv_block());
+  Session s(ctx_, sim, &model_);
+  std::string err;
+  ASSERT_TRUE(s.prepare(&err)) << err;
+  EXPECT_EQ(channels_last_marks(s), 0);
+}
+
 TEST_F(PassesTest, BpRunRefusesAnUnknownPass) {
   Graph g;
   g.input("X", {2});

@@ -23,7 +23,7 @@ struct PassGraph {
   std::map<std::string, RawTensor> initializers;
   std::vector<std::string> outputs;
   bp_context_t* ctx = nullptr;  // for passes that run nodes (on its CPU device); nullptr: they do nothing
-  bp_device_t device{0, 0};     // the session's device (passes that fuse only where it has a native kernel)
+  bp_device_t device{0, 0};     // the session's device
 };
 
 /// One pass: its name (the --no-opt word) and what it does to the graph;
@@ -48,6 +48,11 @@ int eliminate_dead_nodes(PassGraph* g);
 int fold_conv_batchnorm(PassGraph* g);
 int fuse_layer_norm(PassGraph* g);
 int fuse_conv_activation(PassGraph* g);
+int mark_channels_last(PassGraph* g);
+
+/// The Conv attribute mark_channels_last sets: the Conv mapping runs the
+/// convolution on a channels-last (NHWC-strided) input.
+constexpr const char* kChannelsLastAttr = "backplane_channels_last";
 
 // Helpers shared by the passes (graph_util.cpp).
 /// How many node inputs read each value (graph outputs count as a reader).

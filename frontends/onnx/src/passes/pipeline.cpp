@@ -19,6 +19,10 @@ const std::vector<Pass>& pass_list() {
        "replaces layer normalization written out (ReduceMean, Sub, Pow, ReduceMean, Add, Sqrt, Div, Mul, Add) "
        "by one LayerNormalization node",
        fuse_layer_norm},
+      {"channels-last",
+       "on the CPU device, runs 2-D convolutions on channels-last (NHWC) activations, which the operators "
+       "after them keep, so oneDNN converts no activation layout between layers",
+       mark_channels_last},
       {"conv-act",
        "fuses Conv [-> Add(residual)] -> activation (Relu, Clip, HardSwish, HardSigmoid, Sigmoid, SiLU, Gelu, "
        "LeakyRelu) into one conv2d_fused node, where the device has a native conv2d_fused kernel (cpu)",
