@@ -40,6 +40,37 @@ TEST(UpsampleTest, Errors) {
       BP_STATUS_INVALID_ARGUMENT, {"argument 'output_size'", "two ints", "[1, 2, 3]"});
 }
 
+const std::vector<const char*> kConvFusedNames = {"input",  "weight",   "bias",       "stride", "padding", "dilation",
+                                                  "groups", "residual", "activation", "alpha",  "beta"};
+const std::vector<const char*> kConv2dNames = {"input",   "weight",   "bias",  "stride",
+                                               "padding", "dilation", "groups"};
+
+TEST(Conv2dFusedTest, SameOutputAsConv2dAndItsOwnErrors) {
+  std::vector<int64_t> s2 = {2}, p1 = {1}, d1 = {1};
+  const Geometry x = T({2, 4, 9, 8}), w = T({6, 2, 3, 3}), res = T({2, 6, 5, 4}), bad = T({2, 6, 5, 5});
+  Result c = Infer("conv2d", "conv2d", kConv2dNames, {A(x), A(w), None(), L(s2), L(p1), L(d1), I(2)});
+  Result f = Infer("conv2d_fused", "conv2d_fused", kConvFusedNames,
+                   {A(x), A(w), None(), L(s2), L(p1), L(d1), I(2), A(res), S("relu"), F(0), F(0)});
+  ASSERT_TRUE(c.status.ok()) << c.status.message();
+  ASSERT_TRUE(f.status.ok()) << f.status.message();
+  EXPECT_EQ(Sizes(f.plan.outputs[0]), Sizes(c.plan.outputs[0]));
+  EXPECT_EQ(Sizes(f.plan.outputs[0]), (std::vector<int64_t>{2, 6, 5, 4}));
+  // conv2d's own checks run, named after conv2d_fused.
+  ExpectError(Infer("conv2d_fused", "conv2d_fused", kConvFusedNames,
+                    {A(T({1, 3, 9, 8})), A(w), None(), L(s2), L(p1), L(d1), I(2), None(), S("none"), F(0), F(0)})
+                  .status,
+              BP_STATUS_INVALID_ARGUMENT, {"conv2d_fused: argument 'input'", "channels"});
+  ExpectError(Infer("conv2d_fused", "conv2d_fused", kConvFusedNames,
+                    {A(x), A(w), None(), L(s2), L(p1), L(d1), I(2), A(bad), S("relu"), F(0), F(0)})
+                  .status,
+              BP_STATUS_INVALID_ARGUMENT, {"conv2d_fused: argument 'residual'", "[2, 6, 5, 4]", "[2, 6, 5, 5]"});
+  ExpectError(Infer("conv2d_fused", "conv2d_fused", kConvFusedNames,
+                    {A(x), A(w), None(), L(s2), L(p1), L(d1), I(2), None(), S("tanh"), F(0), F(0)})
+                  .status,
+              BP_STATUS_INVALID_ARGUMENT,
+              {"conv2d_fused: argument 'activation'", "expected one of 'none', 'relu'", "'leaky_relu'", "got 'tanh'"});
+}
+
 const std::vector<const char*> kConvTNames = {"input",   "weight",         "bias",   "stride",
                                               "padding", "output_padding", "groups", "dilation"};
 

@@ -36,7 +36,7 @@ METAS = {
     "reduction_minmax", "reduction_argmax", "matmul", "addmm", "linear", "softmax",
     "layer_norm", "batch_norm", "conv2d", "max_pool2d", "avg_pool2d", "copy", "fill", "cat",
     "to_dtype", "clone", "contiguous", "upsample2d",
-    "index_select", "conv_transpose2d", "topk", "gather", "scatter",
+    "index_select", "conv_transpose2d", "topk", "gather", "scatter", "conv2d_fused",
     # view functions
     "view", "reshape", "permute", "transpose", "narrow", "slice", "select", "expand",
     "squeeze", "unsqueeze",

@@ -1,11 +1,14 @@
 // conv2d (oneDNN convolution for float32/bfloat16, a direct loop for
-// float64), max_pool2d and avg_pool2d (direct loops with torch's exact window,
+// float64), conv2d_fused (the same oneDNN primitive with post-ops: sum for the
+// residual, eltwise for the activation; else the direct loop, then the
+// residual and activation through the pointwise loops), max_pool2d and avg_pool2d (direct loops with torch's exact window,
 // ceil_mode, count_include_pad and divisor_override rules). max_pool2d
 // precomputes each output row's and column's valid taps once per call and
 // takes the max of whole output rows at a time (vectorizable, no per-tap
 // bounds checks).
 #include <algorithm>
 #include <cmath>
+#include <cstring>
 #include <limits>
 #include <new>
 #include <unordered_map>
@@ -27,13 +30,71 @@ struct Conv {
   uint64_t weight_id = 0;  // the weight's constant-storage id (bp_kit_constant_id); 0: not constant
 };
 
+// conv2d_fused's activations, in ops.yaml's order (the meta checked the name).
+enum class Act { kNone, kRelu, kClip, kHardswish, kHardsigmoid, kSigmoid, kSilu, kGelu, kLeakyRelu };
+const char* const kActNames[] = {"none",    "relu", "clip", "hardswish", "hardsigmoid",
+                                 "sigmoid", "silu", "gelu", "leaky_relu"};
+
+// What conv2d_fused does after the convolution: y = act(y + residual).
+struct Fused {
+  const DLTensor* residual;  // may be null; the output's sizes
+  Act act;
+  double alpha, beta;
+};
+
+// The same as oneDNN post-ops on DnnlConv's primitive (the residual is
+// reordered into its destination first, then summed).
+dnnl::post_ops PostOps(const Fused& f) {
+  using alg = dnnl::algorithm;
+  dnnl::post_ops ops;
+  if (f.residual != nullptr) ops.append_sum(1.0f);
+  const float a = static_cast<float>(f.alpha), b = static_cast<float>(f.beta);
+  switch (f.act) {
+    case Act::kNone: break;
+    case Act::kRelu: ops.append_eltwise(1.0f, alg::eltwise_relu, 0.0f, 0.0f); break;
+    case Act::kLeakyRelu: ops.append_eltwise(1.0f, alg::eltwise_relu, a, 0.0f); break;
+    case Act::kClip: ops.append_eltwise(1.0f, alg::eltwise_clip, a, b); break;
+    case Act::kHardswish: ops.append_eltwise(1.0f, alg::eltwise_hardswish, 0.0f, 0.0f); break;
+    case Act::kHardsigmoid:  // oneDNN 2.6 has no hardsigmoid: alpha * x + beta, clipped to [0, 1]
+      ops.append_eltwise(1.0f, alg::eltwise_linear, a, b);
+      ops.append_eltwise(1.0f, alg::eltwise_clip, 0.0f, 1.0f);
+      break;
+    case Act::kSigmoid: ops.append_eltwise(1.0f, alg::eltwise_logistic, 0.0f, 0.0f); break;
+    case Act::kSilu: ops.append_eltwise(1.0f, alg::eltwise_swish, 1.0f, 0.0f); break;
+    case Act::kGelu: ops.append_eltwise(1.0f, alg::eltwise_gelu_erf, 0.0f, 0.0f); break;
+  }
+  return ops;
+}
+
+// The direct path's epilogue: y += residual, then y = act(y), in opmath_t.
+// y has type T, the residual R.
+template <typename T, typename R = T>
+void ApplyFused(const DLTensor& y, const Fused& f) {
+  using C = opmath_t<T>;
+  if (f.residual != nullptr) BinaryLoop<T, T, R>(y, y, *f.residual, [](C a, C b) { return a + b; });
+  const C al = static_cast<C>(f.alpha), be = static_cast<C>(f.beta);
+  auto run = [&](auto fn) { UnaryLoop<T, T>(y, y, fn); };
+  switch (f.act) {
+    case Act::kNone: break;
+    case Act::kRelu: run([](C x) { return (x > C(0) || x != x) ? x : C(0); }); break;
+    case Act::kLeakyRelu: run([al](C x) { return x < C(0) ? x * al : x; }); break;
+    case Act::kClip: run([al, be](C x) { return x != x ? x : std::min(std::max(x, al), be); }); break;
+    case Act::kHardswish: run([](C x) { return x * std::min(std::max(x + C(3), C(0)), C(6)) / C(6); }); break;
+    case Act::kHardsigmoid: run([al, be](C x) { return std::min(std::max(al * x + be, C(0)), C(1)); }); break;
+    case Act::kSigmoid: run([](C x) { return C(1) / (C(1) + std::exp(-x)); }); break;
+    case Act::kSilu: run([](C x) { return x / (C(1) + std::exp(-x)); }); break;
+    case Act::kGelu: run([](C x) { return x * C(0.5) * (C(1) + std::erf(x * C(0.7071067811865476))); }); break;
+  }
+}
+
 template <typename T>
 inline const T& At4(const DLTensor& t, int64_t a, int64_t b, int64_t c, int64_t d) {
   return *reinterpret_cast<const T*>(DataPtr(t) + (a * t.strides[0] + b * t.strides[1] + c * t.strides[2] +
                                                    d * t.strides[3]) * static_cast<int64_t>(sizeof(T)));
 }
 
-template <typename T>
+// Output of type To (T, or float for conv2d_fused's reduced-precision direct path).
+template <typename T, typename To = T>
 void DirectConv(const Conv& c) {
   const DLTensor &x = *c.x, &w = *c.w, &y = *c.y;
   const int64_t N = y.shape[0], OC = y.shape[1], OH = y.shape[2], OW = y.shape[3];
@@ -59,7 +120,7 @@ void DirectConv(const Conv& c) {
                        static_cast<double>(Load(At4<T>(w, oc, ic, kh, kw)));
               }
             }
-          *const_cast<T*>(&At4<T>(y, n, oc, oh, ow)) = Store<T>(acc);
+          *const_cast<To*>(&At4<To>(y, n, oc, oh, ow)) = Store<To>(acc);
         }
     }
   });
@@ -80,7 +141,8 @@ dnnl::memory::dims Strides(const DLTensor& t) {
 
 // oneDNN convolution with plain strided user memory; reorders to and from
 // the primitive's preferred layouts. Throws dnnl::error if unsupported.
-void DnnlConv(const Conv& c, dnnl::memory::data_type dt) {
+// `fused` (may be null) adds conv2d_fused's post-ops to the same primitive.
+void DnnlConv(const Conv& c, dnnl::memory::data_type dt, const Fused* fused = nullptr) {
   using md = dnnl::memory::desc;
   using tag = dnnl::memory::format_tag;
   const DLTensor &x = *c.x, &w = *c.w, &y = *c.y;
@@ -116,6 +178,7 @@ void DnnlConv(const Conv& c, dnnl::memory::data_type dt) {
   // to several host threads, which its shared library scratchpad forbids.
   dnnl::primitive_attr attr;
   attr.set_scratchpad_mode(dnnl::scratchpad_mode::user);
+  if (fused != nullptr) attr.set_post_ops(PostOps(*fused));
   dnnl::convolution_forward::primitive_desc pd;
   md b_md;
   if (c.bias != nullptr) {
@@ -145,6 +208,11 @@ void DnnlConv(const Conv& c, dnnl::memory::data_type dt) {
                         : prepare(w_user, pd.weights_desc(), DataPtr(w));
   dnnl::memory y_mem(y_user, Engine(), DataPtr(y));
   dnnl::memory ym = pd.dst_desc() == y_user ? y_mem : dnnl::memory(pd.dst_desc(), Engine());
+  if (fused != nullptr && fused->residual != nullptr) {  // the sum post-op adds what dst holds
+    const DLTensor& r = *fused->residual;
+    dnnl::memory rm(md(Dims(r), dt, Strides(r)), Engine(), DataPtr(r));
+    dnnl::reorder(rm, ym).execute(s, rm, ym);
+  }
   std::unordered_map<int, dnnl::memory> args = {{DNNL_ARG_SRC, xm}, {DNNL_ARG_WEIGHTS, wm}, {DNNL_ARG_DST, ym}};
   if (c.bias != nullptr) args[DNNL_ARG_BIAS] = dnnl::memory(b_md, Engine(), DataPtr(*c.bias));
   std::vector<char> scratch(pd.scratchpad_desc().get_size());
@@ -167,7 +235,8 @@ bool Pair(const bp_kernel_call_t* call, int i, int64_t dflt, int64_t out[2]) {
   return true;
 }
 
-bp_status_t Conv2d(const bp_kernel_call_t* call) {
+// conv2d, and conv2d_fused when `fused` is not null (its arguments 0..6 are conv2d's).
+bp_status_t RunConv(const bp_kernel_call_t* call, const Fused* fused) {
   Conv c{bp_kit_tensor_arg(call, BP_ARG_CONV2D_INPUT),
          bp_kit_tensor_arg(call, BP_ARG_CONV2D_WEIGHT),
          bp_kit_tensor_arg(call, BP_ARG_CONV2D_BIAS),
@@ -192,9 +261,10 @@ bp_status_t Conv2d(const bp_kernel_call_t* call) {
       if (t->strides[d] == 0 && t->shape[d] > 1) return true;
     return false;
   };
-  if ((dt == DType::kFloat32 || dt == DType::kBFloat16) && !broadcast(c.x) && !broadcast(c.w) && !broadcast(c.bias)) {
+  if ((dt == DType::kFloat32 || dt == DType::kBFloat16) && !broadcast(c.x) && !broadcast(c.w) && !broadcast(c.bias) &&
+      !broadcast(fused != nullptr ? fused->residual : nullptr)) {
     try {
-      DnnlConv(c, dt == DType::kFloat32 ? dnnl::memory::data_type::f32 : dnnl::memory::data_type::bf16);
+      DnnlConv(c, dt == DType::kFloat32 ? dnnl::memory::data_type::f32 : dnnl::memory::data_type::bf16, fused);
       return BP_STATUS_OK;
     } catch (const dnnl::error&) {
       // fall back to the direct loop
@@ -202,13 +272,64 @@ bp_status_t Conv2d(const bp_kernel_call_t* call) {
       return Fail(call, BP_STATUS_OUT_OF_MEMORY, "out of memory");
     }
   }
+  auto direct = [&](auto tag) -> bp_status_t {
+    using T = typename decltype(tag)::type;
+    if constexpr (std::is_same<T, BFloat16>::value || std::is_same<T, Half>::value) {
+      if (fused != nullptr) {  // rounded once, as oneDNN does: conv, residual and activation in float32
+        const DLTensor& y = *c.y;
+        int64_t strides[4] = {y.shape[1] * y.shape[2] * y.shape[3], y.shape[2] * y.shape[3], y.shape[3], 1};
+        std::vector<float> buf;
+        try {
+          buf.resize(static_cast<size_t>(Numel(y)));
+        } catch (const std::bad_alloc&) {
+          return Fail(call, BP_STATUS_OUT_OF_MEMORY, "out of memory");
+        }
+        DLTensor tmp = y;
+        tmp.data = buf.data();
+        tmp.byte_offset = 0;
+        tmp.dtype = DLDataType{kDLFloat, 32, 1};
+        tmp.strides = strides;
+        Conv f32 = c;
+        f32.y = &tmp;
+        DirectConv<T, float>(f32);
+        ApplyFused<float, T>(tmp, *fused);
+        return CopyTensor(y, tmp);
+      }
+    }
+    DirectConv<T>(c);
+    if (fused != nullptr) ApplyFused<T>(*c.y, *fused);
+    return BP_STATUS_OK;
+  };
   switch (dt) {
-    case DType::kFloat32: DirectConv<float>(c); return BP_STATUS_OK;
-    case DType::kFloat64: DirectConv<double>(c); return BP_STATUS_OK;
-    case DType::kBFloat16: DirectConv<BFloat16>(c); return BP_STATUS_OK;
-    case DType::kFloat16: DirectConv<Half>(c); return BP_STATUS_OK;
+    case DType::kFloat32: return direct(Tag<float>{});
+    case DType::kFloat64: return direct(Tag<double>{});
+    case DType::kBFloat16: return direct(Tag<BFloat16>{});
+    case DType::kFloat16: return direct(Tag<Half>{});
     default: return FailDtype(call, *c.y);
   }
+}
+
+bp_status_t Conv2d(const bp_kernel_call_t* call) { return RunConv(call, nullptr); }
+
+static_assert(BP_ARG_CONV2D_FUSED_INPUT == BP_ARG_CONV2D_INPUT && BP_ARG_CONV2D_FUSED_WEIGHT == BP_ARG_CONV2D_WEIGHT &&
+                  BP_ARG_CONV2D_FUSED_BIAS == BP_ARG_CONV2D_BIAS && BP_ARG_CONV2D_FUSED_STRIDE == BP_ARG_CONV2D_STRIDE &&
+                  BP_ARG_CONV2D_FUSED_PADDING == BP_ARG_CONV2D_PADDING &&
+                  BP_ARG_CONV2D_FUSED_DILATION == BP_ARG_CONV2D_DILATION &&
+                  BP_ARG_CONV2D_FUSED_GROUPS == BP_ARG_CONV2D_GROUPS,
+              "conv2d_fused starts with conv2d's arguments");
+
+bp_status_t Conv2dFused(const bp_kernel_call_t* call) {
+  Fused f{bp_kit_tensor_arg(call, BP_ARG_CONV2D_FUSED_RESIDUAL), Act::kNone,
+          bp_kit_double_arg(call, BP_ARG_CONV2D_FUSED_ALPHA, 0.0), bp_kit_double_arg(call, BP_ARG_CONV2D_FUSED_BETA, 0.0)};
+  const char* act = bp_kit_string_arg(call, BP_ARG_CONV2D_FUSED_ACTIVATION);
+  if (act != nullptr) {
+    size_t k = 0;
+    while (k < sizeof(kActNames) / sizeof(kActNames[0]) && std::strcmp(kActNames[k], act) != 0) ++k;
+    if (k == sizeof(kActNames) / sizeof(kActNames[0]))
+      return Fail(call, BP_STATUS_INVALID_ARGUMENT, "argument 'activation': unknown activation '%s'", act);
+    f.act = static_cast<Act>(k);
+  }
+  return RunConv(call, &f);
 }
 
 struct Pool {
@@ -420,6 +541,7 @@ bp_status_t Pool2d(const bp_kernel_call_t* call) {
 
 const KernelDef kKernels[] = {
     {BP_OP_CONV2D, Conv2d, nullptr},
+    {BP_OP_CONV2D_FUSED, Conv2dFused, nullptr},
     {BP_OP_MAX_POOL2D, Pool2d<true>, nullptr},
     {BP_OP_AVG_POOL2D, Pool2d<false>, nullptr},
 };

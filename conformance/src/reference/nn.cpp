@@ -1,5 +1,6 @@
 // Neural-network operators (softmax, log_softmax, layer_norm, batch_norm,
-// conv2d, max_pool2d, avg_pool2d): samples and naive double references.
+// conv2d, conv2d_fused, max_pool2d, avg_pool2d): samples and naive double
+// references.
 #include <algorithm>
 #include <cmath>
 
@@ -300,6 +301,118 @@ Expected conv_reference(const std::string&, const Sample& s) {
   return e;
 }
 
+// conv2d_fused: conv2d's arguments, then residual, activation, alpha, beta.
+// One sample per activation, with and without bias and residual, grouped and
+// depthwise, unbatched; errors: residual of other sizes, unknown activation.
+std::vector<Sample> conv_fused_samples(const std::string&, DType d, uint64_t seed, bool) {
+  Rng rng(seed);
+  std::vector<Sample> out;
+  struct Case {
+    const char* desc;
+    std::vector<int64_t> in, w;
+    bool bias, residual;
+    int64_t stride, pad, groups;
+    const char* act;
+    double alpha, beta;
+    bool error;
+  };
+  const Case cases[] = {
+      {"none, bias + residual", {1, 3, 7, 7}, {4, 3, 3, 3}, true, true, 1, 1, 1, "none", 0, 0, false},
+      {"relu, bias, no residual", {2, 3, 6, 6}, {5, 3, 3, 3}, true, false, 1, 0, 1, "relu", 0, 0, false},
+      {"relu, residual, no bias, stride 2", {1, 4, 9, 8}, {4, 4, 3, 3}, false, true, 2, 1, 1, "relu", 0, 0, false},
+      {"clip -0.5..0.5 (relu6-like), groups 2", {2, 4, 6, 6}, {6, 2, 3, 3}, true, true, 1, 1, 2, "clip", -0.5, 0.5,
+       false},
+      {"clip 0..6, 1x1 kernel", {1, 8, 4, 4}, {16, 8, 1, 1}, true, false, 1, 0, 1, "clip", 0.0, 6.0, false},
+      {"hardswish, depthwise [1,6,7,7] groups 6", {1, 6, 7, 7}, {6, 1, 3, 3}, true, false, 1, 1, 6, "hardswish", 0, 0,
+       false},
+      {"hardsigmoid alpha 0.2 beta 0.5, residual", {1, 3, 5, 5}, {4, 3, 3, 3}, true, true, 1, 1, 1, "hardsigmoid",
+       0.2, 0.5, false},
+      {"sigmoid, depthwise, no bias", {2, 4, 5, 5}, {4, 1, 3, 3}, false, false, 1, 1, 4, "sigmoid", 0, 0, false},
+      {"silu, bias + residual, 16 channels", {1, 16, 5, 5}, {16, 16, 3, 3}, true, true, 1, 1, 1, "silu", 0, 0, false},
+      {"gelu (erf), bias", {1, 3, 6, 6}, {4, 3, 3, 3}, true, false, 1, 1, 1, "gelu", 0, 0, false},
+      {"leaky_relu slope 0.1, residual, groups 2", {1, 4, 6, 6}, {4, 2, 3, 3}, false, true, 1, 1, 2, "leaky_relu",
+       0.1, 0, false},
+      {"unbatched [3,6,6], residual, relu", {3, 6, 6}, {2, 3, 2, 2}, true, true, 1, 0, 1, "relu", 0, 0, false},
+      {"error: residual of other sizes", {1, 3, 5, 5}, {2, 3, 3, 3}, true, true, 1, 0, 1, "relu", 0, 0, true},
+      {"error: unknown activation 'tanh'", {1, 3, 5, 5}, {2, 3, 3, 3}, true, false, 1, 0, 1, "tanh", 0, 0, true},
+  };
+  // res: 0 contiguous, 1 expanded from [N, C_out, 1, 1] (stride 0: the CPU's direct path), 2 transposed view.
+  auto add = [&](const Case& c, int res) {
+    Sample s;
+    s.desc = c.desc;
+    s.expect_error = c.error;
+    s.args.push_back(Arg::tensor_of(make_input(rng, d, c.in, dom(-1, 1))));
+    s.args.push_back(Arg::tensor_of(make_input(rng, d, c.w, dom(-1, 1))));
+    s.args.push_back(c.bias ? Arg::tensor_of(make_input(rng, d, {c.w[0]}, dom(-1, 1))) : Arg::none());
+    s.args.push_back(Arg::ints_of({c.stride, c.stride}));
+    s.args.push_back(Arg::ints_of({c.pad, c.pad}));
+    s.args.push_back(Arg::ints_of({1, 1}));
+    s.args.push_back(Arg::int_of(c.groups));
+    if (c.residual) {
+      const size_t sp = c.in.size() - 2;  // output sizes (the error case asks for one row more)
+      std::vector<int64_t> rs(c.in.begin(), c.in.begin() + static_cast<std::ptrdiff_t>(sp - 1));
+      rs.push_back(c.w[0]);
+      for (size_t k = sp; k < c.in.size(); ++k) rs.push_back((c.in[k] + 2 * c.pad - c.w[k - sp + 2]) / c.stride + 1);
+      if (c.error) rs.back() += 1;
+      if (res == 1) {
+        std::vector<int64_t> base = rs;
+        base[base.size() - 1] = base[base.size() - 2] = 1;
+        s.args.push_back(Arg::tensor_of(make_expanded(rng, d, base, rs, dom(-1, 1))));
+      } else {
+        s.args.push_back(
+            Arg::tensor_of(make_input(rng, d, rs, dom(-1, 1), res == 2 ? Layout::kTransposed : Layout::kContiguous)));
+      }
+    } else {
+      s.args.push_back(Arg::none());
+    }
+    s.args.push_back(Arg::string_of(c.act));
+    s.args.push_back(Arg::double_of(c.alpha));
+    s.args.push_back(Arg::double_of(c.beta));
+    out.push_back(std::move(s));
+  };
+  for (const Case& c : cases) add(c, 0);
+  add({"relu, residual expanded from [1,4,1,1]", {1, 3, 7, 7}, {4, 3, 3, 3}, true, true, 1, 1, 1, "relu", 0, 0, false},
+      1);
+  add({"silu, transposed residual view", {1, 3, 7, 7}, {4, 3, 3, 3}, true, true, 1, 1, 1, "silu", 0, 0, false}, 2);
+  return out;
+}
+
+Expected conv_fused_reference(const std::string& op, const Sample& s) {
+  Expected e = conv_reference(op, s);
+  HostTensor& y = e.outputs[0];
+  std::vector<double>& mag = e.mag[0];
+  const HostTensor* res = s.args.at(7).kind == Arg::kTensor ? &s.args[7].tensor.t : nullptr;
+  const std::string act = s.args.at(8).s;
+  const double a = s.args.at(9).d, b = s.args.at(10).d;
+  for (size_t k = 0; k < y.values.size(); ++k) {
+    double x = y.values[k];
+    if (res != nullptr) {
+      x += res->values[k];
+      mag[k] += std::fabs(res->values[k]);
+    }
+    if (act == "relu") {
+      x = x > 0 ? x : 0.0;
+    } else if (act == "clip") {
+      x = std::min(std::max(x, a), b);
+    } else if (act == "hardswish") {
+      x = x * std::min(std::max(x + 3.0, 0.0), 6.0) / 6.0;
+    } else if (act == "hardsigmoid") {
+      x = std::min(std::max(a * x + b, 0.0), 1.0);
+    } else if (act == "sigmoid") {
+      x = 1.0 / (1.0 + std::exp(-x));
+    } else if (act == "silu") {
+      x = x / (1.0 + std::exp(-x));
+    } else if (act == "gelu") {
+      x = 0.5 * x * (1.0 + std::erf(x / std::sqrt(2.0)));
+    } else if (act == "leaky_relu") {
+      x = x < 0 ? a * x : x;
+    }
+    y.values[k] = x;
+    mag[k] *= 1.5;  // no activation here has a slope above 1.5: rounding of the sum grows at most that much
+  }
+  return e;
+}
+
 std::vector<Sample> pool_samples(const std::string& op, DType d, uint64_t seed, bool) {
   Rng rng(seed);
   const bool avg = op == "avg_pool2d";
@@ -435,6 +548,7 @@ void register_nn_ops(std::vector<OpDef>* defs) {
   defs->push_back({"layer_norm", layer_norm_samples, layer_norm_reference, 0.0});
   defs->push_back({"batch_norm", batch_norm_samples, batch_norm_reference, 0.0});
   defs->push_back({"conv2d", conv_samples, conv_reference, 0.0});
+  defs->push_back({"conv2d_fused", conv_fused_samples, conv_fused_reference, 0.0});
   defs->push_back({"max_pool2d", pool_samples, pool_reference, 0.0});
   defs->push_back({"avg_pool2d", pool_samples, pool_reference, 0.0});
 }

@@ -18,6 +18,8 @@ extern const MetaFunctions kMatmulMeta, kAddmmMeta, kLinearMeta;
 extern const MetaFunctions kSoftmaxMeta, kLayerNormMeta, kBatchNormMeta;
 // conv_pool.cpp
 extern const MetaFunctions kConv2dMeta, kMaxPool2dMeta, kAvgPool2dMeta;
+// conv_fused.cpp (a wrapper over kConv2dMeta)
+extern const MetaFunctions kConv2dFusedMeta;
 // conv_transpose.cpp
 extern const MetaFunctions kConvTranspose2dMeta;
 // resample.cpp

@@ -182,8 +182,8 @@ bool Model::load(const std::string& path, Model* out, std::string* err) {
 
 std::vector<bp_tensor_t*> run_node(Exec& ex, const OnnxNode& node, const std::vector<NodeInput>& inputs) {
   const MapTable& table = map_table();
-  const auto fn = table.find(node.op_type);
-  if (!node.domain.empty() || fn == table.end()) {
+  const auto fn = table.find(map_key(node));
+  if (fn == table.end()) {
     throw NotMapped{"op " + (node.domain.empty() ? "" : node.domain + ".") + node.op_type};
   }
   return fn->second(ex, node, inputs);

@@ -1,5 +1,6 @@
 // ONNX linear algebra and neural-network operators -> matmul, addmm,
-// softmax, conv2d, pooling and normalization. 1-D convolutions and pools run
+// softmax, conv2d, pooling and normalization; backplane.ConvFused (made by
+// the conv-act pass) -> conv2d_fused. 1-D convolutions and pools run
 // as 2-D ones with a unit height; padding PyTorch's operators cannot express
 // (asymmetric, or wider than half the kernel) is applied explicitly first
 // where the result stays exact (Conv, MaxPool, AveragePool counting the pad).
@@ -245,6 +246,72 @@ MapFn softmax(const char* op) {
   };
 }
 
+// The activation of a ConvFused node as the ONNX node it came from, run
+// through its own mapping (for a residual conv2d_fused cannot take).
+bp_tensor_t* activation(Exec& ex, const OnnxNode& fused, bp_tensor_t* y) {
+  const std::string act = fused.get_string("activation", "none");
+  if (act == "none") return y;
+  if (act == "silu") return ex.call("mul.Tensor", {vt(y), vt(ex.call("sigmoid", {vt(y)}))});
+  OnnxNode n;
+  n.name = fused.name;
+  n.opset = 13;
+  OnnxAttribute a;
+  a.kind = OnnxAttribute::kFloat;
+  if (act == "clip") {  // opset 6: bounds as attributes
+    n.op_type = "Clip";
+    n.opset = 6;
+    a.f = fused.get_float("alpha", 0.0);
+    n.attrs["min"] = a;
+    a.f = fused.get_float("beta", 0.0);
+    n.attrs["max"] = a;
+  } else if (act == "leaky_relu" || act == "hardsigmoid") {
+    n.op_type = act == "leaky_relu" ? "LeakyRelu" : "HardSigmoid";
+    a.f = fused.get_float("alpha", 0.0);
+    n.attrs["alpha"] = a;
+    a.f = fused.get_float("beta", 0.0);
+    if (act == "hardsigmoid") n.attrs["beta"] = a;
+  } else {
+    n.op_type = act == "relu" ? "Relu" : act == "sigmoid" ? "Sigmoid" : act == "hardswish" ? "HardSwish" : "Gelu";
+    if (act != "relu" && act != "sigmoid" && act != "hardswish" && act != "gelu") {
+      unsupported_attr(map_key(fused), "activation", act);
+    }
+  }
+  n.inputs = {"x"};
+  n.outputs = {"y"};
+  return map_table().at(n.op_type)(ex, n, {NodeInput{y}})[0];
+}
+
+// backplane.ConvFused(X, W, B, R) with Conv's attributes and activation,
+// alpha, beta: act(Conv(X, W, B) + R) as one conv2d_fused. A residual R of
+// other sizes than the Conv's output (the Add broadcast) runs as conv2d_fused
+// without it, then Add and the activation's own mapping.
+Outs conv_fused(Exec& ex, const OnnxNode& n, const Ins& in) {
+  need_dtype(map_key(n), "conv2d_fused", dtype_of(in[0].t));
+  const std::vector<int64_t> xs = sizes_of(in[0].t), ws = sizes_of(in[1].t);
+  Window w = window(n, xs, std::vector<int64_t>(ws.begin() + 2, ws.end()));
+  bp_tensor_t* x = to4d(ex, in[0].t, w);
+  bp_tensor_t* wt = to4d(ex, in[1].t, w);
+  if (!symmetric(w)) x = pad_explicitly(ex, x, &w, 0.0);
+  if (n.get_int(passes::kChannelsLastAttr, 0) != 0) x = channels_last(ex, x);  // the Conv's mark, copied by conv-act
+  bp_tensor_t* bias = in.size() > 2 && in[2].present() ? in[2].t : nullptr;
+  bp_tensor_t* r = in.size() > 3 && in[3].present() ? in[3].t : nullptr;
+  // The output's sizes, 4-D, to see whether R has them.
+  const std::vector<int64_t> x4 = sizes_of(x), w4 = sizes_of(wt);
+  std::vector<int64_t> y4 = {x4[0], w4[0]};
+  for (size_t k = 0; k < 2; ++k) {
+    y4.push_back((x4[k + 2] + 2 * w.pad_begin[k] - w.dilation[k] * (w4[k + 2] - 1) - 1) / w.stride[k] + 1);
+  }
+  bp_tensor_t* r4 = r != nullptr && sizes_of(r).size() == xs.size() ? to4d(ex, r, w) : nullptr;
+  const bool fits = r == nullptr || (r4 != nullptr && sizes_of(r4) == y4 && dtype_of(r) == dtype_of(x));
+  const std::string act = fits ? n.get_string("activation", "none") : "none";
+  bp_tensor_t* y = ex.call("conv2d_fused", {vt(x), vt(wt), vt(bias), vl(w.stride), vl(w.pad_begin), vl(w.dilation),
+                                            vi(n.get_int("group", 1)), vt(fits ? r4 : nullptr), vs(act.c_str()),
+                                            vd(n.get_float("alpha", 0.0)), vd(n.get_float("beta", 0.0))});
+  y = from4d(ex, y, w);
+  if (fits) return {y};
+  return {activation(ex, n, ex.call("add.Tensor", {vt(y), vt(r)}))};
+}
+
 }  // namespace
 
 void register_nn(MapTable* t) {
@@ -285,6 +352,7 @@ void register_nn(MapTable* t) {
     return {from4d(ex, y, w)};
   };
   m["ConvTranspose"] = conv_transpose;
+  m[std::string(kBackplaneDomain) + ".ConvFused"] = conv_fused;
   m["MaxPool"] = [](Exec& ex, const OnnxNode& n, const Ins& in) -> Outs {
     if (n.get_int("storage_order", 0) != 0) unsupported_attr(n.op_type, "storage_order", "1");
     return pool(ex, n, in, true);

@@ -134,7 +134,7 @@ bool Session::prepare(std::string* err) {
   not_mapped_.clear();
   for (const OnnxNode& n : model_->nodes()) {
     if (n.op_type == "Constant" && n.domain.empty()) continue;
-    if (!n.domain.empty() || !map_table().count(n.op_type)) {
+    if (!map_table().count(map_key(n))) {
       const std::string op = (n.domain.empty() ? "" : n.domain + ".") + n.op_type;
       if (first.empty()) {
         first = node_label(n) + ": no mapping to Backplane operators for ONNX op " + op;
@@ -241,7 +241,7 @@ void Session::plan() {
     Step st;
     st.index = k;
     st.node = &n;
-    st.fn = &map_table().at(n.op_type);  // prepare() checked every node has one
+    st.fn = &map_table().at(map_key(n));  // prepare() checked every node has one
     for (const std::string& i : n.inputs) st.ins.push_back(value_id(i));
     for (const std::string& o : n.outputs) st.outs.push_back(value_id(o));
     st.constant = !st.ins.empty();

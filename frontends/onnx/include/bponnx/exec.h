@@ -231,8 +231,11 @@ int64_t norm_axis(const OnnxNode& n, int64_t axis, int64_t rank);
 /// node output (nullptr only where the output name is ""), held by the Exec.
 /// Throws NotMapped or CallFailed.
 using MapFn = std::function<std::vector<bp_tensor_t*>(Exec&, const OnnxNode&, const std::vector<NodeInput>&)>;
-/// ONNX op type (default domain) -> mapping.
+/// Map key (map_key) -> mapping.
 using MapTable = std::map<std::string, MapFn>;
+/// A node's key in the MapTable: its op type in the default domain,
+/// "<domain>.<op type>" otherwise (backplane.ConvFused).
+inline std::string map_key(const OnnxNode& n) { return n.domain.empty() ? n.op_type : n.domain + "." + n.op_type; }
 
 /// The families that fill the table (map_*.cpp).
 void register_elementwise(MapTable* t);

@@ -26,6 +26,10 @@ struct OnnxAttribute {
   std::vector<std::string> strings;  // kOther with type_name "STRINGS": the values
 };
 
+/// The domain of the nodes Backplane's optimizer passes make for its own
+/// fused operators (backplane.ConvFused: conv2d_fused); a model may use them too.
+constexpr char kBackplaneDomain[] = "backplane";
+
 /// One node of a Model (graph.h), in the model's topological order.
 struct OnnxNode {
   std::string name;        // the node's name; may be ""

@@ -23,6 +23,10 @@ const std::vector<Pass>& pass_list() {
        "on the CPU device, runs 2-D convolutions on channels-last (NHWC) activations, which the operators "
        "after them keep, so oneDNN converts no activation layout between layers",
        mark_channels_last},
+      {"conv-act",
+       "fuses Conv [-> Add(residual)] -> activation (Relu, Clip, HardSwish, HardSigmoid, Sigmoid, SiLU, Gelu, "
+       "LeakyRelu) into one conv2d_fused node, where the device has a native conv2d_fused kernel (cpu)",
+       fuse_conv_activation},
       {"dead-nodes", "removes nodes and initializers no graph output depends on", eliminate_dead_nodes},
   };
   return list;
