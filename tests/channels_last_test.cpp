@@ -121,6 +121,24 @@ TEST_F(ChannelsLastTest, PoolingAndPointwiseFollowAChannelsLastInput) {
   ExpectNear(Read(c), Read(s));
 }
 
+TEST_F(ChannelsLastTest, MeanAndSumOverTheImageOfAChannelsLastInput) {
+  // A global average pool (mean over H and W) and a sum over W alone, on a
+  // batch of two: the CPU backend sums rows of contiguous channels here.
+  bp_tensor_t* x = Ramp({2, 24, 5, 7}, 0.01f);
+  bp_tensor_t* xl = ChannelsLast(x);
+  const std::vector<int64_t> hw = {2, 3}, w = {3};
+  for (const char* op : {"mean.dim", "sum.dim_IntList"}) {
+    for (const std::vector<int64_t>* dims : {&hw, &w}) {
+      for (bool keep : {true, false}) {
+        const std::vector<float> got = Read(Call(op, {T(xl), L(*dims), B(keep)}));
+        const std::vector<float> want = Read(Call(op, {T(x), L(*dims), B(keep)}));
+        SCOPED_TRACE(std::string(op) + (dims == &hw ? " over H, W" : " over W") + (keep ? " keepdim" : ""));
+        ExpectNear(got, want);
+      }
+    }
+  }
+}
+
 TEST_F(ChannelsLastTest, AmbiguousLayoutsStayContiguous) {
   // One channel, or a 1 x 1 image: NCHW and NHWC strides describe the same
   // memory order, and the result keeps the default strides.

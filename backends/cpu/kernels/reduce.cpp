@@ -1,6 +1,7 @@
 // Reductions: sum, mean, prod, amax, amin, argmax over any set of dims. The output
 // comes with keepdim sizes (1 in reduced dims). Floating sums accumulate in
 // double (float16/bfloat16/float32 as well), integer sums in int64.
+#include <algorithm>
 #include <cmath>
 #include <limits>
 #include <vector>
@@ -122,6 +123,47 @@ A ContiguousSum(const T* x, int64_t n) {
   return total;
 }
 
+// Sum or mean over dims that leave one kept dim `c` contiguous in x and in
+// out (stride 1), every other kept dim of size 1 or dim 0: a global average
+// pool of a channels-last [N, C, H, W], for one. Each reduced position adds a
+// row of C contiguous values into C accumulators (a loop GCC vectorizes),
+// where the generic path walks each output's reduction with stride C.
+// False (nothing written) when the layout does not fit.
+template <typename T, typename R>
+bool SumRows(const DLTensor& x, const DLTensor& out, const bool* reduced, const StridedLoop<1>& inner,
+             int64_t count, const R& r) {
+  int c = -1;
+  for (int d = 0; d < x.ndim; ++d) {
+    if (reduced[d] || x.shape[d] == 1) continue;
+    if (x.strides[d] == 1 && out.strides[d] == 1 && c < 0) {
+      c = d;
+    } else if (d != 0) {
+      return false;
+    }
+  }
+  if (c <= 0 || count < 2) return false;
+  using A = typename R::A;
+  using Out = typename R::Out;
+  const int64_t C = x.shape[c], N = reduced[0] ? 1 : x.shape[0];
+  ParallelFor(C, N * C * count, [&](int64_t lo, int64_t hi) {
+    std::vector<A> acc(static_cast<size_t>(hi - lo));
+    for (int64_t n = 0; n < N; ++n) {
+      std::fill(acc.begin(), acc.end(), A(0));
+      char* base = DataPtr(x) + (n * x.strides[0] + lo) * static_cast<int64_t>(sizeof(T));
+      inner.ForRangeAt(&base, 0, count, [&](char* const* p, const int64_t* s, int64_t len) {
+        for (int64_t i = 0; i < len; ++i) {
+          const T* row = reinterpret_cast<const T*>(p[0] + i * s[0]);
+          A* a = acc.data();
+          for (int64_t k = 0; k < hi - lo; ++k) a[k] += static_cast<A>(Load(row[k]));
+        }
+      });
+      Out* o = reinterpret_cast<Out*>(DataPtr(out)) + n * out.strides[0] + lo;
+      for (int64_t k = 0; k < hi - lo; ++k) o[k] = r.Finish(acc[static_cast<size_t>(k)], count);
+    }
+  });
+  return true;
+}
+
 template <typename T, typename R>
 bp_status_t Reduce(const bp_kernel_call_t* call, const DLTensor& x, const DLTensor& out,
                    const int64_t* dims, int64_t ndims, R r) {
@@ -155,6 +197,9 @@ bp_status_t Reduce(const bp_kernel_call_t* call, const DLTensor& x, const DLTens
   const DLTensor* in_ops[1] = {&x};
   StridedLoop<1> inner;
   inner.Init(x.ndim, inner_shape, in_ops, /*sort=*/!R::kNeedsIndex);
+  if constexpr (std::is_same<R, SumReducer<T, false>>::value || std::is_same<R, SumReducer<T, true>>::value) {
+    if (SumRows<T>(x, out, reduced, inner, count, r)) return BP_STATUS_OK;
+  }
   const DLTensor* out_ops[2] = {&out, &x};
   StridedLoop<2> outer;
   outer.Init(out.ndim, out.shape, out_ops);
