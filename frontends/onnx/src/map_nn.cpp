@@ -246,6 +246,26 @@ MapFn softmax(const char* op) {
   };
 }
 
+// What Conv and backplane.ConvFused hand to conv2d / conv2d_fused: the
+// window, x and W as 4-D (x padded explicitly where the pads are
+// asymmetric, channels-last where the channels-last pass marked the node)
+// and the bias (nullptr when left out).
+struct ConvArgs {
+  Window w;
+  bp_tensor_t *x, *weight, *bias;
+};
+
+ConvArgs conv_args(Exec& ex, const OnnxNode& n, const Ins& in) {
+  const std::vector<int64_t> xs = sizes_of(in[0].t), ws = sizes_of(in[1].t);
+  ConvArgs c{window(n, xs, std::vector<int64_t>(ws.begin() + 2, ws.end())), nullptr, nullptr, nullptr};
+  c.x = to4d(ex, in[0].t, c.w);
+  c.weight = to4d(ex, in[1].t, c.w);
+  if (!symmetric(c.w)) c.x = pad_explicitly(ex, c.x, &c.w, 0.0);
+  if (n.get_int(passes::kChannelsLastAttr, 0) != 0) c.x = channels_last(ex, c.x);
+  c.bias = in.size() > 2 && in[2].present() ? in[2].t : nullptr;
+  return c;
+}
+
 // The activation of a ConvFused node as the ONNX node it came from, run
 // through its own mapping (for a residual conv2d_fused cannot take).
 bp_tensor_t* activation(Exec& ex, const OnnxNode& fused, bp_tensor_t* y) {
@@ -287,13 +307,10 @@ bp_tensor_t* activation(Exec& ex, const OnnxNode& fused, bp_tensor_t* y) {
 // without it, then Add and the activation's own mapping.
 Outs conv_fused(Exec& ex, const OnnxNode& n, const Ins& in) {
   need_dtype(map_key(n), "conv2d_fused", dtype_of(in[0].t));
-  const std::vector<int64_t> xs = sizes_of(in[0].t), ws = sizes_of(in[1].t);
-  Window w = window(n, xs, std::vector<int64_t>(ws.begin() + 2, ws.end()));
-  bp_tensor_t* x = to4d(ex, in[0].t, w);
-  bp_tensor_t* wt = to4d(ex, in[1].t, w);
-  if (!symmetric(w)) x = pad_explicitly(ex, x, &w, 0.0);
-  if (n.get_int(passes::kChannelsLastAttr, 0) != 0) x = channels_last(ex, x);  // the Conv's mark, copied by conv-act
-  bp_tensor_t* bias = in.size() > 2 && in[2].present() ? in[2].t : nullptr;
+  const std::vector<int64_t> xs = sizes_of(in[0].t);
+  const ConvArgs c = conv_args(ex, n, in);  // the channels-last mark is the Conv's, copied by conv-act
+  const Window& w = c.w;
+  bp_tensor_t *x = c.x, *wt = c.weight, *bias = c.bias;
   bp_tensor_t* r = in.size() > 3 && in[3].present() ? in[3].t : nullptr;
   // The output's sizes, 4-D, to see whether R has them.
   const std::vector<int64_t> x4 = sizes_of(x), w4 = sizes_of(wt);
@@ -340,16 +357,10 @@ void register_nn(MapTable* t) {
 
   m["Conv"] = [](Exec& ex, const OnnxNode& n, const Ins& in) -> Outs {
     need_dtype(n.op_type, "conv2d", dtype_of(in[0].t));
-    const std::vector<int64_t> xs = sizes_of(in[0].t), ws = sizes_of(in[1].t);
-    Window w = window(n, xs, std::vector<int64_t>(ws.begin() + 2, ws.end()));
-    bp_tensor_t* x = to4d(ex, in[0].t, w);
-    bp_tensor_t* wt = to4d(ex, in[1].t, w);
-    if (!symmetric(w)) x = pad_explicitly(ex, x, &w, 0.0);
-    if (n.get_int(passes::kChannelsLastAttr, 0) != 0) x = channels_last(ex, x);
-    bp_tensor_t* bias = in.size() > 2 && in[2].present() ? in[2].t : nullptr;
-    bp_tensor_t* y = ex.call("conv2d", {vt(x), vt(wt), vt(bias), vl(w.stride), vl(w.pad_begin), vl(w.dilation),
-                                        vi(n.get_int("group", 1))});
-    return {from4d(ex, y, w)};
+    const ConvArgs c = conv_args(ex, n, in);
+    bp_tensor_t* y = ex.call("conv2d", {vt(c.x), vt(c.weight), vt(c.bias), vl(c.w.stride), vl(c.w.pad_begin),
+                                        vl(c.w.dilation), vi(n.get_int("group", 1))});
+    return {from4d(ex, y, c.w)};
   };
   m["ConvTranspose"] = conv_transpose;
   m[std::string(kBackplaneDomain) + ".ConvFused"] = conv_fused;
