@@ -106,6 +106,22 @@ struct Address {
   bool operator!=(const Address& o) const { return !(*this == o); }
 };
 
+// Poison written into outputs before a check, so a read that happens too
+// early shows as this value.
+constexpr double kPoison = -7777.0;
+
+// Expected values by element index: the chain after `steps` steps (plus
+// `plus`), the chain's input, or none (every element -1).
+inline auto FinalOf(int steps, double plus = 0.0) {
+  return [steps, plus](int64_t i) { return ChainValue(X0(i), steps) + plus; };
+}
+inline auto ChainX0() {
+  return [](int64_t i) { return X0(i); };
+}
+inline auto NoChain() {
+  return [](int64_t) { return -1.0; };
+}
+
 }  // namespace streams
 
 class StreamsTest : public ::testing::TestWithParam<Target> {
@@ -238,5 +254,13 @@ class StreamsTest : public ::testing::TestWithParam<Target> {
     if (st_ == BP_STATUS_UNIMPLEMENTED) GTEST_SKIP() << "backend has no events (event slots NULL): " << why_; \
     ASSERT_EQ(st_, BP_STATUS_OK) << "bp_event_create: " << why_;                                              \
   } while (0)
+
+#define BPS_OK(call) ASSERT_EQ((call), BP_STATUS_OK) << #call << ": " << ::bpc::streams::LastError()
+// A failure when `mismatch` (Mismatch's description) is not empty; the
+// streamed message alone is reported (it names the ordering violated).
+#define BPS_EXPECT_NO_MISMATCH(mismatch) \
+  if ((mismatch).empty()) {              \
+  } else                                 \
+    ADD_FAILURE()
 
 }  // namespace bpc
