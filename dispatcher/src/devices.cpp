@@ -8,12 +8,51 @@
 
 #include "api.h"
 #include "context.h"
+#include "host_pinned.h"
 #include "plugin.h"
 #include "rcu.h"
 #include "struct_size.h"
 #include "tensor.h"
 
 using namespace bp::core;
+
+// A loaded backend's device state: its default stream, caching allocators
+// (device memory and pinned host memory) and the capabilities read once.
+std::unique_ptr<DeviceState> bp::core::MakeDevice(bp_context_t* ctx, BackendSlot* slot, const bp_backend_t& t, int32_t d) {
+  auto dev = std::make_unique<DeviceState>();
+  dev->slot = slot;
+  dev->index = d;
+  if (t.stream_get_default != nullptr) t.stream_get_default(t.backend_data, d, &dev->stream);
+  // Read once at load: a device whose properties fail to answer is not unified.
+  bp_device_properties_t props{};
+  props.struct_size = sizeof(props);
+  dev->unified = t.device_properties(t.backend_data, d, &props) == BP_STATUS_OK &&
+                 (props.capabilities & BP_DEVICE_CAP_UNIFIED) != 0;
+  RawMemory raw;
+  raw.backend_data = t.backend_data;
+  raw.device = d;
+  raw.allocate = t.allocate;
+  raw.deallocate = t.deallocate;
+  raw.name = t.name;
+  raw.copy_host_to_device = t.copy_host_to_device;
+  raw.copy_device_to_host = t.copy_device_to_host;
+  raw.stream = dev->stream;
+  raw.event_create = t.event_create;
+  raw.event_record = t.event_record;
+  raw.event_query = t.event_query;
+  raw.event_synchronize = t.event_synchronize;
+  raw.event_destroy = t.event_destroy;
+  raw.stream_synchronize = t.stream_synchronize;
+  dev->default_stream.ctx = ctx;
+  dev->default_stream.dev = dev.get();
+  dev->default_stream.raw = dev->stream;
+  dev->default_stream.is_default = true;
+  dev->pinned = std::make_unique<CachingAllocator>(PinnedMemory(t, raw, dev.get()));
+  raw.host_addressable = slot->host_memory;
+  SetAllocatorLog(ctx, &raw);
+  dev->allocator = std::make_unique<CachingAllocator>(raw);
+  return dev;
+}
 
 namespace {
 // The device entry points' last common step: under a ReadSection, `device`

@@ -1,7 +1,6 @@
 // The plugin loader: dlopen, version negotiation, init with the host API,
 // registration commit, discovery, and unload with deferred unmapping.
 #include "plugin.h"
-#include "host_pinned.h"
 
 #include <dirent.h>
 #include <dlfcn.h>
@@ -154,42 +153,6 @@ Status FailLoad(bp_plugin_t* p, bool init_ran, Status st) {
 }
 
 }  // namespace
-
-std::unique_ptr<DeviceState> MakeDevice(bp_context_t* ctx, BackendSlot* slot, const bp_backend_t& t, int32_t d) {
-  auto dev = std::make_unique<DeviceState>();
-  dev->slot = slot;
-  dev->index = d;
-  if (t.stream_get_default != nullptr) t.stream_get_default(t.backend_data, d, &dev->stream);
-  // Read once at load: a device whose properties fail to answer is not unified.
-  bp_device_properties_t props{};
-  props.struct_size = sizeof(props);
-  dev->unified = t.device_properties(t.backend_data, d, &props) == BP_STATUS_OK &&
-                 (props.capabilities & BP_DEVICE_CAP_UNIFIED) != 0;
-  RawMemory raw;
-  raw.backend_data = t.backend_data;
-  raw.device = d;
-  raw.allocate = t.allocate;
-  raw.deallocate = t.deallocate;
-  raw.name = t.name;
-  raw.copy_host_to_device = t.copy_host_to_device;
-  raw.copy_device_to_host = t.copy_device_to_host;
-  raw.stream = dev->stream;
-  raw.event_create = t.event_create;
-  raw.event_record = t.event_record;
-  raw.event_query = t.event_query;
-  raw.event_synchronize = t.event_synchronize;
-  raw.event_destroy = t.event_destroy;
-  raw.stream_synchronize = t.stream_synchronize;
-  dev->default_stream.ctx = ctx;
-  dev->default_stream.dev = dev.get();
-  dev->default_stream.raw = dev->stream;
-  dev->default_stream.is_default = true;
-  dev->pinned = std::make_unique<CachingAllocator>(PinnedMemory(t, raw, dev.get()));
-  raw.host_addressable = slot->host_memory;
-  SetAllocatorLog(ctx, &raw);
-  dev->allocator = std::make_unique<CachingAllocator>(raw);
-  return dev;
-}
 
 namespace {
 
@@ -593,17 +556,9 @@ BP_API bp_status_t bp_plugin_unload(bp_context_t* context, bp_plugin_t* plugin) 
         return Error(BP_STATUS_INVALID_ARGUMENT,
                      "bp_plugin_unload: plugin is not loaded in this context (unloaded twice?)");
       }
-      // A stream handle calls the plugin's code: it must go first (the host
-      // memory slot's streams are the core's own).
-      if (plugin->backend >= 0 && !context->slots[plugin->backend].host_memory) {
-        for (DeviceState* d : context->slots[plugin->backend].devices) {
-          std::lock_guard<std::mutex> streams_lock(d->streams_mu);
-          if (!d->streams.empty()) {
-            return Error(BP_STATUS_FAILED_PRECONDITION,
-                         "bp_plugin_unload: device " + d->slot->name + ":" + std::to_string(d->index) + " has " +
-                             std::to_string(d->streams.size()) + " stream(s) from bp_stream_create; destroy them first");
-          }
-        }
+      // A stream handle calls the plugin's code: it must go first.
+      if (plugin->backend >= 0) {
+        BP_RETURN_IF_ERROR(CheckNoCreatedStreams(context->slots[plugin->backend], "bp_plugin_unload"));
       }
       DetachLocked(plugin);
       TakeRetiredLocked(context, plugin, &retired);

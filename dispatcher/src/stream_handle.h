@@ -7,9 +7,11 @@
 #include <cstdint>
 
 #include "backplane/backplane.h"
+#include "status.h"
 
 namespace bp::core {
 struct DeviceState;
+struct BackendSlot;
 struct Capture;
 constexpr uint64_t kStreamMagic = 0x53545245414d5f31ull;  // "STREAM_1"
 constexpr uint64_t kEventMagic = 0x4556454e545f5f31ull;   // "EVENT__1"
@@ -36,6 +38,12 @@ struct bp_event_handle_t {
 };
 
 namespace bp::core {
+
+// FAILED_PRECONDITION naming the first device of `slot` that still has a
+// stream from bp_stream_create (which calls the plugin's code), for `fn`
+// (bp_plugin_unload); Ok when none has. The host memory slot's streams are
+// the core's own and never count.
+Status CheckNoCreatedStreams(const BackendSlot& slot, const char* fn);
 
 // The calling thread's current streams other than the defaults: a few
 // entries, scanned linearly (a thread rarely switches more than one or two

@@ -103,6 +103,20 @@ Status SetCurrent(bp_stream_handle_t* s, const char* fn) {
 }
 
 }  // namespace
+
+Status CheckNoCreatedStreams(const BackendSlot& slot, const char* fn) {
+  if (slot.host_memory) return Status::Ok();
+  for (DeviceState* d : slot.devices) {
+    std::lock_guard<std::mutex> streams_lock(d->streams_mu);
+    if (!d->streams.empty()) {
+      return Error(BP_STATUS_FAILED_PRECONDITION,
+                   std::string(fn) + ": device " + d->slot->name + ":" + std::to_string(d->index) + " has " +
+                       std::to_string(d->streams.size()) + " stream(s) from bp_stream_create; destroy them first");
+    }
+  }
+  return Status::Ok();
+}
+
 }  // namespace bp::core
 
 using namespace bp::core;
