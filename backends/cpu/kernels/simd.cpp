@@ -2,14 +2,14 @@
 // (foreach_target.h re-includes this file) and dispatched at run time.
 #undef HWY_TARGET_INCLUDE
 #define HWY_TARGET_INCLUDE "kernels/simd.cpp"
+#include "kernels/simd.h"
+
+#include <hwy/contrib/math/math-inl.h>
 #include <hwy/foreach_target.h>  // must come before highway.h
 #include <hwy/highway.h>
-#include <hwy/contrib/math/math-inl.h>
 
 #include <cmath>
 #include <limits>
-
-#include "kernels/simd.h"
 
 HWY_BEFORE_NAMESPACE();
 namespace bp_cpu {
@@ -96,6 +96,28 @@ void GeluTanhImpl(const float* x, float* y, int64_t n) {
     const V th = hn::Tanh(d, inner);
     return hn::Mul(hn::Mul(hn::Set(d, 0.5f), v), hn::Add(hn::Set(d, 1.0f), th));
   });
+}
+
+// 1 / (1 + exp(-x)), the scalar kernel's formula on ExpV: -x above
+// ln(FLT_MAX) gives 1/inf = 0, NaN stays NaN.
+void SigmoidImpl(const float* x, float* y, int64_t n) {
+  const D d;
+  Map(x, y, n, [d](V v) HWY_ATTR {
+    const V one = hn::Set(d, 1.0f);
+    return hn::Div(one, hn::Add(one, ExpV(d, hn::Neg(v))));
+  });
+}
+
+// x / (1 + exp(-x)), as the scalar kernel (so -inf gives NaN, as torch).
+void SiluImpl(const float* x, float* y, int64_t n) {
+  const D d;
+  Map(x, y, n, [d](V v) HWY_ATTR { return hn::Div(v, hn::Add(hn::Set(d, 1.0f), ExpV(d, hn::Neg(v)))); });
+}
+
+// Highway's Tanh; NaN kept explicitly (its polynomial path may not).
+void TanhImpl(const float* x, float* y, int64_t n) {
+  const D d;
+  Map(x, y, n, [d](V v) HWY_ATTR { return hn::IfThenElse(hn::IsNaN(v), v, hn::Tanh(d, v)); });
 }
 
 void ScaleShiftImpl(const float* x, float* y, int64_t n, float scale, float shift) {
@@ -277,6 +299,9 @@ HWY_EXPORT(ExpImpl);
 HWY_EXPORT(ReluImpl);
 HWY_EXPORT(GeluErfImpl);
 HWY_EXPORT(GeluTanhImpl);
+HWY_EXPORT(SigmoidImpl);
+HWY_EXPORT(SiluImpl);
+HWY_EXPORT(TanhImpl);
 HWY_EXPORT(ScaleShiftImpl);
 HWY_EXPORT(SumImpl);
 HWY_EXPORT(SoftmaxRowImpl);
@@ -288,6 +313,9 @@ void ExpF32(const float* x, float* y, int64_t n) { HWY_DYNAMIC_DISPATCH(ExpImpl)
 void ReluF32(const float* x, float* y, int64_t n) { HWY_DYNAMIC_DISPATCH(ReluImpl)(x, y, n); }
 void GeluErfF32(const float* x, float* y, int64_t n) { HWY_DYNAMIC_DISPATCH(GeluErfImpl)(x, y, n); }
 void GeluTanhF32(const float* x, float* y, int64_t n) { HWY_DYNAMIC_DISPATCH(GeluTanhImpl)(x, y, n); }
+void SigmoidF32(const float* x, float* y, int64_t n) { HWY_DYNAMIC_DISPATCH(SigmoidImpl)(x, y, n); }
+void SiluF32(const float* x, float* y, int64_t n) { HWY_DYNAMIC_DISPATCH(SiluImpl)(x, y, n); }
+void TanhF32(const float* x, float* y, int64_t n) { HWY_DYNAMIC_DISPATCH(TanhImpl)(x, y, n); }
 void ScaleShiftF32(const float* x, float* y, int64_t n, float scale, float shift) {
   HWY_DYNAMIC_DISPATCH(ScaleShiftImpl)(x, y, n, scale, shift);
 }

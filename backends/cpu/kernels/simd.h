@@ -11,6 +11,9 @@
 // - ExpF32: Highway's Exp, at most 1 ULP in its valid range; inputs above
 //   ln(FLT_MAX) give +inf, -inf and inputs below -104 give 0, NaN stays NaN.
 // - GeluTanhF32: Highway's Tanh (at most 4 ULP) in the tanh formula.
+// - SigmoidF32, SiluF32: the scalar formulas on ExpF32's exp, so within a
+//   few ULP; the same edges (sigmoid of NaN is NaN, silu(-inf) is NaN).
+// - TanhF32: Highway's Tanh (at most 4 ULP); NaN stays NaN.
 // - GeluErfF32: erf by the rational approximation 7.1.26 of Abramowitz and
 //   Stegun (absolute error at most 1.5e-7, plus float32 rounding), so
 //   |gelu error| <= 0.5 * |x| * 2e-7 + a few ULP of the result.
@@ -38,6 +41,9 @@ void ExpF32(const float* x, float* y, int64_t n);
 // max(x, 0); NaN stays NaN, -0.0 gives +0.0 (as the scalar kernel).
 void ReluF32(const float* x, float* y, int64_t n);
 void GeluErfF32(const float* x, float* y, int64_t n);
+void SigmoidF32(const float* x, float* y, int64_t n);
+void SiluF32(const float* x, float* y, int64_t n);
+void TanhF32(const float* x, float* y, int64_t n);
 void GeluTanhF32(const float* x, float* y, int64_t n);
 // y = x * scale + shift.
 void ScaleShiftF32(const float* x, float* y, int64_t n, float scale, float shift);

@@ -121,12 +121,12 @@ bp_status_t ReluScalar(const bp_kernel_call_t* call) {
 bp_status_t Relu(const bp_kernel_call_t* call) { return VecF32(call, simd::ReluF32, ReluScalar); }
 
 // Floating math: one line per op, computed in opmath_t (float or double).
-#define BP_CPU_FLOAT_UNARY(NAME, EXPR)                          \
-  bp_status_t NAME(const bp_kernel_call_t* call) {              \
-    return Unary<FloatOnly>(call, [](auto tag) {                \
-      using C = opmath_t<typename decltype(tag)::type>;         \
-      return [](C x) -> C { return EXPR; };                     \
-    });                                                         \
+#define BP_CPU_FLOAT_UNARY(NAME, EXPR)                  \
+  bp_status_t NAME(const bp_kernel_call_t* call) {      \
+    return Unary<FloatOnly>(call, [](auto tag) {        \
+      using C = opmath_t<typename decltype(tag)::type>; \
+      return [](C x) -> C { return EXPR; };             \
+    });                                                 \
   }
 
 BP_CPU_FLOAT_UNARY(ExpScalar, std::exp(x))
@@ -138,21 +138,24 @@ BP_CPU_FLOAT_UNARY(Cos, std::cos(x))
 BP_CPU_FLOAT_UNARY(Acos, std::acos(x))
 BP_CPU_FLOAT_UNARY(Asin, std::asin(x))
 BP_CPU_FLOAT_UNARY(Atan, std::atan(x))
-BP_CPU_FLOAT_UNARY(Tanh, std::tanh(x))
-BP_CPU_FLOAT_UNARY(Sigmoid, C(1) / (C(1) + std::exp(-x)))
+BP_CPU_FLOAT_UNARY(TanhScalar, std::tanh(x))
+BP_CPU_FLOAT_UNARY(SigmoidScalar, C(1) / (C(1) + std::exp(-x)))
 BP_CPU_FLOAT_UNARY(Erf, std::erf(x))
-BP_CPU_FLOAT_UNARY(Silu, x / (C(1) + std::exp(-x)))
+BP_CPU_FLOAT_UNARY(SiluScalar, x / (C(1) + std::exp(-x)))
 #undef BP_CPU_FLOAT_UNARY
 
 bp_status_t Exp(const bp_kernel_call_t* call) { return VecF32(call, simd::ExpF32, ExpScalar); }
+bp_status_t Tanh(const bp_kernel_call_t* call) { return VecF32(call, simd::TanhF32, TanhScalar); }
+bp_status_t Sigmoid(const bp_kernel_call_t* call) { return VecF32(call, simd::SigmoidF32, SigmoidScalar); }
+bp_status_t Silu(const bp_kernel_call_t* call) { return VecF32(call, simd::SiluF32, SiluScalar); }
 
 bp_status_t Gelu(const bp_kernel_call_t* call) {
   const char* approximate = bp_kit_string_arg(call, BP_ARG_GELU_APPROXIMATE);
   bool tanh_form = false;
   if (approximate != nullptr && std::strcmp(approximate, "none") != 0) {
     if (std::strcmp(approximate, "tanh") != 0) {
-      return Fail(call, BP_STATUS_INVALID_ARGUMENT,
-                  "argument 'approximate' expected 'none' or 'tanh' but got '%s'", approximate);
+      return Fail(call, BP_STATUS_INVALID_ARGUMENT, "argument 'approximate' expected 'none' or 'tanh' but got '%s'",
+                  approximate);
     }
     tanh_form = true;
   }
@@ -177,12 +180,12 @@ bp_status_t Gelu(const bp_kernel_call_t* call) {
 }
 
 const KernelDef kKernels[] = {
-    {BP_OP_NEG, Neg, nullptr},         {BP_OP_ABS, Abs, nullptr},   {BP_OP_ROUND, Round, nullptr},   {BP_OP_EXP, Exp, nullptr},
-    {BP_OP_LOG, Log, nullptr},         {BP_OP_SQRT, Sqrt, nullptr}, {BP_OP_RSQRT, Rsqrt, nullptr},
-    {BP_OP_SIN, Sin, nullptr},         {BP_OP_COS, Cos, nullptr},   {BP_OP_TANH, Tanh, nullptr},
-    {BP_OP_SIGMOID, Sigmoid, nullptr}, {BP_OP_ERF, Erf, nullptr},   {BP_OP_RELU, Relu, nullptr},
-    {BP_OP_GELU, Gelu, nullptr},       {BP_OP_SILU, Silu, nullptr}, {BP_OP_ACOS, Acos, nullptr},
-    {BP_OP_ASIN, Asin, nullptr},       {BP_OP_ATAN, Atan, nullptr},
+    {BP_OP_NEG, Neg, nullptr},     {BP_OP_ABS, Abs, nullptr},         {BP_OP_ROUND, Round, nullptr},
+    {BP_OP_EXP, Exp, nullptr},     {BP_OP_LOG, Log, nullptr},         {BP_OP_SQRT, Sqrt, nullptr},
+    {BP_OP_RSQRT, Rsqrt, nullptr}, {BP_OP_SIN, Sin, nullptr},         {BP_OP_COS, Cos, nullptr},
+    {BP_OP_TANH, Tanh, nullptr},   {BP_OP_SIGMOID, Sigmoid, nullptr}, {BP_OP_ERF, Erf, nullptr},
+    {BP_OP_RELU, Relu, nullptr},   {BP_OP_GELU, Gelu, nullptr},       {BP_OP_SILU, Silu, nullptr},
+    {BP_OP_ACOS, Acos, nullptr},   {BP_OP_ASIN, Asin, nullptr},       {BP_OP_ATAN, Atan, nullptr},
 };
 
 }  // namespace
