@@ -2,14 +2,16 @@
 // (foreach_target.h re-includes this file) and dispatched at run time.
 #undef HWY_TARGET_INCLUDE
 #define HWY_TARGET_INCLUDE "kernels/simd.cpp"
-#include "kernels/simd.h"
-
-#include <hwy/contrib/math/math-inl.h>
+// clang-format off
 #include <hwy/foreach_target.h>  // must come before highway.h
 #include <hwy/highway.h>
+#include <hwy/contrib/math/math-inl.h>
+// clang-format on
 
 #include <cmath>
 #include <limits>
+
+#include "kernels/simd.h"
 
 HWY_BEFORE_NAMESPACE();
 namespace bp_cpu {
