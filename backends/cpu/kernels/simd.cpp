@@ -6,12 +6,12 @@
 #include <hwy/foreach_target.h>  // must come before highway.h
 #include <hwy/highway.h>
 #include <hwy/contrib/math/math-inl.h>
-// clang-format on
 
 #include <cmath>
 #include <limits>
 
 #include "kernels/simd.h"
+// clang-format on
 
 HWY_BEFORE_NAMESPACE();
 namespace bp_cpu {
