@@ -1,6 +1,6 @@
 // The channels-last memory format end to end, with the real CPU plugin: a
 // 4-D tensor with NHWC strides (sizes still [N, C, H, W]) gives results in
-// the same format through convolution, pooling and pointwise operators, as
+// the same format through convolution, pooling, pointwise operators and cat, as
 // torch's do, and the values equal those of the contiguous (NCHW) run.
 // Skipped (with the reason) when the CPU plugin was not built.
 #include <sys/stat.h>
@@ -137,6 +137,34 @@ TEST_F(ChannelsLastTest, MeanAndSumOverTheImageOfAChannelsLastInput) {
       }
     }
   }
+}
+
+TEST_F(ChannelsLastTest, CatOfChannelsLastInputsIsChannelsLast) {
+  // The two branches of a fire module joined along C (and along H): the
+  // result is channels-last, as torch.cat's, with the NCHW run's values.
+  bp_tensor_t* a = Ramp({2, 3, 4, 5}, 0.1f);
+  bp_tensor_t* b = Ramp({2, 6, 4, 5}, 0.2f);
+  auto cat = [&](bp_tensor_t* x, bp_tensor_t* y, int64_t dim) {
+    bp_tensor_t* list[2] = {x, y};
+    bp_value_t tl{};
+    tl.kind = BP_VALUE_TENSOR_LIST;
+    tl.u.tensor_list.data = list;
+    tl.u.tensor_list.size = 2;
+    return Call("cat", {tl, I(dim)});
+  };
+  bp_tensor_t* al = ChannelsLast(a);
+  bp_tensor_t* bl = ChannelsLast(b);
+  bp_tensor_t* c = cat(al, bl, 1);
+  ASSERT_NE(c, nullptr);
+  EXPECT_EQ(Strides(c), NhwcStrides(9, 4, 5));
+  ExpectNear(Read(c), Read(cat(a, b, 1)));
+  bp_tensor_t* h = cat(al, ChannelsLast(Ramp({2, 3, 2, 5}, 0.3f)), 2);
+  EXPECT_EQ(Strides(h), NhwcStrides(3, 6, 5));
+  ExpectNear(Read(h), Read(cat(a, Ramp({2, 3, 2, 5}, 0.3f), 2)));
+  // One input in the default layout: the result is contiguous.
+  bp_tensor_t* m = cat(al, b, 1);
+  EXPECT_EQ(bp_tensor_is_contiguous(m), 1);
+  ExpectNear(Read(m), Read(cat(a, b, 1)));
 }
 
 TEST_F(ChannelsLastTest, AmbiguousLayoutsStayContiguous) {

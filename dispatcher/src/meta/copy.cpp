@@ -104,7 +104,15 @@ Status CatInfer(const MetaCallInfo& info, const MetaArg* args, MetaPlan* plan) {
   }
   RewriteInt(plan, 1, dim);
   plan->no_output_alias = true;
-  return SetOutput(info, plan, 0, d, sizes, ref->ndim, CallDevice(info, args));
+  BP_RETURN_IF_ERROR(SetOutput(info, plan, 0, d, sizes, ref->ndim, CallDevice(info, args)));
+  // Inputs that are all channels-last give a channels-last result, as
+  // torch.cat: the branches of an NHWC network (a fire or inception module)
+  // join without a reorder, and the next convolution reads NHWC.
+  bool channels_last = ref->ndim == 4;
+  for (int64_t j = 0; channels_last && j < list.num_tensors; ++j)
+    channels_last = CatSkipsInput(*list.tensors[j]) || list.tensors[j]->is_channels_last();
+  if (channels_last) plan->outputs[0].set_channels_last_strides();
+  return Status::Ok();
 }
 
 // to.dtype(self, dtype, non_blocking, copy): self's sizes in `dtype`.
