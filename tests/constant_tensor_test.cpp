@@ -169,4 +169,66 @@ TEST_F(ConstantTensorTest, CpuConvolutionWithConstantWeightsMatchesPlainWeights)
   EXPECT_GT(same_memory, 0);
 }
 
+// The CPU backend's matrix products read a constant weight packed (kept in
+// oneDNN's layout): matmul's other, linear's weight (a transposed view) and
+// addmm's mat2 give the plain weights' values, call after call, and a new
+// constant in a freed constant's memory is not mistaken for it.
+TEST_F(ConstantTensorTest, CpuMatrixProductsWithConstantWeightsMatchPlainWeights) {
+  const std::string path = std::string(BP_BUILD_PLUGIN_DIR) + "/libbackplane_cpu.so";
+  struct stat sb;
+  if (stat(path.c_str(), &sb) != 0) GTEST_SKIP() << "the CPU plugin is not built (" << path << ")";
+  ASSERT_EQ(bp_plugin_load(ctx_, path.c_str(), nullptr), BP_STATUS_OK) << LastError();
+  auto ramp = [](size_t n, int seed) {
+    std::vector<float> v(n);
+    for (size_t i = 0; i < n; ++i) v[i] = static_cast<float>((i * 29 + static_cast<size_t>(seed) * 7) % 61) / 61 - 0.5f;
+    return v;
+  };
+  const int64_t K = 24, N = 40;
+  bp_tensor_t* x3 = F32(kCpu, {3, 5, K}, ramp(3 * 5 * K, 1));  // a batch of token rows
+  bp_tensor_t* x2 = F32(kCpu, {7, K}, ramp(7 * K, 3));
+  bp_tensor_t* bias = F32(kCpu, {N}, ramp(N, 4));
+  struct Product {
+    const char* op;
+    std::vector<int64_t> wsizes;
+  };
+  const Product products[] = {{"matmul", {K, N}}, {"linear", {N, K}}, {"addmm", {K, N}}};
+  auto run = [&](const Product& p, bp_tensor_t* w) {
+    std::vector<bp_value_t> args;
+    if (std::string(p.op) == "matmul") args = {T(x3), T(w)};
+    if (std::string(p.op) == "linear") args = {T(x3), T(w), T(bias)};
+    if (std::string(p.op) == "addmm") args = {T(bias), T(x2), T(w)};
+    bp_tensor_t* y = nullptr;
+    EXPECT_EQ(bp_op_call(ctx_, Op(p.op), args.data(), static_cast<int32_t>(args.size()), &y, 1), BP_STATUS_OK)
+        << p.op << ": " << LastError();
+    std::vector<float> v = y != nullptr ? Read(y) : std::vector<float>();
+    bp_tensor_release(y);
+    return v;
+  };
+  int same_memory = 0;
+  for (const Product& p : products) {
+    void* previous = nullptr;
+    for (int seed = 2; seed < 5; ++seed) {
+      const std::vector<float> wv = ramp(static_cast<size_t>(K * N), seed);
+      bp_tensor_t* plain = F32(kCpu, p.wsizes, wv);
+      const std::vector<float> want = run(p, plain);
+      bp_tensor_release(plain);
+      bp_tensor_t* w = F32(kCpu, p.wsizes, wv);
+      ASSERT_EQ(bp_tensor_set_constant(w), BP_STATUS_OK);
+      DLManagedTensor* m = nullptr;
+      ASSERT_EQ(bp_tensor_to_dlpack(w, &m), BP_STATUS_OK);
+      same_memory += m->dl_tensor.data == previous ? 1 : 0;
+      previous = m->dl_tensor.data;
+      m->deleter(m);
+      for (int call = 0; call < 2; ++call) {  // the first call packs, the second reuses
+        const std::vector<float> got = run(p, w);
+        ASSERT_EQ(got.size(), want.size()) << p.op;
+        for (size_t i = 0; i < got.size(); ++i)
+          ASSERT_NEAR(got[i], want[i], 1e-4f) << p.op << " seed " << seed << " call " << call << " at " << i;
+      }
+      bp_tensor_release(w);
+    }
+  }
+  EXPECT_GT(same_memory, 0);
+}
+
 }  // namespace

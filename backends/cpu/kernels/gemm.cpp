@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "oneapi/dnnl/dnnl.hpp"
+#include "packed_weights.h"
 
 namespace bp_cpu {
 namespace {
@@ -28,10 +29,17 @@ dnnl::engine& Engine() {
 
 bool DnnlType(DType dt, dnnl::memory::data_type* out) {
   switch (dt) {
-    case DType::kFloat32: *out = dnnl::memory::data_type::f32; return true;
-    case DType::kBFloat16: *out = dnnl::memory::data_type::bf16; return true;
-    case DType::kFloat16: *out = dnnl::memory::data_type::f16; return true;
-    default: return false;
+    case DType::kFloat32:
+      *out = dnnl::memory::data_type::f32;
+      return true;
+    case DType::kBFloat16:
+      *out = dnnl::memory::data_type::bf16;
+      return true;
+    case DType::kFloat16:
+      *out = dnnl::memory::data_type::f16;
+      return true;
+    default:
+      return false;
   }
 }
 
@@ -68,6 +76,7 @@ Mat MakeMat(const DLTensor& t) {
 struct CachedMatmul {
   dnnl::matmul prim;
   dnnl::memory::desc scratchpad;
+  dnnl::memory::desc weights;  // the layout the primitive reads B in (packed: oneDNN's choice)
 };
 struct Cache {
   std::mutex mu;
@@ -84,8 +93,10 @@ void AppendKey(std::string* key, const Mat& m) {
   key->push_back('|');
 }
 
+// `packed_b`: the primitive picks B's layout (format_tag::any) and the
+// caller hands it B reordered into that layout once (PackedWeights).
 std::shared_ptr<CachedMatmul> GetPrimitive(dnnl::memory::data_type dt, const Mat& a, const Mat& b, const Mat& c,
-                                           float alpha, float beta, dnnl::memory::desc* amd,
+                                           float alpha, float beta, bool packed_b, dnnl::memory::desc* amd,
                                            dnnl::memory::desc* bmd, dnnl::memory::desc* cmd) {
   *amd = dnnl::memory::desc(a.dims, dt, a.strides);
   *bmd = dnnl::memory::desc(b.dims, dt, b.strides);
@@ -93,6 +104,7 @@ std::shared_ptr<CachedMatmul> GetPrimitive(dnnl::memory::data_type dt, const Mat
   std::string key;
   key.reserve(256);
   key.push_back(static_cast<char>(dt));
+  key.push_back(packed_b ? 'P' : 'p');
   key.push_back(static_cast<char>(omp_get_max_threads()));  // a primitive keeps its creator's team size
   key.append(reinterpret_cast<const char*>(&alpha), sizeof alpha);
   key.append(reinterpret_cast<const char*>(&beta), sizeof beta);
@@ -113,11 +125,12 @@ std::shared_ptr<CachedMatmul> GetPrimitive(dnnl::memory::data_type dt, const Mat
     po.append_sum(beta);
     attr.set_post_ops(po);
   }
-  dnnl::matmul::desc desc(*amd, *bmd, *cmd);
+  const dnnl::memory::desc b_any(b.dims, dt, dnnl::memory::format_tag::any);
+  dnnl::matmul::desc desc(*amd, packed_b ? b_any : *bmd, *cmd);
   dnnl::matmul::primitive_desc pd(desc, attr, Engine());  // throws if unimplemented
   // oneDNN's reference kernel is far slower than staging dense copies.
   if (std::strncmp(pd.impl_info_str(), "ref", 3) == 0) throw dnnl::error(dnnl_unimplemented, "reference matmul");
-  auto prim = std::make_shared<CachedMatmul>(CachedMatmul{dnnl::matmul(pd), pd.scratchpad_desc()});
+  auto prim = std::make_shared<CachedMatmul>(CachedMatmul{dnnl::matmul(pd), pd.scratchpad_desc(), pd.weights_desc()});
   std::lock_guard<std::mutex> lock(cache.mu);
   if (cache.map.size() > 512) cache.map.clear();
   cache.map.emplace(std::move(key), prim);
@@ -156,16 +169,29 @@ class SingleThreadScope {
   int saved_;
 };
 
-void RunDnnl(dnnl::memory::data_type dt, const Mat& a, const Mat& b, const Mat& c, float alpha, float beta) {
+// `b_id`: B's constant-storage id (0: not constant). A constant B with no
+// batch of its own (a weight) is read packed: oneDNN's matmul on a plain B
+// copies it into its blocked layout on every call, which at the few rows of
+// a transformer token batch or a classifier head costs as much as the
+// product (ONNX Runtime pre-packs such initializers once, too).
+void RunDnnl(dnnl::memory::data_type dt, const Mat& a, const Mat& b, const Mat& c, float alpha, float beta,
+             uint64_t b_id) {
   int64_t macs = a.dims.empty() ? 0 : a.dims.back();
   for (int64_t d : c.dims) macs *= d;
   const SingleThreadScope single(macs < kDnnlParallelMacs);
+  bool packed_b = b_id != 0;
+  for (size_t d = 0; packed_b && d + 2 < b.dims.size(); ++d) packed_b = b.dims[d] == 1;
+  const int64_t b_bytes = b.dims.empty() ? 0 : b.dims[b.dims.size() - 1] * b.dims[b.dims.size() - 2] * 4;
+  packed_b = packed_b && PackedWeightsCanKeep(b_bytes);  // else the plain B beats a reorder per call
   dnnl::memory::desc amd, bmd, cmd;
-  std::shared_ptr<CachedMatmul> prim = GetPrimitive(dt, a, b, c, alpha, beta, &amd, &bmd, &cmd);
-  dnnl::memory am(amd, Engine(), a.data), bm(bmd, Engine(), b.data), cm(cmd, Engine(), c.data);
-  dnnl::memory sm(prim->scratchpad, Engine(), ScratchpadBuffer(prim->scratchpad.get_size()));
+  std::shared_ptr<CachedMatmul> prim = GetPrimitive(dt, a, b, c, alpha, beta, packed_b, &amd, &bmd, &cmd);
   dnnl::stream stream(Engine());
-  prim->prim.execute(stream, {{DNNL_ARG_SRC, am}, {DNNL_ARG_WEIGHTS, bm}, {DNNL_ARG_DST, cm}, {DNNL_ARG_SCRATCHPAD, sm}});
+  dnnl::memory am(amd, Engine(), a.data), cm(cmd, Engine(), c.data);
+  dnnl::memory bm = packed_b ? PackedWeights(b_id, bmd, b.data, prim->weights, Engine(), stream)
+                             : dnnl::memory(bmd, Engine(), b.data);
+  dnnl::memory sm(prim->scratchpad, Engine(), ScratchpadBuffer(prim->scratchpad.get_size()));
+  prim->prim.execute(stream,
+                     {{DNNL_ARG_SRC, am}, {DNNL_ARG_WEIGHTS, bm}, {DNNL_ARG_DST, cm}, {DNNL_ARG_SCRATCHPAD, sm}});
   stream.wait();
 }
 
@@ -255,10 +281,10 @@ void NaiveGemm(const DLTensor& A, const DLTensor& B, const DLTensor& C, double a
 }  // namespace
 
 bp_status_t GemmOriented(const bp_kernel_call_t* call, const DLTensor& A, const DLTensor& B, const DLTensor& C,
-                         double alpha, double beta);
+                         double alpha, double beta, uint64_t b_id);
 
-bp_status_t Gemm(const bp_kernel_call_t* call, const DLTensor& A, const DLTensor& B, const DLTensor& C,
-                 double alpha, double beta) {
+bp_status_t Gemm(const bp_kernel_call_t* call, const DLTensor& A, const DLTensor& B, const DLTensor& C, double alpha,
+                 double beta, uint64_t b_id) {
   const DType dt = DtypeOf(C.dtype);
   if (DtypeOf(A.dtype) != dt || DtypeOf(B.dtype) != dt)
     return Fail(call, BP_STATUS_INVALID_ARGUMENT, "operands have dtypes %s, %s and output %s (expected one dtype)",
@@ -281,20 +307,20 @@ bp_status_t Gemm(const bp_kernel_call_t* call, const DLTensor& A, const DLTensor
       v[i].shape = sh[i];
       v[i].strides = st[i];
     }
-    return GemmOriented(call, v[0], v[1], v[2], alpha, beta);
+    return GemmOriented(call, v[0], v[1], v[2], alpha, beta, 0);  // B is now the left operand
   }
-  return GemmOriented(call, A, B, C, alpha, beta);
+  return GemmOriented(call, A, B, C, alpha, beta, b_id);
 }
 
 bp_status_t GemmOriented(const bp_kernel_call_t* call, const DLTensor& A, const DLTensor& B, const DLTensor& C,
-                         double alpha, double beta) {
+                         double alpha, double beta, uint64_t b_id) {
   const DType dt = DtypeOf(C.dtype);
   dnnl::memory::data_type ddt;
   const bool k_zero = A.shape[A.ndim - 1] == 0;
   if (DnnlType(dt, &ddt) && C.ndim <= kDnnlMaxDims && !k_zero) {
     try {
       try {
-        RunDnnl(ddt, MakeMat(A), MakeMat(B), MakeMat(C), static_cast<float>(alpha), static_cast<float>(beta));
+        RunDnnl(ddt, MakeMat(A), MakeMat(B), MakeMat(C), static_cast<float>(alpha), static_cast<float>(beta), b_id);
         return BP_STATUS_OK;
       } catch (const dnnl::error&) {
         // Unsupported dtype on this CPU or layout: stage dense float32 copies.
@@ -305,7 +331,7 @@ bp_status_t GemmOriented(const bp_kernel_call_t* call, const DLTensor& A, const 
       Stage(B, &b, true, sb);
       Stage(C, &c, beta != 0.0, sc);
       Mat ma = MakeMat(a.dl), mb = MakeMat(b.dl), mc = MakeMat(c.dl);
-      RunDnnl(dnnl::memory::data_type::f32, ma, mb, mc, static_cast<float>(alpha), static_cast<float>(beta));
+      RunDnnl(dnnl::memory::data_type::f32, ma, mb, mc, static_cast<float>(alpha), static_cast<float>(beta), 0);
       CopyTensor(C, c.dl);
       return BP_STATUS_OK;
     } catch (const dnnl::error&) {

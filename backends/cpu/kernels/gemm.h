@@ -11,8 +11,11 @@ namespace bp_cpu {
 // as torch.addmm. float32/bfloat16 (and float16 where the CPU has it) run on
 // oneDNN's matmul primitive; float16 without hardware support goes through
 // float32 buffers; float64 and anything oneDNN refuses use a direct loop with
-// double accumulation. Returns OK, or an error status after Fail().
-bp_status_t Gemm(const bp_kernel_call_t* call, const DLTensor& A, const DLTensor& B, const DLTensor& C,
-                 double alpha, double beta);
+// double accumulation. `b_id` is B's constant-storage id
+// (bp_kit_constant_id; 0: not constant): a constant B without batch dims of
+// its own is reordered into oneDNN's layout once and kept (packed_weights.h).
+// Returns OK, or an error status after Fail().
+bp_status_t Gemm(const bp_kernel_call_t* call, const DLTensor& A, const DLTensor& B, const DLTensor& C, double alpha,
+                 double beta, uint64_t b_id = 0);
 
 }  // namespace bp_cpu

@@ -11,9 +11,9 @@ bp_status_t Matmul(const bp_kernel_call_t* call) {
   DLTensor* out = call->outputs[0];
   if (a == nullptr || b == nullptr) return Fail(call, BP_STATUS_INVALID_ARGUMENT, "expected two tensors");
   if (a->ndim < 2 || a->ndim != b->ndim || a->ndim != out->ndim)
-    return Fail(call, BP_STATUS_INVALID_ARGUMENT, "expected operands of one rank >= 2, got %d, %d and %d",
-                a->ndim, b->ndim, out->ndim);
-  return Gemm(call, *a, *b, *out, 1.0, 0.0);
+    return Fail(call, BP_STATUS_INVALID_ARGUMENT, "expected operands of one rank >= 2, got %d, %d and %d", a->ndim,
+                b->ndim, out->ndim);
+  return Gemm(call, *a, *b, *out, 1.0, 0.0, bp_kit_constant_id(call, BP_ARG_MATMUL_OTHER));
 }
 
 bp_status_t Addmm(const bp_kernel_call_t* call) {
@@ -32,7 +32,7 @@ bp_status_t Addmm(const bp_kernel_call_t* call) {
     const bp_status_t st = CopyTensor(*out, *self);
     if (st != BP_STATUS_OK) return Fail(call, st, "cannot copy 'self' into the output");
   }
-  return Gemm(call, *m1, *m2, *out, alpha, beta);
+  return Gemm(call, *m1, *m2, *out, alpha, beta, bp_kit_constant_id(call, BP_ARG_ADDMM_MAT2));
 }
 
 bp_status_t Linear(const bp_kernel_call_t* call) {
@@ -95,7 +95,7 @@ bp_status_t Linear(const bp_kernel_call_t* call) {
     if (st != BP_STATUS_OK) return Fail(call, st, "cannot broadcast 'bias' into the output");
     beta = 1.0;
   }
-  return Gemm(call, A, B, C, 1.0, beta);
+  return Gemm(call, A, B, C, 1.0, beta, bp_kit_constant_id(call, BP_ARG_LINEAR_WEIGHT));
 }
 
 const KernelDef kKernels[] = {

@@ -17,9 +17,7 @@ struct Key {
   uint64_t id;
   dnnl::memory::desc user, want;
   uintptr_t address;  // of the view's first element: the storage base (fixed while `id` lives) + byte_offset
-  bool operator==(const Key& o) const {
-    return id == o.id && address == o.address && user == o.user && want == o.want;
-  }
+  bool operator==(const Key& o) const { return id == o.id && address == o.address && user == o.user && want == o.want; }
 };
 
 struct Entry {
@@ -66,6 +64,8 @@ class Cache {
     return packed;
   }
 
+  bool CanKeep(int64_t bytes) const { return bytes <= budget_; }
+
   PackedWeightsStats Stats() {
     std::lock_guard<std::mutex> lock(mu_);
     return PackedWeightsStats{static_cast<int64_t>(lru_.size()), held_, hits_, misses_};
@@ -103,6 +103,8 @@ dnnl::memory PackedWeights(uint64_t id, const dnnl::memory::desc& user, void* da
                            const dnnl::engine& engine, dnnl::stream& stream) {
   return TheCache().Get(Key{id, user, want, reinterpret_cast<uintptr_t>(data)}, data, engine, stream);
 }
+
+bool PackedWeightsCanKeep(int64_t bytes) { return TheCache().CanKeep(bytes); }
 
 PackedWeightsStats PackedWeightsStatsNow() { return TheCache().Stats(); }
 

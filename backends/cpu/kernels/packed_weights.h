@@ -23,6 +23,11 @@ namespace bp_cpu {
 dnnl::memory PackedWeights(uint64_t id, const dnnl::memory::desc& user, void* data, const dnnl::memory::desc& want,
                            const dnnl::engine& engine, dnnl::stream& stream);
 
+/// Whether packed weights of `bytes` bytes would be kept (they fit the
+/// budget): a kernel with a fast path on plain weights takes it otherwise,
+/// rather than reordering on every call. Thread-safe.
+bool PackedWeightsCanKeep(int64_t bytes);
+
 /// Entries and bytes held now (tests and --report-style diagnostics).
 struct PackedWeightsStats {
   int64_t entries, bytes, hits, misses;
