@@ -3,8 +3,8 @@
 // fake host with DLTensors in the exact form the kernel contract describes:
 // keepdim-sized reduction outputs, transposed and expanded operands, strided
 // outputs.
-#include <gtest/gtest.h>
 #include <dlfcn.h>
+#include <gtest/gtest.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -142,6 +142,58 @@ TEST_F(CpuKernels, MatmulBatchBroadcastAndTransposes) {
   }
 }
 
+// [..., M, K] @ one [K, N] (broadcast over the batch): the kernel folds the
+// batch into rows when A's and the output's rows step evenly (a token batch
+// [65, 1, 64]), and keeps the batched product when they do not (A a
+// permuted view, or the output one); every case against the reference.
+TEST_F(CpuKernels, MatmulBatchAgainstOneWeightFoldedOrNot) {
+  const int64_t K = 24, N = 10;
+  std::vector<double> bv(K * N);
+  for (int64_t i = 0; i < K * N; ++i) bv[i] = ((i * 11) % 13) / 4.0 - 1.5;
+  struct Case {
+    int64_t b0, b1;     // A's and the output's batch and row sizes: [b0, b1, K] and [b0, b1, N]
+    bool a_permuted;    // A read through a [b1, b0, K] buffer
+    bool out_permuted;  // the output written through a [b1, b0, N] buffer
+  };
+  for (const Case& c : {Case{65, 1, false, false}, Case{3, 4, true, false}, Case{3, 4, false, true}}) {
+    SCOPED_TRACE(std::to_string(c.b0) + "x" + std::to_string(c.b1) + (c.a_permuted ? " A permuted" : "") +
+                 (c.out_permuted ? " out permuted" : ""));
+    const int64_t rows = c.b0 * c.b1;
+    std::vector<double> av(rows * K);  // logical [b0, b1, K]
+    for (int64_t i = 0; i < rows * K; ++i) av[i] = ((i * 37) % 17) / 8.0 - 1.0;
+    for (DLDataType dt : {F32(), F64()}) {
+      HostTensor a(dt, {rows, K}), b(F64(), {K, N}), bt(dt, {K, N}), out(dt, {rows, N});
+      std::vector<double> stored(rows * K);
+      for (int64_t i0 = 0; i0 < c.b0; ++i0)
+        for (int64_t i1 = 0; i1 < c.b1; ++i1)
+          for (int64_t k = 0; k < K; ++k) {
+            const int64_t at = c.a_permuted ? (i1 * c.b0 + i0) * K + k : (i0 * c.b1 + i1) * K + k;
+            stored[at] = av[(i0 * c.b1 + i1) * K + k];
+          }
+      HostTensor a64(F64(), {rows, K});
+      a64.Set(stored);
+      b.Set(bv);
+      ASSERT_EQ(Call("copy_", {TArg(a), TArg(a64), BArg(false)}, {&a}), BP_STATUS_OK) << LastError();
+      ASSERT_EQ(Call("copy_", {TArg(bt), TArg(b), BArg(false)}, {&bt}), BP_STATUS_OK) << LastError();
+      if (c.a_permuted)
+        a.SetView({c.b0, c.b1, K}, {K, c.b0 * K, 1});
+      else
+        a.SetView({c.b0, c.b1, K}, {c.b1 * K, K, 1});
+      bt.SetView({c.b0, K, N}, {0, N, 1});
+      if (c.out_permuted)
+        out.SetView({c.b0, c.b1, N}, {N, c.b0 * N, 1});
+      else
+        out.SetView({c.b0, c.b1, N}, {c.b1 * N, N, 1});
+      ASSERT_EQ(Call("matmul", {TArg(a), TArg(bt)}, {&out}), BP_STATUS_OK) << LastError();
+      HostTensor o64(F64(), {c.b0, c.b1, N});
+      ASSERT_EQ(Call("copy_", {TArg(o64), TArg(out), BArg(false)}, {&o64}), BP_STATUS_OK) << LastError();
+      const std::vector<double> got = o64.Get<double>(rows * N);
+      const std::vector<double> ref = RefMm(av, bv, static_cast<int>(rows), static_cast<int>(K), static_cast<int>(N));
+      for (int64_t i = 0; i < rows * N; ++i) ASSERT_NEAR(got[i], ref[i], 1e-4 * (1 + std::fabs(ref[i]))) << i;
+    }
+  }
+}
+
 TEST_F(CpuKernels, MatmulLargeMatchesReferenceAndStridedOutput) {
   const int M = 70, K = 65, N = 33;
   std::vector<double> av(M * K), bv(K * N);
@@ -169,8 +221,7 @@ TEST_F(CpuKernels, AddmmAndLinear) {
   self.SetView({2, 2}, {0, 1});  // row vector broadcast to [M, N]
   m1.Set<float>({1, 2, 3, 4});
   m2.Set<float>({1, 0, 0, 1});
-  ASSERT_EQ(Call("addmm", {TArg(self), TArg(m1), TArg(m2), DArg(0.5), IArg(2)}, {&out}), BP_STATUS_OK)
-      << LastError();
+  ASSERT_EQ(Call("addmm", {TArg(self), TArg(m1), TArg(m2), DArg(0.5), IArg(2)}, {&out}), BP_STATUS_OK) << LastError();
   EXPECT_EQ(out.Get<float>(4), (std::vector<float>{7, 14, 11, 18}));
   // beta = 0 ignores self, even NaN.
   self.Set<float>({std::nanf(""), 1});
@@ -206,7 +257,8 @@ std::vector<double> RefConv(const std::vector<double>& x, const std::vector<doub
               for (int kw = 0; kw < KW; ++kw) {
                 const int ih = oh * s - p + kh * d, iw = ow * s - p + kw * d;
                 if (ih < 0 || ih >= H || iw < 0 || iw >= W) continue;
-                acc += x[((n * C + (oc / ocg) * icg + ic) * H + ih) * W + iw] * w[((oc * icg + ic) * KH + kh) * KW + kw];
+                acc +=
+                    x[((n * C + (oc / ocg) * icg + ic) * H + ih) * W + iw] * w[((oc * icg + ic) * KH + kh) * KW + kw];
               }
           y[((n * OC + oc) * OH + oh) * OW + ow] = acc;
         }
@@ -377,10 +429,10 @@ TEST_F(CpuKernels, LayerNormAndBatchNorm) {
   bx.Set<float>({1, 2, 3, 4, 5, 6, 7, 8});
   rm.Set<float>({1, 2});
   rv.Set<float>({4, 16});
-  ASSERT_EQ(Call("batch_norm", {TArg(bx), NoneArg(), NoneArg(), TArg(rm), TArg(rv), BArg(false), DArg(0.1), DArg(0.0),
-                                BArg(false)},
-                 {&by}),
-            BP_STATUS_OK)
+  ASSERT_EQ(
+      Call("batch_norm",
+           {TArg(bx), NoneArg(), NoneArg(), TArg(rm), TArg(rv), BArg(false), DArg(0.1), DArg(0.0), BArg(false)}, {&by}),
+      BP_STATUS_OK)
       << LastError();
   EXPECT_EQ(by.Get<float>(8), (std::vector<float>{0, 0.5f, 0.25f, 0.5f, 2, 2.5f, 1.25f, 1.5f}));
 }

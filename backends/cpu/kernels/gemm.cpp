@@ -278,6 +278,24 @@ void NaiveGemm(const DLTensor& A, const DLTensor& B, const DLTensor& C, double a
   }
 }
 
+// The batch and row dims of `t` (all but the last) as one dim: true, with
+// their element count and stride, when they step through memory evenly
+// (size-1 dims ignored).
+bool CollapseRows(const DLTensor& t, int64_t* rows, int64_t* row_stride) {
+  const int nd = t.ndim;
+  *rows = 1;
+  *row_stride = t.shape[nd - 1] > 0 ? t.shape[nd - 1] : 1;
+  int inner = -1;  // the innermost dim of size > 1 seen so far
+  for (int d = nd - 2; d >= 0; --d) {
+    if (t.shape[d] == 1) continue;
+    if (inner >= 0 && t.strides[d] != t.shape[inner] * t.strides[inner]) return false;
+    if (inner < 0) *row_stride = t.strides[d];
+    inner = d;
+    *rows *= t.shape[d];
+  }
+  return true;
+}
+
 }  // namespace
 
 bp_status_t GemmOriented(const bp_kernel_call_t* call, const DLTensor& A, const DLTensor& B, const DLTensor& C,
@@ -315,6 +333,33 @@ bp_status_t Gemm(const bp_kernel_call_t* call, const DLTensor& A, const DLTensor
 bp_status_t GemmOriented(const bp_kernel_call_t* call, const DLTensor& A, const DLTensor& B, const DLTensor& C,
                          double alpha, double beta, uint64_t b_id) {
   const DType dt = DtypeOf(C.dtype);
+  if (C.ndim > 2) {
+    // A batch of products with one B (a weight broadcast over the batch, as
+    // torch.matmul's [..., M, K] @ [K, N]) is one [batch * M, K] @ [K, N]
+    // product when A's and C's rows step evenly: one large oneDNN call
+    // instead of many small ones (a [65, 1, 64] @ [64, 192] projection ran
+    // 65 one-row products), as torch.matmul folds the batch into rows.
+    bool b_shared = true;
+    for (int d = 0; d < B.ndim - 2; ++d) b_shared = b_shared && (B.strides[d] == 0 || B.shape[d] == 1);
+    int64_t a_rows, a_step, c_rows, c_step;
+    if (b_shared && CollapseRows(A, &a_rows, &a_step) && CollapseRows(C, &c_rows, &c_step) && a_rows == c_rows) {
+      int64_t sh[3][2], st[3][2];
+      DLTensor v[3] = {A, B, C};
+      const int64_t rows[3] = {a_rows, B.shape[B.ndim - 2], c_rows};
+      const int64_t steps[3] = {a_step, B.strides[B.ndim - 2], c_step};
+      for (int i = 0; i < 3; ++i) {
+        const int n = v[i].ndim;
+        sh[i][0] = rows[i];
+        st[i][0] = steps[i];
+        sh[i][1] = v[i].shape[n - 1];
+        st[i][1] = v[i].strides[n - 1];
+        v[i].ndim = 2;
+        v[i].shape = sh[i];
+        v[i].strides = st[i];
+      }
+      return GemmOriented(call, v[0], v[1], v[2], alpha, beta, b_id);
+    }
+  }
   dnnl::memory::data_type ddt;
   const bool k_zero = A.shape[A.ndim - 1] == 0;
   if (DnnlType(dt, &ddt) && C.ndim <= kDnnlMaxDims && !k_zero) {
