@@ -1,7 +1,8 @@
 // conv2d (oneDNN convolution for float32/bfloat16, a direct loop for
 // float64), conv2d_fused (the same oneDNN primitive with post-ops: sum for the
 // residual, eltwise for the activation; else the direct loop, then the
-// residual and activation through the pointwise loops), max_pool2d and avg_pool2d (direct loops with torch's exact window,
+// residual and activation through the pointwise loops; the oneDNN path is
+// conv_dnnl.cpp), max_pool2d and avg_pool2d (direct loops with torch's exact window,
 // ceil_mode, count_include_pad and divisor_override rules). max_pool2d
 // precomputes each output row's and column's valid taps once per call and
 // takes the max of whole output rows at a time (vectorizable, no per-tap
@@ -15,56 +16,10 @@
 #include <vector>
 
 #include "common.h"
-#include "oneapi/dnnl/dnnl.hpp"
-#include "packed_weights.h"
+#include "conv.h"
 
 namespace bp_cpu {
 namespace {
-
-struct Conv {
-  const DLTensor* x;
-  const DLTensor* w;
-  const DLTensor* bias;  // may be null
-  const DLTensor* y;
-  int64_t stride[2], pad[2], dil[2], groups;
-  uint64_t weight_id = 0;  // the weight's constant-storage id (bp_kit_constant_id); 0: not constant
-};
-
-// conv2d_fused's activations, in ops.yaml's order (the meta checked the name).
-enum class Act { kNone, kRelu, kClip, kHardswish, kHardsigmoid, kSigmoid, kSilu, kGelu, kLeakyRelu };
-const char* const kActNames[] = {"none",    "relu", "clip", "hardswish", "hardsigmoid",
-                                 "sigmoid", "silu", "gelu", "leaky_relu"};
-
-// What conv2d_fused does after the convolution: y = act(y + residual).
-struct Fused {
-  const DLTensor* residual;  // may be null; the output's sizes
-  Act act;
-  double alpha, beta;
-};
-
-// The same as oneDNN post-ops on DnnlConv's primitive (the residual is
-// reordered into its destination first, then summed).
-dnnl::post_ops PostOps(const Fused& f) {
-  using alg = dnnl::algorithm;
-  dnnl::post_ops ops;
-  if (f.residual != nullptr) ops.append_sum(1.0f);
-  const float a = static_cast<float>(f.alpha), b = static_cast<float>(f.beta);
-  switch (f.act) {
-    case Act::kNone: break;
-    case Act::kRelu: ops.append_eltwise(1.0f, alg::eltwise_relu, 0.0f, 0.0f); break;
-    case Act::kLeakyRelu: ops.append_eltwise(1.0f, alg::eltwise_relu, a, 0.0f); break;
-    case Act::kClip: ops.append_eltwise(1.0f, alg::eltwise_clip, a, b); break;
-    case Act::kHardswish: ops.append_eltwise(1.0f, alg::eltwise_hardswish, 0.0f, 0.0f); break;
-    case Act::kHardsigmoid:  // oneDNN 2.6 has no hardsigmoid: alpha * x + beta, clipped to [0, 1]
-      ops.append_eltwise(1.0f, alg::eltwise_linear, a, b);
-      ops.append_eltwise(1.0f, alg::eltwise_clip, 0.0f, 1.0f);
-      break;
-    case Act::kSigmoid: ops.append_eltwise(1.0f, alg::eltwise_logistic, 0.0f, 0.0f); break;
-    case Act::kSilu: ops.append_eltwise(1.0f, alg::eltwise_swish, 1.0f, 0.0f); break;
-    case Act::kGelu: ops.append_eltwise(1.0f, alg::eltwise_gelu_erf, 0.0f, 0.0f); break;
-  }
-  return ops;
-}
 
 // The direct path's epilogue: y += residual, then y = act(y), in opmath_t.
 // y has type T, the residual R.
@@ -75,22 +30,40 @@ void ApplyFused(const DLTensor& y, const Fused& f) {
   const C al = static_cast<C>(f.alpha), be = static_cast<C>(f.beta);
   auto run = [&](auto fn) { UnaryLoop<T, T>(y, y, fn); };
   switch (f.act) {
-    case Act::kNone: break;
-    case Act::kRelu: run([](C x) { return (x > C(0) || x != x) ? x : C(0); }); break;
-    case Act::kLeakyRelu: run([al](C x) { return x < C(0) ? x * al : x; }); break;
-    case Act::kClip: run([al, be](C x) { return x != x ? x : std::min(std::max(x, al), be); }); break;
-    case Act::kHardswish: run([](C x) { return x * std::min(std::max(x + C(3), C(0)), C(6)) / C(6); }); break;
-    case Act::kHardsigmoid: run([al, be](C x) { return std::min(std::max(al * x + be, C(0)), C(1)); }); break;
-    case Act::kSigmoid: run([](C x) { return C(1) / (C(1) + std::exp(-x)); }); break;
-    case Act::kSilu: run([](C x) { return x / (C(1) + std::exp(-x)); }); break;
-    case Act::kGelu: run([](C x) { return x * C(0.5) * (C(1) + std::erf(x * C(0.7071067811865476))); }); break;
+    case Act::kNone:
+      break;
+    case Act::kRelu:
+      run([](C x) { return (x > C(0) || x != x) ? x : C(0); });
+      break;
+    case Act::kLeakyRelu:
+      run([al](C x) { return x < C(0) ? x * al : x; });
+      break;
+    case Act::kClip:
+      run([al, be](C x) { return x != x ? x : std::min(std::max(x, al), be); });
+      break;
+    case Act::kHardswish:
+      run([](C x) { return x * std::min(std::max(x + C(3), C(0)), C(6)) / C(6); });
+      break;
+    case Act::kHardsigmoid:
+      run([al, be](C x) { return std::min(std::max(al * x + be, C(0)), C(1)); });
+      break;
+    case Act::kSigmoid:
+      run([](C x) { return C(1) / (C(1) + std::exp(-x)); });
+      break;
+    case Act::kSilu:
+      run([](C x) { return x / (C(1) + std::exp(-x)); });
+      break;
+    case Act::kGelu:
+      run([](C x) { return x * C(0.5) * (C(1) + std::erf(x * C(0.7071067811865476))); });
+      break;
   }
 }
 
 template <typename T>
 inline const T& At4(const DLTensor& t, int64_t a, int64_t b, int64_t c, int64_t d) {
-  return *reinterpret_cast<const T*>(DataPtr(t) + (a * t.strides[0] + b * t.strides[1] + c * t.strides[2] +
-                                                   d * t.strides[3]) * static_cast<int64_t>(sizeof(T)));
+  return *reinterpret_cast<const T*>(DataPtr(t) +
+                                     (a * t.strides[0] + b * t.strides[1] + c * t.strides[2] + d * t.strides[3]) *
+                                         static_cast<int64_t>(sizeof(T)));
 }
 
 // Output of type To (T, or float for conv2d_fused's reduced-precision direct path).
@@ -124,102 +97,6 @@ void DirectConv(const Conv& c) {
         }
     }
   });
-}
-
-dnnl::engine& Engine() {
-  static dnnl::engine engine(dnnl::engine::kind::cpu, 0);
-  return engine;
-}
-
-dnnl::memory::dims Dims(const DLTensor& t) { return dnnl::memory::dims(t.shape, t.shape + t.ndim); }
-dnnl::memory::dims Strides(const DLTensor& t) {
-  dnnl::memory::dims s(t.strides, t.strides + t.ndim);
-  for (auto& v : s)
-    if (v == 0) v = 1;  // size-1 dims may come with stride 0
-  return s;
-}
-
-// oneDNN convolution with plain strided user memory; reorders to and from
-// the primitive's preferred layouts. Throws dnnl::error if unsupported.
-// `fused` (may be null) adds conv2d_fused's post-ops to the same primitive.
-void DnnlConv(const Conv& c, dnnl::memory::data_type dt, const Fused* fused = nullptr) {
-  using md = dnnl::memory::desc;
-  using tag = dnnl::memory::format_tag;
-  const DLTensor &x = *c.x, &w = *c.w, &y = *c.y;
-  const md x_user(Dims(x), dt, Strides(x));
-  const md y_user(Dims(y), dt, Strides(y));
-  md w_user;
-  if (c.groups == 1) {
-    w_user = md(Dims(w), dt, Strides(w));
-  } else {
-    const int64_t ocg = w.shape[0] / c.groups;
-    w_user = md({c.groups, ocg, w.shape[1], w.shape[2], w.shape[3]}, dt,
-                {w.strides[0] * ocg, w.strides[0], w.strides[1], w.strides[2], w.strides[3]});
-  }
-  // float32, ungrouped, channels in multiples of 16: activations in
-  // nChw16c (the jit kernel's layout, as libtorch asks). Left to oneDNN
-  // (tag::any) it picks the nhwc brgconv kernel, whose weight layout takes
-  // about twice as long to reorder from the plain weights on every call:
-  // resnet18 batch 1 spends 8.5-9.2 ms per run reordering weights that way
-  // against 4.8 ms, batch 8 431 ms in oneDNN against 381 ms (DNNL_VERBOSE=1,
-  // one thread; docs/benchmarks.md, "Real models beside torch").
-  // A channels-last (NHWC) input and output stay as they are: oneDNN's NHWC
-  // kernels take them without reorders (the output follows the input's
-  // layout: the conv2d meta function).
-  const bool nhwc = x.shape[1] > 1 && x.strides[1] == 1 && y.shape[1] > 1 && y.strides[1] == 1;
-  const bool blocked16 = !nhwc && dt == dnnl::memory::data_type::f32 && c.groups == 1 && x.shape[1] % 16 == 0 &&
-                         y.shape[1] % 16 == 0;
-  const tag act = blocked16 ? tag::aBcd16b : nhwc ? tag::acdb : tag::any;
-  const md x_any(Dims(x), dt, act), y_any(Dims(y), dt, act), w_any(w_user.dims(), dt, tag::any);
-  const dnnl::memory::dims strides = {c.stride[0], c.stride[1]};
-  const dnnl::memory::dims dilates = {c.dil[0] - 1, c.dil[1] - 1};
-  const dnnl::memory::dims pad = {c.pad[0], c.pad[1]};
-  // A user scratchpad: oneDNN's primitive cache may hand the same primitive
-  // to several host threads, which its shared library scratchpad forbids.
-  dnnl::primitive_attr attr;
-  attr.set_scratchpad_mode(dnnl::scratchpad_mode::user);
-  if (fused != nullptr) attr.set_post_ops(PostOps(*fused));
-  dnnl::convolution_forward::primitive_desc pd;
-  md b_md;
-  if (c.bias != nullptr) {
-    b_md = md({c.bias->shape[0]}, dt, {c.bias->strides[0] == 0 ? 1 : c.bias->strides[0]});
-    pd = dnnl::convolution_forward::primitive_desc(
-        dnnl::convolution_forward::desc(dnnl::prop_kind::forward_inference, dnnl::algorithm::convolution_direct,
-                                        x_any, w_any, b_md, y_any, strides, dilates, pad, pad),
-        attr, Engine());
-  } else {
-    pd = dnnl::convolution_forward::primitive_desc(
-        dnnl::convolution_forward::desc(dnnl::prop_kind::forward_inference, dnnl::algorithm::convolution_direct,
-                                        x_any, w_any, y_any, strides, dilates, pad, pad),
-        attr, Engine());
-  }
-  dnnl::stream s(Engine());
-  auto prepare = [&](const md& user, const md& want, void* ptr) {
-    dnnl::memory m(user, Engine(), ptr);
-    if (want == user) return m;
-    dnnl::memory r(want, Engine());
-    dnnl::reorder(m, r).execute(s, m, r);
-    return r;
-  };
-  dnnl::memory xm = prepare(x_user, pd.src_desc(), DataPtr(x));
-  // Constant weights are reordered once and kept (packed_weights.h).
-  dnnl::memory wm = c.weight_id != 0 && pd.weights_desc() != w_user
-                        ? PackedWeights(c.weight_id, w_user, DataPtr(w), pd.weights_desc(), Engine(), s)
-                        : prepare(w_user, pd.weights_desc(), DataPtr(w));
-  dnnl::memory y_mem(y_user, Engine(), DataPtr(y));
-  dnnl::memory ym = pd.dst_desc() == y_user ? y_mem : dnnl::memory(pd.dst_desc(), Engine());
-  if (fused != nullptr && fused->residual != nullptr) {  // the sum post-op adds what dst holds
-    const DLTensor& r = *fused->residual;
-    dnnl::memory rm(md(Dims(r), dt, Strides(r)), Engine(), DataPtr(r));
-    dnnl::reorder(rm, ym).execute(s, rm, ym);
-  }
-  std::unordered_map<int, dnnl::memory> args = {{DNNL_ARG_SRC, xm}, {DNNL_ARG_WEIGHTS, wm}, {DNNL_ARG_DST, ym}};
-  if (c.bias != nullptr) args[DNNL_ARG_BIAS] = dnnl::memory(b_md, Engine(), DataPtr(*c.bias));
-  std::vector<char> scratch(pd.scratchpad_desc().get_size());
-  args[DNNL_ARG_SCRATCHPAD] = dnnl::memory(pd.scratchpad_desc(), Engine(), scratch.empty() ? nullptr : scratch.data());
-  dnnl::convolution_forward(pd).execute(s, args);
-  if (ym != y_mem) dnnl::reorder(ym, y_mem).execute(s, ym, y_mem);
-  s.wait();
 }
 
 // Reads an int[2] argument (an INT is used for both dims).
@@ -301,18 +178,24 @@ bp_status_t RunConv(const bp_kernel_call_t* call, const Fused* fused) {
     return BP_STATUS_OK;
   };
   switch (dt) {
-    case DType::kFloat32: return direct(Tag<float>{});
-    case DType::kFloat64: return direct(Tag<double>{});
-    case DType::kBFloat16: return direct(Tag<BFloat16>{});
-    case DType::kFloat16: return direct(Tag<Half>{});
-    default: return FailDtype(call, *c.y);
+    case DType::kFloat32:
+      return direct(Tag<float>{});
+    case DType::kFloat64:
+      return direct(Tag<double>{});
+    case DType::kBFloat16:
+      return direct(Tag<BFloat16>{});
+    case DType::kFloat16:
+      return direct(Tag<Half>{});
+    default:
+      return FailDtype(call, *c.y);
   }
 }
 
 bp_status_t Conv2d(const bp_kernel_call_t* call) { return RunConv(call, nullptr); }
 
 static_assert(BP_ARG_CONV2D_FUSED_INPUT == BP_ARG_CONV2D_INPUT && BP_ARG_CONV2D_FUSED_WEIGHT == BP_ARG_CONV2D_WEIGHT &&
-                  BP_ARG_CONV2D_FUSED_BIAS == BP_ARG_CONV2D_BIAS && BP_ARG_CONV2D_FUSED_STRIDE == BP_ARG_CONV2D_STRIDE &&
+                  BP_ARG_CONV2D_FUSED_BIAS == BP_ARG_CONV2D_BIAS &&
+                  BP_ARG_CONV2D_FUSED_STRIDE == BP_ARG_CONV2D_STRIDE &&
                   BP_ARG_CONV2D_FUSED_PADDING == BP_ARG_CONV2D_PADDING &&
                   BP_ARG_CONV2D_FUSED_DILATION == BP_ARG_CONV2D_DILATION &&
                   BP_ARG_CONV2D_FUSED_GROUPS == BP_ARG_CONV2D_GROUPS,
@@ -320,7 +203,8 @@ static_assert(BP_ARG_CONV2D_FUSED_INPUT == BP_ARG_CONV2D_INPUT && BP_ARG_CONV2D_
 
 bp_status_t Conv2dFused(const bp_kernel_call_t* call) {
   Fused f{bp_kit_tensor_arg(call, BP_ARG_CONV2D_FUSED_RESIDUAL), Act::kNone,
-          bp_kit_double_arg(call, BP_ARG_CONV2D_FUSED_ALPHA, 0.0), bp_kit_double_arg(call, BP_ARG_CONV2D_FUSED_BETA, 0.0)};
+          bp_kit_double_arg(call, BP_ARG_CONV2D_FUSED_ALPHA, 0.0),
+          bp_kit_double_arg(call, BP_ARG_CONV2D_FUSED_BETA, 0.0)};
   const char* act = bp_kit_string_arg(call, BP_ARG_CONV2D_FUSED_ACTIVATION);
   if (act != nullptr) {
     size_t k = 0;
@@ -531,11 +415,20 @@ bp_status_t Pool2d(const bp_kernel_call_t* call) {
   if (P.k[0] <= 0 || P.k[1] <= 0 || P.s[0] <= 0 || P.s[1] <= 0)
     return Fail(call, BP_STATUS_INVALID_ARGUMENT, "kernel_size and stride must be positive");
   switch (DtypeOf(y->dtype)) {
-    case DType::kFloat32: PoolLoop<float, kMax>(*x, *y, P); return BP_STATUS_OK;
-    case DType::kFloat64: PoolLoop<double, kMax>(*x, *y, P); return BP_STATUS_OK;
-    case DType::kBFloat16: PoolLoop<BFloat16, kMax>(*x, *y, P); return BP_STATUS_OK;
-    case DType::kFloat16: PoolLoop<Half, kMax>(*x, *y, P); return BP_STATUS_OK;
-    default: return FailDtype(call, *y);
+    case DType::kFloat32:
+      PoolLoop<float, kMax>(*x, *y, P);
+      return BP_STATUS_OK;
+    case DType::kFloat64:
+      PoolLoop<double, kMax>(*x, *y, P);
+      return BP_STATUS_OK;
+    case DType::kBFloat16:
+      PoolLoop<BFloat16, kMax>(*x, *y, P);
+      return BP_STATUS_OK;
+    case DType::kFloat16:
+      PoolLoop<Half, kMax>(*x, *y, P);
+      return BP_STATUS_OK;
+    default:
+      return FailDtype(call, *y);
   }
 }
 

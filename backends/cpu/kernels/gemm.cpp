@@ -14,6 +14,7 @@
 #include <utility>
 #include <vector>
 
+#include "dnnl_common.h"
 #include "oneapi/dnnl/dnnl.hpp"
 #include "packed_weights.h"
 
@@ -21,11 +22,6 @@ namespace bp_cpu {
 namespace {
 
 constexpr int kDnnlMaxDims = 12;
-
-dnnl::engine& Engine() {
-  static dnnl::engine engine(dnnl::engine::kind::cpu, 0);
-  return engine;
-}
 
 bool DnnlType(DType dt, dnnl::memory::data_type* out) {
   switch (dt) {
@@ -135,14 +131,6 @@ std::shared_ptr<CachedMatmul> GetPrimitive(dnnl::memory::data_type dt, const Mat
   if (cache.map.size() > 512) cache.map.clear();
   cache.map.emplace(std::move(key), prim);
   return prim;
-}
-
-// This thread's scratchpad, grown on demand and reused (one primitive runs
-// at a time per host thread).
-void* ScratchpadBuffer(size_t bytes) {
-  thread_local std::vector<char> buf;
-  if (buf.size() < bytes) buf.resize(bytes);
-  return buf.empty() ? nullptr : buf.data();
 }
 
 // Below this many multiply-adds (OpenBLAS's threshold for threads, 4 x

@@ -1,0 +1,217 @@
+// The oneDNN path of the CPU convolution (conv.h): plain strided user
+// memory, the primitive's own layouts, a primitive cache, constant weights
+// kept packed, conv2d_fused's epilogue as post-ops.
+#include <omp.h>
+
+#include <memory>
+#include <mutex>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "conv.h"
+#include "dnnl_common.h"
+#include "packed_weights.h"
+
+namespace bp_cpu {
+namespace {
+
+dnnl::memory::dims Dims(const DLTensor& t) { return dnnl::memory::dims(t.shape, t.shape + t.ndim); }
+dnnl::memory::dims Strides(const DLTensor& t) {
+  dnnl::memory::dims s(t.strides, t.strides + t.ndim);
+  for (auto& v : s)
+    if (v == 0) v = 1;  // size-1 dims may come with stride 0
+  return s;
+}
+
+// The same as oneDNN post-ops on DnnlConv's primitive (the residual is
+// reordered into its destination first, then summed).
+dnnl::post_ops PostOps(const Fused& f) {
+  using alg = dnnl::algorithm;
+  dnnl::post_ops ops;
+  if (f.residual != nullptr) ops.append_sum(1.0f);
+  const float a = static_cast<float>(f.alpha), b = static_cast<float>(f.beta);
+  switch (f.act) {
+    case Act::kNone:
+      break;
+    case Act::kRelu:
+      ops.append_eltwise(1.0f, alg::eltwise_relu, 0.0f, 0.0f);
+      break;
+    case Act::kLeakyRelu:
+      ops.append_eltwise(1.0f, alg::eltwise_relu, a, 0.0f);
+      break;
+    case Act::kClip:
+      ops.append_eltwise(1.0f, alg::eltwise_clip, a, b);
+      break;
+    case Act::kHardswish:
+      ops.append_eltwise(1.0f, alg::eltwise_hardswish, 0.0f, 0.0f);
+      break;
+    case Act::kHardsigmoid:  // oneDNN 2.6 has no hardsigmoid: alpha * x + beta, clipped to [0, 1]
+      ops.append_eltwise(1.0f, alg::eltwise_linear, a, b);
+      ops.append_eltwise(1.0f, alg::eltwise_clip, 0.0f, 1.0f);
+      break;
+    case Act::kSigmoid:
+      ops.append_eltwise(1.0f, alg::eltwise_logistic, 0.0f, 0.0f);
+      break;
+    case Act::kSilu:
+      ops.append_eltwise(1.0f, alg::eltwise_swish, 1.0f, 0.0f);
+      break;
+    case Act::kGelu:
+      ops.append_eltwise(1.0f, alg::eltwise_gelu_erf, 0.0f, 0.0f);
+      break;
+  }
+  return ops;
+}
+
+// Convolution primitives by everything that shapes them. Creating the
+// primitive descriptor on every call cost 5-10 us, more than the whole
+// convolution of a squeeze-excitation block's 1 x 1 image (mobilenet_v3
+// runs 18 of those). Primitives run with a user scratchpad, so one cached
+// primitive may execute on several host threads at once.
+struct CachedConv {
+  dnnl::convolution_forward prim;
+  dnnl::memory::desc src, weights, dst, scratchpad;
+};
+
+struct ConvCache {
+  std::mutex mu;
+  std::unordered_map<std::string, std::shared_ptr<CachedConv>> map;
+};
+ConvCache& GetConvCache() {
+  static ConvCache* cache = new ConvCache;  // leaked on purpose: no destructor order issues at exit
+  return *cache;
+}
+
+template <typename V>
+void Append(std::string* key, const V& v) {
+  key->append(reinterpret_cast<const char*>(&v), sizeof v);
+}
+void AppendTensor(std::string* key, const DLTensor* t) {
+  if (t == nullptr) {
+    key->push_back('-');
+    return;
+  }
+  key->append(reinterpret_cast<const char*>(t->shape), sizeof(int64_t) * static_cast<size_t>(t->ndim));
+  key->append(reinterpret_cast<const char*>(t->strides), sizeof(int64_t) * static_cast<size_t>(t->ndim));
+  key->push_back('|');
+}
+
+dnnl::memory::desc BiasDesc(const Conv& c, dnnl::memory::data_type dt) {
+  return dnnl::memory::desc({c.bias->shape[0]}, dt, {c.bias->strides[0] == 0 ? 1 : c.bias->strides[0]});
+}
+
+std::shared_ptr<CachedConv> GetConv(const Conv& c, dnnl::memory::data_type dt, const Fused* fused,
+                                    const dnnl::memory::desc& x_any, const dnnl::memory::desc& w_any,
+                                    const dnnl::memory::desc& y_any) {
+  std::string key;
+  key.reserve(320);
+  Append(&key, dt);
+  Append(&key, omp_get_max_threads());  // a primitive keeps its creator's team size
+  AppendTensor(&key, c.x);
+  AppendTensor(&key, c.w);
+  AppendTensor(&key, c.y);
+  AppendTensor(&key, c.bias);
+  for (int k = 0; k < 2; ++k) {
+    Append(&key, c.stride[k]);
+    Append(&key, c.pad[k]);
+    Append(&key, c.dil[k]);
+  }
+  Append(&key, c.groups);
+  if (fused != nullptr) {
+    key.push_back(fused->residual != nullptr ? 'r' : 'f');
+    Append(&key, fused->act);
+    Append(&key, fused->alpha);
+    Append(&key, fused->beta);
+  }
+  ConvCache& cache = GetConvCache();
+  {
+    std::lock_guard<std::mutex> lock(cache.mu);
+    auto it = cache.map.find(key);
+    if (it != cache.map.end()) return it->second;
+  }
+  const dnnl::memory::dims strides = {c.stride[0], c.stride[1]};
+  const dnnl::memory::dims dilates = {c.dil[0] - 1, c.dil[1] - 1};
+  const dnnl::memory::dims pad = {c.pad[0], c.pad[1]};
+  dnnl::primitive_attr attr;
+  attr.set_scratchpad_mode(dnnl::scratchpad_mode::user);
+  if (fused != nullptr) attr.set_post_ops(PostOps(*fused));
+  const auto kind = dnnl::prop_kind::forward_inference;
+  const auto alg = dnnl::algorithm::convolution_direct;
+  const dnnl::convolution_forward::primitive_desc pd =
+      c.bias != nullptr
+          ? dnnl::convolution_forward::primitive_desc(
+                dnnl::convolution_forward::desc(kind, alg, x_any, w_any, BiasDesc(c, dt), y_any, strides, dilates, pad,
+                                                pad),
+                attr, Engine())
+          : dnnl::convolution_forward::primitive_desc(
+                dnnl::convolution_forward::desc(kind, alg, x_any, w_any, y_any, strides, dilates, pad, pad), attr,
+                Engine());
+  auto prim = std::make_shared<CachedConv>(
+      CachedConv{dnnl::convolution_forward(pd), pd.src_desc(), pd.weights_desc(), pd.dst_desc(), pd.scratchpad_desc()});
+  std::lock_guard<std::mutex> lock(cache.mu);
+  if (cache.map.size() > 512) cache.map.clear();
+  cache.map.emplace(std::move(key), prim);
+  return prim;
+}
+
+}  // namespace
+
+void DnnlConv(const Conv& c, dnnl::memory::data_type dt, const Fused* fused) {
+  using md = dnnl::memory::desc;
+  using tag = dnnl::memory::format_tag;
+  const DLTensor &x = *c.x, &w = *c.w, &y = *c.y;
+  const md x_user(Dims(x), dt, Strides(x));
+  const md y_user(Dims(y), dt, Strides(y));
+  md w_user;
+  if (c.groups == 1) {
+    w_user = md(Dims(w), dt, Strides(w));
+  } else {
+    const int64_t ocg = w.shape[0] / c.groups;
+    w_user = md({c.groups, ocg, w.shape[1], w.shape[2], w.shape[3]}, dt,
+                {w.strides[0] * ocg, w.strides[0], w.strides[1], w.strides[2], w.strides[3]});
+  }
+  // float32, ungrouped, channels in multiples of 16: activations in
+  // nChw16c (the jit kernel's layout, as libtorch asks). Left to oneDNN
+  // (tag::any) it picks the nhwc brgconv kernel, whose weight layout takes
+  // about twice as long to reorder from the plain weights on every call:
+  // resnet18 batch 1 spends 8.5-9.2 ms per run reordering weights that way
+  // against 4.8 ms, batch 8 431 ms in oneDNN against 381 ms (DNNL_VERBOSE=1,
+  // one thread; docs/benchmarks.md, "Real models beside torch").
+  // A channels-last (NHWC) input and output stay as they are: oneDNN's NHWC
+  // kernels take them without reorders (the output follows the input's
+  // layout: the conv2d meta function).
+  const bool nhwc = x.shape[1] > 1 && x.strides[1] == 1 && y.shape[1] > 1 && y.strides[1] == 1;
+  const bool blocked16 =
+      !nhwc && dt == dnnl::memory::data_type::f32 && c.groups == 1 && x.shape[1] % 16 == 0 && y.shape[1] % 16 == 0;
+  const tag act = blocked16 ? tag::aBcd16b : nhwc ? tag::acdb : tag::any;
+  const md x_any(Dims(x), dt, act), y_any(Dims(y), dt, act), w_any(w_user.dims(), dt, tag::any);
+  std::shared_ptr<CachedConv> prim = GetConv(c, dt, fused, x_any, w_any, y_any);
+  dnnl::stream s(Engine());
+  auto prepare = [&](const md& user, const md& want, void* ptr) {
+    dnnl::memory m(user, Engine(), ptr);
+    if (want == user) return m;
+    dnnl::memory r(want, Engine());
+    dnnl::reorder(m, r).execute(s, m, r);
+    return r;
+  };
+  dnnl::memory xm = prepare(x_user, prim->src, DataPtr(x));
+  // Constant weights are reordered once and kept (packed_weights.h).
+  dnnl::memory wm = c.weight_id != 0 && prim->weights != w_user
+                        ? PackedWeights(c.weight_id, w_user, DataPtr(w), prim->weights, Engine(), s)
+                        : prepare(w_user, prim->weights, DataPtr(w));
+  dnnl::memory y_mem(y_user, Engine(), DataPtr(y));
+  dnnl::memory ym = prim->dst == y_user ? y_mem : dnnl::memory(prim->dst, Engine());
+  if (fused != nullptr && fused->residual != nullptr) {  // the sum post-op adds what dst holds
+    const DLTensor& r = *fused->residual;
+    dnnl::memory rm(md(Dims(r), dt, Strides(r)), Engine(), DataPtr(r));
+    dnnl::reorder(rm, ym).execute(s, rm, ym);
+  }
+  std::unordered_map<int, dnnl::memory> args = {{DNNL_ARG_SRC, xm}, {DNNL_ARG_WEIGHTS, wm}, {DNNL_ARG_DST, ym}};
+  if (c.bias != nullptr) args[DNNL_ARG_BIAS] = dnnl::memory(BiasDesc(c, dt), Engine(), DataPtr(*c.bias));
+  args[DNNL_ARG_SCRATCHPAD] = dnnl::memory(prim->scratchpad, Engine(), ScratchpadBuffer(prim->scratchpad.get_size()));
+  prim->prim.execute(s, args);
+  if (ym != y_mem) dnnl::reorder(ym, y_mem).execute(s, ym, y_mem);
+  s.wait();
+}
+
+}  // namespace bp_cpu
