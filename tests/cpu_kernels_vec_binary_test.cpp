@@ -1,6 +1,6 @@
 // The CPU backend's vectorized binary pointwise path (add, sub, mul, div,
 // comparisons, where on float32, add and sub with alpha;
-// backends/cpu/kernels/simd_binary.cpp):
+// backends/cpu/kernels/simd_binary.cpp), broadcast-by-row on either side:
 // lengths that are not a multiple of any vector width, row and one-element
 // broadcasts, 0-dim, strided rows (staged), NaN, calls large enough to split
 // across threads, and the other dtypes, which keep the scalar loop. Every
@@ -119,6 +119,45 @@ TEST_F(VecBinary, RowAndElementBroadcast) {
   CheckAll(5, 37, {0, 0});  // b is one element (a 0-dim operand broadcast)
   CheckAll(3, 1, {0, 0});
   CheckAll(70, 1, {0, 0});  // rows of one element, coalesced into one row
+}
+
+// The broadcast row on either side (row - x is not x - row), over a
+// contiguous [rows, cols] and over a channels-last [N, C, H, W] whose
+// per-channel operand is [1, C, 1, 1]: every element against the scalar
+// operation, in both operand orders.
+TEST_F(VecBinary, BroadcastRowOnEitherSide) {
+  struct Layout {
+    std::vector<int64_t> sizes, dense_strides, row_strides;
+  };
+  const Layout layouts[] = {
+      {{300, 37}, {37, 1}, {0, 1}},                             // a bias over rows
+      {{2, 24, 9, 7}, {24 * 63, 1, 7 * 24, 24}, {0, 1, 0, 0}},  // a channels-last image and a per-channel scale
+  };
+  for (const Layout& l : layouts) {
+    int64_t n = 1;
+    for (int64_t v : l.sizes) n *= v;
+    const int64_t cols = l.sizes[1];  // the row operand's length: columns, or channels
+    HostTensor x(F32(), {n}), r(F32(), {cols}), out(F32(), {n});
+    FillValues(x, n, 2);
+    FillValues(r, cols, 5);
+    x.SetView(l.sizes, l.dense_strides);
+    r.SetView(l.sizes, l.row_strides);
+    out.SetView(l.sizes, l.dense_strides);
+    // Element i of the dense memory order: its row-operand element is i % cols.
+    for (const ArithCase& k : kArith) {
+      for (bool row_first : {false, true}) {
+        const HostTensor& a = row_first ? r : x;
+        const HostTensor& b = row_first ? x : r;
+        ASSERT_EQ(Call(k.op, Args(k.op, a, b), {&out}), BP_STATUS_OK) << LastError();
+        int64_t bad = 0;
+        for (int64_t i = 0; i < n; ++i) {
+          const float xv = x.data<float>()[i], rv = r.data<float>()[i % cols];
+          bad += !SameFloat(out.data<float>()[i], row_first ? k.f(rv, xv) : k.f(xv, rv));
+        }
+        EXPECT_EQ(bad, 0) << k.op << (row_first ? " row first" : " row second") << " over " << l.sizes.size() << "-D";
+      }
+    }
+  }
 }
 
 TEST_F(VecBinary, LargeCallsSplitAcrossThreads) {

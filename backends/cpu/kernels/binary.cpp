@@ -68,6 +68,17 @@ inline bool VecF32(const Operands& o, simd::BinOp op, float alpha = 1.0f) {
 bool VecF32Rows(const Operands& o, simd::BinOp op, float alpha) {
   if (o.dt != DType::kFloat32 || DtypeOf(o.a->dtype) != DType::kFloat32 || DtypeOf(o.b->dtype) != DType::kFloat32)
     return false;
+  int64_t cols = 0;
+  const bool b_row = alpha == 1.0f && RowBroadcast(*o.out, *o.a, *o.b, &cols);
+  if (b_row || (alpha == 1.0f && RowBroadcast(*o.out, *o.b, *o.a, &cols))) {
+    const float* dense = reinterpret_cast<const float*>(DataPtr(b_row ? *o.a : *o.b));
+    const float* row = reinterpret_cast<const float*>(DataPtr(b_row ? *o.b : *o.a));
+    float* y = reinterpret_cast<float*>(DataPtr(*o.out));
+    ParallelFor(o.numel / cols, o.numel, [&](int64_t lo, int64_t hi) {
+      simd::BinaryRowsF32(op, dense + lo * cols, row, !b_row, y + lo * cols, hi - lo, cols);
+    });
+    return true;
+  }
   const DLTensor* ops[3] = {o.out, o.a, o.b};
   VecRows(ops, [op, alpha](char* const* p, const int64_t* s, int64_t n) {
     const float* a = reinterpret_cast<const float*>(p[1]);

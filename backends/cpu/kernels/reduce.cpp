@@ -130,8 +130,8 @@ A ContiguousSum(const T* x, int64_t n) {
 // where the generic path walks each output's reduction with stride C.
 // False (nothing written) when the layout does not fit.
 template <typename T, typename R>
-bool SumRows(const DLTensor& x, const DLTensor& out, const bool* reduced, const StridedLoop<1>& inner,
-             int64_t count, const R& r) {
+bool SumRows(const DLTensor& x, const DLTensor& out, const bool* reduced, const StridedLoop<1>& inner, int64_t count,
+             const R& r) {
   int c = -1;
   for (int d = 0; d < x.ndim; ++d) {
     if (reduced[d] || x.shape[d] == 1) continue;
@@ -151,6 +151,13 @@ bool SumRows(const DLTensor& x, const DLTensor& out, const bool* reduced, const 
       std::fill(acc.begin(), acc.end(), A(0));
       char* base = DataPtr(x) + (n * x.strides[0] + lo) * static_cast<int64_t>(sizeof(T));
       inner.ForRangeAt(&base, 0, count, [&](char* const* p, const int64_t* s, int64_t len) {
+        if constexpr (std::is_same<T, float>::value && std::is_same<A, double>::value) {
+          if (s[0] % static_cast<int64_t>(sizeof(float)) == 0) {
+            simd::SumRowsF32(reinterpret_cast<const float*>(p[0]), s[0] / static_cast<int64_t>(sizeof(float)), len,
+                             hi - lo, acc.data());
+            return;
+          }
+        }
         for (int64_t i = 0; i < len; ++i) {
           const T* row = reinterpret_cast<const T*>(p[0] + i * s[0]);
           A* a = acc.data();
@@ -165,8 +172,8 @@ bool SumRows(const DLTensor& x, const DLTensor& out, const bool* reduced, const 
 }
 
 template <typename T, typename R>
-bp_status_t Reduce(const bp_kernel_call_t* call, const DLTensor& x, const DLTensor& out,
-                   const int64_t* dims, int64_t ndims, R r) {
+bp_status_t Reduce(const bp_kernel_call_t* call, const DLTensor& x, const DLTensor& out, const int64_t* dims,
+                   int64_t ndims, R r) {
   using A = typename R::A;
   if (out.ndim != x.ndim)
     return Fail(call, BP_STATUS_INVALID_ARGUMENT, "output rank %d differs from input rank %d (keepdim sizes expected)",
@@ -175,8 +182,8 @@ bp_status_t Reduce(const bp_kernel_call_t* call, const DLTensor& x, const DLTens
   bool reduced[BP_MAX_NDIM] = {};
   for (int64_t k = 0; k < ndims; ++k) {
     if (dims[k] < 0 || dims[k] >= x.ndim)
-      return Fail(call, BP_STATUS_OUT_OF_RANGE, "dim %lld out of range for rank %d",
-                  static_cast<long long>(dims[k]), x.ndim);
+      return Fail(call, BP_STATUS_OUT_OF_RANGE, "dim %lld out of range for rank %d", static_cast<long long>(dims[k]),
+                  x.ndim);
     reduced[dims[k]] = true;
   }
   int64_t inner_shape[BP_MAX_NDIM];

@@ -148,6 +148,30 @@ HWY_INLINE V BlockSum(D d, const float* HWY_RESTRICT x, int64_t n) {
   return hn::Add(hn::Add(a0, a1), hn::Add(a2, a3));
 }
 
+// acc[k] += sum over r < rows of x[r * stride + k], k < cols: blocks of
+// kRowsBlock rows summed in float32 vectors, each block's sums added into
+// the double accumulators.
+void SumRowsImpl(const float* x, int64_t stride, int64_t rows, int64_t cols, double* acc) {
+  const D d;
+  const int64_t L = static_cast<int64_t>(hn::Lanes(d));
+  constexpr int64_t kRowsBlock = 64;
+  HWY_ALIGN float part[256];
+  for (int64_t c0 = 0; c0 < cols; c0 += 256) {
+    const int64_t cn = cols - c0 < 256 ? cols - c0 : 256;
+    const int64_t cv = cn - cn % L;  // columns in whole vectors; the rest scalar
+    for (int64_t r0 = 0; r0 < rows; r0 += kRowsBlock) {
+      const int64_t rn = rows - r0 < kRowsBlock ? rows - r0 : kRowsBlock;
+      for (int64_t k = 0; k < cn; ++k) part[k] = 0.0f;
+      for (int64_t r = r0; r < r0 + rn; ++r) {
+        const float* row = x + r * stride + c0;
+        for (int64_t k = 0; k < cv; k += L) hn::Store(hn::Add(hn::Load(d, part + k), hn::LoadU(d, row + k)), d, part + k);
+        for (int64_t k = cv; k < cn; ++k) part[k] += row[k];
+      }
+      for (int64_t k = 0; k < cn; ++k) acc[c0 + k] += static_cast<double>(part[k]);
+    }
+  }
+}
+
 // Pairwise over blocks, in one forward pass: block sums are combined like a
 // binary counter (after block k, a stack holds the sums of runs of 2^j
 // blocks for each set bit j of k), which adds the same pairs as recursive
@@ -306,6 +330,7 @@ HWY_EXPORT(SiluImpl);
 HWY_EXPORT(TanhImpl);
 HWY_EXPORT(ScaleShiftImpl);
 HWY_EXPORT(SumImpl);
+HWY_EXPORT(SumRowsImpl);
 HWY_EXPORT(SoftmaxRowImpl);
 HWY_EXPORT(LayerNormRowImpl);
 HWY_EXPORT(TargetNameImpl);
@@ -322,6 +347,9 @@ void ScaleShiftF32(const float* x, float* y, int64_t n, float scale, float shift
   HWY_DYNAMIC_DISPATCH(ScaleShiftImpl)(x, y, n, scale, shift);
 }
 float SumF32(const float* x, int64_t n) { return HWY_DYNAMIC_DISPATCH(SumImpl)(x, n); }
+void SumRowsF32(const float* x, int64_t stride, int64_t rows, int64_t cols, double* acc) {
+  HWY_DYNAMIC_DISPATCH(SumRowsImpl)(x, stride, rows, cols, acc);
+}
 void SoftmaxRowF32(const float* x, float* y, int64_t n, bool log) {
   HWY_DYNAMIC_DISPATCH(SoftmaxRowImpl)(x, y, n, log);
 }

@@ -51,6 +51,12 @@ void ScaleShiftF32(const float* x, float* y, int64_t n, float scale, float shift
 // Sum of x[0..n) (0 for n == 0).
 float SumF32(const float* x, int64_t n);
 
+// acc[k] += x[0 * stride + k] + ... + x[(rows - 1) * stride + k] for k < cols
+// (stride in elements): the sum over rows of a channels-last image. Rows are
+// summed in float32 in blocks of 64, each block added into acc in double, so
+// the error is at most about 64 * 2^-24 * sum(|x|) per column.
+void SumRowsF32(const float* x, int64_t stride, int64_t rows, int64_t cols, double* acc);
+
 // softmax (log_softmax when `log`) of one row of n > 0 elements, max
 // subtracted; a row of only -inf uses 0 as its max (torch's result).
 void SoftmaxRowF32(const float* x, float* y, int64_t n, bool log);
@@ -72,6 +78,11 @@ enum class BinOp { kAdd, kSub, kMul, kDiv };
 enum class CmpOp { kEq, kNe, kLt, kLe, kGt, kGe };
 // y[i] = a[i] op b[i].
 void BinaryF32(BinOp op, const float* a, int64_t sa, const float* b, int64_t sb, float* y, int64_t n);
+// Rows of a broadcast-by-row product: for r < rows, y[r * cols + k] =
+// dense[r * cols + k] op row[k] (row op dense when `row_first`); the same
+// bits as BinaryF32 on each row.
+void BinaryRowsF32(BinOp op, const float* dense, const float* row, bool row_first, float* y, int64_t rows,
+                   int64_t cols);
 // y[i] = a[i] + alpha * b[i], the product rounded before the sum (no fused
 // multiply-add), as the scalar kernel and torch.add(a, b, alpha=alpha).
 // Subtraction with alpha is this with -alpha: negation is exact.

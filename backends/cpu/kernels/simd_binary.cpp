@@ -85,6 +85,18 @@ void BinaryImpl(BinOp op, const float* a, int64_t sa, const float* b, int64_t sb
   }
 }
 
+void BinaryRowsImpl(BinOp op, const float* dense, const float* row, bool row_first, float* y, int64_t rows,
+                    int64_t cols) {
+  for (int64_t r = 0; r < rows; ++r) {
+    const float* x = dense + r * cols;
+    if (row_first) {
+      BinaryImpl(op, row, 1, x, 1, y + r * cols, cols);
+    } else {
+      BinaryImpl(op, x, 1, row, 1, y + r * cols, cols);
+    }
+  }
+}
+
 void AddScaledImpl(const float* a, int64_t sa, const float* b, int64_t sb, float alpha, float* y, int64_t n) {
   // alpha is splatted inside the body: a vector captured by a lambda is not
   // allowed for every target's vector type.
@@ -132,12 +144,17 @@ namespace bp_cpu {
 namespace simd {
 
 HWY_EXPORT(BinaryImpl);
+HWY_EXPORT(BinaryRowsImpl);
 HWY_EXPORT(AddScaledImpl);
 HWY_EXPORT(CompareImpl);
 HWY_EXPORT(WhereImpl);
 
 void BinaryF32(BinOp op, const float* a, int64_t sa, const float* b, int64_t sb, float* y, int64_t n) {
   HWY_DYNAMIC_DISPATCH(BinaryImpl)(op, a, sa, b, sb, y, n);
+}
+void BinaryRowsF32(BinOp op, const float* dense, const float* row, bool row_first, float* y, int64_t rows,
+                   int64_t cols) {
+  HWY_DYNAMIC_DISPATCH(BinaryRowsImpl)(op, dense, row, row_first, y, rows, cols);
 }
 void AddScaledF32(const float* a, int64_t sa, const float* b, int64_t sb, float alpha, float* y, int64_t n) {
   HWY_DYNAMIC_DISPATCH(AddScaledImpl)(a, sa, b, sb, alpha, y, n);

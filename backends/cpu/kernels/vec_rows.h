@@ -7,6 +7,7 @@
 #pragma once
 
 #include <cstring>
+#include <utility>
 
 #include "iter.h"
 
@@ -18,6 +19,32 @@ namespace bp_cpu {
 constexpr int64_t kVecMinElements = 64;
 
 inline bool UseVecRows(const DLTensor& out) { return Numel(out) >= kVecMinElements; }
+
+// The 2-D broadcast-by-row case: `out` dense in some dim order (contiguous,
+// channels-last, ...), `dense` with out's strides, and `row` varying only
+// along out's innermost (unit-stride) dim: a per-channel scale of a
+// channels-last image, a bias added to every row. Then element i of out is
+// dense[i] op row[i % cols]; true with *cols. Per row through VecRows, rows
+// of a few channels cost more in calls than in arithmetic.
+inline bool RowBroadcast(const DLTensor& out, const DLTensor& dense, const DLTensor& row, int64_t* cols) {
+  int dims[BP_MAX_NDIM];
+  int n = 0;
+  for (int d = 0; d < out.ndim; ++d)
+    if (out.shape[d] != 1) dims[n++] = d;
+  if (n < 2) return false;
+  // Insertion sort by out's stride, innermost first (n <= BP_MAX_NDIM).
+  for (int i = 1; i < n; ++i)
+    for (int j = i; j > 0 && out.strides[dims[j]] < out.strides[dims[j - 1]]; --j) std::swap(dims[j], dims[j - 1]);
+  int64_t expect = 1;
+  for (int i = 0; i < n; ++i) {
+    const int d = dims[i];
+    if (out.strides[d] != expect || dense.strides[d] != expect) return false;
+    if (row.strides[d] != (i == 0 ? 1 : 0)) return false;
+    expect *= out.shape[d];
+  }
+  *cols = out.shape[dims[0]];
+  return true;
+}
 
 template <int N, typename Vec>
 inline void VecRows(const DLTensor* const (&ops)[N], Vec vec) {
