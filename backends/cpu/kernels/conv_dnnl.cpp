@@ -66,11 +66,14 @@ dnnl::post_ops PostOps(const Fused& f) {
 // Convolution primitives by everything that shapes them. Creating the
 // primitive descriptor on every call cost 5-10 us, more than the whole
 // convolution of a squeeze-excitation block's 1 x 1 image (mobilenet_v3
-// runs 18 of those). Primitives run with a user scratchpad, so one cached
-// primitive may execute on several host threads at once.
+// runs 18 of those). The operands' user layouts are kept with it, so a call
+// that hits the cache builds no descriptor. Primitives run with a user
+// scratchpad, so one cached primitive may execute on several host threads at
+// once.
 struct CachedConv {
   dnnl::convolution_forward prim;
-  dnnl::memory::desc src, weights, dst, scratchpad;
+  dnnl::memory::desc src, weights, dst, scratchpad;  // the primitive's layouts
+  dnnl::memory::desc x_user, w_user, y_user, bias;   // the operands' (bias: empty without one)
 };
 
 struct ConvCache {
@@ -96,15 +99,64 @@ void AppendTensor(std::string* key, const DLTensor* t) {
   key->push_back('|');
 }
 
-dnnl::memory::desc BiasDesc(const Conv& c, dnnl::memory::data_type dt) {
-  return dnnl::memory::desc({c.bias->shape[0]}, dt, {c.bias->strides[0] == 0 ? 1 : c.bias->strides[0]});
+// Builds the primitive for `c` (a cache miss).
+std::shared_ptr<CachedConv> MakeConv(const Conv& c, dnnl::memory::data_type dt, const Fused* fused) {
+  using md = dnnl::memory::desc;
+  using tag = dnnl::memory::format_tag;
+  const DLTensor &x = *c.x, &w = *c.w, &y = *c.y;
+  auto prim = std::make_shared<CachedConv>();
+  prim->x_user = md(Dims(x), dt, Strides(x));
+  prim->y_user = md(Dims(y), dt, Strides(y));
+  if (c.groups == 1) {
+    prim->w_user = md(Dims(w), dt, Strides(w));
+  } else {
+    const int64_t ocg = w.shape[0] / c.groups;
+    prim->w_user = md({c.groups, ocg, w.shape[1], w.shape[2], w.shape[3]}, dt,
+                      {w.strides[0] * ocg, w.strides[0], w.strides[1], w.strides[2], w.strides[3]});
+  }
+  if (c.bias != nullptr) prim->bias = md({c.bias->shape[0]}, dt, {c.bias->strides[0] == 0 ? 1 : c.bias->strides[0]});
+  // float32, ungrouped, channels in multiples of 16: activations in
+  // nChw16c (the jit kernel's layout, as libtorch asks). Left to oneDNN
+  // (tag::any) it picks the nhwc brgconv kernel, whose weight layout takes
+  // about twice as long to reorder from the plain weights on every call:
+  // resnet18 batch 1 spends 8.5-9.2 ms per run reordering weights that way
+  // against 4.8 ms, batch 8 431 ms in oneDNN against 381 ms (DNNL_VERBOSE=1,
+  // one thread; docs/benchmarks.md, "Real models beside torch").
+  // A channels-last (NHWC) input and output stay as they are: oneDNN's NHWC
+  // kernels take them without reorders (the output follows the input's
+  // layout: the conv2d meta function).
+  const bool nhwc = x.shape[1] > 1 && x.strides[1] == 1 && y.shape[1] > 1 && y.strides[1] == 1;
+  const bool blocked16 =
+      !nhwc && dt == dnnl::memory::data_type::f32 && c.groups == 1 && x.shape[1] % 16 == 0 && y.shape[1] % 16 == 0;
+  const tag act = blocked16 ? tag::aBcd16b : nhwc ? tag::acdb : tag::any;
+  const md x_any(Dims(x), dt, act), y_any(Dims(y), dt, act), w_any(prim->w_user.dims(), dt, tag::any);
+  const dnnl::memory::dims strides = {c.stride[0], c.stride[1]};
+  const dnnl::memory::dims dilates = {c.dil[0] - 1, c.dil[1] - 1};
+  const dnnl::memory::dims pad = {c.pad[0], c.pad[1]};
+  dnnl::primitive_attr attr;
+  attr.set_scratchpad_mode(dnnl::scratchpad_mode::user);
+  if (fused != nullptr) attr.set_post_ops(PostOps(*fused));
+  const auto kind = dnnl::prop_kind::forward_inference;
+  const auto alg = dnnl::algorithm::convolution_direct;
+  const dnnl::convolution_forward::primitive_desc pd =
+      c.bias != nullptr
+          ? dnnl::convolution_forward::primitive_desc(
+                dnnl::convolution_forward::desc(kind, alg, x_any, w_any, prim->bias, y_any, strides, dilates, pad, pad),
+                attr, Engine())
+          : dnnl::convolution_forward::primitive_desc(
+                dnnl::convolution_forward::desc(kind, alg, x_any, w_any, y_any, strides, dilates, pad, pad), attr,
+                Engine());
+  prim->prim = dnnl::convolution_forward(pd);
+  prim->src = pd.src_desc();
+  prim->weights = pd.weights_desc();
+  prim->dst = pd.dst_desc();
+  prim->scratchpad = pd.scratchpad_desc();
+  return prim;
 }
 
-std::shared_ptr<CachedConv> GetConv(const Conv& c, dnnl::memory::data_type dt, const Fused* fused,
-                                    const dnnl::memory::desc& x_any, const dnnl::memory::desc& w_any,
-                                    const dnnl::memory::desc& y_any) {
-  std::string key;
-  key.reserve(320);
+std::shared_ptr<CachedConv> GetConv(const Conv& c, dnnl::memory::data_type dt, const Fused* fused) {
+  thread_local std::string key;  // its capacity stays: a cache hit allocates nothing
+  key.clear();
   Append(&key, dt);
   Append(&key, omp_get_max_threads());  // a primitive keeps its creator's team size
   AppendTensor(&key, c.x);
@@ -129,28 +181,10 @@ std::shared_ptr<CachedConv> GetConv(const Conv& c, dnnl::memory::data_type dt, c
     auto it = cache.map.find(key);
     if (it != cache.map.end()) return it->second;
   }
-  const dnnl::memory::dims strides = {c.stride[0], c.stride[1]};
-  const dnnl::memory::dims dilates = {c.dil[0] - 1, c.dil[1] - 1};
-  const dnnl::memory::dims pad = {c.pad[0], c.pad[1]};
-  dnnl::primitive_attr attr;
-  attr.set_scratchpad_mode(dnnl::scratchpad_mode::user);
-  if (fused != nullptr) attr.set_post_ops(PostOps(*fused));
-  const auto kind = dnnl::prop_kind::forward_inference;
-  const auto alg = dnnl::algorithm::convolution_direct;
-  const dnnl::convolution_forward::primitive_desc pd =
-      c.bias != nullptr
-          ? dnnl::convolution_forward::primitive_desc(
-                dnnl::convolution_forward::desc(kind, alg, x_any, w_any, BiasDesc(c, dt), y_any, strides, dilates, pad,
-                                                pad),
-                attr, Engine())
-          : dnnl::convolution_forward::primitive_desc(
-                dnnl::convolution_forward::desc(kind, alg, x_any, w_any, y_any, strides, dilates, pad, pad), attr,
-                Engine());
-  auto prim = std::make_shared<CachedConv>(
-      CachedConv{dnnl::convolution_forward(pd), pd.src_desc(), pd.weights_desc(), pd.dst_desc(), pd.scratchpad_desc()});
+  std::shared_ptr<CachedConv> prim = MakeConv(c, dt, fused);
   std::lock_guard<std::mutex> lock(cache.mu);
   if (cache.map.size() > 512) cache.map.clear();
-  cache.map.emplace(std::move(key), prim);
+  cache.map.emplace(key, prim);
   return prim;
 }
 
@@ -158,35 +192,9 @@ std::shared_ptr<CachedConv> GetConv(const Conv& c, dnnl::memory::data_type dt, c
 
 void DnnlConv(const Conv& c, dnnl::memory::data_type dt, const Fused* fused) {
   using md = dnnl::memory::desc;
-  using tag = dnnl::memory::format_tag;
   const DLTensor &x = *c.x, &w = *c.w, &y = *c.y;
-  const md x_user(Dims(x), dt, Strides(x));
-  const md y_user(Dims(y), dt, Strides(y));
-  md w_user;
-  if (c.groups == 1) {
-    w_user = md(Dims(w), dt, Strides(w));
-  } else {
-    const int64_t ocg = w.shape[0] / c.groups;
-    w_user = md({c.groups, ocg, w.shape[1], w.shape[2], w.shape[3]}, dt,
-                {w.strides[0] * ocg, w.strides[0], w.strides[1], w.strides[2], w.strides[3]});
-  }
-  // float32, ungrouped, channels in multiples of 16: activations in
-  // nChw16c (the jit kernel's layout, as libtorch asks). Left to oneDNN
-  // (tag::any) it picks the nhwc brgconv kernel, whose weight layout takes
-  // about twice as long to reorder from the plain weights on every call:
-  // resnet18 batch 1 spends 8.5-9.2 ms per run reordering weights that way
-  // against 4.8 ms, batch 8 431 ms in oneDNN against 381 ms (DNNL_VERBOSE=1,
-  // one thread; docs/benchmarks.md, "Real models beside torch").
-  // A channels-last (NHWC) input and output stay as they are: oneDNN's NHWC
-  // kernels take them without reorders (the output follows the input's
-  // layout: the conv2d meta function).
-  const bool nhwc = x.shape[1] > 1 && x.strides[1] == 1 && y.shape[1] > 1 && y.strides[1] == 1;
-  const bool blocked16 =
-      !nhwc && dt == dnnl::memory::data_type::f32 && c.groups == 1 && x.shape[1] % 16 == 0 && y.shape[1] % 16 == 0;
-  const tag act = blocked16 ? tag::aBcd16b : nhwc ? tag::acdb : tag::any;
-  const md x_any(Dims(x), dt, act), y_any(Dims(y), dt, act), w_any(w_user.dims(), dt, tag::any);
-  std::shared_ptr<CachedConv> prim = GetConv(c, dt, fused, x_any, w_any, y_any);
-  dnnl::stream s(Engine());
+  std::shared_ptr<CachedConv> prim = GetConv(c, dt, fused);
+  thread_local dnnl::stream s(Engine());  // in-order, waited for below: reusable
   auto prepare = [&](const md& user, const md& want, void* ptr) {
     dnnl::memory m(user, Engine(), ptr);
     if (want == user) return m;
@@ -194,23 +202,39 @@ void DnnlConv(const Conv& c, dnnl::memory::data_type dt, const Fused* fused) {
     dnnl::reorder(m, r).execute(s, m, r);
     return r;
   };
-  dnnl::memory xm = prepare(x_user, prim->src, DataPtr(x));
+  dnnl::memory xm = prepare(prim->x_user, prim->src, DataPtr(x));
   // Constant weights are reordered once and kept (packed_weights.h).
-  dnnl::memory wm = c.weight_id != 0 && prim->weights != w_user
-                        ? PackedWeights(c.weight_id, w_user, DataPtr(w), prim->weights, Engine(), s)
-                        : prepare(w_user, prim->weights, DataPtr(w));
-  dnnl::memory y_mem(y_user, Engine(), DataPtr(y));
-  dnnl::memory ym = prim->dst == y_user ? y_mem : dnnl::memory(prim->dst, Engine());
+  dnnl::memory wm = c.weight_id != 0 && prim->weights != prim->w_user
+                        ? PackedWeights(c.weight_id, prim->w_user, DataPtr(w), prim->weights, Engine(), s)
+                        : prepare(prim->w_user, prim->weights, DataPtr(w));
+  const bool direct_dst = prim->dst == prim->y_user;
+  dnnl::memory y_mem(prim->y_user, Engine(), DataPtr(y));
+  dnnl::memory ym = direct_dst ? y_mem : dnnl::memory(prim->dst, Engine());
   if (fused != nullptr && fused->residual != nullptr) {  // the sum post-op adds what dst holds
     const DLTensor& r = *fused->residual;
-    dnnl::memory rm(md(Dims(r), dt, Strides(r)), Engine(), DataPtr(r));
-    dnnl::reorder(rm, ym).execute(s, rm, ym);
+    if (direct_dst) {
+      // y is the destination as it is: the residual copied in by the
+      // backend's own strided copy (no reorder primitive to create per call).
+      if (CopyTensor(y, r) != BP_STATUS_OK) throw dnnl::error(dnnl_unimplemented, "residual copy");
+    } else {
+      dnnl::memory rm(md(Dims(r), dt, Strides(r)), Engine(), DataPtr(r));
+      dnnl::reorder(rm, ym).execute(s, rm, ym);
+    }
   }
-  std::unordered_map<int, dnnl::memory> args = {{DNNL_ARG_SRC, xm}, {DNNL_ARG_WEIGHTS, wm}, {DNNL_ARG_DST, ym}};
-  if (c.bias != nullptr) args[DNNL_ARG_BIAS] = dnnl::memory(BiasDesc(c, dt), Engine(), DataPtr(*c.bias));
+  // The argument map keeps its nodes from call to call on this thread.
+  thread_local std::unordered_map<int, dnnl::memory> args;
+  args[DNNL_ARG_SRC] = xm;
+  args[DNNL_ARG_WEIGHTS] = wm;
+  args[DNNL_ARG_DST] = ym;
+  if (c.bias != nullptr) {
+    args[DNNL_ARG_BIAS] = dnnl::memory(prim->bias, Engine(), DataPtr(*c.bias));
+  } else {
+    args.erase(DNNL_ARG_BIAS);
+  }
   args[DNNL_ARG_SCRATCHPAD] = dnnl::memory(prim->scratchpad, Engine(), ScratchpadBuffer(prim->scratchpad.get_size()));
   prim->prim.execute(s, args);
-  if (ym != y_mem) dnnl::reorder(ym, y_mem).execute(s, ym, y_mem);
+  for (auto& kv : args) kv.second = dnnl::memory();  // hold no operand past the call
+  if (!direct_dst) dnnl::reorder(ym, y_mem).execute(s, ym, y_mem);
   s.wait();
 }
 

@@ -40,25 +40,27 @@ bool DnnlType(DType dt, dnnl::memory::data_type* out) {
 }
 
 // A matrix operand as oneDNN sees it: broadcast batch dims become size 1.
+// Fixed arrays: a call that hits the primitive cache allocates nothing here.
 struct Mat {
   int nd = 0;
-  dnnl::memory::dims dims, strides;
+  int64_t dims[kDnnlMaxDims], strides[kDnnlMaxDims];
   void* data = nullptr;
+  dnnl::memory::desc desc(dnnl::memory::data_type dt) const {
+    return dnnl::memory::desc(dnnl::memory::dims(dims, dims + nd), dt, dnnl::memory::dims(strides, strides + nd));
+  }
 };
 
 Mat MakeMat(const DLTensor& t) {
   Mat m;
   m.nd = t.ndim;
-  m.dims.resize(static_cast<size_t>(t.ndim));
-  m.strides.resize(static_cast<size_t>(t.ndim));
   for (int d = 0; d < t.ndim; ++d) {
     const bool broadcast = d < t.ndim - 2 && t.strides[d] == 0;
     // oneDNN cannot express a broadcast row or column (stride 0 in a matrix
     // dim): the caller stages a dense copy instead.
     if (d >= t.ndim - 2 && t.strides[d] == 0 && t.shape[d] > 1)
       throw dnnl::error(dnnl_unimplemented, "broadcast matrix dim");
-    m.dims[static_cast<size_t>(d)] = broadcast ? 1 : t.shape[d];
-    m.strides[static_cast<size_t>(d)] = t.strides[d] == 0 ? 1 : t.strides[d];
+    m.dims[d] = broadcast ? 1 : t.shape[d];
+    m.strides[d] = t.strides[d] == 0 ? 1 : t.strides[d];
   }
   m.data = DataPtr(t);
   return m;
@@ -73,6 +75,7 @@ struct CachedMatmul {
   dnnl::matmul prim;
   dnnl::memory::desc scratchpad;
   dnnl::memory::desc weights;  // the layout the primitive reads B in (packed: oneDNN's choice)
+  dnnl::memory::desc a, b, c;  // the operands' user layouts (b: B as stored)
 };
 struct Cache {
   std::mutex mu;
@@ -84,21 +87,17 @@ Cache& GetCache() {
 }
 
 void AppendKey(std::string* key, const Mat& m) {
-  key->append(reinterpret_cast<const char*>(m.dims.data()), m.dims.size() * sizeof(int64_t));
-  key->append(reinterpret_cast<const char*>(m.strides.data()), m.strides.size() * sizeof(int64_t));
+  key->append(reinterpret_cast<const char*>(m.dims), static_cast<size_t>(m.nd) * sizeof(int64_t));
+  key->append(reinterpret_cast<const char*>(m.strides), static_cast<size_t>(m.nd) * sizeof(int64_t));
   key->push_back('|');
 }
 
 // `packed_b`: the primitive picks B's layout (format_tag::any) and the
 // caller hands it B reordered into that layout once (PackedWeights).
 std::shared_ptr<CachedMatmul> GetPrimitive(dnnl::memory::data_type dt, const Mat& a, const Mat& b, const Mat& c,
-                                           float alpha, float beta, bool packed_b, dnnl::memory::desc* amd,
-                                           dnnl::memory::desc* bmd, dnnl::memory::desc* cmd) {
-  *amd = dnnl::memory::desc(a.dims, dt, a.strides);
-  *bmd = dnnl::memory::desc(b.dims, dt, b.strides);
-  *cmd = dnnl::memory::desc(c.dims, dt, c.strides);
-  std::string key;
-  key.reserve(256);
+                                           float alpha, float beta, bool packed_b) {
+  thread_local std::string key;  // its capacity stays: a cache hit allocates nothing
+  key.clear();
   key.push_back(static_cast<char>(dt));
   key.push_back(packed_b ? 'P' : 'p');
   key.push_back(static_cast<char>(omp_get_max_threads()));  // a primitive keeps its creator's team size
@@ -121,12 +120,14 @@ std::shared_ptr<CachedMatmul> GetPrimitive(dnnl::memory::data_type dt, const Mat
     po.append_sum(beta);
     attr.set_post_ops(po);
   }
-  const dnnl::memory::desc b_any(b.dims, dt, dnnl::memory::format_tag::any);
-  dnnl::matmul::desc desc(*amd, packed_b ? b_any : *bmd, *cmd);
+  const dnnl::memory::desc amd = a.desc(dt), bmd = b.desc(dt), cmd = c.desc(dt);
+  const dnnl::memory::desc b_any(dnnl::memory::dims(b.dims, b.dims + b.nd), dt, dnnl::memory::format_tag::any);
+  dnnl::matmul::desc desc(amd, packed_b ? b_any : bmd, cmd);
   dnnl::matmul::primitive_desc pd(desc, attr, Engine());  // throws if unimplemented
   // oneDNN's reference kernel is far slower than staging dense copies.
   if (std::strncmp(pd.impl_info_str(), "ref", 3) == 0) throw dnnl::error(dnnl_unimplemented, "reference matmul");
-  auto prim = std::make_shared<CachedMatmul>(CachedMatmul{dnnl::matmul(pd), pd.scratchpad_desc(), pd.weights_desc()});
+  auto prim = std::make_shared<CachedMatmul>(
+      CachedMatmul{dnnl::matmul(pd), pd.scratchpad_desc(), pd.weights_desc(), amd, bmd, cmd});
   std::lock_guard<std::mutex> lock(cache.mu);
   if (cache.map.size() > 512) cache.map.clear();
   cache.map.emplace(std::move(key), prim);
@@ -164,23 +165,28 @@ class SingleThreadScope {
 // product (ONNX Runtime pre-packs such initializers once, too).
 void RunDnnl(dnnl::memory::data_type dt, const Mat& a, const Mat& b, const Mat& c, float alpha, float beta,
              uint64_t b_id) {
-  int64_t macs = a.dims.empty() ? 0 : a.dims.back();
-  for (int64_t d : c.dims) macs *= d;
+  int64_t macs = a.nd == 0 ? 0 : a.dims[a.nd - 1];
+  for (int d = 0; d < c.nd; ++d) macs *= c.dims[d];
   const SingleThreadScope single(macs < kDnnlParallelMacs);
   bool packed_b = b_id != 0;
-  for (size_t d = 0; packed_b && d + 2 < b.dims.size(); ++d) packed_b = b.dims[d] == 1;
-  const int64_t b_bytes = b.dims.empty() ? 0 : b.dims[b.dims.size() - 1] * b.dims[b.dims.size() - 2] * 4;
+  for (int d = 0; packed_b && d + 2 < b.nd; ++d) packed_b = b.dims[d] == 1;
+  const int64_t b_bytes = b.nd < 2 ? 0 : b.dims[b.nd - 1] * b.dims[b.nd - 2] * 4;
   packed_b = packed_b && PackedWeightsCanKeep(b_bytes);  // else the plain B beats a reorder per call
-  dnnl::memory::desc amd, bmd, cmd;
-  std::shared_ptr<CachedMatmul> prim = GetPrimitive(dt, a, b, c, alpha, beta, packed_b, &amd, &bmd, &cmd);
-  dnnl::stream stream(Engine());
-  dnnl::memory am(amd, Engine(), a.data), cm(cmd, Engine(), c.data);
-  dnnl::memory bm = packed_b ? PackedWeights(b_id, bmd, b.data, prim->weights, Engine(), stream)
-                             : dnnl::memory(bmd, Engine(), b.data);
+  std::shared_ptr<CachedMatmul> prim = GetPrimitive(dt, a, b, c, alpha, beta, packed_b);
+  thread_local dnnl::stream stream(Engine());  // in-order, waited for below: reusable
+  dnnl::memory am(prim->a, Engine(), a.data), cm(prim->c, Engine(), c.data);
+  dnnl::memory bm = packed_b ? PackedWeights(b_id, prim->b, b.data, prim->weights, Engine(), stream)
+                             : dnnl::memory(prim->b, Engine(), b.data);
   dnnl::memory sm(prim->scratchpad, Engine(), ScratchpadBuffer(prim->scratchpad.get_size()));
-  prim->prim.execute(stream,
-                     {{DNNL_ARG_SRC, am}, {DNNL_ARG_WEIGHTS, bm}, {DNNL_ARG_DST, cm}, {DNNL_ARG_SCRATCHPAD, sm}});
+  // The argument map keeps its nodes from call to call on this thread.
+  thread_local std::unordered_map<int, dnnl::memory> args;
+  args[DNNL_ARG_SRC] = am;
+  args[DNNL_ARG_WEIGHTS] = bm;
+  args[DNNL_ARG_DST] = cm;
+  args[DNNL_ARG_SCRATCHPAD] = sm;
+  prim->prim.execute(stream, args);
   stream.wait();
+  for (auto& kv : args) kv.second = dnnl::memory();  // hold no operand past the call
 }
 
 // A dense float32 copy of `t` (broadcast batch dims kept at size 1).
