@@ -17,6 +17,7 @@
 
 #include "common.h"
 #include "conv.h"
+#include "simd.h"
 
 namespace bp_cpu {
 namespace {
@@ -318,6 +319,9 @@ void MaxPoolLoop(const DLTensor& x, const DLTensor& y, const Pool& P) {
 // Channels-last (NHWC) input and output: each window's taps are rows of C
 // contiguous channels, so the max runs across channels, a loop GCC
 // vectorizes (the NCHW loop above would stride by C for every tap).
+// Taps of one window the float32 channels-last path takes at once.
+constexpr int64_t kMaxTaps = 64;
+
 template <typename T>
 void MaxPoolNhwc(const DLTensor& x, const DLTensor& y, const Pool& P) {
   using C = opmath_t<T>;
@@ -333,6 +337,17 @@ void MaxPoolNhwc(const DLTensor& x, const DLTensor& y, const Pool& P) {
       T* yr = reinterpret_cast<T*>(DataPtr(y)) + n * y.strides[0] + oh * y.strides[2];
       for (int64_t ow = 0; ow < OW; ++ow) {
         const Taps c = cols[static_cast<size_t>(ow)];
+        if constexpr (std::is_same<T, float>::value) {
+          if ((r.hi - r.lo) * (c.hi - c.lo) <= kMaxTaps) {  // vector rows of channels
+            const float* taps[kMaxTaps];
+            int64_t nt = 0;
+            for (int64_t kh = r.lo; kh < r.hi; ++kh)
+              for (int64_t kw = c.lo; kw < c.hi; ++kw)
+                taps[nt++] = xn + (r.i0 + kh * P.d[0]) * x.strides[2] + (c.i0 + kw * P.d[1]) * x.strides[3];
+            simd::MaxTapsF32(taps, nt, Ch, yr + ow * y.strides[3]);
+            continue;
+          }
+        }
         C* a = acc.data();
         for (int64_t ch = 0; ch < Ch; ++ch) a[ch] = -std::numeric_limits<C>::infinity();
         for (int64_t kh = r.lo; kh < r.hi; ++kh) {

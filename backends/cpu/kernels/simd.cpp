@@ -148,6 +148,29 @@ HWY_INLINE V BlockSum(D d, const float* HWY_RESTRICT x, int64_t n) {
   return hn::Add(hn::Add(a0, a1), hn::Add(a2, a3));
 }
 
+// out[k] = max over t < ntaps of taps[t][k], k < n, NaN winning (as the
+// pooling kernels' MaxNanSelect); -inf for no taps.
+void MaxTapsImpl(const float* const* taps, int64_t ntaps, int64_t n, float* out) {
+  const D d;
+  const int64_t L = static_cast<int64_t>(hn::Lanes(d));
+  auto step = [&](V m, V v) HWY_ATTR { return hn::IfThenElse(hn::IsNaN(v), v, hn::IfThenElse(hn::Gt(v, m), v, m)); };
+  int64_t k = 0;
+  for (; k + L <= n; k += L) {
+    V m = hn::Set(d, -std::numeric_limits<float>::infinity());
+    for (int64_t t = 0; t < ntaps; ++t) m = step(m, hn::LoadU(d, taps[t] + k));
+    hn::StoreU(m, d, out + k);
+  }
+  for (; k < n; ++k) {
+    float m = -std::numeric_limits<float>::infinity();
+    for (int64_t t = 0; t < ntaps; ++t) {
+      const float v = taps[t][k];
+      const float r = v > m ? v : m;
+      m = v != v ? v : r;
+    }
+    out[k] = m;
+  }
+}
+
 // acc[k] += sum over r < rows of x[r * stride + k], k < cols: blocks of
 // kRowsBlock rows summed in float32 vectors, each block's sums added into
 // the double accumulators.
@@ -331,6 +354,7 @@ HWY_EXPORT(TanhImpl);
 HWY_EXPORT(ScaleShiftImpl);
 HWY_EXPORT(SumImpl);
 HWY_EXPORT(SumRowsImpl);
+HWY_EXPORT(MaxTapsImpl);
 HWY_EXPORT(SoftmaxRowImpl);
 HWY_EXPORT(LayerNormRowImpl);
 HWY_EXPORT(TargetNameImpl);
@@ -347,6 +371,9 @@ void ScaleShiftF32(const float* x, float* y, int64_t n, float scale, float shift
   HWY_DYNAMIC_DISPATCH(ScaleShiftImpl)(x, y, n, scale, shift);
 }
 float SumF32(const float* x, int64_t n) { return HWY_DYNAMIC_DISPATCH(SumImpl)(x, n); }
+void MaxTapsF32(const float* const* taps, int64_t ntaps, int64_t n, float* out) {
+  HWY_DYNAMIC_DISPATCH(MaxTapsImpl)(taps, ntaps, n, out);
+}
 void SumRowsF32(const float* x, int64_t stride, int64_t rows, int64_t cols, double* acc) {
   HWY_DYNAMIC_DISPATCH(SumRowsImpl)(x, stride, rows, cols, acc);
 }

@@ -51,6 +51,11 @@ void ScaleShiftF32(const float* x, float* y, int64_t n, float scale, float shift
 // Sum of x[0..n) (0 for n == 0).
 float SumF32(const float* x, int64_t n);
 
+// out[k] = the max over t < ntaps of taps[t][k] for k < n (-inf for no
+// taps), NaN winning as torch's max pooling: one output position of a
+// channels-last max pool, each tap a row of n contiguous channels.
+void MaxTapsF32(const float* const* taps, int64_t ntaps, int64_t n, float* out);
+
 // acc[k] += x[0 * stride + k] + ... + x[(rows - 1) * stride + k] for k < cols
 // (stride in elements): the sum over rows of a channels-last image. Rows are
 // summed in float32 in blocks of 64, each block added into acc in double, so
