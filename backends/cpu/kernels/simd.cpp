@@ -187,7 +187,8 @@ void SumRowsImpl(const float* x, int64_t stride, int64_t rows, int64_t cols, dou
       for (int64_t k = 0; k < cn; ++k) part[k] = 0.0f;
       for (int64_t r = r0; r < r0 + rn; ++r) {
         const float* row = x + r * stride + c0;
-        for (int64_t k = 0; k < cv; k += L) hn::Store(hn::Add(hn::Load(d, part + k), hn::LoadU(d, row + k)), d, part + k);
+        for (int64_t k = 0; k < cv; k += L)
+          hn::Store(hn::Add(hn::Load(d, part + k), hn::LoadU(d, row + k)), d, part + k);
         for (int64_t k = cv; k < cn; ++k) part[k] += row[k];
       }
       for (int64_t k = 0; k < cn; ++k) acc[c0 + k] += static_cast<double>(part[k]);
