@@ -193,6 +193,10 @@ std::shared_ptr<CachedConv> GetConv(const Conv& c, dnnl::memory::data_type dt, c
 void DnnlConv(const Conv& c, dnnl::memory::data_type dt, const Fused* fused) {
   using md = dnnl::memory::desc;
   const DLTensor &x = *c.x, &w = *c.w, &y = *c.y;
+  // A squeeze-excitation block's 1 x 1 convolutions and other small ones
+  // run on the calling thread (the primitive is keyed by the team size).
+  const int64_t macs = y.shape[0] * y.shape[1] * y.shape[2] * y.shape[3] * w.shape[1] * w.shape[2] * w.shape[3];
+  const SingleThreadScope single(macs < kDnnlParallelMacs);
   std::shared_ptr<CachedConv> prim = GetConv(c, dt, fused);
   thread_local dnnl::stream s(Engine());  // in-order, waited for below: reusable
   auto prepare = [&](const md& user, const md& want, void* ptr) {

@@ -134,30 +134,6 @@ std::shared_ptr<CachedMatmul> GetPrimitive(dnnl::memory::data_type dt, const Mat
   return prim;
 }
 
-// Below this many multiply-adds (OpenBLAS's threshold for threads, 4 x
-// 65536) a oneDNN matmul runs on the calling thread: an OpenMP fork and join
-// costs more than it saves there. The TransformerEncoder of
-// docs/benchmarks.md ("Real models beside torch"), whose products are all
-// smaller, went from 1.09x torch to 0.80x with two threads.
-constexpr int64_t kDnnlParallelMacs = int64_t{4} * 65536;
-
-// Sets this thread's OpenMP team size to 1 for a scope (oneDNN reads it when
-// it creates a primitive and when it runs one), then restores it.
-class SingleThreadScope {
- public:
-  explicit SingleThreadScope(bool on) : saved_(on ? omp_get_max_threads() : 0) {
-    if (saved_ > 1) omp_set_num_threads(1);
-  }
-  ~SingleThreadScope() {
-    if (saved_ > 1) omp_set_num_threads(saved_);
-  }
-  SingleThreadScope(const SingleThreadScope&) = delete;
-  SingleThreadScope& operator=(const SingleThreadScope&) = delete;
-
- private:
-  int saved_;
-};
-
 // `b_id`: B's constant-storage id (0: not constant). A constant B with no
 // batch of its own (a weight) is read packed: oneDNN's matmul on a plain B
 // copies it into its blocked layout on every call, which at the few rows of
