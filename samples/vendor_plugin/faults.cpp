@@ -24,6 +24,12 @@ const char* Faults::ReadEnvironment() {
   latency_us = static_cast<uint32_t>(EnvNumber("BP_VENDOR_SIM_LATENCY_US", 0));
   launch_us = static_cast<uint32_t>(EnvNumber("BP_VENDOR_SIM_LAUNCH_US", 0));
   kernel_us = static_cast<uint32_t>(EnvNumber("BP_VENDOR_SIM_KERNEL_US", 0));
+  const char* hold = std::getenv("BP_VENDOR_SIM_HOLD_KERNELS");
+  try {
+    hold_kernels_path = hold != nullptr ? hold : "";
+  } catch (...) {  // no memory for a path: nothing is held
+    hold_kernels_path.clear();
+  }
   const char* b = std::getenv("BP_VENDOR_SIM_BROKEN");
   if (b == nullptr || *b == '\0') {
     broken = Broken::kNone;

@@ -8,6 +8,7 @@
 #include <atomic>
 #include <cstddef>
 #include <cstdint>
+#include <string>
 
 namespace vendor_sim {
 
@@ -32,6 +33,13 @@ struct Faults {
   // copies and event markers take none), so a host can make work on one
   // stream still run while another stream goes on: races on demand.
   uint32_t kernel_us = 0;
+  // BP_VENDOR_SIM_HOLD_KERNELS=<path>: TEST ONLY. With BP_VENDOR_SIM_ASYNC=1,
+  // after running a kernel (and its kernel_us) its stream's device thread
+  // stays busy while the file <path> exists, checked every millisecond. A
+  // test creates the file, launches, observes what must hold while the
+  // kernel is still running, then removes the file: the test, not the
+  // clock, decides when a kernel ends. Empty: off.
+  std::string hold_kernels_path;
 
   // BP_VENDOR_SIM_BROKEN: TEST ONLY. A device that breaks the ABI's event
   // rules on purpose, so the conformance suite's streams group can prove it

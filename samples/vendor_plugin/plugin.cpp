@@ -78,9 +78,11 @@ bp_status_t Init(const bp_plugin_init_args_t* args) {
   }
   // BP_VENDOR_SIM_ASYNC=1: a device that runs each stream's queue on its own
   // thread (queue.h), each kernel or copy BP_VENDOR_SIM_LAUNCH_US late and
-  // each kernel BP_VENDOR_SIM_KERNEL_US long.
+  // each kernel BP_VENDOR_SIM_KERNEL_US long (and, test only, held while the
+  // file BP_VENDOR_SIM_HOLD_KERNELS names exists).
   const char* async = std::getenv("BP_VENDOR_SIM_ASYNC");
-  if (!s->streams.Start(async != nullptr && std::strcmp(async, "1") == 0, s->faults.launch_us, s->faults.kernel_us)) {
+  if (!s->streams.Start(async != nullptr && std::strcmp(async, "1") == 0, s->faults.launch_us, s->faults.kernel_us,
+                        s->faults.hold_kernels_path.c_str())) {
     s->arena.Release();
     delete s;
     return args->host->set_error(BP_STATUS_INTERNAL, "vendor_sim: init: cannot start the device thread");

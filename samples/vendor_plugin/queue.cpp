@@ -1,14 +1,27 @@
 #include "queue.h"
 
 #include <chrono>
+#include <cstdio>
 #include <system_error>
 #include <utility>
 
 namespace vendor_sim {
 
-bool Queue::Start(bool async, uint32_t launch_us, uint32_t kernel_us) {
+namespace {
+
+bool FileExists(const char* path) {
+  std::FILE* f = std::fopen(path, "rb");
+  if (f == nullptr) return false;
+  std::fclose(f);
+  return true;
+}
+
+}  // namespace
+
+bool Queue::Start(bool async, uint32_t launch_us, uint32_t kernel_us, const char* hold_path) {
   launch_us_ = launch_us;
   kernel_us_ = kernel_us;
+  hold_path_ = hold_path != nullptr && *hold_path != '\0' ? hold_path : nullptr;
   if (!async) return true;
   try {
     device_ = std::thread([this] { Run(); });
@@ -65,6 +78,10 @@ void Queue::Run() {
     // kernel, so nothing after it on this stream starts yet.
     if (item.kind == ItemKind::kKernel && kernel_us_ != 0)
       std::this_thread::sleep_for(std::chrono::microseconds(kernel_us_));
+    // A test holding kernels (BP_VENDOR_SIM_HOLD_KERNELS): still busy until
+    // the test removes the file.
+    if (item.kind == ItemKind::kKernel && hold_path_ != nullptr)
+      while (FileExists(hold_path_)) std::this_thread::sleep_for(std::chrono::milliseconds(1));
     lock.lock();
     ++finished_;
     idle_.notify_all();

@@ -5,7 +5,8 @@
 // the work later, in submission order; kernels and copies start
 // BP_VENDOR_SIM_LAUNCH_US microseconds after reaching the head (a launch
 // latency, default 0) and a kernel keeps the thread busy
-// BP_VENDOR_SIM_KERNEL_US more after it ran (a kernel duration). Two streams
+// BP_VENDOR_SIM_KERNEL_US more after it ran (a kernel duration), and, for
+// tests, as long as the file BP_VENDOR_SIM_HOLD_KERNELS names exists. Two streams
 // are two threads, so their work overlaps unless an event orders it. A host
 // that reads device memory without synchronizing the stream then reads stale
 // bytes, which is what the async mode exists to catch. A real plugin hands
@@ -37,9 +38,11 @@ class Queue {
   ~Queue() { Stop(); }
 
   // Starts the device thread when `async`; launch_us delays each kernel and
-  // copy, kernel_us keeps the thread busy after each kernel. Returns false if
+  // copy, kernel_us keeps the thread busy after each kernel, and so does a
+  // file at `hold_path` (not NULL or empty: test only, see faults.h) for as
+  // long as it exists; `hold_path` must outlive the queue. Returns false if
   // the thread cannot be started (the queue stays synchronous).
-  bool Start(bool async, uint32_t launch_us, uint32_t kernel_us = 0);
+  bool Start(bool async, uint32_t launch_us, uint32_t kernel_us = 0, const char* hold_path = nullptr);
   // Runs what is queued, then stops the device thread. Idempotent.
   void Stop();
   bool async() const { return async_; }
@@ -73,6 +76,7 @@ class Queue {
   bool async_ = false;
   uint32_t launch_us_ = 0;
   uint32_t kernel_us_ = 0;
+  const char* hold_path_ = nullptr;
   std::mutex mu_;
   std::condition_variable wake_;  // work arrived, or stop
   std::condition_variable idle_;  // an item finished

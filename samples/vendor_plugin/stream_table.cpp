@@ -5,11 +5,12 @@
 
 namespace vendor_sim {
 
-bool StreamTable::Start(bool async, uint32_t launch_us, uint32_t kernel_us) {
+bool StreamTable::Start(bool async, uint32_t launch_us, uint32_t kernel_us, const char* hold_path) {
   async_ = async;
   launch_us_ = launch_us;
   kernel_us_ = kernel_us;
-  return default_.Start(async, launch_us, kernel_us);
+  hold_path_ = hold_path;
+  return default_.Start(async, launch_us, kernel_us, hold_path);
 }
 
 void StreamTable::StopAll() {
@@ -35,7 +36,7 @@ Queue* StreamTable::Find(bp_stream_t stream) {
 bp_status_t StreamTable::Create(bp_stream_t* out_stream) {
   std::unique_ptr<Queue> q(new (std::nothrow) Queue);
   if (q == nullptr) return BP_STATUS_OUT_OF_MEMORY;
-  if (!q->Start(async_, launch_us_, kernel_us_)) return BP_STATUS_UNAVAILABLE;
+  if (!q->Start(async_, launch_us_, kernel_us_, hold_path_)) return BP_STATUS_UNAVAILABLE;
   void* handle = q.get();
   try {
     std::lock_guard<std::mutex> lock(mu_);

@@ -20,7 +20,8 @@ namespace vendor_sim {
 class StreamTable {
  public:
   // Starts the default stream's queue; false if its thread cannot start.
-  bool Start(bool async, uint32_t launch_us, uint32_t kernel_us);
+  // `hold_path` (test only, Queue::Start) must outlive the table.
+  bool Start(bool async, uint32_t launch_us, uint32_t kernel_us, const char* hold_path = nullptr);
   // Runs what every stream has queued, stops their threads and frees the
   // created streams (shutdown).
   void StopAll();
@@ -43,6 +44,7 @@ class StreamTable {
  private:
   bool async_ = false;
   uint32_t launch_us_ = 0, kernel_us_ = 0;
+  const char* hold_path_ = nullptr;
   Queue default_;
   std::mutex mu_;  // guards created_
   std::unordered_map<const void*, std::unique_ptr<Queue>> created_;
