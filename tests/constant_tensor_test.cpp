@@ -37,6 +37,30 @@ bp_status_t RecordingMatmul(const bp_kernel_call_t* call) {
 
 class ConstantTensorTest : public ContextTest {
  protected:
+  // Loads the real CPU plugin; false (the test skips, saying why) when it
+  // was not built.
+  bool LoadCpuPlugin() {
+    const std::string path = std::string(BP_BUILD_PLUGIN_DIR) + "/libbackplane_cpu.so";
+    struct stat sb;
+    if (stat(path.c_str(), &sb) != 0) return false;
+    EXPECT_EQ(bp_plugin_load(ctx_, path.c_str(), nullptr), BP_STATUS_OK) << LastError();
+    return true;
+  }
+  // Values in [-0.5, 0.5) that vary with `seed`.
+  static std::vector<float> Ramp(size_t n, int seed) {
+    std::vector<float> v(n);
+    for (size_t i = 0; i < n; ++i) v[i] = static_cast<float>((i * 29 + static_cast<size_t>(seed) * 7) % 61) / 61 - 0.5f;
+    return v;
+  }
+  // The address of t's first element (through a DLPack export).
+  static void* DataAddress(bp_tensor_t* t) {
+    DLManagedTensor* m = nullptr;
+    EXPECT_EQ(bp_tensor_to_dlpack(t, &m), BP_STATUS_OK);
+    if (m == nullptr) return nullptr;
+    void* data = m->dl_tensor.data;
+    m->deleter(m);
+    return data;
+  }
   const bp_device_t kCpu{0, 0};
 };
 
@@ -115,15 +139,8 @@ TEST_F(ConstantTensorTest, NullIsAnError) {
 // weights cache). Same values as plain weights; a new constant in a freed
 // constant's memory is not mistaken for it.
 TEST_F(ConstantTensorTest, CpuConvolutionWithConstantWeightsMatchesPlainWeights) {
-  const std::string path = std::string(BP_BUILD_PLUGIN_DIR) + "/libbackplane_cpu.so";
-  struct stat sb;
-  if (stat(path.c_str(), &sb) != 0) GTEST_SKIP() << "the CPU plugin is not built (" << path << ")";
-  ASSERT_EQ(bp_plugin_load(ctx_, path.c_str(), nullptr), BP_STATUS_OK) << LastError();
-  auto ramp = [](size_t n, int seed) {
-    std::vector<float> v(n);
-    for (size_t i = 0; i < n; ++i) v[i] = static_cast<float>((i * 29 + static_cast<size_t>(seed) * 7) % 61) / 61 - 0.5f;
-    return v;
-  };
+  if (!LoadCpuPlugin()) GTEST_SKIP() << "the CPU plugin is not built (" << BP_BUILD_PLUGIN_DIR << ")";
+  auto ramp = Ramp;
   bp_tensor_t* x = F32(kCpu, {1, 16, 9, 9}, ramp(16 * 81, 1));
   const std::vector<int64_t> wsizes = {32, 16, 3, 3}, one = {1};
   auto conv = [&](bp_tensor_t* w) {
@@ -152,11 +169,9 @@ TEST_F(ConstantTensorTest, CpuConvolutionWithConstantWeightsMatchesPlainWeights)
     bp_tensor_release(plain);
     bp_tensor_t* w = upload(wv);
     ASSERT_EQ(bp_tensor_set_constant(w), BP_STATUS_OK);
-    DLManagedTensor* m = nullptr;
-    ASSERT_EQ(bp_tensor_to_dlpack(w, &m), BP_STATUS_OK);
-    same_memory += m->dl_tensor.data == previous ? 1 : 0;
-    previous = m->dl_tensor.data;
-    m->deleter(m);
+    void* data = DataAddress(w);
+    same_memory += data == previous ? 1 : 0;
+    previous = data;
     for (int call = 0; call < 2; ++call) {  // the first call packs, the second reuses
       const std::vector<float> got = conv(w);
       ASSERT_EQ(got.size(), want.size());
@@ -174,15 +189,8 @@ TEST_F(ConstantTensorTest, CpuConvolutionWithConstantWeightsMatchesPlainWeights)
 // addmm's mat2 give the plain weights' values, call after call, and a new
 // constant in a freed constant's memory is not mistaken for it.
 TEST_F(ConstantTensorTest, CpuMatrixProductsWithConstantWeightsMatchPlainWeights) {
-  const std::string path = std::string(BP_BUILD_PLUGIN_DIR) + "/libbackplane_cpu.so";
-  struct stat sb;
-  if (stat(path.c_str(), &sb) != 0) GTEST_SKIP() << "the CPU plugin is not built (" << path << ")";
-  ASSERT_EQ(bp_plugin_load(ctx_, path.c_str(), nullptr), BP_STATUS_OK) << LastError();
-  auto ramp = [](size_t n, int seed) {
-    std::vector<float> v(n);
-    for (size_t i = 0; i < n; ++i) v[i] = static_cast<float>((i * 29 + static_cast<size_t>(seed) * 7) % 61) / 61 - 0.5f;
-    return v;
-  };
+  if (!LoadCpuPlugin()) GTEST_SKIP() << "the CPU plugin is not built (" << BP_BUILD_PLUGIN_DIR << ")";
+  auto ramp = Ramp;
   const int64_t K = 24, N = 40;
   bp_tensor_t* x3 = F32(kCpu, {3, 5, K}, ramp(3 * 5 * K, 1));  // a batch of token rows
   bp_tensor_t* x2 = F32(kCpu, {7, K}, ramp(7 * K, 3));
@@ -214,11 +222,9 @@ TEST_F(ConstantTensorTest, CpuMatrixProductsWithConstantWeightsMatchPlainWeights
       bp_tensor_release(plain);
       bp_tensor_t* w = F32(kCpu, p.wsizes, wv);
       ASSERT_EQ(bp_tensor_set_constant(w), BP_STATUS_OK);
-      DLManagedTensor* m = nullptr;
-      ASSERT_EQ(bp_tensor_to_dlpack(w, &m), BP_STATUS_OK);
-      same_memory += m->dl_tensor.data == previous ? 1 : 0;
-      previous = m->dl_tensor.data;
-      m->deleter(m);
+      void* data = DataAddress(w);
+      same_memory += data == previous ? 1 : 0;
+      previous = data;
       for (int call = 0; call < 2; ++call) {  // the first call packs, the second reuses
         const std::vector<float> got = run(p, w);
         ASSERT_EQ(got.size(), want.size()) << p.op;

@@ -76,12 +76,8 @@ struct CachedConv {
   dnnl::memory::desc x_user, w_user, y_user, bias;   // the operands' (bias: empty without one)
 };
 
-struct ConvCache {
-  std::mutex mu;
-  std::unordered_map<std::string, std::shared_ptr<CachedConv>> map;
-};
-ConvCache& GetConvCache() {
-  static ConvCache* cache = new ConvCache;  // leaked on purpose: no destructor order issues at exit
+PrimitiveCache<CachedConv>& GetConvCache() {
+  static auto* cache = new PrimitiveCache<CachedConv>;
   return *cache;
 }
 
@@ -175,16 +171,9 @@ std::shared_ptr<CachedConv> GetConv(const Conv& c, dnnl::memory::data_type dt, c
     Append(&key, fused->alpha);
     Append(&key, fused->beta);
   }
-  ConvCache& cache = GetConvCache();
-  {
-    std::lock_guard<std::mutex> lock(cache.mu);
-    auto it = cache.map.find(key);
-    if (it != cache.map.end()) return it->second;
-  }
+  if (std::shared_ptr<CachedConv> hit = GetConvCache().Find(key)) return hit;
   std::shared_ptr<CachedConv> prim = MakeConv(c, dt, fused);
-  std::lock_guard<std::mutex> lock(cache.mu);
-  if (cache.map.size() > 512) cache.map.clear();
-  cache.map.emplace(key, prim);
+  GetConvCache().Insert(key, prim);
   return prim;
 }
 

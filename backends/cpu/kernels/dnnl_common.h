@@ -8,6 +8,10 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <unordered_map>
 #include <vector>
 
 #include "oneapi/dnnl/dnnl.hpp"
@@ -27,6 +31,30 @@ inline void* ScratchpadBuffer(size_t bytes) {
   if (buf.size() < bytes) buf.resize(bytes);
   return buf.empty() ? nullptr : buf.data();
 }
+
+// Primitives of one kind by a key of everything that shapes them: oneDNN's
+// own cache still pays for the primitive descriptor; this makes a repeated
+// shape a map lookup. At most 512 entries (then it starts over).
+// Thread-safe. Make each with `new` and never delete it: no destructor runs
+// at exit while another thread may still be in a kernel.
+template <typename T>
+class PrimitiveCache {
+ public:
+  std::shared_ptr<T> Find(const std::string& key) {
+    std::lock_guard<std::mutex> lock(mu_);
+    auto it = map_.find(key);
+    return it != map_.end() ? it->second : nullptr;
+  }
+  void Insert(const std::string& key, std::shared_ptr<T> value) {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (map_.size() > 512) map_.clear();
+    map_.emplace(key, std::move(value));
+  }
+
+ private:
+  std::mutex mu_;
+  std::unordered_map<std::string, std::shared_ptr<T>> map_;
+};
 
 // Below this many multiply-adds (OpenBLAS's threshold for threads, 4 x
 // 65536) a oneDNN matmul or convolution runs on the calling thread: an

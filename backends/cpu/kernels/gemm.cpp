@@ -77,12 +77,8 @@ struct CachedMatmul {
   dnnl::memory::desc weights;  // the layout the primitive reads B in (packed: oneDNN's choice)
   dnnl::memory::desc a, b, c;  // the operands' user layouts (b: B as stored)
 };
-struct Cache {
-  std::mutex mu;
-  std::unordered_map<std::string, std::shared_ptr<CachedMatmul>> map;
-};
-Cache& GetCache() {
-  static Cache* cache = new Cache;  // leaked on purpose: no destructor order issues at exit
+PrimitiveCache<CachedMatmul>& GetCache() {
+  static auto* cache = new PrimitiveCache<CachedMatmul>;
   return *cache;
 }
 
@@ -106,12 +102,7 @@ std::shared_ptr<CachedMatmul> GetPrimitive(dnnl::memory::data_type dt, const Mat
   AppendKey(&key, a);
   AppendKey(&key, b);
   AppendKey(&key, c);
-  Cache& cache = GetCache();
-  {
-    std::lock_guard<std::mutex> lock(cache.mu);
-    auto it = cache.map.find(key);
-    if (it != cache.map.end()) return it->second;
-  }
+  if (std::shared_ptr<CachedMatmul> hit = GetCache().Find(key)) return hit;
   dnnl::primitive_attr attr;
   attr.set_scratchpad_mode(dnnl::scratchpad_mode::user);
   if (alpha != 1.0f) attr.set_output_scales(0, {alpha});
@@ -128,9 +119,7 @@ std::shared_ptr<CachedMatmul> GetPrimitive(dnnl::memory::data_type dt, const Mat
   if (std::strncmp(pd.impl_info_str(), "ref", 3) == 0) throw dnnl::error(dnnl_unimplemented, "reference matmul");
   auto prim = std::make_shared<CachedMatmul>(
       CachedMatmul{dnnl::matmul(pd), pd.scratchpad_desc(), pd.weights_desc(), amd, bmd, cmd});
-  std::lock_guard<std::mutex> lock(cache.mu);
-  if (cache.map.size() > 512) cache.map.clear();
-  cache.map.emplace(std::move(key), prim);
+  GetCache().Insert(key, prim);
   return prim;
 }
 
