@@ -2,6 +2,7 @@
 // (q scaled first, scores scaled after, a float mask added, masked_fill as
 // Where) become one backplane.Attention node with the same outputs as the
 // session with every pass off; near misses stay as they are.
+#include <algorithm>
 #include <limits>
 
 #include "passes_fixture.h"
@@ -103,6 +104,17 @@ TEST_F(PassesTest, AttentionFormsBecomeOneNode) {
          g->node("Div", {"s", "c"}, {"s1"});
          g->node("Where", {"C", "ninf", "s1"}, {"x"});
        }},
+      {"masked_fill with a computed mask: Where(Greater(W, ReduceMean(X)), -inf, scores)",
+       [](Graph* g) {
+         // The diagonal of W is -10, below any mean of X: every query keeps its own key.
+         std::vector<float> w = ramp(25, -1.0f, 1.0f, 28);
+         for (int i = 0; i < 5; ++i) w[static_cast<size_t>(i * 6)] = -10.0f;
+         g->init("W", {5, 5}, w);
+         attr_int(g->node("ReduceMean", {"X"}, {"r"}), "keepdims", 0);
+         g->node("Greater", {"W", "r"}, {"C"});
+         g->node("MatMul", {"q", "kt"}, {"s"});
+         g->node("Where", {"C", "ninf", "s"}, {"x"});
+       }},
       {"Where(C, scores, -inf): C True keeps",
        [](Graph* g) {
          std::vector<int> keep = upper(5);
@@ -115,7 +127,11 @@ TEST_F(PassesTest, AttentionFormsBecomeOneNode) {
   for (const Case& c : cases) {
     SCOPED_TRACE(c.what);
     load(attention_graph(c.scores));
-    EXPECT_EQ(ops({}), kFused);
+    Ops fused = ops({});
+    fused.erase(std::remove_if(fused.begin(), fused.end(),
+                               [](const std::string& op) { return op == "ReduceMean" || op == "Greater"; }),
+                fused.end());
+    EXPECT_EQ(fused, kFused);
     expect_same_outputs("X", {2, 5, 8});
     EXPECT_NE(ops({"attention"}), kFused);
   }

@@ -8,8 +8,9 @@
 //   scale  Mul / Div of the scores by constants (hand-written attention);
 //   mask   Add(scores, M) (either order): M a float mask, added after the
 //          scale, as torch.baddbmm does in nn.MultiheadAttention; or
-//          Where(C, -inf, scores) (masked_fill: C True hides a key) or
-//          Where(C, scores, -inf) (C True keeps it).
+//          Where(C, -inf, scores) (masked_fill: C True hides a key; a
+//          constant C is inverted once, here) or Where(C, scores, -inf)
+//          (C True keeps it).
 //   KT     the key as the MatMul reads it, [..., E, S]: the mapping hands
 //          the operator a transposed view of it (no copy).
 // Constants c are float32 one-element initializers (constant-fold turns
@@ -24,6 +25,7 @@
 // scaled_dot_product_attention kernel (other backends would run it through
 // the CPU fallback; their unfused graph stays on the device).
 #include <cmath>
+#include <map>
 
 #include "pass.h"
 
@@ -159,16 +161,41 @@ bool match(const Matcher& m, size_t k, Match* r) {
   return scores_of(m, x, &r->scale, &r->chain, &r->q, &r->kt);
 }
 
+// A masked_fill mask that is a bool initializer becomes its inverse, once
+// (a "keep" mask the operator takes as it is): the mapping would otherwise
+// invert it on every run. *mask and *kind change only when it is one.
+void invert_constant_mask(PassGraph* g, std::map<std::string, std::string>* inverted, std::string* mask,
+                          std::string* kind) {
+  if (*kind != "drop") return;
+  auto known = inverted->find(*mask);
+  if (known == inverted->end()) {
+    const auto it = g->initializers.find(*mask);
+    if (it == g->initializers.end() || it->second.dtype != DType::kBool || !it->second.unsupported.empty() ||
+        it->second.bytes.size() != static_cast<size_t>(it->second.numel())) {
+      return;
+    }
+    RawTensor keep = it->second;
+    for (char& b : keep.bytes) b = b != 0 ? 0 : 1;
+    const std::string name = fresh_name(*g, *mask + "_keep");
+    g->initializers[name] = std::move(keep);
+    known = inverted->emplace(*mask, name).first;
+  }
+  *mask = known->second;
+  *kind = "keep";
+}
+
 }  // namespace
 
 int fuse_attention(PassGraph* g) {
   if (!native_attention(*g)) return 0;
   Matcher m(g);
   std::vector<bool> drop(g->nodes.size(), false);
+  std::map<std::string, std::string> inverted;  // bool initializer -> its inverse
   int fused = 0;
   for (size_t k = 0; k < g->nodes.size(); ++k) {
     Match r;
     if (!match(m, k, &r)) continue;
+    invert_constant_mask(g, &inverted, &r.mask, &r.mask_kind);
     OnnxNode f;
     f.name = g->nodes[k].name;
     f.op_type = "Attention";
