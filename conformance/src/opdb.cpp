@@ -28,6 +28,7 @@ static const std::vector<OpDef>& opdefs() {
     register_reduction_ops(&d);
     register_linalg_ops(&d);
     register_nn_ops(&d);
+    register_attention_ops(&d);
     register_resample_ops(&d);
     register_indexing_ops(&d);
     register_gather_scatter_ops(&d);

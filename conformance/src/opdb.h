@@ -74,6 +74,7 @@ void register_unary_ops(std::vector<OpDef>* defs);
 void register_reduction_ops(std::vector<OpDef>* defs);
 void register_linalg_ops(std::vector<OpDef>* defs);
 void register_nn_ops(std::vector<OpDef>* defs);
+void register_attention_ops(std::vector<OpDef>* defs);
 void register_resample_ops(std::vector<OpDef>* defs);
 void register_indexing_ops(std::vector<OpDef>* defs);
 void register_gather_scatter_ops(std::vector<OpDef>* defs);

@@ -28,6 +28,7 @@ Status CheckComputeDtypes(const bp_op_t* op, const Bound& b, const MetaPlan& pla
   *dtypes = 0;
   for (int32_t i = 0; i < op->num_meta_args; ++i) {
     const MetaArg& m = b.margs[i];
+    if (i < 32 && ((plan.own_dtype_args >> i) & 1u) != 0) continue;
     const int64_t n = m.kind == BP_VALUE_TENSOR ? 1 : m.kind == BP_VALUE_TENSOR_LIST ? m.num_tensors : 0;
     for (int64_t j = 0; j < n; ++j) {
       const DLDataType given = m.kind == BP_VALUE_TENSOR ? m.tensor->dtype : m.tensors[j]->dtype;
@@ -59,6 +60,7 @@ Status detail::InferPlan(const bp_op_t* op, Bound& b, MetaPlan* plan, uint32_t* 
   // The plan's defaults, without zeroing its large arrays.
   plan->num_outputs = 1;
   plan->no_output_alias = false;
+  plan->own_dtype_args = 0;
   std::memset(plan->cast_to, 0, sizeof(plan->cast_to));
   for (int32_t i = 0; i < nmeta; ++i) plan->rewritten[i].kind = BP_VALUE_NONE;
   BP_RETURN_IF_ERROR(op->meta->infer(info, b.margs, plan));

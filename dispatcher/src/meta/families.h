@@ -20,6 +20,8 @@ extern const MetaFunctions kSoftmaxMeta, kLayerNormMeta, kBatchNormMeta;
 extern const MetaFunctions kConv2dMeta, kMaxPool2dMeta, kAvgPool2dMeta;
 // conv_fused.cpp (a wrapper over kConv2dMeta)
 extern const MetaFunctions kConv2dFusedMeta;
+// attention.cpp
+extern const MetaFunctions kAttentionMeta;
 // conv_transpose.cpp
 extern const MetaFunctions kConvTranspose2dMeta;
 // resample.cpp

@@ -95,6 +95,10 @@ struct MetaPlan {
   // True when outputs must not alias inputs (matmul, cat...): the core uses
   // a temporary and copies if an out= tensor overlaps an input.
   bool no_output_alias = false;
+  // Bit i set: tensor argument i has a dtype the meta function checked
+  // itself and is no compute dtype (attention's bool attn_mask), so the
+  // operator's dtype claims do not apply to it.
+  uint32_t own_dtype_args = 0;
 };
 
 struct KernelViews {

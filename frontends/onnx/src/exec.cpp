@@ -356,6 +356,7 @@ const MapTable& map_table() {
     register_elementwise(&t);
     register_tensor_ops(&t);
     register_nn(&t);
+    register_attention(&t);
     register_resample(&t);
     register_losses(&t);
     register_generators(&t);

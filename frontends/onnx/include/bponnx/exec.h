@@ -241,6 +241,7 @@ inline std::string map_key(const OnnxNode& n) { return n.domain.empty() ? n.op_t
 void register_elementwise(MapTable* t);
 void register_tensor_ops(MapTable* t);
 void register_nn(MapTable* t);
+void register_attention(MapTable* t);
 void register_resample(MapTable* t);
 void register_losses(MapTable* t);
 void register_generators(MapTable* t);

@@ -48,6 +48,7 @@ int eliminate_dead_nodes(PassGraph* g);
 int fold_conv_batchnorm(PassGraph* g);
 int fuse_layer_norm(PassGraph* g);
 int fuse_conv_activation(PassGraph* g);
+int fuse_attention(PassGraph* g);
 int mark_channels_last(PassGraph* g);
 
 /// The Conv attribute mark_channels_last sets: the Conv mapping runs the

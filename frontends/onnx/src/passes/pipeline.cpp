@@ -27,6 +27,10 @@ const std::vector<Pass>& pass_list() {
        "fuses Conv [-> Add(residual)] -> activation (Relu, Clip, HardSwish, HardSigmoid, Sigmoid, SiLU, Gelu, "
        "LeakyRelu) into one conv2d_fused node, where the device has a native conv2d_fused kernel (cpu)",
        fuse_conv_activation},
+      {"attention",
+       "replaces scaled dot-product attention written out (MatMul, Mul/Div by constants, Add or Where mask, "
+       "Softmax, MatMul) by one scaled_dot_product_attention node, where the device has a native kernel (cpu)",
+       fuse_attention},
       {"dead-nodes", "removes nodes and initializers no graph output depends on", eliminate_dead_nodes},
   };
   return list;
