@@ -37,6 +37,7 @@ METAS = {
     "layer_norm", "batch_norm", "conv2d", "max_pool2d", "avg_pool2d", "copy", "fill", "cat",
     "to_dtype", "clone", "contiguous", "upsample2d",
     "index_select", "conv_transpose2d", "topk", "gather", "scatter", "conv2d_fused",
+    "lstm_layer", "gru_layer",
     # view functions
     "view", "reshape", "permute", "transpose", "narrow", "slice", "select", "expand",
     "squeeze", "unsqueeze",
