@@ -7,6 +7,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 
 #include "oneapi/dnnl/dnnl.hpp"
 
@@ -22,6 +23,15 @@ namespace bp_cpu {
 /// Thread-safe. Throws dnnl::error or std::bad_alloc as a reorder does.
 dnnl::memory PackedWeights(uint64_t id, const dnnl::memory::desc& user, void* data, const dnnl::memory::desc& want,
                            const dnnl::engine& engine, dnnl::stream& stream);
+
+/// The same for weights that need a step of the kernel's own before the
+/// reorder (the recurrent kernels reorder gates and transpose): `source`
+/// describes the constant view at `address` and is part of the key; on a
+/// miss `plain()` makes the weights in a plain layout oneDNN reorders to
+/// `want` (it is not called on a hit).
+dnnl::memory PackedWeightsFrom(uint64_t id, const void* address, const dnnl::memory::desc& source,
+                               const dnnl::memory::desc& want, const std::function<dnnl::memory()>& plain,
+                               const dnnl::engine& engine, dnnl::stream& stream);
 
 /// Entries and bytes held now (tests and --report-style diagnostics).
 struct PackedWeightsStats {

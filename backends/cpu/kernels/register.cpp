@@ -8,7 +8,7 @@ using FamilyFn = const KernelDef* (*)(size_t*);
 const FamilyFn kFamilies[] = {BinaryKernels, UnaryKernels,  CompareWhereKernels, ReduceKernels,
                               MatmulKernels, ConvPoolKernels, SoftmaxNormKernels,  CopyFillCatKernels,
                               ResampleKernels, IndexKernels,  ConvTransposeKernels,
-                              SortKernels, GatherScatterKernels};
+                              SortKernels, GatherScatterKernels, RecurrentKernels};
 
 }  // namespace
 
