@@ -38,6 +38,7 @@ METAS = {
     "to_dtype", "clone", "contiguous", "upsample2d",
     "index_select", "conv_transpose2d", "topk", "gather", "scatter", "conv2d_fused",
     "attention",
+    "lstm_layer", "gru_layer",
     # view functions
     "view", "reshape", "permute", "transpose", "narrow", "slice", "select", "expand",
     "squeeze", "unsqueeze",

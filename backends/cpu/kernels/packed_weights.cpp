@@ -6,6 +6,7 @@
 
 #include <cstdlib>
 #include <cstring>
+#include <functional>
 #include <list>
 #include <mutex>
 #include <unordered_map>
@@ -33,7 +34,9 @@ class Cache {
     budget_ = (mb != nullptr ? std::atoll(mb) : 512) * (int64_t{1} << 20);
   }
 
-  dnnl::memory Get(const Key& key, void* data, const dnnl::engine& engine, dnnl::stream& stream) {
+  // `plain` makes the weights in key.user's layout, only on a miss.
+  dnnl::memory Get(const Key& key, const std::function<dnnl::memory()>& plain_fn, const dnnl::engine& engine,
+                   dnnl::stream& stream) {
     const int64_t bytes = static_cast<int64_t>(key.want.get_size());
     {
       std::lock_guard<std::mutex> lock(mu_);
@@ -47,7 +50,7 @@ class Cache {
       }
       ++misses_;
     }
-    dnnl::memory plain(key.user, engine, data);
+    dnnl::memory plain = plain_fn();
     dnnl::memory packed(key.want, engine);
     dnnl::reorder(plain, packed).execute(stream, plain, packed);
     stream.wait();
@@ -101,7 +104,15 @@ Cache& TheCache() {
 
 dnnl::memory PackedWeights(uint64_t id, const dnnl::memory::desc& user, void* data, const dnnl::memory::desc& want,
                            const dnnl::engine& engine, dnnl::stream& stream) {
-  return TheCache().Get(Key{id, user, want, reinterpret_cast<uintptr_t>(data)}, data, engine, stream);
+  return TheCache().Get(
+      Key{id, user, want, reinterpret_cast<uintptr_t>(data)}, [&] { return dnnl::memory(user, engine, data); }, engine,
+      stream);
+}
+
+dnnl::memory PackedWeightsFrom(uint64_t id, const void* address, const dnnl::memory::desc& source,
+                               const dnnl::memory::desc& want, const std::function<dnnl::memory()>& plain,
+                               const dnnl::engine& engine, dnnl::stream& stream) {
+  return TheCache().Get(Key{id, source, want, reinterpret_cast<uintptr_t>(address)}, plain, engine, stream);
 }
 
 bool PackedWeightsCanKeep(int64_t bytes) { return TheCache().CanKeep(bytes); }

@@ -7,6 +7,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 
 #include "oneapi/dnnl/dnnl.hpp"
 
@@ -27,6 +28,15 @@ dnnl::memory PackedWeights(uint64_t id, const dnnl::memory::desc& user, void* da
 /// budget): a kernel with a fast path on plain weights takes it otherwise,
 /// rather than reordering on every call. Thread-safe.
 bool PackedWeightsCanKeep(int64_t bytes);
+
+/// The same for weights that need a step of the kernel's own before the
+/// reorder (the recurrent kernels reorder gates and transpose): `source`
+/// describes the constant view at `address` and is part of the key; on a
+/// miss `plain()` makes the weights in a plain layout oneDNN reorders to
+/// `want` (it is not called on a hit).
+dnnl::memory PackedWeightsFrom(uint64_t id, const void* address, const dnnl::memory::desc& source,
+                               const dnnl::memory::desc& want, const std::function<dnnl::memory()>& plain,
+                               const dnnl::engine& engine, dnnl::stream& stream);
 
 /// Entries and bytes held now (tests and --report-style diagnostics).
 struct PackedWeightsStats {

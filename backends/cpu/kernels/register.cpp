@@ -8,7 +8,8 @@ using FamilyFn = const KernelDef* (*)(size_t*);
 const FamilyFn kFamilies[] = {BinaryKernels, UnaryKernels,  CompareWhereKernels, ReduceKernels,
                               MatmulKernels, ConvPoolKernels, SoftmaxNormKernels,  CopyFillCatKernels,
                               ResampleKernels, IndexKernels,  ConvTransposeKernels,
-                              SortKernels, GatherScatterKernels, AttentionKernels};
+                              SortKernels, GatherScatterKernels, AttentionKernels,
+                              RecurrentKernels};
 
 }  // namespace
 

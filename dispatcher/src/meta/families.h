@@ -30,6 +30,8 @@ extern const MetaFunctions kUpsample2dMeta;
 extern const MetaFunctions kIndexSelectMeta;
 // gather_scatter.cpp
 extern const MetaFunctions kGatherMeta, kScatterMeta;
+// recurrent.cpp
+extern const MetaFunctions kLstmLayerMeta, kGruLayerMeta;
 // sort.cpp
 extern const MetaFunctions kTopkMeta;
 // copy.cpp

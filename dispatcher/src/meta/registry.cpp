@@ -15,7 +15,7 @@ const MetaFunctions* const kMetas[] = {
     &kConv2dMeta,  &kMaxPool2dMeta,  &kAvgPool2dMeta, &kCopyMeta,       &kFillMeta,     &kCatMeta,
     &kToDtypeMeta, &kCloneMeta,      &kContiguousMeta, &kUpsample2dMeta,
     &kIndexSelectMeta, &kConvTranspose2dMeta, &kTopkMeta, &kGatherMeta, &kScatterMeta,
-    &kConv2dFusedMeta, &kAttentionMeta,
+    &kConv2dFusedMeta, &kAttentionMeta, &kLstmLayerMeta, &kGruLayerMeta,
 };
 
 }  // namespace

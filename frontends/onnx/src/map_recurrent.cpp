@@ -1,5 +1,6 @@
 // ONNX RNN, GRU and LSTM -> Backplane linear, sigmoid, tanh and pointwise
-// ops, one time step at a time (no native recurrent operator): the input
+// ops, one time step at a time, where the native lstm_layer / gru_layer
+// path (map_recurrent_native.cpp) does not apply: the input
 // projections of all steps in one linear call, then per step one linear of
 // the hidden state and the gate arithmetic. Directions forward, reverse and
 // bidirectional; sequence_lens (a step past a sequence's length keeps its
@@ -10,6 +11,7 @@
 #include <string>
 
 #include "bponnx/exec.h"
+#include "map_recurrent_native.h"
 
 namespace bponnx {
 
@@ -105,6 +107,8 @@ MapFn recurrent(Cell cell) {
     const DType dt = dtype_of(in[0].t);
     need_dtype(n.op_type, "linear", dt);
     check_attrs(n);
+    Outs native;
+    if (cell != Cell::kRnn && map_recurrent_native(ex, n, in, cell == Cell::kLstm, &native)) return native;
     const int64_t gates = cell == Cell::kRnn ? 1 : cell == Cell::kGru ? 3 : 4;
     const std::string direction = n.get_string("direction", "forward");
     if (direction != "forward" && direction != "reverse" && direction != "bidirectional")
