@@ -371,4 +371,11 @@ const MapTable& map_table() {
   return table;
 }
 
+bool runs_natively(bp_context_t* ctx, const char* op, int32_t backend) {
+  bp_op_t* h = nullptr;
+  int32_t kind = BP_DISPATCH_NONE;
+  return ctx != nullptr && bp_op_find(ctx, op, &h) == BP_STATUS_OK &&
+         bp_op_dispatch_kind(ctx, h, backend, &kind) == BP_STATUS_OK && kind == BP_DISPATCH_NATIVE;
+}
+
 }  // namespace bponnx

@@ -7,19 +7,11 @@
 
 #include <string>
 
+#include "bponnx/exec.h"
+
 namespace bponnx {
 
 namespace {
-
-// True when the device of `ex` runs `op` with its own kernel: elsewhere the
-// operator would run through the CPU fallback, and the decomposition keeps
-// the work on the device.
-bool native_on_device(Exec& ex, const char* op) {
-  bp_op_t* h = ex.find(op);
-  int32_t kind = BP_DISPATCH_NONE;
-  return h != nullptr && bp_op_dispatch_kind(ex.ctx(), h, ex.device().backend, &kind) == BP_STATUS_OK &&
-         kind == BP_DISPATCH_NATIVE;
-}
 
 bp_tensor_t* swap01(Exec& ex, bp_tensor_t* t) { return ex.call("permute", {vt(t), vl({1, 0, 2})}); }
 
@@ -34,7 +26,9 @@ bool map_recurrent_native(Exec& ex, const OnnxNode& n, const std::vector<NodeInp
     if (in[k].present() && k != 4 && dtype_of(in[k].t) != DType::kFloat32) return false;
   const std::string direction = n.get_string("direction", "forward");
   const int64_t dir = direction == "forward" ? 0 : direction == "reverse" ? 1 : direction == "bidirectional" ? 2 : -1;
-  if (dir < 0 || !native_on_device(ex, op)) return false;
+  // Elsewhere the operator would run through the CPU fallback; the
+  // decomposition keeps the work on the device.
+  if (dir < 0 || !runs_natively(ex.ctx(), op, ex.device().backend)) return false;
   const std::vector<int64_t> xs = sizes_of(in[0].t), rs = sizes_of(in[2].t);
   if (xs.size() != 3 || rs.size() != 3) return false;  // the decomposition names the error
   const bool batch_first = n.get_int("layout", 0) != 0;
@@ -51,16 +45,17 @@ bool map_recurrent_native(Exec& ex, const OnnxNode& n, const std::vector<NodeInp
     bp_tensor_t* c0 = state(opt(6));
     r = ex.call_multi(op, {vt(x), vt(h0), vt(c0), vt(in[1].t), vt(in[2].t), vt(opt(3)), vi(dir)}, 3);
   } else {
-    r = ex.call_multi(op,
-                      {vt(x), vt(h0), vt(in[1].t), vt(in[2].t), vt(opt(3)), vi(dir),
-                       vb(n.get_int("linear_before_reset", 0) != 0)},
-                      2);
+    r = ex.call_multi(
+        op,
+        {vt(x), vt(h0), vt(in[1].t), vt(in[2].t), vt(opt(3)), vi(dir), vb(n.get_int("linear_before_reset", 0) != 0)},
+        2);
   }
   const std::vector<int64_t> ys = sizes_of(r[0]);  // [T, B, D*H]
   bp_tensor_t* y4 = ex.call("reshape", {vt(r[0]), vl({ys[0], ys[1], dirs, hidden})});
   // ONNX's Y: [T, D, B, H], or [B, T, D, H] with layout 1.
-  bp_tensor_t* y = ex.call("contiguous", {vt(ex.call("permute", {vt(y4), vl(batch_first ? std::vector<int64_t>{1, 0, 2, 3}
-                                                                                        : std::vector<int64_t>{0, 2, 1, 3})}))});
+  bp_tensor_t* y =
+      ex.call("contiguous", {vt(ex.call("permute", {vt(y4), vl(batch_first ? std::vector<int64_t>{1, 0, 2, 3}
+                                                                           : std::vector<int64_t>{0, 2, 1, 3})}))});
   outs->clear();
   outs->push_back(y);
   for (size_t k = 1; k < r.size(); ++k)

@@ -231,6 +231,12 @@ int64_t norm_axis(const OnnxNode& n, int64_t axis, int64_t rank);
 /// node output (nullptr only where the output name is ""), held by the Exec.
 /// Throws NotMapped or CallFailed.
 using MapFn = std::function<std::vector<bp_tensor_t*>(Exec&, const OnnxNode&, const std::vector<NodeInput>&)>;
+/// True when `backend` runs operator `op` with its own kernel
+/// (bp_op_dispatch_kind is BP_DISPATCH_NATIVE): where the optimizer fuses
+/// into a Backplane operator and the mappings call one. False when `ctx` is
+/// null or the operator is unknown.
+bool runs_natively(bp_context_t* ctx, const char* op, int32_t backend);
+
 /// Map key (map_key) -> mapping.
 using MapTable = std::map<std::string, MapFn>;
 /// A node's key in the MapTable: its op type in the default domain,

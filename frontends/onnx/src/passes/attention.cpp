@@ -27,20 +27,13 @@
 #include <cmath>
 #include <map>
 
+#include "bponnx/exec.h"
 #include "pass.h"
 
 namespace bponnx {
 namespace passes {
 
 namespace {
-
-bool native_attention(const PassGraph& g) {
-  if (g.ctx == nullptr) return false;
-  bp_op_t* op = nullptr;
-  int32_t kind = BP_DISPATCH_NONE;
-  return bp_op_find(g.ctx, "scaled_dot_product_attention", &op) == BP_STATUS_OK &&
-         bp_op_dispatch_kind(g.ctx, op, g.device.backend, &kind) == BP_STATUS_OK && kind == BP_DISPATCH_NATIVE;
-}
 
 // A float32 one-element initializer's value.
 bool constant(const PassGraph& g, const std::string& v, double* out) {
@@ -187,7 +180,7 @@ void invert_constant_mask(PassGraph* g, std::map<std::string, std::string>* inve
 }  // namespace
 
 int fuse_attention(PassGraph* g) {
-  if (!native_attention(*g)) return 0;
+  if (!runs_natively(g->ctx, "scaled_dot_product_attention", g->device.backend)) return 0;
   Matcher m(g);
   std::vector<bool> drop(g->nodes.size(), false);
   std::map<std::string, std::string> inverted;  // bool initializer -> its inverse

@@ -18,21 +18,13 @@
 // graph stays on the device).
 #include <limits>
 
+#include "bponnx/exec.h"
 #include "pass.h"
 
 namespace bponnx {
 namespace passes {
 
 namespace {
-
-// True when the session's device runs conv2d_fused with its own kernel.
-bool native_fused_conv(const PassGraph& g) {
-  if (g.ctx == nullptr) return false;
-  bp_op_t* op = nullptr;
-  int32_t kind = BP_DISPATCH_NONE;
-  return bp_op_find(g.ctx, "conv2d_fused", &op) == BP_STATUS_OK &&
-         bp_op_dispatch_kind(g.ctx, op, g.device.backend, &kind) == BP_STATUS_OK && kind == BP_DISPATCH_NATIVE;
-}
 
 // A constant float32 scalar (initializer) into *out; "" (absent) gives dflt.
 bool const_bound(const PassGraph& g, const std::string& v, float dflt, float* out) {
@@ -137,7 +129,7 @@ bool silu_of(const PassGraph& g, const Matcher& m, const std::string& y, size_t*
 }  // namespace
 
 int fuse_conv_activation(PassGraph* g) {
-  if (!native_fused_conv(*g)) return 0;
+  if (!runs_natively(g->ctx, "conv2d_fused", g->device.backend)) return 0;
   Matcher m(g);
   std::vector<bool> drop(g->nodes.size(), false);
   // Nodes already part of a fusion (the Matcher still sees the graph as it
@@ -153,13 +145,12 @@ int fuse_conv_activation(PassGraph* g) {
       continue;
     }
     std::vector<size_t> chain = {k};  // the nodes the fused node replaces, in graph order
-    std::string y = conv.outputs[0];   // the chain's value so far
+    std::string y = conv.outputs[0];  // the chain's value so far
     std::string residual;
     size_t i = 0;
     if (free_reader(y, &i)) {
       const OnnxNode& add = g->nodes[i];
-      if (add.op_type == "Add" && add.inputs.size() == 2 && add.outputs.size() == 1 &&
-          add.inputs[0] != add.inputs[1]) {
+      if (add.op_type == "Add" && add.inputs.size() == 2 && add.outputs.size() == 1 && add.inputs[0] != add.inputs[1]) {
         residual = add.inputs[0] == y ? add.inputs[1] : add.inputs[0];
         chain.push_back(i);
         y = add.outputs[0];
