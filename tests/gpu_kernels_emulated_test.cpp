@@ -17,196 +17,21 @@
 #include <vector>
 
 // The kernel sources, compiled as plain C++ against the emulator.
+#include "gpu_emulated_fixture.h"
 #include "kernels/copy.cu"
 #include "kernels/matmul.cu"
 #include "kernels/nn.cu"
 #include "kernels/pointwise.cu"
 #include "kernels/reduce.cu"
 
-#include "fake_host.h"  // the shared kernel-argument builders
-
 namespace bp_gpu {
 namespace platform {
 // No vendor GEMM here: matmul runs the shared tiled kernel.
-bp_status_t Gemm(const bp_kernel_call_t*, PlatformState*, const GemmProblem&) {
-  return BP_STATUS_UNIMPLEMENTED;
-}
+bp_status_t Gemm(const bp_kernel_call_t*, PlatformState*, const GemmProblem&) { return BP_STATUS_UNIMPLEMENTED; }
 }  // namespace platform
 }  // namespace bp_gpu
 
 namespace {
-
-using bp_gpu::BFloat16;
-using bp_gpu::Half;
-
-std::string g_error;
-bp_status_t SetError(bp_status_t code, const char* msg) {
-  g_error = msg ? msg : "";
-  return code;
-}
-
-const DLDataType kF32{kDLFloat, 32, 1}, kF64{kDLFloat, 64, 1}, kF16{kDLFloat, 16, 1},
-    kBF16{kDLBfloat, 16, 1}, kI32{kDLInt, 32, 1}, kI64{kDLInt, 64, 1},
-    kBool{BP_DTYPE_CODE_BOOL, 8, 1}, kU8{kDLUInt, 8, 1};
-
-// A host tensor with arbitrary strides over its own storage.
-struct Tensor {
-  DLDataType dtype{};
-  std::vector<int64_t> shape, strides;
-  std::vector<unsigned char> storage;
-  DLTensor dl{};
-
-  int64_t numel() const {
-    return std::accumulate(shape.begin(), shape.end(), int64_t{1}, std::multiplies<int64_t>());
-  }
-  int item() const { return dtype.bits / 8; }
-  int64_t Offset(const std::vector<int64_t>& idx) const {
-    int64_t off = 0;
-    for (size_t d = 0; d < idx.size(); ++d) off += idx[d] * strides[d];
-    return off;
-  }
-  double Get(const std::vector<int64_t>& idx) const { return GetAt(Offset(idx)); }
-  void Set(const std::vector<int64_t>& idx, double v) { SetAt(Offset(idx), v); }
-  double GetAt(int64_t off) const {
-    const unsigned char* p = storage.data() + off * item();
-    switch (bp_gpu::DtypeOf(dtype)) {
-      case bp_gpu::DType::kFloat32: return Load<float>(p);
-      case bp_gpu::DType::kFloat64: return Load<double>(p);
-      case bp_gpu::DType::kFloat16: return bp_gpu::HalfBitsToFloat(Load<uint16_t>(p));
-      case bp_gpu::DType::kBFloat16: return bp_gpu::BFloat16BitsToFloat(Load<uint16_t>(p));
-      case bp_gpu::DType::kInt32: return Load<int32_t>(p);
-      case bp_gpu::DType::kInt64: return static_cast<double>(Load<int64_t>(p));
-      case bp_gpu::DType::kUInt8: return *p;
-      case bp_gpu::DType::kBool: return *p ? 1.0 : 0.0;
-      default: return NAN;
-    }
-  }
-  void SetAt(int64_t off, double v) {
-    unsigned char* p = storage.data() + off * item();
-    switch (bp_gpu::DtypeOf(dtype)) {
-      case bp_gpu::DType::kFloat32: return Store(p, static_cast<float>(v));
-      case bp_gpu::DType::kFloat64: return Store(p, v);
-      case bp_gpu::DType::kFloat16: return Store(p, bp_gpu::FloatToHalfBits(static_cast<float>(v)));
-      case bp_gpu::DType::kBFloat16: return Store(p, bp_gpu::FloatToBFloat16Bits(static_cast<float>(v)));
-      case bp_gpu::DType::kInt32: return Store(p, static_cast<int32_t>(v));
-      case bp_gpu::DType::kInt64: return Store(p, static_cast<int64_t>(v));
-      case bp_gpu::DType::kUInt8: *p = static_cast<uint8_t>(v); return;
-      case bp_gpu::DType::kBool: *p = v != 0.0; return;
-      default: return;
-    }
-  }
-
- private:
-  // Unaligned-safe element access (storage is bytes).
-  template <typename E>
-  static E Load(const unsigned char* p) {
-    E e;
-    std::memcpy(&e, p, sizeof e);
-    return e;
-  }
-  template <typename E>
-  static void Store(unsigned char* p, E e) {
-    std::memcpy(p, &e, sizeof e);
-  }
-};
-
-// Contiguous when `strides` is empty; otherwise storage spans the view.
-Tensor Make(DLDataType dtype, std::vector<int64_t> shape, std::vector<int64_t> strides = {}) {
-  Tensor t;
-  t.dtype = dtype;
-  t.shape = shape;
-  if (strides.empty()) {
-    strides.assign(shape.size(), 1);
-    for (int d = static_cast<int>(shape.size()) - 2; d >= 0; --d)
-      strides[d] = strides[d + 1] * shape[d + 1];
-  }
-  t.strides = strides;
-  int64_t span = 1;
-  for (size_t d = 0; d < shape.size(); ++d) span += (shape[d] - 1) * strides[d];
-  t.storage.assign(static_cast<size_t>(span * (dtype.bits / 8)), 0);
-  t.dl.data = t.storage.data();
-  t.dl.device = DLDevice{kDLCUDA, 0};
-  t.dl.ndim = static_cast<int32_t>(shape.size());
-  t.dl.dtype = dtype;
-  t.dl.shape = t.shape.data();
-  t.dl.strides = t.strides.data();
-  return t;
-}
-// DLTensor pointers into vectors must be refreshed after a copy/move.
-void Fix(Tensor& t) {
-  t.dl.data = t.storage.data();
-  t.dl.shape = t.shape.data();
-  t.dl.strides = t.strides.data();
-}
-
-void ForEach(const std::vector<int64_t>& shape,
-             const std::function<void(const std::vector<int64_t>&)>& f) {
-  int64_t n = 1;
-  for (int64_t s : shape) n *= s;
-  std::vector<int64_t> idx(shape.size(), 0);
-  for (int64_t i = 0; i < n; ++i) {
-    int64_t r = i;
-    for (int d = static_cast<int>(shape.size()) - 1; d >= 0; --d) {
-      idx[d] = r % shape[d];
-      r /= shape[d];
-    }
-    f(idx);
-  }
-}
-
-void FillPattern(Tensor& t, int seed, bool integral = false) {
-  int64_t k = 0;
-  ForEach(t.shape, [&](const std::vector<int64_t>& idx) {
-    const int64_t h = (k++ * 7919 + seed * 104729) % 97;
-    t.Set(idx, integral ? static_cast<double>(h % 11 - 5) : (static_cast<double>(h) - 48.0) / 16.0);
-  });
-}
-
-bp_kernel_arg_t TArg(Tensor& t) {
-  Fix(t);
-  return bp_test::TArg(&t.dl);
-}
-using bp_test::DArg;
-using bp_test::IArg;
-using bp_test::LArg;
-using bp_test::SArg;
-
-class EmulatedKernels : public ::testing::Test {
- protected:
-  void SetUp() override {
-    api_.struct_size = sizeof api_;
-    api_.set_error = SetError;
-    state_.host = &api_;
-    g_error.clear();
-  }
-  bp_status_t Call(bp_kernel_fn fn, const char* op, int32_t op_id,
-                   std::vector<bp_kernel_arg_t> args, Tensor& out) {
-    Fix(out);
-    DLTensor* outs[1] = {&out.dl};
-    bp_kernel_call_t call{};
-    call.struct_size = sizeof call;
-    call.op_name = op;
-    call.args = args.data();
-    call.num_args = static_cast<int32_t>(args.size());
-    call.num_outputs = 1;
-    call.outputs = outs;
-    call.kernel_data = bp_gpu::OpData(op_id);
-    call.backend_data = &state_;
-    return fn(&call);
-  }
-  bp_host_api_t api_{};
-  bp_gpu::PluginState state_;
-};
-
-void ExpectNear(double got, double want, double tol, const std::string& where) {
-  if (std::isnan(want)) {
-    EXPECT_TRUE(std::isnan(got)) << where;
-  } else if (std::isinf(want)) {
-    EXPECT_EQ(got, want) << where;
-  } else {
-    EXPECT_NEAR(got, want, tol + tol * std::fabs(want)) << where;
-  }
-}
 
 TEST_F(EmulatedKernels, AddBroadcastsIntoAStridedOutputWithAlpha) {
   // out [3, 4, 5] written through a transposed-storage view; b broadcast [1, 4, 1].
@@ -214,13 +39,10 @@ TEST_F(EmulatedKernels, AddBroadcastsIntoAStridedOutputWithAlpha) {
   Tensor out = Make(kF32, {3, 4, 5}, {1, 15, 3});
   FillPattern(a, 1);
   FillPattern(b, 2);
-  ASSERT_EQ(
-      Call(bp_gpu::BinaryEntry, "add.Tensor", bp_gpu::kAdd, {TArg(a), TArg(b), DArg(0.5)}, out),
-      BP_STATUS_OK)
+  ASSERT_EQ(Call(bp_gpu::BinaryEntry, "add.Tensor", bp_gpu::kAdd, {TArg(a), TArg(b), DArg(0.5)}, out), BP_STATUS_OK)
       << g_error;
-  ForEach(out.shape, [&](const std::vector<int64_t>& i) {
-    ExpectNear(out.Get(i), a.Get(i) + 0.5 * b.Get(i), 1e-6, "add");
-  });
+  ForEach(out.shape,
+          [&](const std::vector<int64_t>& i) { ExpectNear(out.Get(i), a.Get(i) + 0.5 * b.Get(i), 1e-6, "add"); });
 }
 
 TEST_F(EmulatedKernels, BinaryOpsAcrossDtypes) {
@@ -230,17 +52,11 @@ TEST_F(EmulatedKernels, BinaryOpsAcrossDtypes) {
     FillPattern(b, 4, dt.code == kDLInt);
     Tensor out = Make(dt, {2, 33});
     const double tol = dt.bits == 16 ? 1e-2 : 1e-9;
-    ASSERT_EQ(Call(bp_gpu::BinaryEntry, "mul.Tensor", bp_gpu::kMul, {TArg(a), TArg(b)}, out),
-              BP_STATUS_OK)
-        << g_error;
-    ForEach(out.shape, [&](const std::vector<int64_t>& i) {
-      ExpectNear(out.Get(i), a.Get(i) * b.Get(i), tol, "mul");
-    });
-    ASSERT_EQ(Call(bp_gpu::BinaryEntry, "maximum", bp_gpu::kMaximum, {TArg(a), TArg(b)}, out),
-              BP_STATUS_OK);
-    ForEach(out.shape, [&](const std::vector<int64_t>& i) {
-      ExpectNear(out.Get(i), std::max(a.Get(i), b.Get(i)), tol, "max");
-    });
+    ASSERT_EQ(Call(bp_gpu::BinaryEntry, "mul.Tensor", bp_gpu::kMul, {TArg(a), TArg(b)}, out), BP_STATUS_OK) << g_error;
+    ForEach(out.shape, [&](const std::vector<int64_t>& i) { ExpectNear(out.Get(i), a.Get(i) * b.Get(i), tol, "mul"); });
+    ASSERT_EQ(Call(bp_gpu::BinaryEntry, "maximum", bp_gpu::kMaximum, {TArg(a), TArg(b)}, out), BP_STATUS_OK);
+    ForEach(out.shape,
+            [&](const std::vector<int64_t>& i) { ExpectNear(out.Get(i), std::max(a.Get(i), b.Get(i)), tol, "max"); });
   }
   // bool add is logical or.
   Tensor x = Make(kBool, {4}), y = Make(kBool, {4}), o = Make(kBool, {4});
@@ -248,8 +64,7 @@ TEST_F(EmulatedKernels, BinaryOpsAcrossDtypes) {
   x.Set({3}, 1);
   y.Set({2}, 1);
   y.Set({3}, 1);
-  ASSERT_EQ(Call(bp_gpu::BinaryEntry, "add.Tensor", bp_gpu::kAdd, {TArg(x), TArg(y), IArg(1)}, o),
-            BP_STATUS_OK);
+  ASSERT_EQ(Call(bp_gpu::BinaryEntry, "add.Tensor", bp_gpu::kAdd, {TArg(x), TArg(y), IArg(1)}, o), BP_STATUS_OK);
   EXPECT_EQ(o.Get({0}), 0);
   EXPECT_EQ(o.Get({1}), 1);
   EXPECT_EQ(o.Get({2}), 1);
@@ -263,19 +78,14 @@ TEST_F(EmulatedKernels, FloorDivisionAndNanPropagation) {
     a.Set({i}, av[i]);
     b.Set({i}, bv[i]);
   }
-  ASSERT_EQ(
-      Call(bp_gpu::DivModeEntry, "div.Tensor_mode", 0, {TArg(a), TArg(b), SArg("floor")}, out),
-      BP_STATUS_OK);
-  for (int i = 0; i < 6; ++i)
-    ExpectNear(out.Get({i}), std::floor(av[i] / bv[i]), 0, "floor " + std::to_string(i));
-  ASSERT_EQ(Call(bp_gpu::BinaryEntry, "maximum", bp_gpu::kMaximum, {TArg(a), TArg(b)}, out),
-            BP_STATUS_OK);
+  ASSERT_EQ(Call(bp_gpu::DivModeEntry, "div.Tensor_mode", 0, {TArg(a), TArg(b), SArg("floor")}, out), BP_STATUS_OK);
+  for (int i = 0; i < 6; ++i) ExpectNear(out.Get({i}), std::floor(av[i] / bv[i]), 0, "floor " + std::to_string(i));
+  ASSERT_EQ(Call(bp_gpu::BinaryEntry, "maximum", bp_gpu::kMaximum, {TArg(a), TArg(b)}, out), BP_STATUS_OK);
   EXPECT_TRUE(std::isnan(out.Get({5})));
   // Integer division goes to the CPU fallback (it validates the divisor).
   Tensor ia = Make(kI32, {3}), ib = Make(kI32, {3}), io = Make(kI32, {3});
-  EXPECT_EQ(
-      Call(bp_gpu::DivModeEntry, "div.Tensor_mode", 0, {TArg(ia), TArg(ib), SArg("trunc")}, io),
-      BP_STATUS_UNIMPLEMENTED);
+  EXPECT_EQ(Call(bp_gpu::DivModeEntry, "div.Tensor_mode", 0, {TArg(ia), TArg(ib), SArg("trunc")}, io),
+            BP_STATUS_UNIMPLEMENTED);
 }
 
 TEST_F(EmulatedKernels, ComparisonAndWhere) {
@@ -283,30 +93,20 @@ TEST_F(EmulatedKernels, ComparisonAndWhere) {
   FillPattern(a, 5);
   FillPattern(b, 6);
   Tensor mask = Make(kBool, {3, 7});
-  ASSERT_EQ(Call(bp_gpu::CompareEntry, "lt.Tensor", bp_gpu::kLt, {TArg(a), TArg(b)}, mask),
-            BP_STATUS_OK)
-      << g_error;
-  ForEach(mask.shape, [&](const std::vector<int64_t>& i) {
-    EXPECT_EQ(mask.Get(i), a.Get(i) < b.Get(i) ? 1 : 0);
-  });
+  ASSERT_EQ(Call(bp_gpu::CompareEntry, "lt.Tensor", bp_gpu::kLt, {TArg(a), TArg(b)}, mask), BP_STATUS_OK) << g_error;
+  ForEach(mask.shape, [&](const std::vector<int64_t>& i) { EXPECT_EQ(mask.Get(i), a.Get(i) < b.Get(i) ? 1 : 0); });
   Tensor out = Make(kF16, {3, 7});
-  ASSERT_EQ(Call(bp_gpu::WhereEntry, "where.self", 0, {TArg(mask), TArg(a), TArg(b)}, out),
-            BP_STATUS_OK)
-      << g_error;
-  ForEach(out.shape, [&](const std::vector<int64_t>& i) {
-    EXPECT_EQ(out.Get(i), std::min(a.Get(i), b.Get(i)));
-  });
+  ASSERT_EQ(Call(bp_gpu::WhereEntry, "where.self", 0, {TArg(mask), TArg(a), TArg(b)}, out), BP_STATUS_OK) << g_error;
+  ForEach(out.shape, [&](const std::vector<int64_t>& i) { EXPECT_EQ(out.Get(i), std::min(a.Get(i), b.Get(i))); });
 }
 
 TEST_F(EmulatedKernels, UnaryMath) {
   Tensor x = Make(kF32, {50}), out = Make(kF32, {50});
   FillPattern(x, 7);
-  ASSERT_EQ(Call(bp_gpu::UnaryEntry, "gelu", bp_gpu::kGelu, {TArg(x), SArg("tanh")}, out),
-            BP_STATUS_OK);
+  ASSERT_EQ(Call(bp_gpu::UnaryEntry, "gelu", bp_gpu::kGelu, {TArg(x), SArg("tanh")}, out), BP_STATUS_OK);
   ForEach(x.shape, [&](const std::vector<int64_t>& i) {
     const double v = x.Get(i);
-    ExpectNear(out.Get(i), 0.5 * v * (1 + std::tanh(0.7978845608 * (v + 0.044715 * v * v * v))),
-               1e-5, "gelu");
+    ExpectNear(out.Get(i), 0.5 * v * (1 + std::tanh(0.7978845608 * (v + 0.044715 * v * v * v))), 1e-5, "gelu");
   });
   ASSERT_EQ(Call(bp_gpu::UnaryEntry, "sigmoid", bp_gpu::kSigmoid, {TArg(x)}, out), BP_STATUS_OK);
   ForEach(x.shape, [&](const std::vector<int64_t>& i) {
@@ -315,8 +115,7 @@ TEST_F(EmulatedKernels, UnaryMath) {
   Tensor xi = Make(kI32, {5}), oi = Make(kI32, {5});
   FillPattern(xi, 1, true);
   ASSERT_EQ(Call(bp_gpu::UnaryEntry, "abs", bp_gpu::kAbs, {TArg(xi)}, oi), BP_STATUS_OK);
-  ForEach(xi.shape,
-          [&](const std::vector<int64_t>& i) { EXPECT_EQ(oi.Get(i), std::fabs(xi.Get(i))); });
+  ForEach(xi.shape, [&](const std::vector<int64_t>& i) { EXPECT_EQ(oi.Get(i), std::fabs(xi.Get(i))); });
   ASSERT_EQ(Call(bp_gpu::UnaryEntry, "round", bp_gpu::kRound, {TArg(xi)}, oi), BP_STATUS_OK);
   ForEach(xi.shape, [&](const std::vector<int64_t>& i) { EXPECT_EQ(oi.Get(i), xi.Get(i)); });
   // round: halves go to the even neighbour.
@@ -330,14 +129,11 @@ TEST_F(EmulatedKernels, UnaryMath) {
 }
 
 // Reference reduction over `dims` of `in` into keepdim-shaped output indices.
-void CheckReduce(const Tensor& in, const Tensor& out, const std::vector<int64_t>& dims, int32_t op,
-                 double tol) {
+void CheckReduce(const Tensor& in, const Tensor& out, const std::vector<int64_t>& dims, int32_t op, double tol) {
   ForEach(out.shape, [&](const std::vector<int64_t>& oi) {
     std::vector<int64_t> rshape;
     for (int64_t d : dims) rshape.push_back(in.shape[d]);
-    double acc = op == bp_gpu::kAmax || op == bp_gpu::kArgmax ? -INFINITY
-                 : op == bp_gpu::kAmin                        ? INFINITY
-                                                              : 0;
+    double acc = op == bp_gpu::kAmax || op == bp_gpu::kArgmax ? -INFINITY : op == bp_gpu::kAmin ? INFINITY : 0;
     int64_t best = -1, r = 0;
     bool nan = false;
     ForEach(rshape, [&](const std::vector<int64_t>& ri) {
@@ -371,15 +167,11 @@ TEST_F(EmulatedKernels, ReductionsOverSeveralDimsOfAPermutedInput) {
     const std::vector<int64_t> dims = {0, 2};
     for (int32_t op : {bp_gpu::kSum, bp_gpu::kMean, bp_gpu::kAmax, bp_gpu::kAmin}) {
       Tensor out = Make(kF32, {1, 3, 1});
-      ASSERT_EQ(Call(bp_gpu::ReduceEntry, "reduce", op, {TArg(in), LArg(dims), IArg(0)}, out),
-                BP_STATUS_OK)
-          << g_error;
+      ASSERT_EQ(Call(bp_gpu::ReduceEntry, "reduce", op, {TArg(in), LArg(dims), IArg(0)}, out), BP_STATUS_OK) << g_error;
       CheckReduce(in, out, dims, op, 1e-5);
     }
     Tensor idx = Make(kI64, {1, 3, 1});
-    ASSERT_EQ(Call(bp_gpu::ReduceEntry, "argmax", bp_gpu::kArgmax,
-                   {TArg(in), LArg(dims), IArg(0)}, idx),
-              BP_STATUS_OK)
+    ASSERT_EQ(Call(bp_gpu::ReduceEntry, "argmax", bp_gpu::kArgmax, {TArg(in), LArg(dims), IArg(0)}, idx), BP_STATUS_OK)
         << g_error;
     CheckReduce(in, idx, dims, bp_gpu::kArgmax, 0);
   }
@@ -395,14 +187,11 @@ TEST_F(EmulatedKernels, ArgmaxTakesTheFirstMaximumAndNanWins) {
   in.Set({1, 280}, NAN);
   Tensor idx = Make(kI64, {2, 1});
   const std::vector<int64_t> dims = {1};
-  ASSERT_EQ(
-      Call(bp_gpu::ReduceEntry, "argmax", bp_gpu::kArgmax, {TArg(in), LArg(dims), IArg(0)}, idx),
-      BP_STATUS_OK);
+  ASSERT_EQ(Call(bp_gpu::ReduceEntry, "argmax", bp_gpu::kArgmax, {TArg(in), LArg(dims), IArg(0)}, idx), BP_STATUS_OK);
   EXPECT_EQ(idx.Get({0, 0}), 3);
   EXPECT_EQ(idx.Get({1, 0}), 250);
   Tensor mx = Make(kF32, {2, 1});
-  ASSERT_EQ(Call(bp_gpu::ReduceEntry, "amax", bp_gpu::kAmax, {TArg(in), LArg(dims)}, mx),
-            BP_STATUS_OK);
+  ASSERT_EQ(Call(bp_gpu::ReduceEntry, "amax", bp_gpu::kAmax, {TArg(in), LArg(dims)}, mx), BP_STATUS_OK);
   EXPECT_EQ(mx.Get({0, 0}), 5.0);
   EXPECT_TRUE(std::isnan(mx.Get({1, 0})));
 }
@@ -411,8 +200,7 @@ TEST_F(EmulatedKernels, SumOfIntegersAccumulatesExactly) {
   Tensor in = Make(kI64, {5, 100}), out = Make(kI64, {1, 100});
   FillPattern(in, 9, true);
   const std::vector<int64_t> dims = {0};
-  ASSERT_EQ(Call(bp_gpu::ReduceEntry, "sum", bp_gpu::kSum, {TArg(in), LArg(dims)}, out),
-            BP_STATUS_OK);
+  ASSERT_EQ(Call(bp_gpu::ReduceEntry, "sum", bp_gpu::kSum, {TArg(in), LArg(dims)}, out), BP_STATUS_OK);
   CheckReduce(in, out, dims, bp_gpu::kSum, 0);
 }
 
@@ -422,9 +210,7 @@ TEST_F(EmulatedKernels, SoftmaxAndLogSoftmaxAlongAStridedDim) {
     FillPattern(in, 10);
     for (int32_t log : {0, 1}) {
       Tensor out = Make(kF32, {3, len, 2});
-      ASSERT_EQ(Call(bp_gpu::SoftmaxEntry, "softmax.int", log, {TArg(in), IArg(1)}, out),
-                BP_STATUS_OK)
-          << g_error;
+      ASSERT_EQ(Call(bp_gpu::SoftmaxEntry, "softmax.int", log, {TArg(in), IArg(1)}, out), BP_STATUS_OK) << g_error;
       for (int64_t i = 0; i < 3; ++i) {
         for (int64_t k = 0; k < 2; ++k) {
           double m = -INFINITY, s = 0;
@@ -432,8 +218,7 @@ TEST_F(EmulatedKernels, SoftmaxAndLogSoftmaxAlongAStridedDim) {
           for (int64_t j = 0; j < len; ++j) s += std::exp(in.Get({i, j, k}) - m);
           for (int64_t j = 0; j < len; ++j) {
             const double x = in.Get({i, j, k}) - m;
-            ExpectNear(out.Get({i, j, k}), log ? x - std::log(s) : std::exp(x) / s, 1e-5,
-                       "softmax");
+            ExpectNear(out.Get({i, j, k}), log ? x - std::log(s) : std::exp(x) / s, 1e-5, "softmax");
           }
         }
       }
@@ -449,21 +234,17 @@ TEST_F(EmulatedKernels, LayerNormWithWeightAndBias) {
     FillPattern(b, 13);
     Tensor out = Make(kF64, {4, 2, len});
     const std::vector<int64_t> ns = {2, len};
-    ASSERT_EQ(Call(bp_gpu::LayerNormEntry, "layer_norm", 0,
-                   {TArg(in), LArg(ns), TArg(w), TArg(b), DArg(1e-5)}, out),
+    ASSERT_EQ(Call(bp_gpu::LayerNormEntry, "layer_norm", 0, {TArg(in), LArg(ns), TArg(w), TArg(b), DArg(1e-5)}, out),
               BP_STATUS_OK)
         << g_error;
     for (int64_t r = 0; r < 4; ++r) {
       double mean = 0, var = 0;
       ForEach({2, len}, [&](const std::vector<int64_t>& i) { mean += in.Get({r, i[0], i[1]}); });
       mean /= 2.0 * len;
-      ForEach({2, len}, [&](const std::vector<int64_t>& i) {
-        var += std::pow(in.Get({r, i[0], i[1]}) - mean, 2);
-      });
+      ForEach({2, len}, [&](const std::vector<int64_t>& i) { var += std::pow(in.Get({r, i[0], i[1]}) - mean, 2); });
       var /= 2.0 * len;
       ForEach({2, len}, [&](const std::vector<int64_t>& i) {
-        const double want =
-            (in.Get({r, i[0], i[1]}) - mean) / std::sqrt(var + 1e-5) * w.Get(i) + b.Get(i);
+        const double want = (in.Get({r, i[0], i[1]}) - mean) / std::sqrt(var + 1e-5) * w.Get(i) + b.Get(i);
         ExpectNear(out.Get({r, i[0], i[1]}), want, 1e-9, "layer_norm");
       });
     }
@@ -473,8 +254,7 @@ TEST_F(EmulatedKernels, LayerNormWithWeightAndBias) {
 TEST_F(EmulatedKernels, BatchedMatmulWithBroadcastBatchAndTransposedOperand) {
   const int64_t B = 3, M = 17, K = 20, N = 18;
   Tensor a = Make(kF32, {B, M, K});
-  Tensor b =
-      Make(kF32, {B, K, N}, {0, 1, K});  // one [K, N] matrix stored transposed, broadcast over B
+  Tensor b = Make(kF32, {B, K, N}, {0, 1, K});  // one [K, N] matrix stored transposed, broadcast over B
   Tensor c = Make(kF32, {B, M, N});
   FillPattern(a, 14);
   FillPattern(b, 15);
@@ -493,8 +273,7 @@ TEST_F(EmulatedKernels, AddmmAndLinear) {
   FillPattern(m1, 17);
   FillPattern(m2, 18);
   Tensor out = Make(kF32, {M, N});
-  ASSERT_EQ(Call(bp_gpu::AddmmEntry, "addmm", 0,
-                 {TArg(self), TArg(m1), TArg(m2), DArg(0.5), IArg(2)}, out),
+  ASSERT_EQ(Call(bp_gpu::AddmmEntry, "addmm", 0, {TArg(self), TArg(m1), TArg(m2), DArg(0.5), IArg(2)}, out),
             BP_STATUS_OK)
       << g_error;
   ForEach(out.shape, [&](const std::vector<int64_t>& i) {
@@ -508,9 +287,7 @@ TEST_F(EmulatedKernels, AddmmAndLinear) {
   FillPattern(w, 20);
   FillPattern(bias, 21);
   Tensor y = Make(kBF16, {2, 3, N});
-  ASSERT_EQ(Call(bp_gpu::LinearEntry, "linear", 0, {TArg(in), TArg(w), TArg(bias)}, y),
-            BP_STATUS_OK)
-      << g_error;
+  ASSERT_EQ(Call(bp_gpu::LinearEntry, "linear", 0, {TArg(in), TArg(w), TArg(bias)}, y), BP_STATUS_OK) << g_error;
   ForEach(y.shape, [&](const std::vector<int64_t>& i) {
     double ref = bias.Get({i[2]});
     for (int64_t k = 0; k < K; ++k) ref += in.Get({i[0], i[1], k}) * w.Get({i[2], k});
@@ -523,18 +300,14 @@ TEST_F(EmulatedKernels, CopyConvertsDtypesAndBroadcasts) {
   Tensor src = Make(kF32, {3, 6}, {0, 1});
   for (int j = 0; j < 6; ++j) src.Set({0, j}, -2.75 + 1.1 * j);
   Tensor dst = Make(kI32, {3, 6}, {1, 3});
-  ASSERT_EQ(Call(bp_gpu::CopyEntry, "copy_", 0, {TArg(dst), TArg(src), IArg(0)}, dst), BP_STATUS_OK)
-      << g_error;
-  ForEach(dst.shape, [&](const std::vector<int64_t>& i) {
-    EXPECT_EQ(dst.Get(i), std::trunc(src.Get({0, i[1]})));
-  });
+  ASSERT_EQ(Call(bp_gpu::CopyEntry, "copy_", 0, {TArg(dst), TArg(src), IArg(0)}, dst), BP_STATUS_OK) << g_error;
+  ForEach(dst.shape, [&](const std::vector<int64_t>& i) { EXPECT_EQ(dst.Get(i), std::trunc(src.Get({0, i[1]}))); });
   Tensor h = Make(kF16, {3, 6});
   ASSERT_EQ(Call(bp_gpu::CopyEntry, "copy_", 0, {TArg(h), TArg(dst)}, h), BP_STATUS_OK);
   ForEach(h.shape, [&](const std::vector<int64_t>& i) { EXPECT_EQ(h.Get(i), dst.Get(i)); });
   Tensor u = Make(kU8, {3, 6}), bo = Make(kBool, {3, 6});
   ASSERT_EQ(Call(bp_gpu::CopyEntry, "copy_", 0, {TArg(bo), TArg(h)}, bo), BP_STATUS_OK);
-  ForEach(bo.shape,
-          [&](const std::vector<int64_t>& i) { EXPECT_EQ(bo.Get(i), h.Get(i) != 0 ? 1 : 0); });
+  ForEach(bo.shape, [&](const std::vector<int64_t>& i) { EXPECT_EQ(bo.Get(i), h.Get(i) != 0 ? 1 : 0); });
   ASSERT_EQ(Call(bp_gpu::CopyEntry, "copy_", 0, {TArg(u), TArg(bo)}, u), BP_STATUS_OK);
   ForEach(u.shape, [&](const std::vector<int64_t>& i) { EXPECT_EQ(u.Get(i), bo.Get(i)); });
 }
@@ -576,31 +349,25 @@ TEST_F(EmulatedKernels, BatchNormInference) {
   Tensor out = Make(kF32, {2, 3, 4, 5});
   bp_kernel_arg_t training{};
   training.kind = BP_VALUE_BOOL;
-  ASSERT_EQ(
-      Call(bp_gpu::BatchNormEntry, "batch_norm", 0,
-           {TArg(in), TArg(w), TArg(b), TArg(mean), TArg(var), training, DArg(0.1), DArg(1e-5)},
-           out),
-      BP_STATUS_OK)
+  ASSERT_EQ(Call(bp_gpu::BatchNormEntry, "batch_norm", 0,
+                 {TArg(in), TArg(w), TArg(b), TArg(mean), TArg(var), training, DArg(0.1), DArg(1e-5)}, out),
+            BP_STATUS_OK)
       << g_error;
   ForEach(out.shape, [&](const std::vector<int64_t>& i) {
     const int64_t c = i[1];
-    const double want =
-        (in.Get(i) - mean.Get({c})) / std::sqrt(var.Get({c}) + 1e-5) * w.Get({c}) + b.Get({c});
+    const double want = (in.Get(i) - mean.Get({c})) / std::sqrt(var.Get({c}) + 1e-5) * w.Get({c}) + b.Get({c});
     ExpectNear(out.Get(i), want, 1e-5, "batch_norm");
   });
   training.u.b = 1;
-  EXPECT_EQ(
-      Call(bp_gpu::BatchNormEntry, "batch_norm", 0,
-           {TArg(in), TArg(w), TArg(b), TArg(mean), TArg(var), training, DArg(0.1), DArg(1e-5)},
-           out),
-      BP_STATUS_UNIMPLEMENTED);
+  EXPECT_EQ(Call(bp_gpu::BatchNormEntry, "batch_norm", 0,
+                 {TArg(in), TArg(w), TArg(b), TArg(mean), TArg(var), training, DArg(0.1), DArg(1e-5)}, out),
+            BP_STATUS_UNIMPLEMENTED);
 }
 
 TEST_F(EmulatedKernels, MismatchedDtypesGoToTheFallbackWithoutWriting) {
   Tensor a = Make(kF32, {4}), b = Make(kF64, {4}), out = Make(kF32, {4});
   out.Set({0}, 42);
-  EXPECT_EQ(Call(bp_gpu::BinaryEntry, "add.Tensor", bp_gpu::kAdd, {TArg(a), TArg(b)}, out),
-            BP_STATUS_UNIMPLEMENTED);
+  EXPECT_EQ(Call(bp_gpu::BinaryEntry, "add.Tensor", bp_gpu::kAdd, {TArg(a), TArg(b)}, out), BP_STATUS_UNIMPLEMENTED);
   EXPECT_NE(g_error.find("add.Tensor"), std::string::npos) << g_error;
   EXPECT_EQ(out.Get({0}), 42);
 }

@@ -56,8 +56,8 @@ class GpuPluginTest : public ::testing::TestWithParam<std::string> {
   }
 
   std::string SkipReason() {
-    return "no " + GetParam() + " device on this machine: " +
-           (backend_.no_device_reason ? backend_.no_device_reason : "(no reason given)");
+    return "no " + GetParam() +
+           " device on this machine: " + (backend_.no_device_reason ? backend_.no_device_reason : "(no reason given)");
   }
 
   FakeHost host_;
@@ -88,12 +88,13 @@ TEST_P(GpuPluginTest, InitFillsTheBackendAndRegistersKernels) {
   EXPECT_NE(backend_.stream_destroy, nullptr);
   EXPECT_NE(backend_.event_query, nullptr);
   EXPECT_NE(backend_.event_elapsed_time, nullptr);
-  for (const char* op : {"add.Tensor", "mul.Tensor", "where.self", "exp", "gelu", "sum.dim_IntList",
-                         "argmax", "matmul", "addmm", "linear", "softmax.int", "log_softmax.int",
-                         "layer_norm", "batch_norm", "copy_", "fill_.Scalar", "cat", "eq.Tensor"}) {
+  for (const char* op : {"add.Tensor", "mul.Tensor",   "where.self", "exp",          "gelu",        "sum.dim_IntList",
+                         "argmax",     "matmul",       "addmm",      "linear",       "softmax.int", "log_softmax.int",
+                         "layer_norm", "batch_norm",   "copy_",      "fill_.Scalar", "cat",         "eq.Tensor",
+                         "conv2d",     "conv2d_fused", "max_pool2d", "avg_pool2d"}) {
     EXPECT_EQ(host_.kernels().count(op), 1u) << op;
   }
-  EXPECT_EQ(host_.kernels().count("conv2d"), 0u) << "conv2d is left to the CPU fallback";
+  EXPECT_EQ(host_.kernels().count("index_select"), 0u) << "index_select is left to the CPU fallback";
 }
 
 TEST_P(GpuPluginTest, ReportsZeroDevicesWithTheRuntimeReason) {
@@ -210,20 +211,16 @@ TEST_P(GpuPluginTest, MatmulKernelRunsOnDevice) {
   ASSERT_EQ(backend_.allocate(data, 0, a.size() * 4, &da), BP_STATUS_OK);
   ASSERT_EQ(backend_.allocate(data, 0, b.size() * 4, &db), BP_STATUS_OK);
   ASSERT_EQ(backend_.allocate(data, 0, c.size() * 4, &dc), BP_STATUS_OK);
-  ASSERT_EQ(backend_.copy_host_to_device(data, 0, a.data(), da, 0, a.size() * 4, stream),
-            BP_STATUS_OK);
-  ASSERT_EQ(backend_.copy_host_to_device(data, 0, b.data(), db, 0, b.size() * 4, stream),
-            BP_STATUS_OK);
+  ASSERT_EQ(backend_.copy_host_to_device(data, 0, a.data(), da, 0, a.size() * 4, stream), BP_STATUS_OK);
+  ASSERT_EQ(backend_.copy_host_to_device(data, 0, b.data(), db, 0, b.size() * 4, stream), BP_STATUS_OK);
   const DLDataType f32{kDLFloat, 32, 1};
-  int64_t sa[2] = {m, k}, ta_[2] = {k, 1}, sb[2] = {k, n}, tb_[2] = {n, 1}, sc[2] = {m, n},
-          tc_[2] = {n, 1};
+  int64_t sa[2] = {m, k}, ta_[2] = {k, 1}, sb[2] = {k, n}, tb_[2] = {n, 1}, sc[2] = {m, n}, tc_[2] = {n, 1};
   DLTensor ta = Tensor1D(da, sa, ta_, f32, backend_.device_type);
   DLTensor tb = Tensor1D(db, sb, tb_, f32, backend_.device_type);
   DLTensor tc = Tensor1D(dc, sc, tc_, f32, backend_.device_type);
   ta.ndim = tb.ndim = tc.ndim = 2;
   ASSERT_EQ(host_.Call("matmul", {TArg(&ta), TArg(&tb)}, {&tc}, stream), BP_STATUS_OK) << host_.last_error();
-  ASSERT_EQ(backend_.copy_device_to_host(data, 0, dc, 0, c.data(), c.size() * 4, stream),
-            BP_STATUS_OK);
+  ASSERT_EQ(backend_.copy_device_to_host(data, 0, dc, 0, c.data(), c.size() * 4, stream), BP_STATUS_OK);
   for (int64_t i = 0; i < m; ++i) {
     for (int64_t j = 0; j < n; ++j) {
       double ref = 0;
@@ -266,8 +263,7 @@ TEST_P(GpuPluginTest, CreatedStreamsOrderedByEvents) {
   DLTensor ta = Tensor1D(da, shape, strides, DLDataType{kDLFloat, 32, 1}, dt);
   DLTensor tb = Tensor1D(db, shape, strides, DLDataType{kDLFloat, 32, 1}, dt);
   DLTensor tc = Tensor1D(dc, shape, strides, DLDataType{kDLFloat, 32, 1}, dt);
-  ASSERT_EQ(host_.Call("add.Tensor", {TArg(&ta), TArg(&tb), DArg(1.0)}, {&tc}, s1), BP_STATUS_OK)
-      << host_.last_error();
+  ASSERT_EQ(host_.Call("add.Tensor", {TArg(&ta), TArg(&tb), DArg(1.0)}, {&tc}, s1), BP_STATUS_OK) << host_.last_error();
   ASSERT_EQ(backend_.event_record(data, e1, s1), BP_STATUS_OK);
   ASSERT_EQ(backend_.event_wait(data, e1, s2), BP_STATUS_OK);
   ASSERT_EQ(backend_.copy_device_to_device(data, 0, dc, 0, dcopy, 0, n * 4, s2), BP_STATUS_OK);
@@ -293,8 +289,6 @@ TEST_P(GpuPluginTest, CreatedStreamsOrderedByEvents) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Plugins, GpuPluginTest, ::testing::ValuesIn(PluginNames()),
-                         [](const ::testing::TestParamInfo<std::string>& info) {
-                           return info.param;
-                         });
+                         [](const ::testing::TestParamInfo<std::string>& info) { return info.param; });
 
 }  // namespace

@@ -37,16 +37,16 @@ endif()
 
 # The kernel sources themselves, run on host threads (backends/gpu_common/gpu_emulator.h).
 find_package(Threads REQUIRED)
-add_executable(gpu_kernels_emulated_test ${_bp_gpu_tests_dir}/gpu_kernels_emulated_test.cpp)
-target_include_directories(gpu_kernels_emulated_test PRIVATE
-  ${_bp_gpu_common_dir} ${_bp_gpu_tests_dir})
-target_compile_definitions(gpu_kernels_emulated_test PRIVATE BP_GPU_EMULATE=1)
-# g++ does not know the kernels' #pragma unroll.
-target_compile_options(gpu_kernels_emulated_test PRIVATE -Wno-unknown-pragmas)
-target_link_libraries(gpu_kernels_emulated_test PRIVATE
-  bp_fake_host GTest::gtest_main Threads::Threads)
-backplane_warnings(gpu_kernels_emulated_test)
-gtest_discover_tests(gpu_kernels_emulated_test DISCOVERY_MODE PRE_TEST)
+foreach(_t gpu_kernels_emulated_test gpu_conv_pool_emulated_test)
+  add_executable(${_t} ${_bp_gpu_tests_dir}/${_t}.cpp)
+  target_include_directories(${_t} PRIVATE ${_bp_gpu_common_dir} ${_bp_gpu_tests_dir})
+  target_compile_definitions(${_t} PRIVATE BP_GPU_EMULATE=1)
+  # g++ does not know the kernels' #pragma unroll.
+  target_compile_options(${_t} PRIVATE -Wno-unknown-pragmas)
+  target_link_libraries(${_t} PRIVATE bp_fake_host GTest::gtest_main Threads::Threads)
+  backplane_warnings(${_t})
+  gtest_discover_tests(${_t} DISCOVERY_MODE PRE_TEST)
+endforeach()
 
 # The plugin's stream, event and pinned-memory slots (device.cpp, stream.cpp, memory.cpp as they are)
 # over the emulated runtime (backends/gpu_common/gpu_emulator_streams.h).

@@ -60,6 +60,10 @@ bp_status_t ReduceEntry(const bp_kernel_call_t* call);  // sum mean amax amin ar
 bp_status_t SoftmaxEntry(const bp_kernel_call_t* call);  // kernel_data: 0 softmax, 1 log_softmax
 bp_status_t LayerNormEntry(const bp_kernel_call_t* call);
 bp_status_t BatchNormEntry(const bp_kernel_call_t* call);  // inference only
+// conv_pool.cu
+bp_status_t Conv2dEntry(const bp_kernel_call_t* call);  // kernel_data: 0 conv2d, 1 conv2d_fused
+bp_status_t MaxPool2dEntry(const bp_kernel_call_t* call);
+bp_status_t AvgPool2dEntry(const bp_kernel_call_t* call);
 // matmul.cu
 bp_status_t MatmulEntry(const bp_kernel_call_t* call);
 bp_status_t AddmmEntry(const bp_kernel_call_t* call);

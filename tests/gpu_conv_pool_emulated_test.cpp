@@ -1,0 +1,199 @@
+// The shared GPU conv2d, conv2d_fused, max_pool2d and avg_pool2d kernels
+// (backends/gpu_common/kernels/conv_pool.cu) through their real entry points
+// on the host-thread emulator, against naive double-precision references:
+// groups, stride, padding and dilation over strided (channels-last) views,
+// the fused residual and activations, NaN in max pooling, and the average's
+// divisor rules (count_include_pad, divisor_override, windows reaching past
+// the input as ceil_mode makes them). On a GPU the conformance suite runs
+// the same kernels against its own references.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <string>
+#include <vector>
+
+// The kernel source, compiled as plain C++ against the emulator.
+#include "gpu_emulated_fixture.h"
+#include "kernels/conv_pool.cu"
+
+namespace {
+
+using bp_test::BArg;
+using bp_test::NoneArg;
+
+// Lists, since boxed list arguments point into them during the call.
+struct ConvSpec {
+  std::vector<int64_t> stride, pad, dil;
+  int64_t groups;
+};
+
+// out[n, oc, oh, ow] = bias[oc] + sum over the group's channels and taps.
+double ConvRef(const Tensor& x, const Tensor& w, const Tensor* b, const ConvSpec& c, const std::vector<int64_t>& o) {
+  const int64_t icg = w.shape[1], ocg = w.shape[0] / c.groups;
+  const int64_t ic0 = (o[1] / ocg) * icg;
+  double acc = b ? b->Get({o[1]}) : 0.0;
+  for (int64_t ci = 0; ci < icg; ++ci)
+    for (int64_t r = 0; r < w.shape[2]; ++r)
+      for (int64_t s = 0; s < w.shape[3]; ++s) {
+        const int64_t ih = o[2] * c.stride[0] - c.pad[0] + r * c.dil[0];
+        const int64_t iw = o[3] * c.stride[1] - c.pad[1] + s * c.dil[1];
+        if (ih < 0 || ih >= x.shape[2] || iw < 0 || iw >= x.shape[3]) continue;
+        acc += x.Get({o[0], ic0 + ci, ih, iw}) * w.Get({o[1], ci, r, s});
+      }
+  return acc;
+}
+
+std::vector<bp_kernel_arg_t> ConvArgs(Tensor& x, Tensor& w, Tensor* b, const ConvSpec& c) {
+  return {TArg(x), TArg(w), b ? TArg(*b) : NoneArg(), LArg(c.stride), LArg(c.pad), LArg(c.dil), IArg(c.groups)};
+}
+
+// A [N, C, H, W] tensor stored channels-last (strides C*W*H, 1, W*C, C).
+Tensor MakeChannelsLast(DLDataType dt, int64_t n, int64_t c, int64_t h, int64_t w) {
+  return Make(dt, {n, c, h, w}, {h * w * c, 1, w * c, c});
+}
+
+TEST_F(EmulatedKernels, GroupedStridedDilatedConvOverChannelsLastViews) {
+  const ConvSpec c{{2, 1}, {1, 2}, {1, 2}, 2};
+  Tensor x = MakeChannelsLast(kF32, 2, 4, 7, 6), w = Make(kF32, {6, 2, 3, 2}), b = Make(kF32, {6}, {2});
+  FillPattern(x, 1);
+  FillPattern(w, 2);
+  FillPattern(b, 3);
+  // H_out = (7 + 2 - 2 - 1) / 2 + 1 = 4; W_out = (6 + 4 - 2 - 1) / 1 + 1 = 8.
+  Tensor out = MakeChannelsLast(kF32, 2, 6, 4, 8);
+  ASSERT_EQ(Call(bp_gpu::Conv2dEntry, "conv2d", 0, ConvArgs(x, w, &b, c), out), BP_STATUS_OK) << g_error;
+  ForEach(out.shape,
+          [&](const std::vector<int64_t>& i) { ExpectNear(out.Get(i), ConvRef(x, w, &b, c, i), 1e-5, "conv2d"); });
+}
+
+TEST_F(EmulatedKernels, DepthwiseConvInBfloat16AndWithoutBias) {
+  const ConvSpec c{{1, 1}, {1, 1}, {1, 1}, 3};
+  Tensor x = Make(kBF16, {1, 3, 5, 5}), w = Make(kBF16, {3, 1, 3, 3});
+  FillPattern(x, 4);
+  FillPattern(w, 5);
+  Tensor out = Make(kBF16, {1, 3, 5, 5});
+  ASSERT_EQ(Call(bp_gpu::Conv2dEntry, "conv2d", 0, ConvArgs(x, w, nullptr, c), out), BP_STATUS_OK) << g_error;
+  ForEach(out.shape, [&](const std::vector<int64_t>& i) {
+    ExpectNear(out.Get(i), ConvRef(x, w, nullptr, c, i), 1e-2, "bf16 depthwise conv2d");
+  });
+}
+
+double Activation(const std::string& act, double v, double a, double b) {
+  if (act == "relu") return v > 0 ? v : 0.0;
+  if (act == "clip") return std::min(std::max(v, a), b);
+  if (act == "hardswish") return v * std::min(std::max(v + 3.0, 0.0), 6.0) / 6.0;
+  if (act == "hardsigmoid") return std::min(std::max(a * v + b, 0.0), 1.0);
+  if (act == "sigmoid") return 1.0 / (1.0 + std::exp(-v));
+  if (act == "silu") return v / (1.0 + std::exp(-v));
+  if (act == "gelu") return 0.5 * v * (1.0 + std::erf(v / std::sqrt(2.0)));
+  if (act == "leaky_relu") return v < 0 ? a * v : v;
+  return v;
+}
+
+TEST_F(EmulatedKernels, FusedConvAddsTheResidualThenEachActivation) {
+  const ConvSpec c{{1, 1}, {1, 1}, {1, 1}, 1};
+  Tensor x = Make(kF32, {1, 3, 4, 4}), w = Make(kF32, {2, 3, 3, 3}), b = Make(kF32, {2});
+  Tensor res = MakeChannelsLast(kF32, 1, 2, 4, 4);
+  FillPattern(x, 6);
+  FillPattern(w, 7);
+  FillPattern(b, 8);
+  FillPattern(res, 9);
+  const struct {
+    const char* act;
+    double alpha, beta;
+  } cases[] = {{"none", 0, 0},    {"relu", 0, 0}, {"clip", -1.5, 2.0}, {"hardswish", 0, 0},   {"hardsigmoid", 0.2, 0.5},
+               {"sigmoid", 0, 0}, {"silu", 0, 0}, {"gelu", 0, 0},      {"leaky_relu", 0.1, 0}};
+  for (const auto& k : cases) {
+    Tensor out = Make(kF32, {1, 2, 4, 4});
+    std::vector<bp_kernel_arg_t> args = ConvArgs(x, w, &b, c);
+    args.push_back(TArg(res));
+    args.push_back(SArg(k.act));
+    args.push_back(DArg(k.alpha));
+    args.push_back(DArg(k.beta));
+    ASSERT_EQ(Call(bp_gpu::Conv2dEntry, "conv2d_fused", 1, args, out), BP_STATUS_OK) << k.act << ": " << g_error;
+    ForEach(out.shape, [&](const std::vector<int64_t>& i) {
+      const double want = Activation(k.act, ConvRef(x, w, &b, c, i) + res.Get(i), k.alpha, k.beta);
+      ExpectNear(out.Get(i), want, 1e-5, k.act);
+    });
+  }
+  Tensor out = Make(kF32, {1, 2, 4, 4});
+  std::vector<bp_kernel_arg_t> args = ConvArgs(x, w, &b, c);
+  args.insert(args.end(), {NoneArg(), SArg("swish"), DArg(0), DArg(0)});
+  EXPECT_EQ(Call(bp_gpu::Conv2dEntry, "conv2d_fused", 1, args, out), BP_STATUS_INVALID_ARGUMENT);
+  EXPECT_NE(g_error.find("swish"), std::string::npos) << g_error;
+}
+
+TEST_F(EmulatedKernels, ConvWithAnotherWeightDtypeGoesToTheFallbackWithoutWriting) {
+  const ConvSpec c{{1, 1}, {0, 0}, {1, 1}, 1};
+  Tensor x = Make(kF32, {1, 1, 2, 2}), w = Make(kF64, {1, 1, 1, 1}), out = Make(kF32, {1, 1, 2, 2});
+  out.Set({0, 0, 0, 0}, 42);
+  EXPECT_NE(Call(bp_gpu::Conv2dEntry, "conv2d", 0, ConvArgs(x, w, nullptr, c), out), BP_STATUS_OK);
+  EXPECT_NE(g_error.find("weight"), std::string::npos) << g_error;
+  EXPECT_EQ(out.Get({0, 0, 0, 0}), 42);
+}
+
+TEST_F(EmulatedKernels, MaxPoolWithPaddingDilationAndNan) {
+  Tensor x = MakeChannelsLast(kF32, 1, 2, 6, 5);
+  FillPattern(x, 10);
+  x.Set({0, 1, 2, 3}, std::numeric_limits<double>::quiet_NaN());
+  const int64_t k[2] = {3, 2}, s[2] = {2, 2}, p[2] = {1, 1}, d[2] = {1, 2};
+  // ceil_mode sizes: H_out = ceil((6 + 2 - 2 - 1) / 2) + 1 = 4, W_out = ceil((5 + 2 - 2 - 1) / 2) + 1 = 3.
+  Tensor out = Make(kF32, {1, 2, 4, 3});
+  ASSERT_EQ(
+      Call(bp_gpu::MaxPool2dEntry, "max_pool2d", 0,
+           {TArg(x), LArg({k[0], k[1]}), LArg({s[0], s[1]}), LArg({p[0], p[1]}), LArg({d[0], d[1]}), BArg(true)}, out),
+      BP_STATUS_OK)
+      << g_error;
+  ForEach(out.shape, [&](const std::vector<int64_t>& o) {
+    double want = -std::numeric_limits<double>::infinity();
+    for (int64_t r = 0; r < k[0]; ++r)
+      for (int64_t c = 0; c < k[1]; ++c) {
+        const int64_t ih = o[2] * s[0] - p[0] + r * d[0], iw = o[3] * s[1] - p[1] + c * d[1];
+        if (ih < 0 || ih >= 6 || iw < 0 || iw >= 5) continue;
+        const double v = x.Get({o[0], o[1], ih, iw});
+        if (std::isnan(v) || std::isnan(want)) {
+          want = std::numeric_limits<double>::quiet_NaN();
+        } else {
+          want = std::max(want, v);
+        }
+      }
+    ExpectNear(out.Get(o), want, 0, "max_pool2d");
+  });
+  // Rows 1..3 and columns 1, 3 (oh 1, ow 1) read the NaN at (2, 3).
+  EXPECT_TRUE(std::isnan(out.Get({0, 1, 1, 1})));
+}
+
+TEST_F(EmulatedKernels, AvgPoolDivisorRules) {
+  Tensor x = Make(kF64, {1, 1, 5, 5});
+  FillPattern(x, 11);
+  const int64_t k = 3, s = 2, p = 1, H = 5;
+  // ceil_mode: H_out = ceil((5 + 2 - 3) / 2) + 1 = 3; the last window starts at 3 and reaches past the padding.
+  for (int mode = 0; mode < 3; ++mode) {
+    const bool include_pad = mode != 1;
+    const int64_t divisor = mode == 2 ? 7 : 0;
+    Tensor out = Make(kF64, {1, 1, 3, 3});
+    ASSERT_EQ(Call(bp_gpu::AvgPool2dEntry, "avg_pool2d", 0,
+                   {TArg(x), LArg({k, k}), LArg({s, s}), LArg({p, p}), BArg(true), BArg(include_pad),
+                    divisor ? IArg(divisor) : NoneArg()},
+                   out),
+              BP_STATUS_OK)
+        << g_error;
+    ForEach(out.shape, [&](const std::vector<int64_t>& o) {
+      int64_t hs = o[2] * s - p, ws = o[3] * s - p;
+      int64_t he = std::min(hs + k, H + p), we = std::min(ws + k, H + p);
+      const int64_t pool = (he - hs) * (we - ws);
+      hs = std::max<int64_t>(hs, 0);
+      ws = std::max<int64_t>(ws, 0);
+      he = std::min(he, H);
+      we = std::min(we, H);
+      double sum = 0;
+      for (int64_t ih = hs; ih < he; ++ih)
+        for (int64_t iw = ws; iw < we; ++iw) sum += x.Get({0, 0, ih, iw});
+      const int64_t div = divisor ? divisor : include_pad ? pool : (he - hs) * (we - ws);
+      ExpectNear(out.Get(o), sum / static_cast<double>(div), 1e-12, "avg_pool2d mode " + std::to_string(mode));
+    });
+  }
+}
+
+}  // namespace
