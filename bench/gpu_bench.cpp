@@ -6,7 +6,7 @@
 //   GpuMatmul4096/<dt>   matmul 4096^3 in float32/float16/bfloat16  vs  cuBLAS
 //                        cublasGemmEx called directly on raw buffers
 //   GpuSoftmax           softmax.int of [4096, 4096] float32 (bytes/s counter)
-//   GpuFallbackMaxPool   max_pool2d (no GPU kernel: CPU fallback round trip)  vs
+//   GpuFallbackUpsample  upsample_nearest2d (no GPU kernel: CPU fallback round trip)  vs
 //                        to_host + the CPU kernel + back to the device, by hand
 // The backend is "cuda" (BP_GPU_BENCH_BACKEND=hip selects HIP; the cuBLAS
 // anchors then skip). Without a device every benchmark is skipped with the
@@ -190,19 +190,19 @@ BENCHMARK(BM_GpuMatmul)
     ->UseRealTime()
     ->Unit(benchmark::kMillisecond);
 
-// max_pool2d has no GPU kernel: every call is a CPU fallback round trip.
-void BM_GpuFallbackMaxPool(benchmark::State& state) {
+// upsample_nearest2d has no GPU kernel: every call is a CPU fallback round trip.
+void BM_GpuFallbackUpsample(benchmark::State& state) {
   BP_GPU_DEVICE_OR_SKIP(state, dev);
   bp_tensor_t* x = bp_bench::Filled(dev, {8, 64, 56, 56});
-  const int64_t k[2] = {2, 2};
+  const int64_t k[2] = {112, 112};  // output_size
   bp_value_t args[2] = {TensorValue(x), {}};
   args[1].kind = BP_VALUE_INT_LIST;
   args[1].u.int_list.data = k;
   args[1].u.int_list.size = 2;
-  bp_op_t* pool = Op("max_pool2d");
+  bp_op_t* upsample = Op("upsample_nearest2d");
   for (auto _ : state) {
     bp_tensor_t* y = nullptr;
-    if (bp_op_call(Context(), pool, args, 2, &y, 1) != BP_STATUS_OK) {
+    if (bp_op_call(Context(), upsample, args, 2, &y, 1) != BP_STATUS_OK) {
       state.SkipWithError(bp_last_error_message());
       break;
     }
@@ -211,17 +211,17 @@ void BM_GpuFallbackMaxPool(benchmark::State& state) {
   }
   bp_tensor_release(x);
 }
-BENCHMARK(BM_GpuFallbackMaxPool)
-    ->Name("GpuFallbackMaxPool")
+BENCHMARK(BM_GpuFallbackUpsample)
+    ->Name("GpuFallbackUpsample")
     ->UseRealTime()
     ->Unit(benchmark::kMicrosecond);
 
 // The same by hand: copy to the CPU, run the CPU kernel, copy the result back.
-void BM_AnchorFallbackMaxPool(benchmark::State& state) {
+void BM_AnchorFallbackUpsample(benchmark::State& state) {
   BP_GPU_DEVICE_OR_SKIP(state, dev);
   bp_tensor_t* x = bp_bench::Filled(dev, {8, 64, 56, 56});
-  const int64_t k[2] = {2, 2};
-  bp_op_t* pool = Op("max_pool2d");
+  const int64_t k[2] = {112, 112};
+  bp_op_t* upsample = Op("upsample_nearest2d");
   for (auto _ : state) {
     bp_tensor_t* host_x = nullptr;
     bp_tensor_t* host_y = nullptr;
@@ -231,7 +231,7 @@ void BM_AnchorFallbackMaxPool(benchmark::State& state) {
     args[1].kind = BP_VALUE_INT_LIST;
     args[1].u.int_list.data = k;
     args[1].u.int_list.size = 2;
-    bp_op_call(Context(), pool, args, 2, &host_y, 1);
+    bp_op_call(Context(), upsample, args, 2, &host_y, 1);
     bp_tensor_to_device(host_y, dev, &y);
     bp_device_synchronize(Context(), dev);
     bp_tensor_release(host_x);
@@ -240,8 +240,8 @@ void BM_AnchorFallbackMaxPool(benchmark::State& state) {
   }
   bp_tensor_release(x);
 }
-BENCHMARK(BM_AnchorFallbackMaxPool)
-    ->Name("Anchor_GpuFallbackMaxPool")
+BENCHMARK(BM_AnchorFallbackUpsample)
+    ->Name("Anchor_GpuFallbackUpsample")
     ->UseRealTime()
     ->Unit(benchmark::kMicrosecond);
 
