@@ -14,9 +14,19 @@
 #include <string>
 #include <vector>
 
-// The kernel source, compiled as plain C++ against the emulator.
 #include "gpu_emulated_fixture.h"
+// The kernel sources, compiled as plain C++ against the emulator (the 1x1
+// convolution runs on matmul.cu's RunGemm, whose addmm uses copy.cu).
 #include "kernels/conv_pool.cu"
+#include "kernels/copy.cu"
+#include "kernels/matmul.cu"
+
+namespace bp_gpu {
+namespace platform {
+// No vendor GEMM here: the 1x1 convolution's product runs the shared tiled kernel.
+bp_status_t Gemm(const bp_kernel_call_t*, PlatformState*, const GemmProblem&) { return BP_STATUS_UNIMPLEMENTED; }
+}  // namespace platform
+}  // namespace bp_gpu
 
 namespace {
 
@@ -122,6 +132,44 @@ TEST_F(EmulatedKernels, FusedConvAddsTheResidualThenEachActivation) {
   args.insert(args.end(), {NoneArg(), SArg("swish"), DArg(0), DArg(0)});
   EXPECT_EQ(Call(bp_gpu::Conv2dEntry, "conv2d_fused", 1, args, out), BP_STATUS_INVALID_ARGUMENT);
   EXPECT_NE(g_error.find("swish"), std::string::npos) << g_error;
+}
+
+// The 1x1 convolutions that become matrix products: channels-first with bias
+// and relu, channels-last (the transposed product) with a residual, an
+// unfused one, and a bfloat16 one with an epilogue (the direct kernel).
+TEST_F(EmulatedKernels, PointwiseConvAsAMatrixProductInBothLayouts) {
+  const ConvSpec c{{1, 1}, {0, 0}, {1, 1}, 1};
+  for (int layout = 0; layout < 2; ++layout) {
+    for (int fused = 0; fused < 2; ++fused) {
+      const bool cl = layout == 1;
+      Tensor x = cl ? MakeChannelsLast(kF32, 2, 5, 3, 4) : Make(kF32, {2, 5, 3, 4});
+      Tensor w = Make(kF32, {7, 5, 1, 1}), b = Make(kF32, {7});
+      Tensor res = Make(kF32, {2, 7, 3, 4});
+      Tensor out = cl ? MakeChannelsLast(kF32, 2, 7, 3, 4) : Make(kF32, {2, 7, 3, 4});
+      FillPattern(x, 12 + layout);
+      FillPattern(w, 14);
+      FillPattern(b, 15);
+      FillPattern(res, 16);
+      std::vector<bp_kernel_arg_t> args = ConvArgs(x, w, fused ? &b : nullptr, c);
+      if (fused) args.insert(args.end(), {TArg(res), SArg("relu"), DArg(0), DArg(0)});
+      ASSERT_EQ(Call(bp_gpu::Conv2dEntry, fused ? "conv2d_fused" : "conv2d", fused, args, out), BP_STATUS_OK)
+          << g_error;
+      ForEach(out.shape, [&](const std::vector<int64_t>& i) {
+        double want = ConvRef(x, w, fused ? &b : nullptr, c, i);
+        if (fused) want = Activation("relu", want + res.Get(i), 0, 0);
+        ExpectNear(out.Get(i), want, 1e-5, cl ? "1x1 conv, channels-last" : "1x1 conv");
+      });
+    }
+  }
+  Tensor x = Make(kBF16, {1, 4, 2, 2}), w = Make(kBF16, {3, 4, 1, 1}), b = Make(kBF16, {3});
+  FillPattern(x, 17);
+  FillPattern(w, 18);
+  FillPattern(b, 19);
+  Tensor out = Make(kBF16, {1, 3, 2, 2});
+  ASSERT_EQ(Call(bp_gpu::Conv2dEntry, "conv2d", 0, ConvArgs(x, w, &b, c), out), BP_STATUS_OK) << g_error;
+  ForEach(out.shape, [&](const std::vector<int64_t>& i) {
+    ExpectNear(out.Get(i), ConvRef(x, w, &b, c, i), 1e-2, "bf16 1x1 conv with bias");
+  });
 }
 
 TEST_F(EmulatedKernels, ConvWithAnotherWeightDtypeGoesToTheFallbackWithoutWriting) {

@@ -5,8 +5,13 @@
 // A direct convolution rather than im2col + the vendor GEMM: it needs no
 // workspace, serves grouped and depthwise convolutions (most of the convs of
 // the mobile CNNs) as they are, and what it replaced was the CPU fallback,
-// which copied every activation through the host. Large dense convolutions
-// are where an im2col/GEMM or vendor-library path would be faster.
+// which copied every activation through the host. The exception is the 1x1
+// convolution (stride 1, no padding, one group: the pointwise convs of the
+// mobile CNNs, SqueezeNet's squeeze layers, ResNet's bottlenecks), which is a
+// matrix product per image and goes to RunGemm (cuBLAS on CUDA), then one
+// epilogue kernel adds bias and residual and applies the activation.
+// Larger dense convolutions are where an im2col or implicit-GEMM path would
+// be faster still.
 #include <cstring>
 
 #include "block_reduce.h"
@@ -129,6 +134,92 @@ __global__ void Conv2dKernel(int64_t total, ConvProblem p, T* y, const T* x, con
     acc = Activate(p.act, acc, static_cast<A>(p.alpha), static_cast<A>(p.beta));
     Store(y + n * p.y.stride[0] + oc * p.y.stride[1] + oh * p.y.stride[2] + ow * p.y.stride[3], acc);
   }
+}
+
+// conv2d's bias, conv2d_fused's residual and activation over y in place,
+// after the 1x1 convolution's matrix product.
+template <typename T>
+__global__ void ConvEpilogueKernel(int64_t total, ConvProblem p, T* y, const T* bias, const T* residual) {
+  using A = OpMath<T>;
+  for (int64_t i = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; i < total;
+       i += static_cast<int64_t>(gridDim.x) * blockDim.x) {
+    const int64_t ow = i % p.y.size[3];
+    int64_t t = i / p.y.size[3];
+    const int64_t oh = t % p.y.size[2];
+    t /= p.y.size[2];
+    const int64_t oc = t % p.y.size[1];
+    const int64_t n = t / p.y.size[1];
+    T* yp = y + n * p.y.stride[0] + oc * p.y.stride[1] + oh * p.y.stride[2] + ow * p.y.stride[3];
+    A acc = static_cast<A>(Load(yp));
+    if (bias) acc += static_cast<A>(Load(bias + oc * p.bias_stride));
+    if (residual) {
+      acc += static_cast<A>(
+          Load(residual + n * p.r.stride[0] + oc * p.r.stride[1] + oh * p.r.stride[2] + ow * p.r.stride[3]));
+    }
+    Store(yp, Activate(p.act, acc, static_cast<A>(p.alpha), static_cast<A>(p.beta)));
+  }
+}
+
+// The stride between consecutive pixels of an [N, C, H, W] tensor when its H
+// and W dims collapse into one, else 0.
+int64_t PixelStride(const Geometry4& g) {
+  if (g.size[3] > 1 && g.size[2] > 1 && g.stride[2] != g.size[3] * g.stride[3]) return 0;
+  const int64_t s = g.size[3] > 1 ? g.stride[3] : g.stride[2];
+  return s > 0 ? s : 1;
+}
+
+// The 1x1 convolution as a matrix product per image: [C_out, C_in] @ [C_in,
+// H*W], or, when the output is channels-last, [H*W, C_in] @ [C_in, C_out]
+// (the vendor GEMM wants unit column strides in C). False when the
+// convolution is not of that form; float16/bfloat16 with an epilogue stay on
+// the direct kernel, which rounds once.
+bool PointwiseConvGemm(const ConvProblem& p, DType st, bool epilogue, const DLTensor* x, const DLTensor* w,
+                       const DLTensor* y, GemmProblem* g) {
+  if (p.w.size[2] != 1 || p.w.size[3] != 1 || p.groups != 1 || p.win.s[0] != 1 || p.win.s[1] != 1 || p.win.p[0] != 0 ||
+      p.win.p[1] != 0 || p.x.size[2] != p.y.size[2] || p.x.size[3] != p.y.size[3]) {
+    return false;
+  }
+  if (epilogue && st != DType::kFloat32 && st != DType::kFloat64) return false;
+  const int64_t xps = PixelStride(p.x), yps = PixelStride(p.y);
+  if (xps == 0 || yps == 0) return false;
+  g->dtype = st;
+  g->k = p.w.size[1];
+  const int64_t pixels = p.y.size[2] * p.y.size[3];
+  int64_t batch_strides[3][1];
+  const bool channels_last = p.y.stride[1] == 1 && p.y.size[1] > 1;
+  if (channels_last) {
+    g->m = pixels;
+    g->n = p.y.size[1];
+    g->a = DataPtr<const char>(x);
+    g->a_rs = xps;
+    g->a_cs = p.x.stride[1];
+    g->b = DataPtr<const char>(w);
+    g->b_rs = p.w.stride[1];
+    g->b_cs = p.w.stride[0];
+    g->c_rs = yps;
+    g->c_cs = p.y.stride[1];
+    batch_strides[0][0] = p.x.stride[0];
+    batch_strides[1][0] = 0;
+  } else {
+    g->m = p.y.size[1];
+    g->n = pixels;
+    g->a = DataPtr<const char>(w);
+    g->a_rs = p.w.stride[0];
+    g->a_cs = p.w.stride[1];
+    g->b = DataPtr<const char>(x);
+    g->b_rs = p.x.stride[1];
+    g->b_cs = xps;
+    g->c_rs = p.y.stride[1];
+    g->c_cs = yps;
+    batch_strides[0][0] = 0;
+    batch_strides[1][0] = p.x.stride[0];
+  }
+  batch_strides[2][0] = p.y.stride[0];
+  g->c = DataPtr<char>(y);
+  const int64_t* strides[3] = {batch_strides[0], batch_strides[1], batch_strides[2]};
+  g->batch = MakeOffsetCalculator<3>(1, p.y.size, strides);
+  g->batch_count = p.y.size[0];
+  return true;
 }
 
 struct PoolProblem {
@@ -267,6 +358,21 @@ bp_status_t RunConv(const bp_kernel_call_t* call, bool fused) {
   const LaunchConfig cfg = PointwiseLaunch(total, SmCount(call));
   if (cfg.grid == 0) return BP_STATUS_OK;
   if (bp_status_t s = EnterDevice(call)) return s;
+  const bool epilogue = bias != nullptr || residual != nullptr || p.act != kActNone;
+  GemmProblem gemm;
+  if (PointwiseConvGemm(p, st, epilogue, x, w, y, &gemm)) {
+    if (bp_status_t s = RunGemm(call, gemm)) return s;
+    if (!epilogue) return BP_STATUS_OK;
+    const bp_status_t s = DispatchFloat(st, [&](auto tag) -> bp_status_t {
+      using T = typename decltype(tag)::type;
+      BP_GPU_LAUNCH(ConvEpilogueKernel<T>, cfg.grid, cfg.block, 0, StreamOf(call))
+      (total, p, DataPtr<T>(y), bias != nullptr ? DataPtr<const T>(bias) : nullptr,
+       residual != nullptr ? DataPtr<const T>(residual) : nullptr);
+      return BP_STATUS_OK;
+    });
+    if (s != BP_STATUS_OK) return KernelError(call, s, "internal dtype dispatch failure");
+    return CheckLaunch(call, "ConvEpilogueKernel");
+  }
   const bp_status_t s = DispatchFloat(st, [&](auto tag) -> bp_status_t {
     using T = typename decltype(tag)::type;
     BP_GPU_LAUNCH(Conv2dKernel<T>, cfg.grid, cfg.block, 0, StreamOf(call))

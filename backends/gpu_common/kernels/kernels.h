@@ -8,6 +8,7 @@
 #include <cstdint>
 
 #include "backplane/backend.h"
+#include "platform.h"
 
 namespace bp_gpu {
 
@@ -65,6 +66,10 @@ bp_status_t Conv2dEntry(const bp_kernel_call_t* call);  // kernel_data: 0 conv2d
 bp_status_t MaxPool2dEntry(const bp_kernel_call_t* call);
 bp_status_t AvgPool2dEntry(const bp_kernel_call_t* call);
 // matmul.cu
+// C <- alpha * A @ B + beta * C on call->stream: the platform's vendor GEMM
+// when it takes the problem, else the shared tiled kernel. The device is made
+// current here. Used by the matmul entries and the 1x1 convolution.
+bp_status_t RunGemm(const bp_kernel_call_t* call, const GemmProblem& p);
 bp_status_t MatmulEntry(const bp_kernel_call_t* call);
 bp_status_t AddmmEntry(const bp_kernel_call_t* call);
 bp_status_t LinearEntry(const bp_kernel_call_t* call);

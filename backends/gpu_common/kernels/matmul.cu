@@ -16,10 +16,9 @@ namespace {
 constexpr int kTile = 16;
 
 template <typename T>
-__global__ void GemmTiledKernel(int64_t m, int64_t n, int64_t k, int64_t batch_count,
-                                OffsetCalculator<3> batch, const T* a, int64_t a_rs, int64_t a_cs,
-                                const T* b, int64_t b_rs, int64_t b_cs, T* c, int64_t c_rs,
-                                int64_t c_cs, OpMath<T> alpha, OpMath<T> beta) {
+__global__ void GemmTiledKernel(int64_t m, int64_t n, int64_t k, int64_t batch_count, OffsetCalculator<3> batch,
+                                const T* a, int64_t a_rs, int64_t a_cs, const T* b, int64_t b_rs, int64_t b_cs, T* c,
+                                int64_t c_rs, int64_t c_cs, OpMath<T> alpha, OpMath<T> beta) {
   using A = OpMath<T>;
   __shared__ A as[kTile][kTile + 1];
   __shared__ A bs[kTile][kTile + 1];
@@ -50,6 +49,8 @@ __global__ void GemmTiledKernel(int64_t m, int64_t n, int64_t k, int64_t batch_c
   }
 }
 
+}  // namespace
+
 bp_status_t RunGemm(const bp_kernel_call_t* call, const GemmProblem& p) {
   if (p.m == 0 || p.n == 0 || p.batch_count == 0) return BP_STATUS_OK;
   if (bp_status_t s = EnterDevice(call)) return s;
@@ -57,8 +58,7 @@ bp_status_t RunGemm(const bp_kernel_call_t* call, const GemmProblem& p) {
   if (vendor != BP_STATUS_UNIMPLEMENTED) return vendor;
   const int64_t gx = (p.n + kTile - 1) / kTile, gy = (p.m + kTile - 1) / kTile;
   if (gx > 0x7fffffff || gy > 65535) {
-    return KernelError(call, BP_STATUS_OUT_OF_RANGE,
-                       "matrix of %lld x %lld outputs exceeds the tiled kernel's grid",
+    return KernelError(call, BP_STATUS_OUT_OF_RANGE, "matrix of %lld x %lld outputs exceeds the tiled kernel's grid",
                        static_cast<long long>(p.m), static_cast<long long>(p.n));
   }
   const dim3 grid(static_cast<unsigned>(gx), static_cast<unsigned>(gy),
@@ -68,22 +68,23 @@ bp_status_t RunGemm(const bp_kernel_call_t* call, const GemmProblem& p) {
     using T = typename decltype(tag)::type;
     using A = OpMath<T>;
     BP_GPU_LAUNCH(GemmTiledKernel<T>, grid, block, 0, StreamOf(call))
-    (p.m, p.n, p.k, p.batch_count, p.batch, static_cast<const T*>(p.a), p.a_rs, p.a_cs,
-     static_cast<const T*>(p.b), p.b_rs, p.b_cs, static_cast<T*>(p.c), p.c_rs, p.c_cs,
-     static_cast<A>(p.alpha), static_cast<A>(p.beta));
+    (p.m, p.n, p.k, p.batch_count, p.batch, static_cast<const T*>(p.a), p.a_rs, p.a_cs, static_cast<const T*>(p.b),
+     p.b_rs, p.b_cs, static_cast<T*>(p.c), p.c_rs, p.c_cs, static_cast<A>(p.alpha), static_cast<A>(p.beta));
     return BP_STATUS_OK;
   });
   if (s != BP_STATUS_OK) return KernelError(call, s, "internal dtype dispatch failure");
   return CheckLaunch(call, "GemmTiledKernel");
 }
 
+namespace {
+
 bp_status_t CheckFloat(const bp_kernel_call_t* call, const DLTensor* out, DType* st) {
   return CheckDtype(call, "out", out, false, false, st);
 }
 
 // Batch dims [0, nb) of three tensors -> the problem's batch calculator.
-void SetBatch(GemmProblem* p, int32_t nb, const int64_t* sizes, const int64_t* as,
-              const int64_t* bs, const int64_t* cs) {
+void SetBatch(GemmProblem* p, int32_t nb, const int64_t* sizes, const int64_t* as, const int64_t* bs,
+              const int64_t* cs) {
   const int64_t* strides[3] = {as, bs, cs};
   p->batch = MakeOffsetCalculator<3>(nb, sizes, strides);
   p->batch_count = Numel(nb, sizes);
@@ -95,15 +96,13 @@ bp_status_t MatmulEntry(const bp_kernel_call_t* call) {
   const DLTensor* a = bp_kit_tensor_arg(call, BP_ARG_MATMUL_SELF);
   const DLTensor* b = bp_kit_tensor_arg(call, BP_ARG_MATMUL_OTHER);
   if (!a || !b || call->num_outputs < 1) {
-    return KernelError(call, BP_STATUS_INVALID_ARGUMENT,
-                       "expected tensors self, other and an output");
+    return KernelError(call, BP_STATUS_INVALID_ARGUMENT, "expected tensors self, other and an output");
   }
   const DLTensor* c = call->outputs[0];
   const int32_t nd = c->ndim;
   if (nd < 2 || a->ndim != nd || b->ndim != nd) {
     return KernelError(call, BP_STATUS_INVALID_ARGUMENT,
-                       "expected self, other and out of one rank >= 2, got %d, %d and %d", a->ndim,
-                       b->ndim, nd);
+                       "expected self, other and out of one rank >= 2, got %d, %d and %d", a->ndim, b->ndim, nd);
   }
   GemmProblem p;
   if (bp_status_t s = CheckFloat(call, c, &p.dtype)) return s;
@@ -130,13 +129,11 @@ bp_status_t AddmmEntry(const bp_kernel_call_t* call) {
   const DLTensor* m1 = bp_kit_tensor_arg(call, BP_ARG_ADDMM_MAT1);
   const DLTensor* m2 = bp_kit_tensor_arg(call, BP_ARG_ADDMM_MAT2);
   if (!self || !m1 || !m2 || call->num_outputs < 1) {
-    return KernelError(call, BP_STATUS_INVALID_ARGUMENT,
-                       "expected tensors self, mat1, mat2 and an output");
+    return KernelError(call, BP_STATUS_INVALID_ARGUMENT, "expected tensors self, mat1, mat2 and an output");
   }
   const DLTensor* c = call->outputs[0];
   if (c->ndim != 2 || m1->ndim != 2 || m2->ndim != 2 || self->ndim != 2) {
-    return KernelError(call, BP_STATUS_INVALID_ARGUMENT,
-                       "expected 2-D mat1, mat2, out and self broadcast to [M, N]");
+    return KernelError(call, BP_STATUS_INVALID_ARGUMENT, "expected 2-D mat1, mat2, out and self broadcast to [M, N]");
   }
   GemmProblem p;
   if (bp_status_t s = CheckFloat(call, c, &p.dtype)) return s;
@@ -169,8 +166,7 @@ bp_status_t LinearEntry(const bp_kernel_call_t* call) {
   const DLTensor* w = bp_kit_tensor_arg(call, BP_ARG_LINEAR_WEIGHT);
   const DLTensor* bias = bp_kit_tensor_arg(call, BP_ARG_LINEAR_BIAS);
   if (!in || !w || call->num_outputs < 1) {
-    return KernelError(call, BP_STATUS_INVALID_ARGUMENT,
-                       "expected tensors input, weight and an output");
+    return KernelError(call, BP_STATUS_INVALID_ARGUMENT, "expected tensors input, weight and an output");
   }
   const DLTensor* c = call->outputs[0];
   const int32_t nd = in->ndim;
