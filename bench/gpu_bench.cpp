@@ -6,7 +6,7 @@
 //   GpuMatmul4096/<dt>   matmul 4096^3 in float32/float16/bfloat16  vs  cuBLAS
 //                        cublasGemmEx called directly on raw buffers
 //   GpuSoftmax           softmax.int of [4096, 4096] float32 (bytes/s counter)
-//   GpuFallbackUpsample  upsample_nearest2d (no GPU kernel: CPU fallback round trip)  vs
+//   GpuFallbackProd      prod.dim_int over dim 1 (no GPU kernel: CPU fallback round trip)  vs
 //                        to_host + the CPU kernel + back to the device, by hand
 // The backend is "cuda" (BP_GPU_BENCH_BACKEND=hip selects HIP; the cuBLAS
 // anchors then skip). Without a device every benchmark is skipped with the
@@ -49,8 +49,7 @@ const char* BackendName() {
 bool GpuDevice(bp_device_t* out, std::string* why) {
   int32_t backend = -1;
   if (bp_backend_find(Context(), BackendName(), &backend) != BP_STATUS_OK) {
-    *why = std::string("skipped: backend '") + BackendName() +
-           "' not loaded: " + bp_last_error_message();
+    *why = std::string("skipped: backend '") + BackendName() + "' not loaded: " + bp_last_error_message();
     return false;
   }
   bp_backend_info_t info{};
@@ -88,8 +87,7 @@ const char* DtypeLabel(int64_t i) { return i == 1 ? "float16" : i == 2 ? "bfloat
 
 bp_tensor_t* Filled(bp_device_t dev, std::vector<int64_t> sizes, DLDataType dtype, double value) {
   bp_tensor_t* t = nullptr;
-  if (bp_tensor_empty(Context(), dev, static_cast<int32_t>(sizes.size()), sizes.data(), dtype,
-                      &t) != BP_STATUS_OK) {
+  if (bp_tensor_empty(Context(), dev, static_cast<int32_t>(sizes.size()), sizes.data(), dtype, &t) != BP_STATUS_OK) {
     return nullptr;
   }
   bp_value_t args[2] = {TensorValue(t), {}};
@@ -176,33 +174,24 @@ void BM_GpuMatmul(benchmark::State& state) {
     bp_device_synchronize(Context(), dev);
   }
   state.SetLabel(DtypeLabel(state.range(0)));
-  state.counters["FLOP/s"] =
-      benchmark::Counter(2.0 * n * n * n, benchmark::Counter::kIsIterationInvariantRate);
+  state.counters["FLOP/s"] = benchmark::Counter(2.0 * n * n * n, benchmark::Counter::kIsIterationInvariantRate);
   bp_tensor_release(a);
   bp_tensor_release(b);
   bp_tensor_release(c);
 }
-BENCHMARK(BM_GpuMatmul)
-    ->Name("GpuMatmul4096")
-    ->Arg(0)
-    ->Arg(1)
-    ->Arg(2)
-    ->UseRealTime()
-    ->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_GpuMatmul)->Name("GpuMatmul4096")->Arg(0)->Arg(1)->Arg(2)->UseRealTime()->Unit(benchmark::kMillisecond);
 
-// upsample_nearest2d has no GPU kernel: every call is a CPU fallback round trip.
-void BM_GpuFallbackUpsample(benchmark::State& state) {
+// prod.dim_int has no GPU kernel: every call is a CPU fallback round trip.
+void BM_GpuFallbackProd(benchmark::State& state) {
   BP_GPU_DEVICE_OR_SKIP(state, dev);
   bp_tensor_t* x = bp_bench::Filled(dev, {8, 64, 56, 56});
-  const int64_t k[2] = {112, 112};  // output_size
   bp_value_t args[2] = {TensorValue(x), {}};
-  args[1].kind = BP_VALUE_INT_LIST;
-  args[1].u.int_list.data = k;
-  args[1].u.int_list.size = 2;
-  bp_op_t* upsample = Op("upsample_nearest2d");
+  args[1].kind = BP_VALUE_INT;
+  args[1].u.i = 1;  // dim
+  bp_op_t* prod = Op("prod.dim_int");
   for (auto _ : state) {
     bp_tensor_t* y = nullptr;
-    if (bp_op_call(Context(), upsample, args, 2, &y, 1) != BP_STATUS_OK) {
+    if (bp_op_call(Context(), prod, args, 2, &y, 1) != BP_STATUS_OK) {
       state.SkipWithError(bp_last_error_message());
       break;
     }
@@ -211,27 +200,22 @@ void BM_GpuFallbackUpsample(benchmark::State& state) {
   }
   bp_tensor_release(x);
 }
-BENCHMARK(BM_GpuFallbackUpsample)
-    ->Name("GpuFallbackUpsample")
-    ->UseRealTime()
-    ->Unit(benchmark::kMicrosecond);
+BENCHMARK(BM_GpuFallbackProd)->Name("GpuFallbackProd")->UseRealTime()->Unit(benchmark::kMicrosecond);
 
 // The same by hand: copy to the CPU, run the CPU kernel, copy the result back.
-void BM_AnchorFallbackUpsample(benchmark::State& state) {
+void BM_AnchorFallbackProd(benchmark::State& state) {
   BP_GPU_DEVICE_OR_SKIP(state, dev);
   bp_tensor_t* x = bp_bench::Filled(dev, {8, 64, 56, 56});
-  const int64_t k[2] = {112, 112};
-  bp_op_t* upsample = Op("upsample_nearest2d");
+  bp_op_t* prod = Op("prod.dim_int");
   for (auto _ : state) {
     bp_tensor_t* host_x = nullptr;
     bp_tensor_t* host_y = nullptr;
     bp_tensor_t* y = nullptr;
     bp_tensor_to_device(x, bp_device_t{0, 0}, &host_x);
     bp_value_t args[2] = {TensorValue(host_x), {}};
-    args[1].kind = BP_VALUE_INT_LIST;
-    args[1].u.int_list.data = k;
-    args[1].u.int_list.size = 2;
-    bp_op_call(Context(), upsample, args, 2, &host_y, 1);
+    args[1].kind = BP_VALUE_INT;
+    args[1].u.i = 1;  // dim
+    bp_op_call(Context(), prod, args, 2, &host_y, 1);
     bp_tensor_to_device(host_y, dev, &y);
     bp_device_synchronize(Context(), dev);
     bp_tensor_release(host_x);
@@ -240,10 +224,7 @@ void BM_AnchorFallbackUpsample(benchmark::State& state) {
   }
   bp_tensor_release(x);
 }
-BENCHMARK(BM_AnchorFallbackUpsample)
-    ->Name("Anchor_GpuFallbackUpsample")
-    ->UseRealTime()
-    ->Unit(benchmark::kMicrosecond);
+BENCHMARK(BM_AnchorFallbackProd)->Name("Anchor_GpuFallbackProd")->UseRealTime()->Unit(benchmark::kMicrosecond);
 
 #if defined(BP_GPU_BENCH_HAVE_CUDA)
 bool CudaAnchorUsable(benchmark::State& state) {
@@ -278,10 +259,7 @@ void BM_AnchorGpuAdd16M(benchmark::State& state) {
   cudaFree(src);
   cudaFree(dst);
 }
-BENCHMARK(BM_AnchorGpuAdd16M)
-    ->Name("Anchor_GpuAdd16M")
-    ->UseRealTime()
-    ->Unit(benchmark::kMicrosecond);
+BENCHMARK(BM_AnchorGpuAdd16M)->Name("Anchor_GpuAdd16M")->UseRealTime()->Unit(benchmark::kMicrosecond);
 
 void BM_AnchorGpuMatmul(benchmark::State& state) {
   if (!CudaAnchorUsable(state)) return;
@@ -300,13 +278,12 @@ void BM_AnchorGpuMatmul(benchmark::State& state) {
   cudaMemset(b, 0, bytes);
   const float alpha = 1.0f, beta = 0.0f;
   for (auto _ : state) {
-    cublasGemmEx(handle, CUBLAS_OP_N, CUBLAS_OP_N, n, n, n, &alpha, b, type, n, a, type, n, &beta,
-                 c, type, n, CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT);
+    cublasGemmEx(handle, CUBLAS_OP_N, CUBLAS_OP_N, n, n, n, &alpha, b, type, n, a, type, n, &beta, c, type, n,
+                 CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT);
     cudaDeviceSynchronize();
   }
   state.SetLabel(DtypeLabel(which));
-  state.counters["FLOP/s"] =
-      benchmark::Counter(2.0 * n * n * n, benchmark::Counter::kIsIterationInvariantRate);
+  state.counters["FLOP/s"] = benchmark::Counter(2.0 * n * n * n, benchmark::Counter::kIsIterationInvariantRate);
   cublasDestroy(handle);
   cudaFree(a);
   cudaFree(b);

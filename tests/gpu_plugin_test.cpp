@@ -88,10 +88,30 @@ TEST_P(GpuPluginTest, InitFillsTheBackendAndRegistersKernels) {
   EXPECT_NE(backend_.stream_destroy, nullptr);
   EXPECT_NE(backend_.event_query, nullptr);
   EXPECT_NE(backend_.event_elapsed_time, nullptr);
-  for (const char* op : {"add.Tensor", "mul.Tensor",   "where.self", "exp",          "gelu",        "sum.dim_IntList",
-                         "argmax",     "matmul",       "addmm",      "linear",       "softmax.int", "log_softmax.int",
-                         "layer_norm", "batch_norm",   "copy_",      "fill_.Scalar", "cat",         "eq.Tensor",
-                         "conv2d",     "conv2d_fused", "max_pool2d", "avg_pool2d"}) {
+  for (const char* op : {"add.Tensor",
+                         "mul.Tensor",
+                         "where.self",
+                         "exp",
+                         "gelu",
+                         "sum.dim_IntList",
+                         "argmax",
+                         "matmul",
+                         "addmm",
+                         "linear",
+                         "softmax.int",
+                         "log_softmax.int",
+                         "layer_norm",
+                         "batch_norm",
+                         "copy_",
+                         "fill_.Scalar",
+                         "cat",
+                         "eq.Tensor",
+                         "conv2d",
+                         "conv2d_fused",
+                         "max_pool2d",
+                         "avg_pool2d",
+                         "upsample_nearest2d",
+                         "upsample_bilinear2d"}) {
     EXPECT_EQ(host_.kernels().count(op), 1u) << op;
   }
   EXPECT_EQ(host_.kernels().count("index_select"), 0u) << "index_select is left to the CPU fallback";

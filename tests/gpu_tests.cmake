@@ -37,7 +37,7 @@ endif()
 
 # The kernel sources themselves, run on host threads (backends/gpu_common/gpu_emulator.h).
 find_package(Threads REQUIRED)
-foreach(_t gpu_kernels_emulated_test gpu_conv_pool_emulated_test)
+foreach(_t gpu_kernels_emulated_test gpu_image_kernels_emulated_test)
   add_executable(${_t} ${_bp_gpu_tests_dir}/${_t}.cpp)
   target_include_directories(${_t} PRIVATE ${_bp_gpu_common_dir} ${_bp_gpu_tests_dir})
   target_compile_definitions(${_t} PRIVATE BP_GPU_EMULATE=1)

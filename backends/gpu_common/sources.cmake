@@ -9,6 +9,7 @@ set(BACKPLANE_GPU_KERNEL_SOURCES
   ${BACKPLANE_GPU_COMMON_DIR}/kernels/reduce.cu
   ${BACKPLANE_GPU_COMMON_DIR}/kernels/nn.cu
   ${BACKPLANE_GPU_COMMON_DIR}/kernels/conv_pool.cu
+  ${BACKPLANE_GPU_COMMON_DIR}/kernels/resample.cu
   ${BACKPLANE_GPU_COMMON_DIR}/kernels/matmul.cu)
 # Plugin glue (host code using the runtime API only).
 set(BACKPLANE_GPU_HOST_SOURCES

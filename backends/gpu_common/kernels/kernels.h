@@ -65,6 +65,9 @@ bp_status_t BatchNormEntry(const bp_kernel_call_t* call);  // inference only
 bp_status_t Conv2dEntry(const bp_kernel_call_t* call);  // kernel_data: 0 conv2d, 1 conv2d_fused
 bp_status_t MaxPool2dEntry(const bp_kernel_call_t* call);
 bp_status_t AvgPool2dEntry(const bp_kernel_call_t* call);
+// resample.cu
+bp_status_t UpsampleNearestEntry(const bp_kernel_call_t* call);
+bp_status_t UpsampleBilinearEntry(const bp_kernel_call_t* call);
 // matmul.cu
 // C <- alpha * A @ B + beta * C on call->stream: the platform's vendor GEMM
 // when it takes the problem, else the shared tiled kernel. The device is made

@@ -69,6 +69,8 @@ const bp_kit_kernel_dtypes_t kKernels[] = {
     {BP_OP_CONV2D_FUSED, Conv2dEntry, OpData(1), kFloat},
     {BP_OP_MAX_POOL2D, MaxPool2dEntry, OpData(0), kFloat},
     {BP_OP_AVG_POOL2D, AvgPool2dEntry, OpData(0), kFloat},
+    {BP_OP_UPSAMPLE_NEAREST2D, UpsampleNearestEntry, OpData(0), kAll},
+    {BP_OP_UPSAMPLE_BILINEAR2D, UpsampleBilinearEntry, OpData(0), kFloat},
     {BP_OP_COPY_, CopyEntry, OpData(0), kAll},
     {BP_OP_FILL__SCALAR, FillEntry, OpData(0), kAll},
     {BP_OP_CAT, CatEntry, OpData(0), kAll},

@@ -1,10 +1,12 @@
-// The shared GPU conv2d, conv2d_fused, max_pool2d and avg_pool2d kernels
-// (backends/gpu_common/kernels/conv_pool.cu) through their real entry points
+// The shared GPU image kernels, conv2d, conv2d_fused, max_pool2d, avg_pool2d
+// (backends/gpu_common/kernels/conv_pool.cu), upsample_nearest2d and
+// upsample_bilinear2d (resample.cu), through their real entry points
 // on the host-thread emulator, against naive double-precision references:
 // groups, stride, padding and dilation over strided (channels-last) views,
 // the fused residual and activations, NaN in max pooling, and the average's
 // divisor rules (count_include_pad, divisor_override, windows reaching past
-// the input as ceil_mode makes them). On a GPU the conformance suite runs
+// the input as ceil_mode makes them), the resize rules of torch (scale
+// factors, align_corners, half-pixel centres clamped at 0). On a GPU the conformance suite runs
 // the same kernels against its own references.
 #include <gtest/gtest.h>
 
@@ -20,6 +22,7 @@
 #include "kernels/conv_pool.cu"
 #include "kernels/copy.cu"
 #include "kernels/matmul.cu"
+#include "kernels/resample.cu"
 
 namespace bp_gpu {
 namespace platform {
@@ -242,6 +245,85 @@ TEST_F(EmulatedKernels, AvgPoolDivisorRules) {
       ExpectNear(out.Get(o), sum / static_cast<double>(div), 1e-12, "avg_pool2d mode " + std::to_string(mode));
     });
   }
+}
+
+// torch's rules, written out independently of the kernel: nearest index
+// floor(o * scale) in float32, linear source position in the compute type.
+int64_t NearestRef(int64_t o, int64_t in, int64_t out, double factor) {
+  const float scale = factor > 0 ? static_cast<float>(1.0 / factor) : static_cast<float>(in) / static_cast<float>(out);
+  return std::min<int64_t>(static_cast<int64_t>(std::floor(static_cast<float>(o) * scale)), in - 1);
+}
+
+double LinearRef(const std::vector<double>& row, int64_t o, int64_t out, bool align_corners, double factor) {
+  const int64_t in = static_cast<int64_t>(row.size());
+  if (in == out) return row[static_cast<size_t>(o)];
+  double scale = align_corners ? (out > 1 ? static_cast<double>(in - 1) / static_cast<double>(out - 1) : 0.0)
+                               : (factor > 0 ? 1.0 / factor : static_cast<double>(in) / static_cast<double>(out));
+  double src = align_corners ? scale * static_cast<double>(o) : scale * (static_cast<double>(o) + 0.5) - 0.5;
+  src = std::max(src, 0.0);
+  const int64_t i0 = static_cast<int64_t>(src);
+  const int64_t i1 = std::min(i0 + 1, in - 1);
+  const double l1 = src - static_cast<double>(i0);
+  return (1 - l1) * row[static_cast<size_t>(i0)] + l1 * row[static_cast<size_t>(i1)];
+}
+
+TEST_F(EmulatedKernels, UpsampleNearestWithAndWithoutScaleFactors) {
+  Tensor x = MakeChannelsLast(kF32, 1, 2, 3, 5);
+  FillPattern(x, 20);
+  for (int with_scales = 0; with_scales < 2; ++with_scales) {
+    Tensor out = Make(kF32, {1, 2, 7, 8});
+    const double sh = with_scales ? 2.5 : 0, sw = with_scales ? 1.7 : 0;
+    ASSERT_EQ(
+        Call(bp_gpu::UpsampleNearestEntry, "upsample_nearest2d", 0,
+             {TArg(x), LArg({7, 8}), with_scales ? DArg(sh) : NoneArg(), with_scales ? DArg(sw) : NoneArg()}, out),
+        BP_STATUS_OK)
+        << g_error;
+    ForEach(out.shape, [&](const std::vector<int64_t>& o) {
+      const double want = x.Get({o[0], o[1], NearestRef(o[2], 3, 7, sh), NearestRef(o[3], 5, 8, sw)});
+      EXPECT_EQ(out.Get(o), want) << o[2] << "," << o[3];
+    });
+  }
+  Tensor u = Make(kU8, {1, 1, 2, 2}), uo = Make(kU8, {1, 1, 4, 4});
+  FillPattern(u, 21, true);
+  for (int64_t k = 0; k < 4; ++k) u.Set({0, 0, k / 2, k % 2}, static_cast<double>(10 + k));
+  ASSERT_EQ(
+      Call(bp_gpu::UpsampleNearestEntry, "upsample_nearest2d", 0, {TArg(u), LArg({4, 4}), NoneArg(), NoneArg()}, uo),
+      BP_STATUS_OK);
+  EXPECT_EQ(uo.Get({0, 0, 3, 1}), 12);
+}
+
+TEST_F(EmulatedKernels, UpsampleBilinearCornersAndCentres) {
+  Tensor x = Make(kF64, {2, 1, 4, 3});
+  FillPattern(x, 22);
+  for (int ac = 0; ac < 2; ++ac) {
+    // 4 -> 7 rows, 3 -> 3 columns (an unchanged axis is copied).
+    Tensor out = Make(kF64, {2, 1, 7, 3});
+    ASSERT_EQ(Call(bp_gpu::UpsampleBilinearEntry, "upsample_bilinear2d", 0,
+                   {TArg(x), LArg({7, 3}), BArg(ac != 0), NoneArg(), NoneArg()}, out),
+              BP_STATUS_OK)
+        << g_error;
+    ForEach(out.shape, [&](const std::vector<int64_t>& o) {
+      std::vector<double> col(4);
+      for (int64_t h = 0; h < 4; ++h) col[static_cast<size_t>(h)] = x.Get({o[0], 0, h, o[3]});
+      ExpectNear(out.Get(o), LinearRef(col, o[2], 7, ac != 0, 0), 1e-12, ac ? "align_corners" : "half-pixel");
+    });
+  }
+  // Downscaling along both axes with an explicit factor, float32.
+  Tensor y = Make(kF32, {1, 1, 6, 6});
+  FillPattern(y, 23);
+  Tensor out = Make(kF32, {1, 1, 3, 2});
+  ASSERT_EQ(Call(bp_gpu::UpsampleBilinearEntry, "upsample_bilinear2d", 0,
+                 {TArg(y), LArg({3, 2}), BArg(false), DArg(0.5), DArg(0.4)}, out),
+            BP_STATUS_OK);
+  ForEach(out.shape, [&](const std::vector<int64_t>& o) {
+    std::vector<double> rows(6);
+    for (int64_t h = 0; h < 6; ++h) {
+      std::vector<double> r(6);
+      for (int64_t w = 0; w < 6; ++w) r[static_cast<size_t>(w)] = y.Get({0, 0, h, w});
+      rows[static_cast<size_t>(h)] = LinearRef(r, o[3], 2, false, 0.4);
+    }
+    ExpectNear(out.Get(o), LinearRef(rows, o[2], 3, false, 0.5), 1e-5, "downscale");
+  });
 }
 
 }  // namespace
