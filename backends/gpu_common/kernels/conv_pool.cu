@@ -16,6 +16,7 @@
 
 #include "block_reduce.h"
 #include "device_math.h"
+#include "image_index.h"
 #include "kernel_util.h"
 #include "kernels.h"
 
@@ -100,14 +101,9 @@ __global__ void Conv2dKernel(int64_t total, ConvProblem p, T* y, const T* x, con
   using A = OpMath<T>;
   const int64_t oc_per_group = p.y.size[1] / p.groups;
   const int64_t ic_per_group = p.w.size[1];
-  for (int64_t i = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; i < total;
-       i += static_cast<int64_t>(gridDim.x) * blockDim.x) {
-    const int64_t ow = i % p.y.size[3];
-    int64_t t = i / p.y.size[3];
-    const int64_t oh = t % p.y.size[2];
-    t /= p.y.size[2];
-    const int64_t oc = t % p.y.size[1];
-    const int64_t n = t / p.y.size[1];
+  BP_GRID_STRIDE_LOOP(i, total) {
+    const Nchw o = NchwOf(i, p.y.size);
+    const int64_t n = o.n, oc = o.c, oh = o.h, ow = o.w;
     const int64_t ic0 = (oc / oc_per_group) * ic_per_group;
     const int64_t ih0 = oh * p.win.s[0] - p.win.p[0], iw0 = ow * p.win.s[1] - p.win.p[1];
     A acc = bias ? static_cast<A>(Load(bias + oc * p.bias_stride)) : A(0);
@@ -128,11 +124,10 @@ __global__ void Conv2dKernel(int64_t total, ConvProblem p, T* y, const T* x, con
       }
     }
     if (residual) {
-      acc += static_cast<A>(
-          Load(residual + n * p.r.stride[0] + oc * p.r.stride[1] + oh * p.r.stride[2] + ow * p.r.stride[3]));
+      acc += static_cast<A>(Load(residual + OffsetOf(o, p.r.stride)));
     }
     acc = Activate(p.act, acc, static_cast<A>(p.alpha), static_cast<A>(p.beta));
-    Store(y + n * p.y.stride[0] + oc * p.y.stride[1] + oh * p.y.stride[2] + ow * p.y.stride[3], acc);
+    Store(y + OffsetOf(o, p.y.stride), acc);
   }
 }
 
@@ -141,20 +136,13 @@ __global__ void Conv2dKernel(int64_t total, ConvProblem p, T* y, const T* x, con
 template <typename T>
 __global__ void ConvEpilogueKernel(int64_t total, ConvProblem p, T* y, const T* bias, const T* residual) {
   using A = OpMath<T>;
-  for (int64_t i = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; i < total;
-       i += static_cast<int64_t>(gridDim.x) * blockDim.x) {
-    const int64_t ow = i % p.y.size[3];
-    int64_t t = i / p.y.size[3];
-    const int64_t oh = t % p.y.size[2];
-    t /= p.y.size[2];
-    const int64_t oc = t % p.y.size[1];
-    const int64_t n = t / p.y.size[1];
-    T* yp = y + n * p.y.stride[0] + oc * p.y.stride[1] + oh * p.y.stride[2] + ow * p.y.stride[3];
+  BP_GRID_STRIDE_LOOP(i, total) {
+    const Nchw o = NchwOf(i, p.y.size);
+    T* yp = y + OffsetOf(o, p.y.stride);
     A acc = static_cast<A>(Load(yp));
-    if (bias) acc += static_cast<A>(Load(bias + oc * p.bias_stride));
+    if (bias) acc += static_cast<A>(Load(bias + o.c * p.bias_stride));
     if (residual) {
-      acc += static_cast<A>(
-          Load(residual + n * p.r.stride[0] + oc * p.r.stride[1] + oh * p.r.stride[2] + ow * p.r.stride[3]));
+      acc += static_cast<A>(Load(residual + OffsetOf(o, p.r.stride)));
     }
     Store(yp, Activate(p.act, acc, static_cast<A>(p.alpha), static_cast<A>(p.beta)));
   }
@@ -238,14 +226,9 @@ template <typename T>
 __global__ void Pool2dKernel(int64_t total, PoolProblem p, T* y, const T* x) {
   using A = OpMath<T>;
   const int64_t H = p.x.size[2], W = p.x.size[3];
-  for (int64_t i = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; i < total;
-       i += static_cast<int64_t>(gridDim.x) * blockDim.x) {
-    const int64_t ow = i % p.y.size[3];
-    int64_t t = i / p.y.size[3];
-    const int64_t oh = t % p.y.size[2];
-    t /= p.y.size[2];
-    const int64_t c = t % p.y.size[1];
-    const int64_t n = t / p.y.size[1];
+  BP_GRID_STRIDE_LOOP(i, total) {
+    const Nchw o = NchwOf(i, p.y.size);
+    const int64_t n = o.n, c = o.c, oh = o.h, ow = o.w;
     const T* xc = x + n * p.x.stride[0] + c * p.x.stride[1];
     const int64_t hs = oh * p.win.s[0] - p.win.p[0], ws = ow * p.win.s[1] - p.win.p[1];
     A v;
@@ -280,7 +263,7 @@ __global__ void Pool2dKernel(int64_t total, PoolProblem p, T* y, const T* x) {
         v = sum / static_cast<A>(div);
       }
     }
-    Store(y + n * p.y.stride[0] + c * p.y.stride[1] + oh * p.y.stride[2] + ow * p.y.stride[3], v);
+    Store(y + OffsetOf(o, p.y.stride), v);
   }
 }
 

@@ -14,10 +14,6 @@
 namespace bp_gpu {
 namespace {
 
-#define BP_GRID_STRIDE_LOOP(i, n)                                                        \
-  for (int64_t i = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; i < (n); \
-       i += static_cast<int64_t>(gridDim.x) * blockDim.x)
-
 template <typename U>
 __global__ void FillKernel(int64_t n, OffsetCalculator<1> calc, U* out, U value) {
   BP_GRID_STRIDE_LOOP(i, n) {

@@ -60,6 +60,12 @@ inline int32_t SmCount(const bp_kernel_call_t* call) {
   return st->devices[call->device_index].sm_count;
 }
 
+// The grid-stride loop every pointwise-shaped kernel runs: linear index i
+// over [0, n), whatever the grid size.
+#define BP_GRID_STRIDE_LOOP(i, n)                                                        \
+  for (int64_t i = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; i < (n); \
+       i += static_cast<int64_t>(gridDim.x) * blockDim.x)
+
 // Typed address of a tensor's first element (data + byte_offset).
 template <typename T>
 inline T* DataPtr(const DLTensor* t) {

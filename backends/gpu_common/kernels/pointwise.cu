@@ -14,10 +14,6 @@
 namespace bp_gpu {
 namespace {
 
-#define BP_GRID_STRIDE_LOOP(i, n)                                                        \
-  for (int64_t i = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; i < (n); \
-       i += static_cast<int64_t>(gridDim.x) * blockDim.x)
-
 template <typename T>
 __global__ void BinaryKernel(int64_t n, OffsetCalculator<3> calc, T* out, const T* a, const T* b, int32_t op,
                              OpMath<T> alpha) {

@@ -5,6 +5,7 @@
 // arithmetic allows.
 #include <cmath>
 
+#include "image_index.h"
 #include "kernel_util.h"
 #include "kernels.h"
 
@@ -30,18 +31,11 @@ __device__ inline int64_t NearestIndex(int64_t o, int64_t in, int64_t out, doubl
 // Moves raw elements: only the dtype's width matters.
 template <typename U>
 __global__ void NearestKernel(int64_t total, ResampleProblem p, U* y, const U* x) {
-  for (int64_t i = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; i < total;
-       i += static_cast<int64_t>(gridDim.x) * blockDim.x) {
-    const int64_t ow = i % p.out_size[3];
-    int64_t t = i / p.out_size[3];
-    const int64_t oh = t % p.out_size[2];
-    t /= p.out_size[2];
-    const int64_t c = t % p.out_size[1];
-    const int64_t n = t / p.out_size[1];
-    const int64_t ih = NearestIndex(oh, p.in_size[2], p.out_size[2], p.scale_h);
-    const int64_t iw = NearestIndex(ow, p.in_size[3], p.out_size[3], p.scale_w);
-    y[n * p.out_stride[0] + c * p.out_stride[1] + oh * p.out_stride[2] + ow * p.out_stride[3]] =
-        x[n * p.in_stride[0] + c * p.in_stride[1] + ih * p.in_stride[2] + iw * p.in_stride[3]];
+  BP_GRID_STRIDE_LOOP(i, total) {
+    const Nchw o = NchwOf(i, p.out_size);
+    const Nchw src{o.n, o.c, NearestIndex(o.h, p.in_size[2], p.out_size[2], p.scale_h),
+                   NearestIndex(o.w, p.in_size[3], p.out_size[3], p.scale_w)};
+    y[OffsetOf(o, p.out_stride)] = x[OffsetOf(src, p.in_stride)];
   }
 }
 
@@ -75,14 +69,9 @@ __device__ inline void LinearTap(int64_t o, int64_t in, int64_t out, int32_t ali
 template <typename T>
 __global__ void BilinearKernel(int64_t total, ResampleProblem p, T* y, const T* x) {
   using A = OpMath<T>;
-  for (int64_t i = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; i < total;
-       i += static_cast<int64_t>(gridDim.x) * blockDim.x) {
-    const int64_t ow = i % p.out_size[3];
-    int64_t t = i / p.out_size[3];
-    const int64_t oh = t % p.out_size[2];
-    t /= p.out_size[2];
-    const int64_t c = t % p.out_size[1];
-    const int64_t n = t / p.out_size[1];
+  BP_GRID_STRIDE_LOOP(i, total) {
+    const Nchw o = NchwOf(i, p.out_size);
+    const int64_t n = o.n, c = o.c, oh = o.h, ow = o.w;
     int64_t h0, hs, w0, ws;
     A lh, lw;
     LinearTap<A>(oh, p.in_size[2], p.out_size[2], p.align_corners, p.scale_h, &h0, &hs, &lh);
@@ -92,8 +81,7 @@ __global__ void BilinearKernel(int64_t total, ResampleProblem p, T* y, const T* 
     const int64_t a = w0 * p.in_stride[3], b = (w0 + ws) * p.in_stride[3];
     const A top = (A(1) - lw) * static_cast<A>(Load(x0 + a)) + lw * static_cast<A>(Load(x0 + b));
     const A bottom = (A(1) - lw) * static_cast<A>(Load(x1 + a)) + lw * static_cast<A>(Load(x1 + b));
-    Store(y + n * p.out_stride[0] + c * p.out_stride[1] + oh * p.out_stride[2] + ow * p.out_stride[3],
-          (A(1) - lh) * top + lh * bottom);
+    Store(y + OffsetOf(o, p.out_stride), (A(1) - lh) * top + lh * bottom);
   }
 }
 
