@@ -184,7 +184,7 @@ bool MakePlan(const MatmulGeo& g, const TensorRef refs[4], Plan* p) {
 
 // CLBlast's database has no entry for CPU drivers such as PoCL; its defaults
 // stage tiles in local memory, which there is plain memory. Measured on PoCL
-// (2 cores, AVX-512; scratch tuner over 15 parameter sets, 1024^3 float32):
+// (2 cores, AVX-512; scratch tuner over 13 parameter sets, 1024^3 float32):
 // defaults 15 GFLOP/s, these 67; and below XGEMM_MIN_INDIRECT_SIZE (896)
 // CLBlast's direct kernel took 1.9 ms at 256^3 where the indirect one with
 // these parameters takes 0.46 ms. Set once per device and precision (the
