@@ -3,6 +3,11 @@
 //   add of 16M float32, float32 matmul 1024, softmax 4096 x 1024 (dim 1),
 // and the first-call cost of a fresh context that loads the OpenCL plugin
 // and runs one add, with a cold and with a warm program disk cache.
+// First, float32 matmul.out on OpenCL and on the CPU backend in interleaved
+// rounds (interleaved.h; --matmul-rounds=N, 0 skips them), the median
+// per-round ratio OpenCL / CPU that docs/benchmarks.md quotes. The OpenCL
+// side runs CLBlast when the plugin was built with it; run with
+// BACKPLANE_OPENCL_CLBLAST=0 for the plugin's own kernel.
 //
 // Naming for bench/ratio_reporter.h: "Anchor_OpenCL_<X>" is the CPU backend
 // run of "OpenCL_<X>", so each ratio is OpenCL time / CPU time.
@@ -11,15 +16,17 @@
 // PoCL also keeps its own kernel cache (~/.cache/pocl/kcache); run with
 // POCL_KERNEL_CACHE=0 to make the cold case cold for PoCL too.
 #include <benchmark/benchmark.h>
+#include <unistd.h>
 
+#include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <filesystem>
 #include <string>
 #include <vector>
 
-#include <unistd.h>
-
 #include "bench_context.h"
+#include "interleaved.h"
 #include "ratio_reporter.h"
 
 namespace {
@@ -133,8 +140,9 @@ BENCHMARK(Anchor_OpenCL_Softmax)->Unit(benchmark::kMillisecond)->UseRealTime();
 // directory each iteration; warm: one directory filled by an untimed run.
 std::string FreshDir(const char* tag) {
   static int counter = 0;
-  const auto dir = std::filesystem::temp_directory_path() /
-                   ("bp_opencl_bench_" + std::string(tag) + std::to_string(::getpid()) + "_" + std::to_string(counter++));
+  const auto dir =
+      std::filesystem::temp_directory_path() /
+      ("bp_opencl_bench_" + std::string(tag) + std::to_string(::getpid()) + "_" + std::to_string(counter++));
   std::filesystem::remove_all(dir);
   return dir.string();
 }
@@ -198,6 +206,65 @@ void OpenCL_FirstCall_WarmCache(benchmark::State& state) {
 }
 BENCHMARK(OpenCL_FirstCall_WarmCache)->Unit(benchmark::kMillisecond)->UseRealTime()->Iterations(5);
 
+// One side of an interleaved matmul row: matmul.out on `dev`, synchronized.
+struct MatmulSide {
+  bp_device_t dev;
+  bp_op_t* op;
+  bp_value_t args[3];
+  bool ok = true;
+};
+
+void RunMatmulSide(void* state, int64_t iters) {
+  auto* s = static_cast<MatmulSide*>(state);
+  for (int64_t i = 0; i < iters && s->ok; ++i)
+    s->ok = bp_op_call(Context(), s->op, s->args, 3, nullptr, 0) == BP_STATUS_OK &&
+            bp_device_synchronize(Context(), s->dev) == BP_STATUS_OK;
+}
+
+// Prints one line per size: median time per call of each side and the
+// median of the per-round ratios OpenCL / CPU.
+void MatmulRows(int rounds) {
+  bp_device_t cl;
+  if (!bp_bench::DeviceOf("opencl:0", &cl)) {
+    std::printf("matmul rows skipped: no OpenCL device\n");
+    return;
+  }
+  std::printf("float32 matmul.out, OpenCL vs the CPU backend, %d interleaved rounds, load average %s\n", rounds,
+              bp_bench::LoadAverage().c_str());
+  std::printf("%-14s %12s %12s %16s\n", "n x n x n", "OpenCL ms", "CPU ms", "ratio (median)");
+  for (int64_t n : {256, 1024}) {
+    MatmulSide sides[2];
+    std::vector<bp_tensor_t*> tensors;
+    for (int k = 0; k < 2; ++k) {
+      MatmulSide& s = sides[k];
+      s.dev = k == 0 ? cl : bp_device_t{0, 0};
+      s.op = Op("matmul.out");
+      for (int j = 0; j < 3; ++j) {
+        tensors.push_back(bp_bench::Filled(s.dev, {n, n}));
+        s.args[j] = TensorValue(tensors.back());
+      }
+    }
+    const int64_t iters = n <= 256 ? 20 : 2;
+    const bp_bench::RowResult r =
+        bp_bench::Interleave(std::to_string(n), RunMatmulSide, &sides[0], RunMatmulSide, &sides[1], rounds, iters);
+    if (!sides[0].ok || !sides[1].ok)
+      std::printf("%-14s failed: %s\n", r.name.c_str(), bp_last_error_message());
+    else
+      std::printf("%-14s %12.3f %12.3f %16.2f\n", r.name.c_str(), r.ours_ns / 1e6, r.anchor_ns / 1e6, r.ratio);
+    for (bp_tensor_t* t : tensors) bp_tensor_release(t);
+  }
+}
+
 }  // namespace
 
-int main(int argc, char** argv) { return bp_bench::RunWithRatios(argc, argv); }
+int main(int argc, char** argv) {
+  int rounds = 11;
+  if (argc > 1 && std::strncmp(argv[1], "--matmul-rounds=", 16) == 0) {
+    rounds = std::atoi(argv[1] + 16);
+    argv[1] = argv[0];
+    ++argv;
+    --argc;
+  }
+  if (rounds > 0) MatmulRows(rounds);
+  return bp_bench::RunWithRatios(argc, argv);
+}

@@ -76,8 +76,7 @@ TEST_F(OpenclReduce, LongReductionsSplitOrUseGroups) {
     ASSERT_EQ(host_.Call("argmax", {TensorArg(xf), IntListArg(d0), BoolArg(false)}, {&o}), BP_STATUS_OK);
     EXPECT_EQ(host_.ToHost<int64_t>(o)[0], 777);
     // Float mean over many elements: accurate (double accumulator when possible).
-    ASSERT_EQ(host_.Call("mean.dim", {TensorArg(xf), IntListArg(d0), BoolArg(false), NoneArg()}, {&of}),
-              BP_STATUS_OK);
+    ASSERT_EQ(host_.Call("mean.dim", {TensorArg(xf), IntListArg(d0), BoolArg(false), NoneArg()}, {&of}), BP_STATUS_OK);
     EXPECT_NEAR(host_.ToHost<float>(of)[0], (0.1 * (n - 1) + 5.0) / n, 1e-6);
   }
   dev->local_mem_is_global = native;
@@ -201,7 +200,8 @@ void CheckMatmul(FakeHost& host, int M, int K, int N, DLDataType dt) {
   for (int bi = 0; bi < 2; ++bi) {
     std::vector<float> ab(a.begin() + bi * M * K, a.begin() + (bi + 1) * M * K);
     auto want = Ref(ab, b, M, K, N);
-    for (int i = 0; i < M * N; ++i) ASSERT_EQ(r[bi * M * N + i], want[i]) << M << "x" << K << "x" << N << " " << bi << " " << i;
+    for (int i = 0; i < M * N; ++i)
+      ASSERT_EQ(r[bi * M * N + i], want[i]) << M << "x" << K << "x" << N << " " << bi << " " << i;
   }
   host.Free(&A);
   host.Free(&Bb);
@@ -212,14 +212,184 @@ TEST_F(OpenclLinalg, MatmulBatchedAndOddSizes) {
   auto* backend = static_cast<bpcl::Backend*>(host_.backend().backend_data);
   bpcl::Device* dev = backend->devices[0].get();
   const bool native = dev->local_mem_is_global;
-  for (bool tiled : {false, true}) {
-    dev->local_mem_is_global = !tiled;
-    SCOPED_TRACE(tiled ? "tiled kernel" : "register-blocked kernel");
+  // CLBlast (when built with it), then our own two kernels.
+  for (int path : {0, 1, 2}) {
+    backend->use_clblast = path == 0;
+    dev->local_mem_is_global = path != 2;
+    SCOPED_TRACE(path == 0 ? "CLBlast" : path == 1 ? "register-blocked kernel" : "tiled kernel");
     CheckMatmul(host_, 19, 23, 17, F32());
     CheckMatmul(host_, 37, 29, 70, F32());  // interior blocks take the vector path
     if (dev->fp64) CheckMatmul(host_, 37, 29, 70, F64());
   }
   dev->local_mem_is_global = native;
+  backend->use_clblast = true;
+}
+
+// Reproducible values with fractions (multiples of 1/512 in [-2, 2]), so the
+// order of rounding shows against a double reference.
+std::vector<double> Values(size_t n, uint32_t seed) {
+  std::vector<double> v(n);
+  uint32_t x = seed * 2654435761u + 1;
+  for (double& e : v) {
+    x = x * 1664525u + 1013904223u;
+    e = static_cast<double>(static_cast<int>((x >> 8) % 2001) - 1000) / 512.0;
+  }
+  return v;
+}
+
+// A strided view over a buffer of Values, on the device and on the host.
+struct Operand {
+  std::vector<double> base;
+  std::vector<int64_t> shape, strides;
+  int64_t offset = 0;
+  double at(int64_t i, int64_t j, int64_t k) const {  // rank 3
+    return base[offset + i * strides[0] + j * strides[1] + k * strides[2]];
+  }
+};
+
+class OpenclGemmPaths : public OpenclTest {
+ protected:
+  bpcl::Backend* backend() { return static_cast<bpcl::Backend*>(host_.backend().backend_data); }
+  DevTensor Upload(const Operand& o, DLDataType dt) {
+    const int64_t n = static_cast<int64_t>(o.base.size());
+    DevTensor& b = dt.bits == 64 ? Make<double>({n}, dt, o.base)
+                                 : Make<float>({n}, dt, std::vector<float>(o.base.begin(), o.base.end()));
+    return FakeHost::View(b, o.shape, o.strides, o.offset);
+  }
+  std::vector<double> Download(DevTensor& t, DLDataType dt) {
+    if (dt.bits == 64) return host_.ToHost<double>(t);
+    auto f = host_.ToHost<float>(t);
+    return std::vector<double>(f.begin(), f.end());
+  }
+  // Runs `op` on CLBlast and on our own kernel; both must match `want`
+  // (double) within float (or double) rounding of a K-term sum of magnitude
+  // `mag`. On the CLBlast run, the plugin's counter says which path ran.
+  void Check(const char* op, const std::vector<bp_kernel_arg_t>& args, DevTensor& out, const std::vector<double>& want,
+             const std::vector<double>& mag, DLDataType dt) {
+    for (bool clblast : {true, false}) {
+      SCOPED_TRACE(std::string(op) + (clblast ? " CLBlast" : " own kernel"));
+      backend()->use_clblast = clblast;
+      const uint64_t before = backend()->clblast_gemms;
+      ASSERT_EQ(host_.Call(op, args, {&out}), BP_STATUS_OK) << FakeHost::last_error();
+      const std::vector<double> got = Download(out, dt);
+      ASSERT_EQ(got.size(), want.size());
+      const double eps = dt.bits == 64 ? 1e-13 : 1e-5;
+      for (size_t i = 0; i < got.size(); ++i) ASSERT_NEAR(got[i], want[i], eps * (mag[i] + 1)) << "element " << i;
+#ifdef BPCL_HAVE_CLBLAST
+      EXPECT_EQ(backend()->clblast_gemms - before, clblast ? 1u : 0u) << "which path ran";
+#else
+      EXPECT_EQ(backend()->clblast_gemms - before, 0u);
+#endif
+    }
+    backend()->use_clblast = true;
+  }
+};
+
+// matmul out[b] = A[b] @ B[b] for rank-3 operands against a double reference.
+void MatmulRef(const Operand& a, const Operand& b, std::vector<double>* want, std::vector<double>* mag) {
+  const int64_t nb = a.shape[0], M = a.shape[1], K = a.shape[2], N = b.shape[2];
+  want->assign(nb * M * N, 0);
+  mag->assign(nb * M * N, 0);
+  for (int64_t i = 0; i < nb; ++i)
+    for (int64_t m = 0; m < M; ++m)
+      for (int64_t n = 0; n < N; ++n)
+        for (int64_t k = 0; k < K; ++k) {
+          (*want)[(i * M + m) * N + n] += a.at(i, m, k) * b.at(i, k, n);
+          (*mag)[(i * M + m) * N + n] += std::fabs(a.at(i, m, k) * b.at(i, k, n));
+        }
+}
+
+TEST_F(OpenclGemmPaths, MatmulPlainTransposedBroadcastAndOddSizes) {
+  const int64_t M = 33, K = 47, N = 29;
+  bpcl::Device* dev = backend()->devices[0].get();
+  for (DLDataType dt : {F32(), F64()}) {
+    if (dt.bits == 64 && !dev->fp64) continue;
+    struct Case {
+      const char* name;
+      Operand a, b;
+      bool out_transposed;
+    };
+    const Case cases[] = {
+        {"plain",
+         {Values(M * K, 1), {1, M, K}, {M * K, K, 1}, 0},
+         {Values(K * N, 2), {1, K, N}, {K * N, N, 1}, 0},
+         false},
+        // A and B given transposed (column-major views), A at an offset.
+        {"transposed",
+         {Values(M * K + 5, 3), {1, M, K}, {M * K, 1, M}, 5},
+         {Values(K * N, 4), {1, K, N}, {K * N, 1, K}, 0},
+         false},
+        // Three batches of A against one B broadcast (batch stride 0).
+        {"batch broadcast",
+         {Values(3 * M * K, 5), {3, M, K}, {M * K, K, 1}, 0},
+         {Values(K * N, 6), {3, K, N}, {0, N, 1}, 0},
+         false},
+        // out itself transposed: CLBlast's column-major layout.
+        {"out transposed",
+         {Values(M * K, 7), {1, M, K}, {M * K, K, 1}, 0},
+         {Values(K * N, 8), {1, K, N}, {K * N, N, 1}, 0},
+         true},
+    };
+    for (const Case& c : cases) {
+      SCOPED_TRACE(std::string(c.name) + " " + (dt.bits == 64 ? "float64" : "float32"));
+      DevTensor A = Upload(c.a, dt), B = Upload(c.b, dt);
+      const int64_t nb = c.a.shape[0];
+      DevTensor& ob = Empty({nb, M, N}, dt);
+      DevTensor O = c.out_transposed ? FakeHost::View(ob, {nb, M, N}, {M * N, 1, M}, 0) : ob;
+      std::vector<double> want, mag;
+      MatmulRef(c.a, c.b, &want, &mag);
+      Check("matmul", {TensorArg(A), TensorArg(B)}, O, want, mag, dt);
+    }
+  }
+}
+
+TEST_F(OpenclGemmPaths, AddmmAndLinearEpilogues) {
+  const int64_t M = 21, K = 35, N = 19;
+  const DLDataType dt = F32();
+  // addmm: beta * self + alpha * (mat1 @ mat2), mat1 transposed, self a row broadcast.
+  const Operand a{Values(M * K, 11), {1, M, K}, {M * K, 1, M}, 0}, b{Values(K * N, 12), {1, K, N}, {K * N, N, 1}, 0};
+  const std::vector<double> row = Values(N, 13);
+  std::vector<double> mm, mag;
+  MatmulRef(a, b, &mm, &mag);
+  DevTensor A = Upload(a, dt), B = Upload(b, dt);
+  DevTensor A2 = FakeHost::View(A, {M, K}, {1, M}, 0), B2 = FakeHost::View(B, {K, N}, {N, 1}, 0);
+  DevTensor& rowt = Make<float>({N}, dt, std::vector<float>(row.begin(), row.end()));
+  DevTensor self = FakeHost::View(rowt, {M, N}, {0, 1}, 0);
+  DevTensor& o = Empty({M, N}, dt);
+  std::vector<double> want(M * N), wmag(M * N);
+  for (int64_t i = 0; i < M * N; ++i) {
+    want[i] = 0.5 * row[i % N] + 1.5 * mm[i];
+    wmag[i] = 0.5 * std::fabs(row[i % N]) + 1.5 * mag[i];
+  }
+  Check("addmm", {TensorArg(self), TensorArg(A2), TensorArg(B2), DoubleArg(0.5), DoubleArg(1.5)}, o, want, wmag, dt);
+
+  // linear: input [2, 3, K] (leading dims fold into M) and a [2, 3, K] view
+  // of [2, 4, K] (they do not: a strided batch), weight [N, K], bias [N].
+  const Operand w{Values(N * K, 14), {1, K, N}, {0, 1, K}, 0};  // weight^T as B
+  DevTensor& W = Make<float>({N, K}, dt, std::vector<float>(w.base.begin(), w.base.end()));
+  const std::vector<double> bias = Values(N, 15);
+  DevTensor& Bias = Make<float>({N}, dt, std::vector<float>(bias.begin(), bias.end()));
+  for (int64_t rows_per_batch : {3, 4}) {
+    SCOPED_TRACE(rows_per_batch == 3 ? "contiguous input" : "input with gaps");
+    const std::vector<double> xs = Values(2 * rows_per_batch * K, 16);
+    DevTensor& xb = Make<float>({2 * rows_per_batch * K}, dt, std::vector<float>(xs.begin(), xs.end()));
+    DevTensor X = FakeHost::View(xb, {2, 3, K}, {rows_per_batch * K, K, 1}, 0);
+    DevTensor& O = Empty({2, 3, N}, dt);
+    std::vector<double> lw(6 * N), lmag(6 * N);
+    for (int64_t r = 0; r < 6; ++r) {
+      const int64_t xrow = (r / 3) * rows_per_batch * K + (r % 3) * K;
+      for (int64_t n = 0; n < N; ++n) {
+        double s = bias[n], m = std::fabs(bias[n]);
+        for (int64_t k = 0; k < K; ++k) {
+          s += xs[xrow + k] * w.base[n * K + k];
+          m += std::fabs(xs[xrow + k] * w.base[n * K + k]);
+        }
+        lw[r * N + n] = s;
+        lmag[r * N + n] = m;
+      }
+    }
+    Check("linear", {TensorArg(X), TensorArg(W), TensorArg(Bias)}, O, lw, lmag, dt);
+  }
 }
 
 TEST_F(OpenclLinalg, AddmmAndTransposedOperands) {

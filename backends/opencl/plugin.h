@@ -33,6 +33,13 @@ struct Backend {
   std::atomic<uint64_t> program_builds{0};
   std::atomic<uint64_t> program_cache_loads{0};
 
+  // matmul/addmm/linear through CLBlast (kernels/gemm_clblast.h): whether
+  // to try it (BACKPLANE_OPENCL_CLBLAST=0 turns it off; ignored in builds
+  // without CLBlast) and how many calls it ran, so tests and benchmarks can
+  // tell which path a call took.
+  bool use_clblast = true;
+  std::atomic<uint64_t> clblast_gemms{0};
+
   // host_allocate's blocks (memory.h): address -> the device it was asked
   // for, so host_deallocate refuses anything else and shutdown frees leaks.
   std::mutex host_mutex;

@@ -1,4 +1,5 @@
-// matmul, addmm and linear on one tiled kernel (kernels/matmul.cl):
+// matmul, addmm and linear: through CLBlast where gemm_clblast.h takes the
+// call, else on one tiled kernel (kernels/matmul.cl):
 // out = alpha * (A @ B) + beta * C, every operand strided, batch dims
 // broadcast by stride 0. Contract shapes (ops.yaml):
 //   matmul: self [..., M, K], other [..., K, N], out [..., M, N] (same rank >= 2)
@@ -7,6 +8,7 @@
 #include <cstring>
 #include <string>
 
+#include "gemm_clblast.h"
 #include "geometry.h"
 #include "kernel_sources.h"
 #include "kernels.h"
@@ -24,6 +26,9 @@ Status LaunchMatmul(const CallCtx& ctx, const DtypeInfo& t, MatmulGeo& g, const 
                     const ScalarArg& alpha, const ScalarArg& beta) {
   if (g.M == 0 || g.N == 0 || g.batch == 0) return Ok();
   for (int k = 0; k < 4; ++k) g.offs[k] = refs[k].offset;
+  bool done = false;  // float32/float64 GEMM through CLBlast when it takes the case
+  BPCL_RETURN_IF_ERROR(TryGemmClblast(ctx, t, g, refs, alpha, beta, &done));
+  if (done) return Ok();
   if (ctx.device->local_mem_is_global) {
     constexpr size_t kRb = 4, kNb = 64;  // measured on PoCL (AVX-512): 2x better than 4 x 32
     const std::string options = DtypeDefines(t, "T") + DeviceDefines(ctx.device) + " -DRB=" + std::to_string(kRb) +
