@@ -32,6 +32,8 @@ extern const MetaFunctions kIndexSelectMeta;
 extern const MetaFunctions kGatherMeta, kScatterMeta;
 // recurrent.cpp
 extern const MetaFunctions kLstmLayerMeta, kGruLayerMeta;
+// quantize.cpp
+extern const MetaFunctions kQuantizeLinearMeta, kDequantizeLinearMeta;
 // sort.cpp
 extern const MetaFunctions kTopkMeta;
 // copy.cpp
