@@ -1,6 +1,7 @@
-// Meta functions of quantize_linear and dequantize_linear: output dtype and
-// sizes, the axis handed to the kernel (-1 per tensor, else normalized), and
-// the messages bad input gets (operator, argument, expected, got).
+// Meta functions of quantize_linear, dequantize_linear and matmul_integer
+// (linalg.cpp): output dtype and sizes, the axis handed to the kernel (-1
+// per tensor, else normalized), and the messages bad input gets (operator,
+// argument, expected, got).
 #include <gtest/gtest.h>
 
 #include "meta_test_util.h"
@@ -87,6 +88,33 @@ TEST(DequantizeLinearTest, Errors) {
               {"dequantize_linear: argument 'axis'", "got -3"});
   ExpectError(Dq(T({3, 4}, D::kInt8), T({1}), A(T({1}, D::kUInt8)), 1).status, BP_STATUS_INVALID_ARGUMENT,
               {"dequantize_linear: argument 'zero_point'", "expected dtype int8", "got uint8"});
+}
+
+const std::vector<const char*> kMmNames = {"a", "b", "a_zero_point", "b_zero_point"};
+
+Result Mm(const Geometry& a, const Geometry& b, MetaArg za = None(), MetaArg zb = None()) {
+  return Infer("matmul_integer", "matmul_integer", kMmNames, {A(a), A(b), za, zb});
+}
+
+TEST(MatmulIntegerTest, Int32OutputWithMatmulShapes) {
+  Result r = Mm(T({2, 1, 3, 4}, D::kUInt8), T({5, 4, 6}, D::kInt8), A(T({3}, D::kUInt8)), A(T({}, D::kInt8)));
+  ASSERT_TRUE(r.status.ok()) << r.status.message();
+  EXPECT_EQ(Dtype(r.plan.outputs[0]), D::kInt32);
+  EXPECT_EQ(Sizes(r.plan.outputs[0]), (std::vector<int64_t>{2, 5, 3, 6}));
+  r = Mm(T({4}, D::kInt8), T({4, 6}, D::kInt8), None(), A(T({6}, D::kInt8)));
+  ASSERT_TRUE(r.status.ok()) << r.status.message();
+  EXPECT_EQ(Sizes(r.plan.outputs[0]), (std::vector<int64_t>{6}));
+}
+
+TEST(MatmulIntegerTest, Errors) {
+  ExpectError(Mm(T({3, 4}), T({4, 2}, D::kInt8)).status, BP_STATUS_INVALID_ARGUMENT,
+              {"matmul_integer: argument 'a'", "int8 or uint8", "float32"});
+  ExpectError(Mm(T({3, 4}, D::kInt8), T({5, 2}, D::kInt8)).status, BP_STATUS_INVALID_ARGUMENT,
+              {"matmul_integer: argument 'b'", "contraction size 4, got 5"});
+  ExpectError(Mm(T({3, 4}, D::kInt8), T({4, 2}, D::kUInt8), A(T({1}, D::kUInt8))).status, BP_STATUS_INVALID_ARGUMENT,
+              {"matmul_integer: argument 'a_zero_point'", "expected dtype int8", "got uint8"});
+  ExpectError(Mm(T({3, 4}, D::kInt8), T({4, 2}, D::kInt8), None(), A(T({3}, D::kInt8))).status,
+              BP_STATUS_INVALID_ARGUMENT, {"matmul_integer: argument 'b_zero_point'", "[2]", "got sizes [3]"});
 }
 
 }  // namespace

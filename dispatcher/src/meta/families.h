@@ -13,7 +13,7 @@ extern const MetaFunctions kBinaryMeta, kTrueDivideMeta, kDivModeMeta, kComparis
 // reduction.cpp
 extern const MetaFunctions kSumMeta, kMeanMeta, kMinMaxMeta, kArgmaxMeta;
 // linalg.cpp
-extern const MetaFunctions kMatmulMeta, kAddmmMeta, kLinearMeta;
+extern const MetaFunctions kMatmulMeta, kAddmmMeta, kLinearMeta, kMatmulIntegerMeta;
 // norm.cpp
 extern const MetaFunctions kSoftmaxMeta, kLayerNormMeta, kBatchNormMeta;
 // conv_pool.cpp
