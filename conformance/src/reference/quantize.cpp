@@ -1,5 +1,6 @@
-// quantize_linear and dequantize_linear: samples and naive references from
-// ONNX's QuantizeLinear-13 / DequantizeLinear-13 equations. The quotient
+// quantize_linear, dequantize_linear and matmul_integer: samples and naive
+// references from ONNX's QuantizeLinear-13 / DequantizeLinear-13 /
+// MatMulInteger-10 equations. The quotient
 // x / scale is taken in float32, as ONNX specifies (x and scale are float32),
 // so an element whose float32 quotient is exactly a half rounds as the
 // device must; everything after it is exact in double.
@@ -223,11 +224,115 @@ Expected dequantize_reference(const std::string&, const Sample& s) {
   return single_output(std::move(y));
 }
 
+// matmul_integer: a of the sample's dtype, b of `b_other` ? the other
+// quantized dtype : the same; zero points NONE, one element ('t') or one
+// per row / column ('v').
+struct MmCase {
+  const char* desc;
+  std::vector<int64_t> a, b;
+  bool b_other;
+  char azp, bzp;  // 0, 't' or 'v'
+  Layout b_layout;
+  const char* error;  // nullptr, "K", "zero point dtype", "zero point length"
+};
+
+// One case a line:
+// clang-format off
+const MmCase kMatmulIntegerCases[] = {
+    {"[3, 4] @ [4, 5], zero points per tensor", {3, 4}, {4, 5}, false, 't', 't', kDense, nullptr},
+    {"[3, 4] @ [4, 5], b of the other dtype", {3, 4}, {4, 5}, true, 't', 't', kDense, nullptr},
+    {"[3, 4] @ [4, 5], zero points per row and per column", {3, 4}, {4, 5}, true, 'v', 'v', kDense, nullptr},
+    {"[2, 7] @ [7, 3], no zero points", {2, 7}, {7, 3}, false, 0, 0, kDense, nullptr},
+    {"batch broadcast [2, 1, 3, 4] @ [3, 4, 2]", {2, 1, 3, 4}, {3, 4, 2}, false, 't', 'v', kDense, nullptr},
+    {"1-D a [4] @ [4, 5]", {4}, {4, 5}, false, 't', 't', kDense, nullptr},
+    {"[3, 4] @ 1-D b [4]", {3, 4}, {4}, true, 'v', 't', kDense, nullptr},
+    {"transposed b", {3, 6}, {6, 4}, false, 't', 'v', kTransposed, nullptr},
+    {"K = 0: zeros", {3, 0}, {0, 2}, false, 't', 't', kDense, nullptr},
+    {"empty M", {0, 4}, {4, 3}, false, 0, 't', kDense, nullptr},
+    {"[64, 96] @ [96, 80] (threaded)", {64, 96}, {96, 80}, true, 'v', 'v', kDense, nullptr},
+    {"error: K 4 and 5", {3, 4}, {5, 2}, false, 0, 0, kDense, "K"},
+    {"error: a_zero_point of b's dtype", {3, 4}, {4, 2}, true, 't', 0, kDense, "zero point dtype"},
+    {"error: b_zero_point of 3 for N = 2", {3, 4}, {4, 2}, false, 0, 'v', kDense, "zero point length"},
+};
+// clang-format on
+
+std::vector<Sample> matmul_integer_samples(const std::string&, DType d, uint64_t seed, bool) {
+  Rng rng(seed);
+  std::vector<Sample> out;
+  Domain all;
+  all.full_int_range = true;
+  for (const MmCase& c : kMatmulIntegerCases) {
+    const DType bd = c.b_other ? (d == kI8 ? kU8 : kI8) : d;
+    Sample s;
+    s.desc = c.desc;
+    s.expect_error = c.error != nullptr;
+    s.args.push_back(Arg::tensor_of(make_input(rng, d, c.a, all)));
+    s.args.push_back(Arg::tensor_of(make_input(rng, bd, c.b, all, c.b_layout)));
+    const int64_t M = c.a.size() >= 2 ? c.a[c.a.size() - 2] : 1, N = c.b.size() >= 2 ? c.b.back() : 1;
+    auto zp = [&](char kind, DType zd, int64_t len) {
+      if (kind == 0) return Arg::none();
+      return Arg::tensor_of(make_input(rng, zd, {kind == 't' ? 1 : len}, all));
+    };
+    s.args.push_back(zp(c.azp, is(c.error, "zero point dtype") ? bd : d, M));
+    s.args.push_back(zp(c.bzp, bd, is(c.error, "zero point length") ? N + 1 : N));
+    out.push_back(std::move(s));
+  }
+  return out;
+}
+
+// Naive sums of matmul with torch.matmul's 1-D and batch rules, in double:
+// exact, every product and sum here being far below 2^53.
+Expected matmul_integer_reference(const std::string&, const Sample& s) {
+  const HostTensor& a = tensor_arg(s, 0);
+  const HostTensor& b = tensor_arg(s, 1);
+  const HostTensor* za = s.args.at(2).kind == Arg::kTensor ? &tensor_arg(s, 2) : nullptr;
+  const HostTensor* zb = s.args.at(3).kind == Arg::kTensor ? &tensor_arg(s, 3) : nullptr;
+  std::vector<int64_t> as = a.sizes, bs = b.sizes;
+  if (as.size() == 1) as.insert(as.begin(), 1);
+  if (bs.size() == 1) bs.push_back(1);
+  const int64_t M = as[as.size() - 2], K = as.back(), N = bs.back();
+  std::vector<int64_t> abatch(as.begin(), as.end() - 2), bbatch(bs.begin(), bs.end() - 2), batch;
+  if (!broadcast_shapes(abatch, bbatch, &batch)) return reference_error("batch dims do not broadcast");
+  std::vector<int64_t> af = batch, bf = batch;
+  af.push_back(M);
+  af.push_back(K);
+  bf.push_back(K);
+  bf.push_back(N);
+  HostTensor a2 = a, b2 = b;
+  a2.sizes = as;
+  b2.sizes = bs;
+  const HostTensor ab = broadcast_to(a2, af), bb = broadcast_to(b2, bf);
+  const int64_t nb = numel_of(batch);
+  auto zero = [](const HostTensor* z, int64_t i) {
+    return z == nullptr ? 0.0 : z->values[z->values.size() == 1 ? 0 : static_cast<size_t>(i)];
+  };
+  HostTensor y;
+  y.dtype = DType::kInt32;
+  for (int64_t v : batch) y.sizes.push_back(v);
+  if (a.sizes.size() > 1) y.sizes.push_back(M);
+  if (b.sizes.size() > 1) y.sizes.push_back(N);
+  y.values.assign(static_cast<size_t>(nb * M * N), 0.0);
+  for (int64_t q = 0; q < nb; ++q) {
+    for (int64_t m = 0; m < M; ++m) {
+      for (int64_t n = 0; n < N; ++n) {
+        double acc = 0;
+        for (int64_t k = 0; k < K; ++k) {
+          acc += (ab.values[static_cast<size_t>((q * M + m) * K + k)] - zero(za, m)) *
+                 (bb.values[static_cast<size_t>((q * K + k) * N + n)] - zero(zb, n));
+        }
+        y.values[static_cast<size_t>((q * M + m) * N + n)] = acc;
+      }
+    }
+  }
+  return single_output(std::move(y));
+}
+
 }  // namespace
 
 void register_quantize_ops(std::vector<OpDef>* defs) {
   defs->push_back({"quantize_linear", quantize_samples, quantize_reference, 0.0});
   defs->push_back({"dequantize_linear", dequantize_samples, dequantize_reference, 0.0});
+  defs->push_back({"matmul_integer", matmul_integer_samples, matmul_integer_reference, 0.0});
 }
 
 }  // namespace bpc
