@@ -1,7 +1,8 @@
 // ONNX's quantization operators -> Backplane quantize_linear /
-// dequantize_linear where the device runs them natively, else pointwise,
-// reduction, matmul and conv2d calls: QuantizeLinear, DequantizeLinear, DynamicQuantizeLinear,
-// MatMulInteger, ConvInteger, QLinearMatMul and QLinearConv (int8 / uint8,
+// dequantize_linear / matmul_integer where the device runs them natively,
+// else pointwise, reduction, matmul and conv2d calls: QuantizeLinear,
+// DequantizeLinear, DynamicQuantizeLinear, MatMulInteger, ConvInteger,
+// QLinearMatMul and QLinearConv (int8 / uint8,
 // per-tensor and per-axis scales and zero points).
 //
 // Integer products run in float64: every int8/uint8 product and any sum of
@@ -225,8 +226,26 @@ bp_tensor_t* integer_matmul(Exec& ex, const OnnxNode& n, bp_tensor_t* a, bp_tens
   return ex.call("matmul", {vt(shifted(ex, a, azp, DType::kFloat64)), vt(shifted(ex, b, bzp, DType::kFloat64))});
 }
 
+// The native path of MatMulInteger: one matmul_integer call where the
+// device has its own kernel, int8/uint8 operands and zero points per
+// tensor or 1-D (per row of a, per column of b) in their operand's dtype.
+// ONNX's N-D zero points ([.., M, 1], [.., 1, N]) take the decomposition.
+bool matmul_integer_native(Exec& ex, const Ins& in, Outs* r) {
+  const DType ad = dtype_of(in[0].t), bd = dtype_of(in[1].t);
+  if (!is_quantized(ad) || !is_quantized(bd)) return false;
+  for (size_t k = 2; k < 4; ++k) {
+    if (present(in, k) && (sizes_of(in[k].t).size() > 1 || dtype_of(in[k].t) != (k == 2 ? ad : bd))) return false;
+  }
+  if (!runs_natively(ex.ctx(), "matmul_integer", ex.device().backend)) return false;
+  *r = {ex.call("matmul_integer", {vt(in[0].t), vt(in[1].t), present(in, 2) ? vt(in[2].t) : vnone(),
+                                   present(in, 3) ? vt(in[3].t) : vnone()})};
+  return true;
+}
+
 // MatMulInteger-10: int32 (a - a_zero_point) @ (b - b_zero_point).
 Outs matmul_integer(Exec& ex, const OnnxNode& n, const Ins& in) {
+  Outs native;
+  if (matmul_integer_native(ex, in, &native)) return native;
   bp_tensor_t* azp = present(in, 2) ? per_row(ex, n, in[0].t, in[2], "a_zero_point") : nullptr;
   bp_tensor_t* bzp = present(in, 3) ? per_column(ex, n, in[1].t, in[3], "b_zero_point") : nullptr;
   bp_tensor_t* acc = integer_matmul(ex, n, in[0].t, azp, in[1].t, bzp);

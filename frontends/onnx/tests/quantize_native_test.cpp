@@ -5,7 +5,9 @@
 // does: integer-valued x, cast to int32 beside the float32 original, gives
 // both paths in one graph, and their results must be equal. Scales are
 // powers of two so exact halves (x / scale = 2.5) occur; both ends saturate.
-// The session's observer tells which operators each node called.
+// MatMulInteger: the same zero points as [M] (native) and [M, 1] (the
+// decomposition). The session's observer tells which operators each node
+// called.
 #include <gtest/gtest.h>
 #include <onnx/onnx_pb.h>
 
@@ -66,26 +68,31 @@ class QuantizeNativeTest : public ::testing::Test {
     EXPECT_EQ(bp_tensor_to_host(t, v.data(), v.size() * sizeof(T)), BP_STATUS_OK);
     return v;
   }
-  // Runs the graph on x; native[name] tells whether that node called the
-  // native operator.
+  // Runs the graph on x; native[name] tells whether that node called one
+  // of the native operators.
   bool run(const Graph& g, const std::vector<int64_t>& xs, const std::vector<float>& x, std::vector<bp_tensor_t*>* outs,
            std::string* err) {
-    EXPECT_TRUE(Model::load(g.save(dir_ + "/m.onnx"), &model_, err)) << *err;
-    session_ = std::make_unique<Session>(ctx_, bp_device_t{0, 0}, &model_);
-    bp_op_t *q = nullptr, *dq = nullptr;
-    bp_op_find(ctx_, "quantize_linear", &q);
-    bp_op_find(ctx_, "dequantize_linear", &dq);
-    session_->set_observer([&, q, dq](const bponnx::NodeRun& r) {
-      bool called = false;
-      for (bp_op_t* op : r.ops) called = called || op == q || op == dq;
-      native_[r.node->name] = called;
-    });
     bp_tensor_t* xt = nullptr;
     EXPECT_EQ(bp_tensor_from_host(ctx_, bp_device_t{0, 0}, static_cast<int32_t>(xs.size()), xs.data(),
                                   DLDataType{kDLFloat, 32, 1}, x.data(), x.size() * 4, &xt),
               BP_STATUS_OK);
     held_.push_back(xt);
-    const bool ok = session_->run({{"x", xt}}, outs, err);
+    return run_with(g, {{"x", xt}}, outs, err);
+  }
+  bool run_with(const Graph& g, const std::map<std::string, bp_tensor_t*>& in, std::vector<bp_tensor_t*>* outs,
+                std::string* err) {
+    EXPECT_TRUE(Model::load(g.save(dir_ + "/m.onnx"), &model_, err)) << *err;
+    session_ = std::make_unique<Session>(ctx_, bp_device_t{0, 0}, &model_);
+    bp_op_t *q = nullptr, *dq = nullptr, *mm = nullptr;
+    bp_op_find(ctx_, "quantize_linear", &q);
+    bp_op_find(ctx_, "dequantize_linear", &dq);
+    bp_op_find(ctx_, "matmul_integer", &mm);
+    session_->set_observer([&, q, dq, mm](const bponnx::NodeRun& r) {
+      bool called = false;
+      for (bp_op_t* op : r.ops) called = called || op == q || op == dq || op == mm;
+      native_[r.node->name] = called;
+    });
+    const bool ok = session_->run(in, outs, err);
     for (bp_tensor_t* t : *outs) held_.push_back(t);
     return ok;
   }
@@ -158,6 +165,35 @@ TEST_F(QuantizeNativeTest, ZeroScaleNamesTheNode) {
   EXPECT_FALSE(run(g, {3}, {1.0f, 2.0f, 3.0f}, &result, &err));
   EXPECT_NE(err.find("quant_zero"), std::string::npos) << err;
   EXPECT_NE(err.find("y_scale"), std::string::npos) << err;
+}
+
+// MatMulInteger: zero points of a given as [M] take the native path, the
+// same values as [M, 1] (ONNX's N-D form) the decomposition.
+TEST_F(QuantizeNativeTest, MatMulIntegerNativeMatchesTheDecomposition) {
+  Graph g(13);
+  g.input("a", {3, 4}, kUInt8);
+  IntInit(&g, "b", {4, 5}, kInt8, {-128, 127, 3, -7, 0, 55, -60, 127, 1, 2, 9, -9, 100, -100, 4, 5, 6, 7, -128, 8});
+  IntInit(&g, "za_v", {3}, kUInt8, {0, 128, 255});
+  IntInit(&g, "za_m", {3, 1}, kUInt8, {0, 128, 255});
+  IntInit(&g, "zb", {5}, kInt8, {-3, 0, 5, 127, -128});
+  g.node("MatMulInteger", {"a", "b", "za_v", "zb"}, {"y"}, "mm");
+  g.node("MatMulInteger", {"a", "b", "za_m", "zb"}, {"y_ref"}, "mm_ref");
+  g.value(g.g()->mutable_output(), "y", {3, 5}, kInt32);
+  g.value(g.g()->mutable_output(), "y_ref", {3, 5}, kInt32);
+  const std::vector<uint8_t> a = {0, 255, 128, 7, 1, 2, 3, 250, 255, 255, 0, 0};
+  const std::vector<int64_t> as = {3, 4};
+  bp_tensor_t* at = nullptr;
+  ASSERT_EQ(
+      bp_tensor_from_host(ctx_, bp_device_t{0, 0}, 2, as.data(), DLDataType{kDLUInt, 8, 1}, a.data(), a.size(), &at),
+      BP_STATUS_OK);
+  held_.push_back(at);
+  std::vector<bp_tensor_t*> result;
+  std::string err;
+  ASSERT_TRUE(run_with(g, {{"a", at}}, &result, &err)) << err;
+  ASSERT_EQ(result.size(), 2u);
+  EXPECT_TRUE(native_["mm"]);
+  EXPECT_FALSE(native_["mm_ref"]);
+  EXPECT_EQ(values<int32_t>(result[0]), values<int32_t>(result[1]));
 }
 
 }  // namespace
