@@ -272,8 +272,16 @@ Outs qlinear_matmul(Exec& ex, const OnnxNode& n, const Ins& in) {
   check_scale(n, in[6], "y_scale");
   bp_tensor_t* a = in[0].t;
   bp_tensor_t* b = in[3].t;
-  bp_tensor_t* acc = integer_matmul(ex, n, a, per_row(ex, n, a, in[2], "a_zero_point"), b,
-                                    per_column(ex, n, b, in[5], "b_zero_point"));
+  // The accumulator from matmul_integer where the device runs it (exact in
+  // int32, then in float64 as the decomposition's), else the decomposition.
+  Outs native;
+  bp_tensor_t* acc = nullptr;
+  if (matmul_integer_native(ex, Ins{in[0], in[3], in[2], in[5]}, &native)) {
+    acc = ex.cast(native[0], DType::kFloat64);
+  } else {
+    acc = integer_matmul(ex, n, a, per_row(ex, n, a, in[2], "a_zero_point"), b,
+                         per_column(ex, n, b, in[5], "b_zero_point"));
+  }
   return {requantize_accumulator(ex, n, acc, per_row(ex, n, a, in[1], "a_scale"),
                                  per_column(ex, n, b, in[4], "b_scale"), in[6].t, in[7].t)};
 }

@@ -167,8 +167,8 @@ TEST_F(QuantizeNativeTest, ZeroScaleNamesTheNode) {
   EXPECT_NE(err.find("y_scale"), std::string::npos) << err;
 }
 
-// MatMulInteger: zero points of a given as [M] take the native path, the
-// same values as [M, 1] (ONNX's N-D form) the decomposition.
+// MatMulInteger and QLinearMatMul: zero points of a given as [M] take the
+// native path, the same values as [M, 1] (ONNX's N-D form) the decomposition.
 TEST_F(QuantizeNativeTest, MatMulIntegerNativeMatchesTheDecomposition) {
   Graph g(13);
   g.input("a", {3, 4}, kUInt8);
@@ -178,8 +178,17 @@ TEST_F(QuantizeNativeTest, MatMulIntegerNativeMatchesTheDecomposition) {
   IntInit(&g, "zb", {5}, kInt8, {-3, 0, 5, 127, -128});
   g.node("MatMulInteger", {"a", "b", "za_v", "zb"}, {"y"}, "mm");
   g.node("MatMulInteger", {"a", "b", "za_m", "zb"}, {"y_ref"}, "mm_ref");
+  // QLinearMatMul takes its accumulator from the same operator.
+  g.init("sa", {}, {0.02f});
+  g.init("sb", {5}, {0.01f, 0.02f, 0.03f, 0.04f, 0.05f});
+  g.init("sy", {}, {0.5f});
+  IntInit(&g, "zy", {}, kUInt8, {128});
+  g.node("QLinearMatMul", {"a", "sa", "za_v", "b", "sb", "zb", "sy", "zy"}, {"q"}, "qmm");
+  g.node("QLinearMatMul", {"a", "sa", "za_m", "b", "sb", "zb", "sy", "zy"}, {"q_ref"}, "qmm_ref");
   g.value(g.g()->mutable_output(), "y", {3, 5}, kInt32);
   g.value(g.g()->mutable_output(), "y_ref", {3, 5}, kInt32);
+  g.value(g.g()->mutable_output(), "q", {3, 5}, kUInt8);
+  g.value(g.g()->mutable_output(), "q_ref", {3, 5}, kUInt8);
   const std::vector<uint8_t> a = {0, 255, 128, 7, 1, 2, 3, 250, 255, 255, 0, 0};
   const std::vector<int64_t> as = {3, 4};
   bp_tensor_t* at = nullptr;
@@ -190,10 +199,13 @@ TEST_F(QuantizeNativeTest, MatMulIntegerNativeMatchesTheDecomposition) {
   std::vector<bp_tensor_t*> result;
   std::string err;
   ASSERT_TRUE(run_with(g, {{"a", at}}, &result, &err)) << err;
-  ASSERT_EQ(result.size(), 2u);
+  ASSERT_EQ(result.size(), 4u);
   EXPECT_TRUE(native_["mm"]);
   EXPECT_FALSE(native_["mm_ref"]);
+  EXPECT_TRUE(native_["qmm"]);
+  EXPECT_FALSE(native_["qmm_ref"]);
   EXPECT_EQ(values<int32_t>(result[0]), values<int32_t>(result[1]));
+  EXPECT_EQ(values<uint8_t>(result[2]), values<uint8_t>(result[3]));
 }
 
 }  // namespace
