@@ -5,6 +5,7 @@
 // any strides, threaded by RunOps like the other pointwise kernels. The
 // inner loops are plain float arithmetic the compiler vectorizes (this file
 // builds at -O3).
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <type_traits>
@@ -61,16 +62,15 @@ bp_status_t CheckScales(const bp_kernel_call_t* call, const DLTensor& scale) {
 // quotient is first clamped to +-2^22 (beyond any quantized range, so the
 // result is unchanged); there, adding and subtracting 1.5 * 2^23 rounds to
 // an integer half to even in the default rounding mode, which vectorizes
-// where std::nearbyint becomes a call. A NaN quotient saturates to lo.
+// where std::nearbyint becomes a call. A NaN quotient stays NaN until
+// std::max(lo, v), which gives lo: NaN saturates to lo. (The min/max
+// selects vectorize with -fno-trapping-math, set for this file.)
 inline float QuantizeOne(float x, float scale, float zp, float lo, float hi) {
   constexpr float kLimit = 4194304.0f, kMagic = 12582912.0f;
   float v = x / scale;
-  v = v < kLimit ? v : kLimit;
-  v = v > -kLimit ? v : -kLimit;
+  v = std::max(std::min(v, kLimit), -kLimit);
   v = (v + kMagic) - kMagic;
-  v += zp;
-  v = v > lo ? v : lo;
-  return v < hi ? v : hi;
+  return std::min(std::max(lo, v + zp), hi);
 }
 
 template <typename Q>
@@ -82,7 +82,10 @@ void QuantizeRows(const DLTensor& out, const DLTensor& x, const DLTensor& scale,
       Q* o = reinterpret_cast<Q*>(p[0]);
       const float* xs = reinterpret_cast<const float*>(p[1]);
       const float sc = *reinterpret_cast<const float*>(p[2]), z = static_cast<float>(*reinterpret_cast<const Q*>(p[3]));
-      for (int64_t i = 0; i < n; ++i) o[i] = static_cast<Q>(static_cast<int32_t>(QuantizeOne(xs[i], sc, z, lo, hi)));
+      // Locals, not the captured bounds: stores through a byte pointer may
+      // alias a captured variable, which would keep the loop scalar.
+      const float l = lo, h = hi;
+      for (int64_t i = 0; i < n; ++i) o[i] = static_cast<Q>(static_cast<int32_t>(QuantizeOne(xs[i], sc, z, l, h)));
       return;
     }
     for (int64_t i = 0; i < n; ++i) {
