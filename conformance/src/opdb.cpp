@@ -35,6 +35,7 @@ static const std::vector<OpDef>& opdefs() {
     register_conv_transpose_ops(&d);
     register_sort_ops(&d);
     register_recurrent_ops(&d);
+    register_quantize_ops(&d);
     register_copy_ops(&d);
     register_view_ops(&d);
     return d;

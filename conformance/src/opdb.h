@@ -81,6 +81,7 @@ void register_gather_scatter_ops(std::vector<OpDef>* defs);
 void register_conv_transpose_ops(std::vector<OpDef>* defs);
 void register_sort_ops(std::vector<OpDef>* defs);
 void register_recurrent_ops(std::vector<OpDef>* defs);
+void register_quantize_ops(std::vector<OpDef>* defs);
 void register_copy_ops(std::vector<OpDef>* defs);
 void register_view_ops(std::vector<OpDef>* defs);
 

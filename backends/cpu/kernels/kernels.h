@@ -29,6 +29,8 @@ const KernelDef* GatherScatterKernels(size_t* count);
 const KernelDef* ConvTransposeKernels(size_t* count);
 const KernelDef* SortKernels(size_t* count);
 const KernelDef* RecurrentKernels(size_t* count);
+const KernelDef* QuantizeKernels(size_t* count);
+const KernelDef* MatmulIntegerKernels(size_t* count);
 const KernelDef* SoftmaxNormKernels(size_t* count);
 const KernelDef* AttentionKernels(size_t* count);
 const KernelDef* CopyFillCatKernels(size_t* count);

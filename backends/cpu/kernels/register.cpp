@@ -9,7 +9,7 @@ const FamilyFn kFamilies[] = {BinaryKernels, UnaryKernels,  CompareWhereKernels,
                               MatmulKernels, ConvPoolKernels, SoftmaxNormKernels,  CopyFillCatKernels,
                               ResampleKernels, IndexKernels,  ConvTransposeKernels,
                               SortKernels, GatherScatterKernels, AttentionKernels,
-                              RecurrentKernels};
+                              RecurrentKernels, QuantizeKernels, MatmulIntegerKernels};
 
 }  // namespace
 

@@ -13,7 +13,7 @@ extern const MetaFunctions kBinaryMeta, kTrueDivideMeta, kDivModeMeta, kComparis
 // reduction.cpp
 extern const MetaFunctions kSumMeta, kMeanMeta, kMinMaxMeta, kArgmaxMeta;
 // linalg.cpp
-extern const MetaFunctions kMatmulMeta, kAddmmMeta, kLinearMeta;
+extern const MetaFunctions kMatmulMeta, kAddmmMeta, kLinearMeta, kMatmulIntegerMeta;
 // norm.cpp
 extern const MetaFunctions kSoftmaxMeta, kLayerNormMeta, kBatchNormMeta;
 // conv_pool.cpp
@@ -32,6 +32,8 @@ extern const MetaFunctions kIndexSelectMeta;
 extern const MetaFunctions kGatherMeta, kScatterMeta;
 // recurrent.cpp
 extern const MetaFunctions kLstmLayerMeta, kGruLayerMeta;
+// quantize.cpp
+extern const MetaFunctions kQuantizeLinearMeta, kDequantizeLinearMeta;
 // sort.cpp
 extern const MetaFunctions kTopkMeta;
 // copy.cpp

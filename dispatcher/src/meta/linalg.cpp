@@ -1,4 +1,4 @@
-// Meta functions of matmul, addmm and linear.
+// Meta functions of matmul, addmm, linear and matmul_integer.
 //
 // matmul follows torch.matmul: 1-D operands get a dim of size 1 prepended
 // (self) or appended (other) for the product and removed from the result;
@@ -209,10 +209,63 @@ Status LinearInfer(const MetaCallInfo& info, const MetaArg* args, MetaPlan* plan
 }
 
 
+// matmul_integer(a, b, a_zero_point, b_zero_point): matmul's shapes; a and
+// b int8 or uint8 each (they may differ, as ONNX's MatMulInteger allows);
+// each zero point NONE, one element, or one per row of a ([M]) / column of
+// b ([N]), in its operand's dtype; an int32 result.
+Status MatmulIntegerZeroPoint(const MetaCallInfo& info, const MetaArg* args, int zp, int of, int64_t len,
+                              const char* per) {
+  if (!Has(info, args, zp)) return Status::Ok();
+  DType zd;
+  BP_RETURN_IF_ERROR(RequireTensor(info, args, zp, &zd));
+  const Geometry& z = *args[zp].tensor;
+  const bool one = z.ndim == 0 || (z.ndim == 1 && z.sizes[0] == 1);
+  if (!one && !(z.ndim == 1 && z.sizes[0] == len)) {
+    return Error(BP_STATUS_INVALID_ARGUMENT, ArgPrefix(info, zp) + "expected one element or [" +
+                                                 std::to_string(len) + "] (one per " + per + "), got sizes " +
+                                                 SizesText(z));
+  }
+  return SameDtype(info, args, of, zp);
+}
+
+Status MatmulIntegerInfer(const MetaCallInfo& info, const MetaArg* args, MetaPlan* plan) {
+  BP_RETURN_IF_ERROR(RequireTwoTensors(info, args, nullptr));
+  for (int i = 0; i < 2; ++i) {
+    const DType d = DtypeFromDL(args[i].tensor->dtype);
+    if (d != DType::kInt8 && d != DType::kUInt8) {
+      return Error(BP_STATUS_INVALID_ARGUMENT,
+                   ArgPrefix(info, i) + "expected dtype int8 or uint8, got " + DtypeName(args[i].tensor->dtype));
+    }
+  }
+  int32_t n = 0;
+  int64_t full[BP_MAX_NDIM + 2];
+  BP_RETURN_IF_ERROR(MatmulShapes(info, args, &n, full));
+  if (n > BP_MAX_NDIM) return CheckSizes(info, "the output", full, n, DType::kInt32);
+  BP_RETURN_IF_ERROR(MatmulIntegerZeroPoint(info, args, 2, 0, full[n - 2], "row of 'a'"));
+  BP_RETURN_IF_ERROR(MatmulIntegerZeroPoint(info, args, 3, 1, full[n - 1], "column of 'b'"));
+  int64_t sizes[BP_MAX_NDIM];
+  int32_t ndim = 0;
+  for (int32_t i = 0; i < n; ++i) {
+    if (i == n - 2 && args[0].tensor->ndim == 1) continue;
+    if (i == n - 1 && args[1].tensor->ndim == 1) continue;
+    sizes[ndim++] = full[i];
+  }
+  plan->no_output_alias = true;
+  return SetOutput(info, plan, 0, DType::kInt32, sizes, ndim, CallDevice(info, args));
+}
+
+// matmul's views for a, b and the output; the zero points as they are.
+Status MatmulIntegerPrepare(const MetaCallInfo& info, const MetaArg* args, const MetaPlan& plan,
+                            const Geometry* outputs, KernelViews* views) {
+  ViewsAsIs(args, info.num_args, outputs, 1, views);
+  return MatmulPrepare(info, args, plan, outputs, views);
+}
+
 }  // namespace
 
 const MetaFunctions kMatmulMeta = {"matmul", MatmulInfer, MatmulPrepare};
 const MetaFunctions kAddmmMeta = {"addmm", AddmmInfer, AddmmPrepare};
 const MetaFunctions kLinearMeta = {"linear", LinearInfer, AsIsPrepare};
+const MetaFunctions kMatmulIntegerMeta = {"matmul_integer", MatmulIntegerInfer, MatmulIntegerPrepare};
 
 }  // namespace bp::core::meta

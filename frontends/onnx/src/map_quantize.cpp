@@ -1,6 +1,8 @@
-// ONNX's quantization operators -> Backplane pointwise, reduction, matmul and
-// conv2d calls: QuantizeLinear, DequantizeLinear, DynamicQuantizeLinear,
-// MatMulInteger, ConvInteger, QLinearMatMul and QLinearConv (int8 / uint8,
+// ONNX's quantization operators -> Backplane quantize_linear /
+// dequantize_linear / matmul_integer where the device runs them natively,
+// else pointwise, reduction, matmul and conv2d calls: QuantizeLinear,
+// DequantizeLinear, DynamicQuantizeLinear, MatMulInteger, ConvInteger,
+// QLinearMatMul and QLinearConv (int8 / uint8,
 // per-tensor and per-axis scales and zero points).
 //
 // Integer products run in float64: every int8/uint8 product and any sum of
@@ -57,6 +59,23 @@ void check_scale(const OnnxNode& n, const NodeInput& scale, const char* name) {
   }
 }
 
+// The check along_axis makes, with ONNX's argument names: true (per
+// tensor or already shaped to broadcast) or false (per axis, valid; *axis
+// normalized); throws otherwise.
+bool as_is_along_axis(const OnnxNode& n, const std::vector<int64_t>& ts, const char* name, int64_t* axis,
+                      const std::vector<int64_t>& xs) {
+  const int64_t rank = static_cast<int64_t>(xs.size());
+  // Per tensor, or already shaped to broadcast (QLinearMatMul's [.., M, 1]).
+  if ((numel_of(ts) == 1 && ts.size() <= 1) || (rank > 1 && static_cast<int64_t>(ts.size()) == rank)) return true;
+  if (*axis < 0) *axis += rank;
+  if (ts.size() != 1 || *axis < 0 || *axis >= rank || ts[0] != xs[static_cast<size_t>(*axis)]) {
+    throw CallFailed{n.op_type + ": INVALID_ARGUMENT: argument '" + name +
+                     "' must be a scalar or a 1-D tensor of the size of axis " + std::to_string(*axis) +
+                     " of the input, but has sizes " + sizes_str(ts)};
+  }
+  return false;
+}
+
 // A scale or zero point for dim `axis` of a rank-`rank` input of sizes
 // `xs`: a one-element tensor as it is (per tensor), a 1-D one of
 // xs[axis] elements reshaped to broadcast along `axis` (per axis).
@@ -64,14 +83,7 @@ bp_tensor_t* along_axis(Exec& ex, const OnnxNode& n, bp_tensor_t* t, const char*
                         const std::vector<int64_t>& xs) {
   const std::vector<int64_t> ts = sizes_of(t);
   const int64_t rank = static_cast<int64_t>(xs.size());
-  // Per tensor, or already shaped to broadcast (QLinearMatMul's [.., M, 1]).
-  if ((numel_of(ts) == 1 && ts.size() <= 1) || (rank > 1 && static_cast<int64_t>(ts.size()) == rank)) return t;
-  if (axis < 0) axis += rank;
-  if (ts.size() != 1 || axis < 0 || axis >= rank || ts[0] != xs[static_cast<size_t>(axis)]) {
-    throw CallFailed{n.op_type + ": INVALID_ARGUMENT: argument '" + name +
-                     "' must be a scalar or a 1-D tensor of the size of axis " + std::to_string(axis) +
-                     " of the input, but has sizes " + sizes_str(ts)};
-  }
+  if (as_is_along_axis(n, ts, name, &axis, xs)) return t;
   std::vector<int64_t> shape(static_cast<size_t>(rank), 1);
   shape[static_cast<size_t>(axis)] = ts[0];
   return ex.call("reshape", {vt(t), vl(shape)});
@@ -119,9 +131,40 @@ LinearParams linear_params(Exec& ex, const OnnxNode& n, const Ins& in, const std
   return p;
 }
 
+// The native path of QuantizeLinear / DequantizeLinear: one
+// quantize_linear / dequantize_linear call where the device has its own
+// kernel and the node fits the operator (float32 scales of one element or
+// 1-D, the zero point in the quantized dtype: int8 or uint8, or int32 for
+// DequantizeLinear's int32 x). Elsewhere the operator would
+// run through the CPU fallback; the decomposition keeps the work on the
+// device. Sizes are checked first as the decomposition checks them, so
+// errors name ONNX's arguments (y_scale, x_zero_point, ...).
+bool linear_native(Exec& ex, const OnnxNode& n, const Ins& in, const char* op, const std::string& prefix,
+                   DType quantized, Outs* r) {
+  if (dtype_of(in[1].t) != DType::kFloat32 || sizes_of(in[1].t).size() > 1 || n.get_int("block_size", 0) != 0)
+    return false;
+  if (present(in, 2) && dtype_of(in[2].t) != quantized) return false;
+  if (!runs_natively(ex.ctx(), op, ex.device().backend)) return false;
+  const std::vector<int64_t> xs = sizes_of(in[0].t);
+  int64_t axis = n.get_int("axis", 1);
+  as_is_along_axis(n, sizes_of(in[1].t), (prefix + "_scale").c_str(), &axis, xs);
+  axis = n.get_int("axis", 1);
+  if (present(in, 2)) as_is_along_axis(n, sizes_of(in[2].t), (prefix + "_zero_point").c_str(), &axis, xs);
+  std::vector<bp_value_t> args = {vt(in[0].t), vt(in[1].t), present(in, 2) ? vt(in[2].t) : vnone(),
+                                  vi(n.get_int("axis", 1))};
+  if (std::string(op) == "quantize_linear") args.push_back(vdtype(quantized));
+  *r = {ex.call_multi(op, args, 1)[0]};
+  return true;
+}
+
 // QuantizeLinear-10/13 (int8/uint8 outputs; axis for per-axis scales).
 Outs quantize_linear(Exec& ex, const OnnxNode& n, const Ins& in) {
   const DType out = present(in, 2) ? dtype_of(in[2].t) : DType::kUInt8;
+  Outs native;
+  if (dtype_of(in[0].t) == DType::kFloat32 && is_quantized(out)) {
+    check_scale(n, in[1], "y_scale");
+    if (linear_native(ex, n, in, "quantize_linear", "y", out, &native)) return native;
+  }
   const LinearParams p = linear_params(ex, n, in, "y", "div.Tensor");
   bp_tensor_t* q = ex.call("div.Tensor", {vt(ex.cast(in[0].t, p.dtype)), vt(p.scale)});
   return {requantize(ex, n, q, p.zero_point, out)};
@@ -133,6 +176,9 @@ Outs dequantize_linear(Exec& ex, const OnnxNode& n, const Ins& in) {
   if (xd != DType::kInt8 && xd != DType::kUInt8 && xd != DType::kInt32) {
     throw NotMapped{"dtype " + n.op_type + "(" + dtype_name(xd) + ")"};
   }
+  check_scale(n, in[1], "x_scale");
+  Outs native;
+  if (linear_native(ex, n, in, "dequantize_linear", "x", xd, &native)) return native;
   const LinearParams p = linear_params(ex, n, in, "x", "mul.Tensor");
   return {ex.call("mul.Tensor", {vt(shifted(ex, in[0].t, p.zero_point, p.dtype)), vt(p.scale)})};
 }
@@ -180,8 +226,26 @@ bp_tensor_t* integer_matmul(Exec& ex, const OnnxNode& n, bp_tensor_t* a, bp_tens
   return ex.call("matmul", {vt(shifted(ex, a, azp, DType::kFloat64)), vt(shifted(ex, b, bzp, DType::kFloat64))});
 }
 
+// The native path of MatMulInteger: one matmul_integer call where the
+// device has its own kernel, int8/uint8 operands and zero points per
+// tensor or 1-D (per row of a, per column of b) in their operand's dtype.
+// ONNX's N-D zero points ([.., M, 1], [.., 1, N]) take the decomposition.
+bool matmul_integer_native(Exec& ex, const Ins& in, Outs* r) {
+  const DType ad = dtype_of(in[0].t), bd = dtype_of(in[1].t);
+  if (!is_quantized(ad) || !is_quantized(bd)) return false;
+  for (size_t k = 2; k < 4; ++k) {
+    if (present(in, k) && (sizes_of(in[k].t).size() > 1 || dtype_of(in[k].t) != (k == 2 ? ad : bd))) return false;
+  }
+  if (!runs_natively(ex.ctx(), "matmul_integer", ex.device().backend)) return false;
+  *r = {ex.call("matmul_integer", {vt(in[0].t), vt(in[1].t), present(in, 2) ? vt(in[2].t) : vnone(),
+                                   present(in, 3) ? vt(in[3].t) : vnone()})};
+  return true;
+}
+
 // MatMulInteger-10: int32 (a - a_zero_point) @ (b - b_zero_point).
 Outs matmul_integer(Exec& ex, const OnnxNode& n, const Ins& in) {
+  Outs native;
+  if (matmul_integer_native(ex, in, &native)) return native;
   bp_tensor_t* azp = present(in, 2) ? per_row(ex, n, in[0].t, in[2], "a_zero_point") : nullptr;
   bp_tensor_t* bzp = present(in, 3) ? per_column(ex, n, in[1].t, in[3], "b_zero_point") : nullptr;
   bp_tensor_t* acc = integer_matmul(ex, n, in[0].t, azp, in[1].t, bzp);
@@ -208,8 +272,16 @@ Outs qlinear_matmul(Exec& ex, const OnnxNode& n, const Ins& in) {
   check_scale(n, in[6], "y_scale");
   bp_tensor_t* a = in[0].t;
   bp_tensor_t* b = in[3].t;
-  bp_tensor_t* acc = integer_matmul(ex, n, a, per_row(ex, n, a, in[2], "a_zero_point"), b,
-                                    per_column(ex, n, b, in[5], "b_zero_point"));
+  // The accumulator from matmul_integer where the device runs it (exact in
+  // int32, then in float64 as the decomposition's), else the decomposition.
+  Outs native;
+  bp_tensor_t* acc = nullptr;
+  if (matmul_integer_native(ex, Ins{in[0], in[3], in[2], in[5]}, &native)) {
+    acc = ex.cast(native[0], DType::kFloat64);
+  } else {
+    acc = integer_matmul(ex, n, a, per_row(ex, n, a, in[2], "a_zero_point"), b,
+                         per_column(ex, n, b, in[5], "b_zero_point"));
+  }
   return {requantize_accumulator(ex, n, acc, per_row(ex, n, a, in[1], "a_scale"),
                                  per_column(ex, n, b, in[4], "b_scale"), in[6].t, in[7].t)};
 }
