@@ -73,6 +73,19 @@ Status MatmulShapes(const MetaCallInfo& info, const MetaArg* args, int32_t* full
   return Status::Ok();
 }
 
+// The output sizes of a product from MatmulShapes' [batch..., M, N]: without
+// the M a 1-D first operand and the N a 1-D second operand stand for, as
+// torch.matmul. Returns the rank written to `sizes`.
+int32_t DropVectorDims(const MetaArg* args, const int64_t* full, int32_t n, int64_t* sizes) {
+  int32_t ndim = 0;
+  for (int32_t i = 0; i < n; ++i) {
+    if (i == n - 2 && args[0].tensor->ndim == 1) continue;
+    if (i == n - 1 && args[1].tensor->ndim == 1) continue;
+    sizes[ndim++] = full[i];
+  }
+  return ndim;
+}
+
 Status MatmulInfer(const MetaCallInfo& info, const MetaArg* args, MetaPlan* plan) {
   DType d;
   BP_RETURN_IF_ERROR(RequireTwoTensors(info, args, &d));
@@ -81,14 +94,8 @@ Status MatmulInfer(const MetaCallInfo& info, const MetaArg* args, MetaPlan* plan
   int64_t full[BP_MAX_NDIM + 2];
   BP_RETURN_IF_ERROR(MatmulShapes(info, args, &n, full));
   if (n > BP_MAX_NDIM) return CheckSizes(info, "the output", full, n, d);
-  // Drop the M (1-D self) and N (1-D other) dims that matmul adds.
   int64_t sizes[BP_MAX_NDIM];
-  int32_t ndim = 0;
-  for (int32_t i = 0; i < n; ++i) {
-    if (i == n - 2 && args[0].tensor->ndim == 1) continue;
-    if (i == n - 1 && args[1].tensor->ndim == 1) continue;
-    sizes[ndim++] = full[i];
-  }
+  const int32_t ndim = DropVectorDims(args, full, n, sizes);
   plan->no_output_alias = true;
   return SetOutput(info, plan, 0, d, sizes, ndim, CallDevice(info, args));
 }
@@ -244,12 +251,7 @@ Status MatmulIntegerInfer(const MetaCallInfo& info, const MetaArg* args, MetaPla
   BP_RETURN_IF_ERROR(MatmulIntegerZeroPoint(info, args, 2, 0, full[n - 2], "row of 'a'"));
   BP_RETURN_IF_ERROR(MatmulIntegerZeroPoint(info, args, 3, 1, full[n - 1], "column of 'b'"));
   int64_t sizes[BP_MAX_NDIM];
-  int32_t ndim = 0;
-  for (int32_t i = 0; i < n; ++i) {
-    if (i == n - 2 && args[0].tensor->ndim == 1) continue;
-    if (i == n - 1 && args[1].tensor->ndim == 1) continue;
-    sizes[ndim++] = full[i];
-  }
+  const int32_t ndim = DropVectorDims(args, full, n, sizes);
   plan->no_output_alias = true;
   return SetOutput(info, plan, 0, DType::kInt32, sizes, ndim, CallDevice(info, args));
 }
