@@ -214,7 +214,7 @@ TEST_F(OpenclLinalg, MatmulBatchedAndOddSizes) {
   const bool native = dev->local_mem_is_global;
   // CLBlast (when built with it), then our own two kernels.
   for (int path : {0, 1, 2}) {
-    backend->use_clblast = path == 0;
+    backend->use_clblast = path == 0 ? bpcl::Backend::ClblastUse::kAlways : bpcl::Backend::ClblastUse::kNever;
     dev->local_mem_is_global = path != 2;
     SCOPED_TRACE(path == 0 ? "CLBlast" : path == 1 ? "register-blocked kernel" : "tiled kernel");
     CheckMatmul(host_, 19, 23, 17, F32());
@@ -222,7 +222,7 @@ TEST_F(OpenclLinalg, MatmulBatchedAndOddSizes) {
     if (dev->fp64) CheckMatmul(host_, 37, 29, 70, F64());
   }
   dev->local_mem_is_global = native;
-  backend->use_clblast = true;
+  backend->use_clblast = bpcl::Backend::ClblastUse::kAuto;
 }
 
 // Reproducible values with fractions (multiples of 1/512 in [-2, 2]), so the
@@ -268,7 +268,7 @@ class OpenclGemmPaths : public OpenclTest {
              const std::vector<double>& mag, DLDataType dt) {
     for (bool clblast : {true, false}) {
       SCOPED_TRACE(std::string(op) + (clblast ? " CLBlast" : " own kernel"));
-      backend()->use_clblast = clblast;
+      backend()->use_clblast = clblast ? bpcl::Backend::ClblastUse::kAlways : bpcl::Backend::ClblastUse::kNever;
       const uint64_t before = backend()->clblast_gemms;
       ASSERT_EQ(host_.Call(op, args, {&out}), BP_STATUS_OK) << FakeHost::last_error();
       const std::vector<double> got = Download(out, dt);
@@ -281,7 +281,7 @@ class OpenclGemmPaths : public OpenclTest {
       EXPECT_EQ(backend()->clblast_gemms - before, 0u);
 #endif
     }
-    backend()->use_clblast = true;
+    backend()->use_clblast = bpcl::Backend::ClblastUse::kAuto;
   }
 };
 

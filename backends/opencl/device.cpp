@@ -115,6 +115,8 @@ Status EnumerateDevices(Backend* backend) {
       d->fp16 = HasExtension(d->extensions, "cl_khr_fp16");
       d->local_mem_is_global =
           DeviceValue<cl_device_local_mem_type>(id, CL_DEVICE_LOCAL_MEM_TYPE, CL_LOCAL) == CL_GLOBAL;
+      d->fma32 = (DeviceValue<cl_device_fp_config>(id, CL_DEVICE_SINGLE_FP_CONFIG, 0) & CL_FP_FMA) != 0;
+      d->native_vector_bytes = 4 * DeviceValue<cl_uint>(id, CL_DEVICE_NATIVE_VECTOR_WIDTH_FLOAT, 4);
       Status st = OpenDevice(d.get());
       if (!st.ok()) {
         skipped += " " + d->name + ": " + st.message() + ";";

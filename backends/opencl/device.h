@@ -41,6 +41,8 @@ struct Device {
   bool fp64 = false;
   bool fp16 = false;
   bool local_mem_is_global = false;  // CL_DEVICE_LOCAL_MEM_TYPE == CL_GLOBAL (CPU drivers)
+  bool fma32 = false;                // CL_FP_FMA in CL_DEVICE_SINGLE_FP_CONFIG (hardware fused multiply-add)
+  size_t native_vector_bytes = 16;   // CL_DEVICE_NATIVE_VECTOR_WIDTH_FLOAT * 4 (64 on AVX-512)
 
   // Built programs by "<name>|<options>"; guarded by program_mutex (builds
   // happen under it, so two threads never build the same program twice).

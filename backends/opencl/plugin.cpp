@@ -54,7 +54,8 @@ bp_status_t Init(const bp_plugin_init_args_t* args) {
     const char* verbose = secure_getenv("BACKPLANE_OPENCL_VERBOSE");
     b->verbose = verbose != nullptr && verbose[0] != '\0' && verbose[0] != '0';
     const char* clblast = secure_getenv("BACKPLANE_OPENCL_CLBLAST");
-    b->use_clblast = clblast == nullptr || clblast[0] != '0';
+    if (clblast != nullptr && clblast[0] == '0') b->use_clblast = Backend::ClblastUse::kNever;
+    if (clblast != nullptr && clblast[0] == '1') b->use_clblast = Backend::ClblastUse::kAlways;
     Status st = EnumerateDevices(b);
     if (!st.ok()) {
       ReleaseDevices(b);

@@ -210,7 +210,10 @@ void TuneForCpuDriver(const Device* d) {
 Status TryGemmClblast(const CallCtx& ctx, const DtypeInfo& t, const MatmulGeo& g, const TensorRef refs[4],
                       const ScalarArg& alpha, const ScalarArg& beta, bool* done) {
   *done = false;
-  if (!ctx.backend->use_clblast || t.kind != kKindFloat || (t.item_size != 4 && t.item_size != 8)) return Ok();
+  const Backend::ClblastUse use = ctx.backend->use_clblast;
+  if (use == Backend::ClblastUse::kNever || (use == Backend::ClblastUse::kAuto && ctx.device->local_mem_is_global))
+    return Ok();
+  if (t.kind != kKindFloat || (t.item_size != 4 && t.item_size != 8)) return Ok();
   Plan plan;
   if (!MakePlan(g, refs, &plan)) return Ok();
   const bool copy_c = g.has_c && !SameView(g, refs);

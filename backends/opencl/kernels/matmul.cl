@@ -45,18 +45,37 @@ inline void bp_mbatch(const bp_mgeo* g, long bi, long* bo, long* ba, long* bb, l
 #ifndef RB
 #define RB 4
 #endif
-#if T_KIND == K_FLOAT && T_SIZE == 8
-#define VT double8
-#elif T_KIND == K_FLOAT
-#define VT float8
-#endif
 #ifndef NB
 #define NB 64
 #endif
+// VW: elements per vector, the device's native vector register
+// (linalg.cpp derives RB, NB and VW from it; NB is a multiple of VW).
+#ifndef VW
+#define VW 8
+#endif
+#define BP_CAT2(a, b) a##b
+#define BP_CAT(a, b) BP_CAT2(a, b)
+#if T_KIND == K_FLOAT && T_SIZE == 8
+#define VT BP_CAT(double, VW)
+#elif T_KIND == K_FLOAT
+#define VT BP_CAT(float, VW)
+#endif
+// fma where the hardware fuses (PoCL compiles mad to a multiply and an
+// add: half the speed); double always has it (OpenCL requires CL_FP_FMA for
+// cl_khr_fp64), float where the device says CL_FP_FMA (BP_HAS_FMA).
+#if defined(BP_HAS_FMA) || (T_KIND == K_FLOAT && T_SIZE == 8)
+#define BP_MAD fma
+#else
+#define BP_MAD mad
+#endif
+#define VLOAD BP_CAT(vload, VW)
+#define VSTORE BP_CAT(vstore, VW)
 // One work-item: a RB x NB block of out (rows m0.., columns n0..). CPU
-// drivers run a work-item's loops as ordinary code, so the inner loop over
-// NB contiguous columns of B vectorizes, and each A element loaded is used
-// NB times. Interior blocks with unit column stride take the fast path.
+// drivers run a work-item's loops as ordinary code: the RB x NB / VW
+// accumulators live in vector registers when the loops over them are
+// unrolled (without the pragmas PoCL kept them on the stack, 4x slower),
+// each row of B is NB / VW vector loads and each A element one broadcast.
+// Interior blocks with unit column stride take the fast path.
 __kernel void k_matmul_rb(bp_mgeo g, __global T_ST* o, __global const T_ST* A, __global const T_ST* B,
                           __global const T_ST* C, T_CT alpha, T_CT beta) {
   const long n0 = get_global_id(0) * NB;
@@ -67,27 +86,40 @@ __kernel void k_matmul_rb(bp_mgeo g, __global T_ST* o, __global const T_ST* A, _
   T_CT acc[RB][NB];
   for (int r = 0; r < RB; ++r)
     for (int j = 0; j < NB; ++j) acc[r][j] = 0;
+  const bool interior = n0 + NB <= g.N && m0 + RB <= g.M && g.b_sn == 1;
 #if T_KIND == K_FLOAT
-  // float/double: explicit 8-wide vectors (vload8), whatever the driver's
-  // auto-vectorizer does.
-  if (n0 + NB <= g.N && m0 + RB <= g.M && g.b_sn == 1) {
-    VT vacc[RB][NB / 8];
+  // float/double: explicit vectors, whatever the driver's auto-vectorizer
+  // does. The last block of rows takes this path too, its missing rows
+  // reading row M - 1 (computed, never stored).
+  if (n0 + NB <= g.N && g.b_sn == 1) {
+    const long last_row = g.M - 1 - m0;
+    VT vacc[RB][NB / VW];
+#pragma unroll
     for (int r = 0; r < RB; ++r)
-      for (int j = 0; j < NB / 8; ++j) vacc[r][j] = (VT)0;
+#pragma unroll
+      for (int j = 0; j < NB / VW; ++j) vacc[r][j] = (VT)0;
+    __global const T_ST* arow[RB];
+#pragma unroll
+    for (int r = 0; r < RB; ++r) arow[r] = A + ba + (m0 + min((long)r, last_row)) * g.a_sm;
     for (long k = 0; k < g.K; ++k) {
       __global const T_ST* brow = B + bb + k * g.b_sk + n0;
-      VT bv[NB / 8];
-      for (int j = 0; j < NB / 8; ++j) bv[j] = vload8(j, brow);
+      VT bv[NB / VW];
+#pragma unroll
+      for (int j = 0; j < NB / VW; ++j) bv[j] = VLOAD(j, brow);
+#pragma unroll
       for (int r = 0; r < RB; ++r) {
-        const VT a = (VT)(A[ba + (m0 + r) * g.a_sm + k * g.a_sk]);
-        for (int j = 0; j < NB / 8; ++j) vacc[r][j] = mad(a, bv[j], vacc[r][j]);
+        const VT a = (VT)(arow[r][k * g.a_sk]);
+#pragma unroll
+        for (int j = 0; j < NB / VW; ++j) vacc[r][j] = BP_MAD(a, bv[j], vacc[r][j]);
       }
     }
+#pragma unroll
     for (int r = 0; r < RB; ++r)
-      for (int j = 0; j < NB / 8; ++j) vstore8(vacc[r][j], j, &acc[r][0]);
+#pragma unroll
+      for (int j = 0; j < NB / VW; ++j) VSTORE(vacc[r][j], j, &acc[r][0]);
   } else
 #endif
-  if (n0 + NB <= g.N && m0 + RB <= g.M && g.b_sn == 1) {
+  if (interior) {
     for (long k = 0; k < g.K; ++k) {
       const long bk = bb + k * g.b_sk + n0;
       for (int r = 0; r < RB; ++r) {
