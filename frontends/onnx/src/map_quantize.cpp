@@ -184,7 +184,10 @@ Outs dequantize_linear(Exec& ex, const OnnxNode& n, const Ins& in) {
 }
 
 // DynamicQuantizeLinear-11: uint8 with the scale and zero point that map
-// [min(x, 0), max(x, 0)] onto [0, 255].
+// [min(x, 0), max(x, 0)] onto [0, 255]; an all-zero x gets the scale 1/255
+// (ONNX's reference: the range is 1 where max == min), not 0. The 0-D scale
+// and zero point are a few scalar calls; y is one quantize_linear call where
+// the device has its own kernel, else QuantizeLinear's decomposition.
 Outs dynamic_quantize_linear(Exec& ex, const OnnxNode& n, const Ins& in) {
   const DType d = dtype_of(in[0].t);
   if (d != DType::kFloat32) throw NotMapped{"dtype " + n.op_type + "(" + dtype_name(d) + ")"};
@@ -192,10 +195,17 @@ Outs dynamic_quantize_linear(Exec& ex, const OnnxNode& n, const Ins& in) {
   const std::vector<int64_t> all;
   bp_tensor_t* lo = ex.call("minimum", {vt(ex.call("amin", {vt(in[0].t), vl(all), vb(false)})), vt(zero)});
   bp_tensor_t* hi = ex.call("maximum", {vt(ex.call("amax", {vt(in[0].t), vl(all), vb(false)})), vt(zero)});
-  bp_tensor_t* scale =
-      ex.call("div.Tensor", {vt(ex.call("sub.Tensor", {vt(hi), vt(lo), vi(1)})), vt(ex.scalar(255.0, d))});
+  bp_tensor_t* range = ex.call("sub.Tensor", {vt(hi), vt(lo), vi(1)});
+  range = ex.call("where.self",
+                  {vt(ex.call("eq.Tensor", {vt(range), vt(zero)})), vt(ex.scalar(1.0, d)), vt(range)});
+  bp_tensor_t* scale = ex.call("div.Tensor", {vt(range), vt(ex.scalar(255.0, d))});
   bp_tensor_t* zp =
       requantize(ex, n, ex.call("div.Tensor", {vt(ex.call("neg", {vt(lo)})), vt(scale)}), nullptr, DType::kUInt8);
+  if (runs_natively(ex.ctx(), "quantize_linear", ex.device().backend)) {
+    bp_tensor_t* y = ex.call_multi("quantize_linear", {vt(in[0].t), vt(scale), vt(zp), vi(1), vdtype(DType::kUInt8)},
+                                   1)[0];
+    return {y, scale, zp};
+  }
   bp_tensor_t* y = requantize(ex, n, ex.call("div.Tensor", {vt(in[0].t), vt(scale)}), zp, DType::kUInt8);
   return {y, scale, zp};
 }

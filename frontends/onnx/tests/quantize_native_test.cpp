@@ -7,10 +7,11 @@
 // powers of two so exact halves (x / scale = 2.5) occur; both ends saturate.
 // MatMulInteger: the same zero points as [M] (native) and [M, 1] (the
 // decomposition). The session's observer tells which operators each node
-// called.
+// called. DynamicQuantizeLinear: against ONNX's equations.
 #include <gtest/gtest.h>
 #include <onnx/onnx_pb.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <cstdlib>
@@ -83,7 +84,7 @@ class QuantizeNativeTest : public ::testing::Test {
                 std::string* err) {
     EXPECT_TRUE(Model::load(g.save(dir_ + "/m.onnx"), &model_, err)) << *err;
     session_ = std::make_unique<Session>(ctx_, bp_device_t{0, 0}, &model_);
-    bp_op_t *q = nullptr, *dq = nullptr, *mm = nullptr;
+    bp_op_t *q = nullptr, *dq = nullptr, *mm = nullptr;  // the native operators
     bp_op_find(ctx_, "quantize_linear", &q);
     bp_op_find(ctx_, "dequantize_linear", &dq);
     bp_op_find(ctx_, "matmul_integer", &mm);
@@ -206,6 +207,44 @@ TEST_F(QuantizeNativeTest, MatMulIntegerNativeMatchesTheDecomposition) {
   EXPECT_FALSE(native_["qmm_ref"]);
   EXPECT_EQ(values<int32_t>(result[0]), values<int32_t>(result[1]));
   EXPECT_EQ(values<uint8_t>(result[2]), values<uint8_t>(result[3]));
+}
+
+// DynamicQuantizeLinear: y from one quantize_linear call, against ONNX's
+// equations in float32 (scale = range / 255, zero point = round(-min /
+// scale) saturated, y = saturate(round(x / scale) + zero point), halves to
+// even); an all-zero x gets the scale 1 / 255 (ONNX: range 1 where max ==
+// min) and y all zero, not a zero scale's error or NaN.
+TEST_F(QuantizeNativeTest, DynamicQuantizeLinearOnQuantizeLinear) {
+  for (const bool zeros : {false, true}) {
+    SCOPED_TRACE(zeros ? "all zero" : "mixed signs");
+    Graph g(13);
+    g.input("x", {2, 5});
+    g.node("DynamicQuantizeLinear", {"x"}, {"y", "s", "zp"}, "dql");
+    g.value(g.g()->mutable_output(), "y", {2, 5}, kUInt8);
+    g.value(g.g()->mutable_output(), "s", {}, 1);
+    g.value(g.g()->mutable_output(), "zp", {}, kUInt8);
+    std::vector<float> x = {-1.5f, 0.25f, 3.0f, 2.75f, -0.5f, 0.0f, 1.0f, -1.0f, 2.0f, 0.125f};
+    if (zeros) x.assign(10, 0.0f);
+    std::vector<bp_tensor_t*> result;
+    std::string err;
+    ASSERT_TRUE(run(g, {2, 5}, x, &result, &err)) << err;
+    ASSERT_EQ(result.size(), 3u);
+    EXPECT_TRUE(native_["dql"]);
+    float lo = 0, hi = 0;
+    for (float v : x) {
+      lo = std::min(lo, v);
+      hi = std::max(hi, v);
+    }
+    const float scale = (hi == lo ? 1.0f : hi - lo) / 255.0f;
+    const float zp = std::min(255.0f, std::max(0.0f, std::nearbyint(-lo / scale)));
+    EXPECT_EQ(values<float>(result[1]), std::vector<float>{scale});
+    EXPECT_EQ(values<uint8_t>(result[2]), std::vector<uint8_t>{static_cast<uint8_t>(zp)});
+    const std::vector<uint8_t> y = values<uint8_t>(result[0]);
+    for (size_t i = 0; i < x.size(); ++i) {
+      const float want = std::min(255.0f, std::max(0.0f, std::nearbyint(x[i] / scale) + zp));
+      EXPECT_EQ(y[i], static_cast<uint8_t>(want)) << i;
+    }
+  }
 }
 
 }  // namespace
