@@ -26,7 +26,8 @@ Status InferShape(const MetaCallInfo& info, const MetaArg* args, int i, int64_t 
   BP_RETURN_IF_ERROR(RequireIntList(info, args, i));
   const int64_t* shape = args[i].ints;
   int32_t n = static_cast<int32_t>(args[i].num_ints);
-  std::string text = SizesText(shape, n);
+  // The text only for an error: every reshape passes here.
+  auto text_of = [&] { return SizesText(shape, n); };
   if (args[i].num_ints > BP_MAX_NDIM) {
     return Error(BP_STATUS_INVALID_ARGUMENT, ArgPrefix(info, i) + "expected at most " + std::to_string(BP_MAX_NDIM) +
                                                  " dims, got " + std::to_string(args[i].num_ints));
@@ -35,10 +36,10 @@ Status InferShape(const MetaCallInfo& info, const MetaArg* args, int i, int64_t 
   int64_t known = 1;
   for (int32_t k = 0; k < n; ++k) {
     if (shape[k] == -1) {
-      if (infer >= 0) return Error(BP_STATUS_INVALID_ARGUMENT, ArgPrefix(info, i) + "is " + text + ": only one dim can be -1");
+      if (infer >= 0) return Error(BP_STATUS_INVALID_ARGUMENT, ArgPrefix(info, i) + "is " + text_of() + ": only one dim can be -1");
       infer = k;
     } else if (shape[k] < 0) {
-      return Error(BP_STATUS_INVALID_ARGUMENT, ArgPrefix(info, i) + "is " + text + ": invalid size " + std::to_string(shape[k]));
+      return Error(BP_STATUS_INVALID_ARGUMENT, ArgPrefix(info, i) + "is " + text_of() + ": invalid size " + std::to_string(shape[k]));
     } else {
       if (shape[k] != 0 && known > std::numeric_limits<int64_t>::max() / shape[k]) known = -1;
       if (known >= 0) known *= shape[k];
@@ -47,11 +48,11 @@ Status InferShape(const MetaCallInfo& info, const MetaArg* args, int i, int64_t 
   }
   bool ok = known >= 0 && (infer >= 0 ? (known != 0 && numel % known == 0) : numel == known);
   if (infer >= 0 && known == 0) {
-    return Error(BP_STATUS_INVALID_ARGUMENT, ArgPrefix(info, i) + "is " + text +
+    return Error(BP_STATUS_INVALID_ARGUMENT, ArgPrefix(info, i) + "is " + text_of() +
                                                  ": the -1 dim is ambiguous for a tensor of 0 elements");
   }
   if (!ok) {
-    return Error(BP_STATUS_INVALID_ARGUMENT, ArgPrefix(info, i) + "is " + text + ", invalid for 'self' of " +
+    return Error(BP_STATUS_INVALID_ARGUMENT, ArgPrefix(info, i) + "is " + text_of() + ", invalid for 'self' of " +
                                                  std::to_string(numel) + " elements");
   }
   if (infer >= 0) sizes[infer] = numel / known;
