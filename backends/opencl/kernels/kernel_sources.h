@@ -5,5 +5,6 @@
 #include "cl_copy.h"
 #include "cl_matmul.h"
 #include "cl_pointwise.h"
+#include "cl_quantize.h"
 #include "cl_reduce.h"
 #include "cl_softmax.h"

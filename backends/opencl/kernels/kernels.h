@@ -23,6 +23,7 @@ void AddCopyKernels(std::vector<KernelReg>* out);       // copy.cpp: copy_, fill
 void AddReduceKernels(std::vector<KernelReg>* out);     // reduce.cpp: sum, mean, amax, amin, argmax
 void AddSoftmaxKernels(std::vector<KernelReg>* out);    // softmax.cpp: softmax, log_softmax
 void AddLinalgKernels(std::vector<KernelReg>* out);     // linalg.cpp: matmul, addmm, linear
+void AddQuantizeKernels(std::vector<KernelReg>* out);   // quantize.cpp: quantize_linear, dequantize_linear
 
 // Registers every family's kernels with their dtype masks
 // (bp_kit_register_kernels_dtypes): an operator the host does not know is

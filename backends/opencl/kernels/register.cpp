@@ -12,6 +12,7 @@ bp_status_t RegisterKernels(const bp_host_api_t* host, bp_registrar_t* registrar
   AddReduceKernels(&regs);
   AddSoftmaxKernels(&regs);
   AddLinalgKernels(&regs);
+  AddQuantizeKernels(&regs);
   // Masks are per backend: a device without fp64 among devices with it
   // still declines float64 at run time (CheckDtype).
   if (!fp64)
