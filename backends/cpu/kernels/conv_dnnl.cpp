@@ -188,20 +188,20 @@ void DnnlConv(const Conv& c, dnnl::memory::data_type dt, const Fused* fused) {
   const SingleThreadScope single(macs < kDnnlParallelMacs);
   std::shared_ptr<CachedConv> prim = GetConv(c, dt, fused);
   thread_local dnnl::stream s(Engine());  // in-order, waited for below: reusable
-  auto prepare = [&](const md& user, const md& want, void* ptr) {
-    dnnl::memory m(user, Engine(), ptr);
+  auto prepare = [&](const md& user, const md& want, void* ptr, int slot) {
+    dnnl::memory m = OperandMemory(prim, slot, user, ptr);
     if (want == user) return m;
     dnnl::memory r(want, Engine());
     dnnl::reorder(m, r).execute(s, m, r);
     return r;
   };
-  dnnl::memory xm = prepare(prim->x_user, prim->src, DataPtr(x));
+  dnnl::memory xm = prepare(prim->x_user, prim->src, DataPtr(x), DNNL_ARG_SRC);
   // Constant weights are reordered once and kept (packed_weights.h).
   dnnl::memory wm = c.weight_id != 0 && prim->weights != prim->w_user
                         ? PackedWeights(c.weight_id, prim->w_user, DataPtr(w), prim->weights, Engine(), s)
-                        : prepare(prim->w_user, prim->weights, DataPtr(w));
+                        : prepare(prim->w_user, prim->weights, DataPtr(w), DNNL_ARG_WEIGHTS);
   const bool direct_dst = prim->dst == prim->y_user;
-  dnnl::memory y_mem(prim->y_user, Engine(), DataPtr(y));
+  dnnl::memory y_mem = OperandMemory(prim, DNNL_ARG_DST, prim->y_user, DataPtr(y));
   dnnl::memory ym = direct_dst ? y_mem : dnnl::memory(prim->dst, Engine());
   if (fused != nullptr && fused->residual != nullptr) {  // the sum post-op adds what dst holds
     const DLTensor& r = *fused->residual;
@@ -220,11 +220,12 @@ void DnnlConv(const Conv& c, dnnl::memory::data_type dt, const Fused* fused) {
   args[DNNL_ARG_WEIGHTS] = wm;
   args[DNNL_ARG_DST] = ym;
   if (c.bias != nullptr) {
-    args[DNNL_ARG_BIAS] = dnnl::memory(prim->bias, Engine(), DataPtr(*c.bias));
+    args[DNNL_ARG_BIAS] = OperandMemory(prim, DNNL_ARG_BIAS, prim->bias, DataPtr(*c.bias));
   } else {
     args.erase(DNNL_ARG_BIAS);
   }
-  args[DNNL_ARG_SCRATCHPAD] = dnnl::memory(prim->scratchpad, Engine(), ScratchpadBuffer(prim->scratchpad.get_size()));
+  args[DNNL_ARG_SCRATCHPAD] =
+      OperandMemory(prim, DNNL_ARG_SCRATCHPAD, prim->scratchpad, ScratchpadBuffer(prim->scratchpad.get_size()));
   prim->prim.execute(s, args);
   for (auto& kv : args) kv.second = dnnl::memory();  // hold no operand past the call
   if (!direct_dst) dnnl::reorder(ym, y_mem).execute(s, ym, y_mem);

@@ -139,19 +139,17 @@ void RunDnnl(dnnl::memory::data_type dt, const Mat& a, const Mat& b, const Mat& 
   packed_b = packed_b && PackedWeightsCanKeep(b_bytes);  // else the plain B beats a reorder per call
   std::shared_ptr<CachedMatmul> prim = GetPrimitive(dt, a, b, c, alpha, beta, packed_b);
   thread_local dnnl::stream stream(Engine());  // in-order, waited for below: reusable
-  dnnl::memory am(prim->a, Engine(), a.data), cm(prim->c, Engine(), c.data);
-  dnnl::memory bm = packed_b ? PackedWeights(b_id, prim->b, b.data, prim->weights, Engine(), stream)
-                             : dnnl::memory(prim->b, Engine(), b.data);
-  dnnl::memory sm(prim->scratchpad, Engine(), ScratchpadBuffer(prim->scratchpad.get_size()));
   // The argument map keeps its nodes from call to call on this thread.
   thread_local std::unordered_map<int, dnnl::memory> args;
-  args[DNNL_ARG_SRC] = am;
-  args[DNNL_ARG_WEIGHTS] = bm;
-  args[DNNL_ARG_DST] = cm;
-  args[DNNL_ARG_SCRATCHPAD] = sm;
+  args[DNNL_ARG_SRC] = OperandMemory(prim, DNNL_ARG_SRC, prim->a, a.data);
+  args[DNNL_ARG_WEIGHTS] = packed_b ? PackedWeights(b_id, prim->b, b.data, prim->weights, Engine(), stream)
+                                    : OperandMemory(prim, DNNL_ARG_WEIGHTS, prim->b, b.data);
+  args[DNNL_ARG_DST] = OperandMemory(prim, DNNL_ARG_DST, prim->c, c.data);
+  args[DNNL_ARG_SCRATCHPAD] = OperandMemory(prim, DNNL_ARG_SCRATCHPAD, prim->scratchpad,
+                                            ScratchpadBuffer(prim->scratchpad.get_size()));
   prim->prim.execute(stream, args);
   stream.wait();
-  for (auto& kv : args) kv.second = dnnl::memory();  // hold no operand past the call
+  args[DNNL_ARG_WEIGHTS] = dnnl::memory();  // hold no packed weights past the call
 }
 
 // A dense float32 copy of `t` (broadcast batch dims kept at size 1).
