@@ -47,7 +47,8 @@ Status RunQuantize(const bp_kernel_call_t* call) {
                                                   std::to_string(axis));
   const DtypeInfo f32 = GetDtype(DLDataType{kDLFloat, 32, 1});
   const DtypeInfo q = GetDtype(quantize ? out->dtype : x->dtype);
-  if (GetDtype(scale->dtype).name != f32.name || GetDtype(quantize ? x->dtype : out->dtype).name != f32.name)
+  auto is_f32 = [](DLDataType d) { return d.code == kDLFloat && d.bits == 32 && d.lanes == 1; };
+  if (!is_f32(scale->dtype) || !is_f32(quantize ? x->dtype : out->dtype))
     return Status(BP_STATUS_UNIMPLEMENTED, "expected float32 scale and " + std::string(quantize ? "x" : "output"));
   if (q.kind == kKindFloat || q.kind == kKindBool || (quantize && q.item_size != 1) || q.item_size > 4)
     return Status(BP_STATUS_UNIMPLEMENTED, std::string("quantized dtype ") + q.name);
