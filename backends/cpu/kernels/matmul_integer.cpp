@@ -1,29 +1,18 @@
 // matmul_integer (ONNX MatMulInteger-10): int32 (a - a_zero_point) @
 // (b - b_zero_point), a and b int8 or uint8 each. Per batch, b minus its
 // zero points is widened once into an int32 [K, N] panel; then each row of
-// a adds a_mk * panel[k, :] into an int32 row, a loop the compiler
-// vectorizes (this file builds at -O3). Rows are split across threads.
-// Every int8/uint8 difference is at most 255 in magnitude, so a sum over K
-// overflows int32 only past K = 2^31 / 255^2 (about 33000), where ONNX's
-// int32 result wraps too (unsigned arithmetic below: wrapping, no UB).
+// a goes through IntegerPanelRow (integer_panel.h, shared with
+// conv_integer). Rows are split across threads. Sums wrap where ONNX's
+// int32 result wraps.
 #include <cstdint>
-#include <cstring>
 #include <vector>
 
 #include "backplane/op_args.h"
 #include "common.h"
+#include "integer_panel.h"
 
 namespace bp_cpu {
 namespace {
-
-// Reads element i of a zero point (NONE: 0; one element: that one).
-template <typename T>
-int32_t ZeroPointAt(const DLTensor* zp, int64_t i) {
-  if (zp == nullptr) return 0;
-  if (Numel(*zp) == 1) return *reinterpret_cast<const T*>(DataPtr(*zp));
-  const int64_t st = zp->strides != nullptr ? zp->strides[0] : 1;
-  return reinterpret_cast<const T*>(DataPtr(*zp))[i * st];
-}
 
 template <typename Ta, typename Tb>
 void MatmulIntegerTyped(const DLTensor& a, const DLTensor& b, const DLTensor* azp, const DLTensor* bzp,
@@ -58,14 +47,7 @@ void MatmulIntegerTyped(const DLTensor& a, const DLTensor& b, const DLTensor* az
     ParallelFor(M, M * N * (K + 1), [&](int64_t lo, int64_t hi) {
       std::vector<uint32_t> acc(static_cast<size_t>(N));
       for (int64_t m = lo; m < hi; ++m) {
-        std::memset(acc.data(), 0, acc.size() * sizeof(uint32_t));
-        for (int64_t k = 0; k < K; ++k) {
-          const uint32_t av =
-              static_cast<uint32_t>(static_cast<int32_t>(pa[m * as_m + k * as_k]) - za[static_cast<size_t>(m)]);
-          if (av == 0) continue;
-          const int32_t* row = &panel[static_cast<size_t>(k * N)];
-          for (int64_t j = 0; j < N; ++j) acc[static_cast<size_t>(j)] += av * static_cast<uint32_t>(row[j]);
-        }
+        IntegerPanelRow(pa + m * as_m, as_k, za[static_cast<size_t>(m)], panel.data(), K, N, acc.data());
         for (int64_t j = 0; j < N; ++j) po[m * os_m + j * os_n] = static_cast<int32_t>(acc[static_cast<size_t>(j)]);
       }
     });
