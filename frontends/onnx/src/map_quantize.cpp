@@ -310,17 +310,17 @@ bp_tensor_t* integer_conv(Exec& ex, const OnnxNode& n, const NodeInput& x, const
   return map_table().at("Conv")(ex, n, conv_in)[0];
 }
 
-// The native path of ConvInteger: one
+// The native path of ConvInteger and of QLinearConv's accumulator: one
 // conv_integer call (int32) where the device has its own kernel and the
 // node fits: int8/uint8 x and w with 1 or 2 spatial dims, x_zero_point one
-// element in x's dtype, w_zero_point one element or [C_out] in w's dtype.
-// Symmetric pads are
+// element in x's dtype, w_zero_point one element or [C_out] in w's dtype,
+// and (QLinearConv) B left out or [C_out]. Symmetric pads are
 // conv_integer's padding; asymmetric ones (explicit or auto_pad SAME_*)
 // pad x with x_zero_point first, so the padding still adds 0 after the
 // shift, when that value is known on the host; else the decomposition
 // runs. nullptr where the node does not fit.
 bp_tensor_t* conv_integer_native(Exec& ex, const OnnxNode& n, const NodeInput& x, const NodeInput& xzp,
-                                 const NodeInput& w, const NodeInput& wzp) {
+                                 const NodeInput& w, const NodeInput& wzp, const NodeInput* bias) {
   const DType xd = dtype_of(x.t), wd = dtype_of(w.t);
   if (!is_quantized(xd) || !is_quantized(wd)) return nullptr;
   const std::vector<int64_t> xs = sizes_of(x.t), ws = sizes_of(w.t);
@@ -333,6 +333,7 @@ bp_tensor_t* conv_integer_native(Exec& ex, const OnnxNode& n, const NodeInput& x
     const std::vector<int64_t> zs = sizes_of(wzp.t);
     if (zs.size() > 1 || (numel_of(zs) != 1 && numel_of(zs) != ws[0]) || dtype_of(wzp.t) != wd) return nullptr;
   }
+  if (bias != nullptr && bias->present() && sizes_of(bias->t) != std::vector<int64_t>{ws[0]}) return nullptr;
   if (!runs_natively(ex.ctx(), "conv_integer", ex.device().backend)) return nullptr;
   Window win = window(n, xs, std::vector<int64_t>(ws.begin() + 2, ws.end()));
   const bool pad_first = !symmetric(win);
@@ -350,7 +351,7 @@ Outs conv_integer(Exec& ex, const OnnxNode& n, const Ins& in) {
   const NodeInput none;
   const NodeInput& xzp = present(in, 2) ? in[2] : none;
   const NodeInput& wzp = present(in, 3) ? in[3] : none;
-  if (bp_tensor_t* y = conv_integer_native(ex, n, in[0], xzp, in[1], wzp)) return {y};
+  if (bp_tensor_t* y = conv_integer_native(ex, n, in[0], xzp, in[1], wzp, nullptr)) return {y};
   bp_tensor_t* acc = integer_conv(ex, n, in[0], xzp, in[1], wzp, nullptr);
   return {ex.call("to.dtype", {vt(acc), vdtype(DType::kInt32), vb(false), vb(false)})};
 }
@@ -361,8 +362,22 @@ Outs qlinear_conv(Exec& ex, const OnnxNode& n, const Ins& in) {
   check_scale(n, in[1], "x_scale");
   check_scale(n, in[4], "w_scale");
   check_scale(n, in[6], "y_scale");
-  const NodeInput none;
-  bp_tensor_t* acc = integer_conv(ex, n, in[0], in[2], in[3], in[5], present(in, 8) ? &in[8] : nullptr);
+  const NodeInput* bias = present(in, 8) ? &in[8] : nullptr;
+  // The accumulator from conv_integer where the device runs it (exact in
+  // int32, then in float64 as the decomposition's, B added there), else
+  // the decomposition.
+  bp_tensor_t* acc = conv_integer_native(ex, n, in[0], in[2], in[3], in[5], bias);
+  if (acc != nullptr) {
+    acc = ex.cast(acc, DType::kFloat64);
+    if (bias != nullptr) {
+      std::vector<int64_t> bs(sizes_of(acc).size() - 1, 1);
+      bs[0] = sizes_of(bias->t)[0];  // [C_out, 1, ...]: broadcasts along dim 1
+      bp_tensor_t* b = ex.call("reshape", {vt(ex.cast(bias->t, DType::kFloat64)), vl(bs)});
+      acc = ex.call("add.Tensor", {vt(acc), vt(b), vi(1)});
+    }
+  } else {
+    acc = integer_conv(ex, n, in[0], in[2], in[3], in[5], bias);
+  }
   // w_scale per output channel scales dim 1 of the output.
   const std::vector<int64_t> ys = sizes_of(acc);
   bp_tensor_t* w_scale = along_axis(ex, n, in[4].t, "w_scale", 1, ys);

@@ -234,13 +234,13 @@ TEST_F(QuantizeNativeTest, MatMulIntegerNativeMatchesTheDecomposition) {
   EXPECT_EQ(values<uint8_t>(result[2]), values<uint8_t>(result[3]));
 }
 
-// ConvInteger: each node runs twice, its zero points as a
+// ConvInteger and QLinearConv: each node runs twice, its zero points as a
 // scalar / [C_out] (native: one conv_integer call) and as 4-D (3-D) tensors
 // of the same values (the float64 decomposition); both must agree exactly.
 // Configurations: per-channel weight zero points with symmetric pads;
 // groups, strides, dilations and asymmetric pads (x padded with its zero
 // point first); depthwise with auto_pad SAME_LOWER; a 1x1 uint8 weight
-// without zero point; a 1-D convolution.
+// without zero point; a 1-D convolution; QLinearConv with and without B.
 TEST_F(QuantizeNativeTest, ConvIntegerNativeMatchesTheDecomposition) {
   Graph g(13);
   g.input("x", {1, 4, 7, 7}, kUInt8);
@@ -292,6 +292,21 @@ TEST_F(QuantizeNativeTest, ConvIntegerNativeMatchesTheDecomposition) {
     g.value(g.g()->mutable_output(), "y_" + c.name, c.out, kInt32);
     g.value(g.g()->mutable_output(), "y_" + c.name + "_ref", c.out, kInt32);
   }
+  // QLinearConv takes its accumulator from the same operator (configs a and b).
+  g.init("sx", {}, {0.05f});
+  g.init("sw_a", {4}, {0.01f, 0.02f, 0.03f, 0.04f});
+  g.init("sw_b", {}, {0.015f});
+  g.init("sy", {}, {0.7f});
+  IntInit(&g, "zy", {}, kUInt8, {100});
+  IntInit(&g, "bias", {4}, kInt32, {-1000, 0, 77, 20000});
+  attrs(g.node("QLinearConv", {"x", "sx", "zx", "w_a", "sw_a", "zw_a", "sy", "zy", "bias"}, {"q_a"}, "qc_a"), "a");
+  attrs(g.node("QLinearConv", {"x", "sx", "zx4", "w_a", "sw_a", "zw_a4", "sy", "zy", "bias"}, {"q_a_ref"}, "qc_a_ref"),
+        "a");
+  attrs(g.node("QLinearConv", {"x", "sx", "zx", "w_b", "sw_b", "zw_s", "sy", "zy"}, {"q_b"}, "qc_b"), "b");
+  attrs(g.node("QLinearConv", {"x", "sx", "zx4", "w_b", "sw_b", "zw_s", "sy", "zy"}, {"q_b_ref"}, "qc_b_ref"), "b");
+  for (const char* q : {"q_a", "q_a_ref"}) g.value(g.g()->mutable_output(), q, {1, 4, 7, 7}, kUInt8);
+  for (const char* q : {"q_b", "q_b_ref"}) g.value(g.g()->mutable_output(), q, {1, 6, 3, 4}, kUInt8);
+
   std::vector<uint8_t> x(196);
   for (size_t i = 0; i < x.size(); ++i) x[i] = static_cast<uint8_t>((i * 53 + 11) % 256);
   const std::vector<int8_t> x1 = {-128, 127, 0, -5, 5, 100, -100, 3, 64, 1, 2, 3, -4, -5, 90, -90, 127, -128};
@@ -308,7 +323,7 @@ TEST_F(QuantizeNativeTest, ConvIntegerNativeMatchesTheDecomposition) {
   std::vector<bp_tensor_t*> result;
   std::string err;
   ASSERT_TRUE(run_with(g, {{"x", xt}, {"x1", x1t}}, &result, &err)) << err;
-  ASSERT_EQ(result.size(), 2 * convs.size());
+  ASSERT_EQ(result.size(), 2 * convs.size() + 4);
   for (size_t k = 0; k < convs.size(); ++k) {
     EXPECT_TRUE(native_["ci_" + convs[k].name]) << convs[k].name;
     EXPECT_FALSE(native_["ci_" + convs[k].name + "_ref"]) << convs[k].name;
@@ -320,6 +335,35 @@ TEST_F(QuantizeNativeTest, ConvIntegerNativeMatchesTheDecomposition) {
   int32_t d0 = 0;
   for (size_t c = 0; c < 4; ++c) d0 += (static_cast<int32_t>(x[c * 49]) - 131) * wd[c];
   EXPECT_EQ(values<int32_t>(result[6])[0], d0);
+  const size_t q = 2 * convs.size();
+  for (const char* name : {"qc_a", "qc_b"}) EXPECT_TRUE(native_[name]) << name;
+  for (const char* name : {"qc_a_ref", "qc_b_ref"}) EXPECT_FALSE(native_[name]) << name;
+  EXPECT_EQ(values<uint8_t>(result[q]), values<uint8_t>(result[q + 1]));
+  EXPECT_EQ(values<uint8_t>(result[q + 2]), values<uint8_t>(result[q + 3]));
+}
+
+// A zero w_scale still fails naming the node and ONNX's argument.
+TEST_F(QuantizeNativeTest, QLinearConvZeroScaleNamesTheNode) {
+  Graph g(13);
+  g.input("x", {1, 1, 3, 3}, kUInt8);
+  g.init("s", {}, {0.1f});
+  g.init("sw0", {}, {0.0f});
+  IntInit(&g, "z", {}, kUInt8, {0});
+  IntInit(&g, "w", {1, 1, 1, 1}, kUInt8, {2});
+  g.node("QLinearConv", {"x", "s", "z", "w", "sw0", "z", "s", "z"}, {"q"}, "qconv_zero");
+  g.value(g.g()->mutable_output(), "q", {1, 1, 3, 3}, kUInt8);
+  const std::vector<uint8_t> x(9, 3);
+  const std::vector<int64_t> xs = {1, 1, 3, 3};
+  bp_tensor_t* xt = nullptr;
+  ASSERT_EQ(
+      bp_tensor_from_host(ctx_, bp_device_t{0, 0}, 4, xs.data(), DLDataType{kDLUInt, 8, 1}, x.data(), x.size(), &xt),
+      BP_STATUS_OK);
+  held_.push_back(xt);
+  std::vector<bp_tensor_t*> result;
+  std::string err;
+  EXPECT_FALSE(run_with(g, {{"x", xt}}, &result, &err));
+  EXPECT_NE(err.find("qconv_zero"), std::string::npos) << err;
+  EXPECT_NE(err.find("w_scale"), std::string::npos) << err;
 }
 
 }  // namespace
