@@ -1,10 +1,10 @@
 // conv_integer (ONNX ConvInteger-10): int32 conv2d of (input -
 // input_zero_point) and (weight - weight_zero_point), input and weight
 // int8 or uint8 each. Per image and group, the im2col rows of the shifted
-// input are gathered once into an int32 [C_in/g * kH * kW, H_out * W_out]
+// input are gathered once into an int16 [C_in/g * kH * kW, H_out * W_out]
 // panel (padding gives 0, i.e. the input padded with its zero point, as
-// ONNX's reference); then each output channel is one IntegerPanelRow
-// (integer_panel.h, matmul_integer's product) over its weights. Threads
+// ONNX's reference); then the group's weight rows go through
+// IntegerPanelProduct (integer_panel.h, matmul_integer's product). Threads
 // take output channels, or whole (image, group) units when there are more
 // of those than channels per group (depthwise). Input and output are read
 // and written through their strides (views work); the weight is copied
@@ -93,14 +93,14 @@ void ConvIntegerTyped(const ConvInt& c) {
 
   // Panel rows [k_lo, k_hi) of unit (n, g): (input - zx) under each output
   // position, 0 where the window reads padding.
-  auto gather = [&](int64_t n, int64_t g, int64_t k_lo, int64_t k_hi, int32_t* panel) {
+  auto gather = [&](int64_t n, int64_t g, int64_t k_lo, int64_t k_hi, int16_t* panel) {
     for (int64_t k = k_lo; k < k_hi; ++k) {
       const int64_t ci = g * Cg + k / (KH * KW), kh = k / KW % KH, kw = k % KW;
       const Tx* plane = px + n * x.strides[0] + ci * x.strides[1];
-      int32_t* row = panel + k * P;
+      int16_t* row = panel + k * P;
       for (int64_t oh = 0; oh < Ho; ++oh) {
         const int64_t ih = oh * c.stride[0] - c.pad[0] + kh * c.dil[0];
-        int32_t* out = row + oh * Wo;
+        int16_t* out = row + oh * Wo;
         if (ih < 0 || ih >= H) {
           std::fill(out, out + Wo, 0);
           continue;
@@ -108,41 +108,42 @@ void ConvIntegerTyped(const ConvInt& c) {
         const Tx* line = plane + ih * x.strides[2];
         for (int64_t ow = 0; ow < Wo; ++ow) {
           const int64_t iw = ow * c.stride[1] - c.pad[1] + kw * c.dil[1];
-          out[ow] = iw >= 0 && iw < W ? static_cast<int32_t>(line[iw * x.strides[3]]) - zx : 0;
+          out[ow] = static_cast<int16_t>(iw >= 0 && iw < W ? static_cast<int32_t>(line[iw * x.strides[3]]) - zx : 0);
         }
       }
     }
   };
   // Output channels [o_lo, o_hi) of group g (indices within the group).
-  auto rows = [&](int64_t n, int64_t g, int64_t o_lo, int64_t o_hi, const int32_t* panel, uint32_t* acc) {
-    for (int64_t o = g * Cog + o_lo; o < g * Cog + o_hi; ++o) {
-      IntegerPanelRow(&wc[static_cast<size_t>(o * K)], 1, zw[static_cast<size_t>(o)], panel, K, P, acc);
-      int32_t* dst = py + n * y.strides[0] + o * y.strides[1];
-      for (int64_t oh = 0; oh < Ho; ++oh)
-        for (int64_t ow = 0; ow < Wo; ++ow)
-          dst[oh * y.strides[2] + ow * y.strides[3]] = static_cast<int32_t>(acc[oh * Wo + ow]);
-    }
+  auto rows = [&](int64_t n, int64_t g, int64_t o_lo, int64_t o_hi, const int16_t* panel) {
+    const int64_t o0 = g * Cog;
+    IntegerPanelProduct(&wc[static_cast<size_t>(o0 * K)], K, 1, &zw[static_cast<size_t>(o0)], panel, K, P, o_lo, o_hi,
+                        [&](int64_t m, int64_t j0, int64_t nb, const uint32_t* sums) {
+                          int32_t* dst = py + n * y.strides[0] + (o0 + m) * y.strides[1];
+                          int64_t oh = j0 / Wo, ow = j0 % Wo;  // stepped, not divided, per element
+                          for (int64_t j = 0; j < nb; ++j) {
+                            dst[oh * y.strides[2] + ow * y.strides[3]] = static_cast<int32_t>(sums[j]);
+                            if (++ow == Wo) ow = 0, ++oh;
+                          }
+                        });
   };
   const int64_t unit_work = Cog * P * (K + 1);
-  // Scratch per thread, allocated here: bad_alloc must not leave an OpenMP region.
-  const size_t nt = static_cast<size_t>(omp_get_max_threads());
-  std::vector<uint32_t> accs(nt * static_cast<size_t>(P));
-  auto acc_of = [&]() { return &accs[static_cast<size_t>(omp_get_thread_num()) * static_cast<size_t>(P)]; };
   if (units >= Cog) {  // many small units (depthwise, batches): one thread per unit
-    std::vector<int32_t> panels(nt * static_cast<size_t>(K * P));
+    // Panels per thread, allocated here: bad_alloc must not leave an OpenMP region.
+    const size_t nt = static_cast<size_t>(omp_get_max_threads());
+    std::vector<int16_t> panels(nt * static_cast<size_t>(K * P));
     ParallelFor(units, units * unit_work, [&](int64_t lo, int64_t hi) {
-      int32_t* panel = &panels[static_cast<size_t>(omp_get_thread_num()) * static_cast<size_t>(K * P)];
+      int16_t* panel = &panels[static_cast<size_t>(omp_get_thread_num()) * static_cast<size_t>(K * P)];
       for (int64_t u = lo; u < hi; ++u) {
         gather(u / G, u % G, 0, K, panel);
-        rows(u / G, u % G, 0, Cog, panel, acc_of());
+        rows(u / G, u % G, 0, Cog, panel);
       }
     });
     return;
   }
-  std::vector<int32_t> panel(static_cast<size_t>(K * P));
+  std::vector<int16_t> panel(static_cast<size_t>(K * P));
   for (int64_t u = 0; u < units; ++u) {
     ParallelFor(K, K * P, [&](int64_t lo, int64_t hi) { gather(u / G, u % G, lo, hi, panel.data()); });
-    ParallelFor(Cog, unit_work, [&](int64_t lo, int64_t hi) { rows(u / G, u % G, lo, hi, panel.data(), acc_of()); });
+    ParallelFor(Cog, unit_work, [&](int64_t lo, int64_t hi) { rows(u / G, u % G, lo, hi, panel.data()); });
   }
 }
 
