@@ -57,7 +57,8 @@ const char* Invalid(const ConvInt& c) {
       c.y->shape[0] != c.x->shape[0])
     return "expected weight [C_out, C_in / groups, kH, kW] with groups dividing C_out and output [N, C_out, ...]";
   for (int k = 0; k < 2; ++k) {
-    if (c.stride[k] < 1 || c.dil[k] < 1 || c.pad[k] < 0) return "expected positive stride and dilation";
+    if (c.stride[k] < 1 || c.dil[k] < 1 || c.pad[k] < 0)
+      return "expected positive stride and dilation and non-negative padding";
     const int64_t eff = c.dil[k] * (c.w->shape[2 + k] - 1) + 1;
     const int64_t padded = c.x->shape[2 + k] + 2 * c.pad[k];
     if (padded < eff || c.y->shape[2 + k] != (padded - eff) / c.stride[k] + 1)
