@@ -7,8 +7,9 @@
 // IntegerPanelProduct (integer_panel.h, matmul_integer's product). Threads
 // take output channels, or whole (image, group) units when there are more
 // of those than channels per group (depthwise). Input and output are read
-// and written through their strides (views work); the weight is copied
-// contiguous once. Sums wrap where ONNX's int32 result wraps.
+// and written through their strides (views work); the weight minus its
+// zero points is copied once, contiguous int16. Sums wrap where ONNX's
+// int32 result wraps.
 #include <omp.h>
 
 #include <algorithm>
@@ -78,16 +79,18 @@ void ConvIntegerTyped(const ConvInt& c) {
   const int64_t H = x.shape[2], W = x.shape[3], Ho = y.shape[2], Wo = y.shape[3];
   const int64_t Co = w.shape[0], G = c.groups, Cog = Co / G;
   const int64_t K = Cg * KH * KW, P = Ho * Wo, units = N * G;
-  // The weight contiguous as [C_out, K], and every zero point, read once.
-  std::vector<Tw> wc(static_cast<size_t>(Co * K));
-  for (int64_t o = 0, i = 0; o < Co; ++o)
+  // The weight minus its zero points, contiguous int16 [C_out, K], once.
+  std::vector<int16_t> wc(static_cast<size_t>(Co * K));
+  for (int64_t o = 0, i = 0; o < Co; ++o) {
+    const int32_t zo = ZeroPointAt<Tw>(c.wzp, o);
     for (int64_t ci = 0; ci < Cg; ++ci)
       for (int64_t kh = 0; kh < KH; ++kh)
         for (int64_t kw = 0; kw < KW; ++kw)
-          wc[static_cast<size_t>(i++)] = reinterpret_cast<const Tw*>(
-              DataPtr(w))[o * w.strides[0] + ci * w.strides[1] + kh * w.strides[2] + kw * w.strides[3]];
-  std::vector<int32_t> zw(static_cast<size_t>(Co));
-  for (int64_t o = 0; o < Co; ++o) zw[static_cast<size_t>(o)] = ZeroPointAt<Tw>(c.wzp, o);
+          wc[static_cast<size_t>(i++)] = static_cast<int16_t>(
+              static_cast<int32_t>(reinterpret_cast<const Tw*>(
+                  DataPtr(w))[o * w.strides[0] + ci * w.strides[1] + kh * w.strides[2] + kw * w.strides[3]]) -
+              zo);
+  }
   const int32_t zx = ZeroPointAt<Tx>(c.xzp, 0);
   const Tx* px = reinterpret_cast<const Tx*>(DataPtr(x));
   int32_t* py = reinterpret_cast<int32_t*>(DataPtr(y));
@@ -117,7 +120,7 @@ void ConvIntegerTyped(const ConvInt& c) {
   // Output channels [o_lo, o_hi) of group g (indices within the group).
   auto rows = [&](int64_t n, int64_t g, int64_t o_lo, int64_t o_hi, const int16_t* panel) {
     const int64_t o0 = g * Cog;
-    IntegerPanelProduct(&wc[static_cast<size_t>(o0 * K)], K, 1, &zw[static_cast<size_t>(o0)], panel, K, P, o_lo, o_hi,
+    IntegerPanelProduct(&wc[static_cast<size_t>(o0 * K)], panel, K, P, o_lo, o_hi,
                         [&](int64_t m, int64_t j0, int64_t nb, const uint32_t* sums) {
                           int32_t* dst = py + n * y.strides[0] + (o0 + m) * y.strides[1];
                           int64_t oh = j0 / Wo, ow = j0 % Wo;  // stepped, not divided, per element

@@ -1,8 +1,8 @@
 // matmul_integer (ONNX MatMulInteger-10): int32 (a - a_zero_point) @
 // (b - b_zero_point), a and b int8 or uint8 each. Per batch, b minus its
-// zero points is widened once into an int16 [K, N] panel; then rows of a
-// go through IntegerPanelProduct (integer_panel.h, shared with
-// conv_integer). Rows are split across threads. Sums wrap where ONNX's
+// zero points is widened once into an int16 [K, N] panel, and a minus its
+// zero points into int16 rows; then the rows go through
+// IntegerPanelProduct (integer_panel.h, shared with conv_integer). Rows are split across threads. Sums wrap where ONNX's
 // int32 result wraps.
 #include <cstdint>
 #include <vector>
@@ -25,7 +25,7 @@ void MatmulIntegerTyped(const DLTensor& a, const DLTensor& b, const DLTensor* az
   std::vector<int32_t> za(static_cast<size_t>(M)), zb(static_cast<size_t>(N));
   for (int64_t m = 0; m < M; ++m) za[static_cast<size_t>(m)] = ZeroPointAt<Ta>(azp, m);
   for (int64_t j = 0; j < N; ++j) zb[static_cast<size_t>(j)] = ZeroPointAt<Tb>(bzp, j);
-  std::vector<int16_t> panel(static_cast<size_t>(K * N));
+  std::vector<int16_t> panel(static_cast<size_t>(K * N)), a16(static_cast<size_t>(M * K));
   const int64_t as_m = a.strides[n - 2], as_k = a.strides[n - 1], bs_k = b.strides[n - 2], bs_n = b.strides[n - 1];
   const int64_t os_m = out.strides[n - 2], os_n = out.strides[n - 1];
   int64_t coord[BP_MAX_NDIM] = {};
@@ -44,8 +44,9 @@ void MatmulIntegerTyped(const DLTensor& a, const DLTensor& b, const DLTensor* az
       for (int64_t j = 0; j < N; ++j)
         row[j] = static_cast<int16_t>(static_cast<int32_t>(pb[k * bs_k + j * bs_n]) - zb[static_cast<size_t>(j)]);
     }
+    ShiftedRows(pa, as_m, as_k, za.data(), 0, M, K, a16.data());
     ParallelFor(M, M * N * (K + 1), [&](int64_t lo, int64_t hi) {
-      IntegerPanelProduct(pa, as_m, as_k, za.data(), panel.data(), K, N, lo, hi,
+      IntegerPanelProduct(a16.data(), panel.data(), K, N, lo, hi,
                           [&](int64_t m, int64_t j0, int64_t nb, const uint32_t* sums) {
                             int32_t* dst = po + m * os_m + j0 * os_n;
                             for (int64_t j = 0; j < nb; ++j) dst[j * os_n] = static_cast<int32_t>(sums[j]);
