@@ -1,5 +1,5 @@
-// Meta functions of quantize_linear, dequantize_linear and matmul_integer
-// (linalg.cpp): output dtype and sizes, the axis handed to the kernel (-1
+// Meta functions of quantize_linear, dequantize_linear, matmul_integer
+// (linalg.cpp) and conv_integer (conv_integer.cpp): output dtype and sizes, the axis handed to the kernel (-1
 // per tensor, else normalized), and the messages bad input gets (operator,
 // argument, expected, got).
 #include <gtest/gtest.h>
@@ -115,6 +115,46 @@ TEST(MatmulIntegerTest, Errors) {
               {"matmul_integer: argument 'a_zero_point'", "expected dtype int8", "got uint8"});
   ExpectError(Mm(T({3, 4}, D::kInt8), T({4, 2}, D::kInt8), None(), A(T({3}, D::kInt8))).status,
               BP_STATUS_INVALID_ARGUMENT, {"matmul_integer: argument 'b_zero_point'", "[2]", "got sizes [3]"});
+}
+
+const std::vector<const char*> kCiNames = {"input",  "weight",   "input_zero_point", "weight_zero_point",
+                                           "stride", "padding", "dilation",         "groups"};
+
+Result Ci(const Geometry& x, const Geometry& w, MetaArg zx, MetaArg zw, int64_t groups = 1) {
+  static const std::vector<int64_t> s2 = {2}, p1 = {1, 0}, d1 = {1};
+  return Infer("conv_integer", "conv_integer", kCiNames, {A(x), A(w), zx, zw, L(s2), L(p1), L(d1), I(groups)});
+}
+
+TEST(ConvIntegerTest, Int32OutputWithConv2dSizes) {
+  // H: (7 + 2 - 3) / 2 + 1 = 4; W: (5 - 3) / 2 + 1 = 2, as conv2d's.
+  Result r = Ci(T({2, 4, 7, 5}, D::kUInt8), T({6, 2, 3, 3}, D::kInt8), A(T({}, D::kUInt8)), A(T({6}, D::kInt8)), 2);
+  ASSERT_TRUE(r.status.ok()) << r.status.message();
+  EXPECT_EQ(Dtype(r.plan.outputs[0]), D::kInt32);
+  EXPECT_EQ(Sizes(r.plan.outputs[0]), (std::vector<int64_t>{2, 6, 4, 2}));
+  EXPECT_EQ(r.plan.rewritten[4].num_ints, 2);  // stride handed on as two ints
+  r = Ci(T({4, 7, 5}, D::kInt8), T({6, 4, 3, 3}, D::kInt8), None(), A(T({1}, D::kInt8)));
+  ASSERT_TRUE(r.status.ok()) << r.status.message();
+  EXPECT_EQ(Sizes(r.plan.outputs[0]), (std::vector<int64_t>{6, 4, 2}));  // unbatched stays unbatched
+}
+
+TEST(ConvIntegerTest, Errors) {
+  const Geometry x = T({1, 4, 7, 5}, D::kInt8), w = T({6, 4, 3, 3}, D::kInt8);
+  ExpectError(Ci(T({1, 4, 7, 5}), w, None(), None()).status, BP_STATUS_INVALID_ARGUMENT,
+              {"conv_integer: argument 'input'", "int8 or uint8", "float32"});
+  ExpectError(Ci(x, T({6, 4, 3, 3}, D::kInt32), None(), None()).status, BP_STATUS_INVALID_ARGUMENT,
+              {"conv_integer: argument 'weight'", "int8 or uint8", "int32"});
+  ExpectError(Ci(x, T({6, 3, 3, 3}, D::kInt8), None(), None()).status, BP_STATUS_INVALID_ARGUMENT,
+              {"conv_integer: argument 'input'", "expected 3 channels", "got 4"});
+  ExpectError(Ci(x, T({6, 1, 3, 3}, D::kInt8), None(), None(), 4).status, BP_STATUS_INVALID_ARGUMENT,
+              {"conv_integer: argument 'weight'", "C_out divisible by groups=4"});
+  ExpectError(Ci(x, w, A(T({1}, D::kUInt8)), None()).status, BP_STATUS_INVALID_ARGUMENT,
+              {"conv_integer: argument 'input_zero_point'", "expected dtype int8", "got uint8"});
+  ExpectError(Ci(x, w, A(T({4}, D::kInt8)), None()).status, BP_STATUS_INVALID_ARGUMENT,
+              {"conv_integer: argument 'input_zero_point'", "one element (per tensor)", "got sizes [4]"});
+  ExpectError(Ci(x, w, None(), A(T({4}, D::kInt8))).status, BP_STATUS_INVALID_ARGUMENT,
+              {"conv_integer: argument 'weight_zero_point'", "[6] (one per output channel)", "got sizes [4]"});
+  ExpectError(Ci(x, T({6, 4, 10, 3}, D::kInt8), None(), None()).status, BP_STATUS_INVALID_ARGUMENT,
+              {"conv_integer: argument 'weight'", "larger than the padded input"});
 }
 
 }  // namespace

@@ -39,6 +39,7 @@ METAS = {
     "index_select", "conv_transpose2d", "topk", "gather", "scatter", "conv2d_fused",
     "attention",
     "lstm_layer", "gru_layer", "quantize_linear", "dequantize_linear", "matmul_integer",
+    "conv_integer",
     # view functions
     "view", "reshape", "permute", "transpose", "narrow", "slice", "select", "expand",
     "squeeze", "unsqueeze",

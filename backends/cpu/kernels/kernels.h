@@ -31,6 +31,7 @@ const KernelDef* SortKernels(size_t* count);
 const KernelDef* RecurrentKernels(size_t* count);
 const KernelDef* QuantizeKernels(size_t* count);
 const KernelDef* MatmulIntegerKernels(size_t* count);
+const KernelDef* ConvIntegerKernels(size_t* count);
 const KernelDef* SoftmaxNormKernels(size_t* count);
 const KernelDef* AttentionKernels(size_t* count);
 const KernelDef* CopyFillCatKernels(size_t* count);

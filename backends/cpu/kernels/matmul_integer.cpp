@@ -1,29 +1,18 @@
 // matmul_integer (ONNX MatMulInteger-10): int32 (a - a_zero_point) @
 // (b - b_zero_point), a and b int8 or uint8 each. Per batch, b minus its
-// zero points is widened once into an int32 [K, N] panel; then each row of
-// a adds a_mk * panel[k, :] into an int32 row, a loop the compiler
-// vectorizes (this file builds at -O3). Rows are split across threads.
-// Every int8/uint8 difference is at most 255 in magnitude, so a sum over K
-// overflows int32 only past K = 2^31 / 255^2 (about 33000), where ONNX's
-// int32 result wraps too (unsigned arithmetic below: wrapping, no UB).
+// zero points is widened once into an int16 [K, N] panel, and a minus its
+// zero points into int16 rows; then the rows go through
+// IntegerPanelProduct (integer_panel.h, shared with conv_integer). Rows are split across threads. Sums wrap where ONNX's
+// int32 result wraps.
 #include <cstdint>
-#include <cstring>
 #include <vector>
 
 #include "backplane/op_args.h"
 #include "common.h"
+#include "integer_panel.h"
 
 namespace bp_cpu {
 namespace {
-
-// Reads element i of a zero point (NONE: 0; one element: that one).
-template <typename T>
-int32_t ZeroPointAt(const DLTensor* zp, int64_t i) {
-  if (zp == nullptr) return 0;
-  if (Numel(*zp) == 1) return *reinterpret_cast<const T*>(DataPtr(*zp));
-  const int64_t st = zp->strides != nullptr ? zp->strides[0] : 1;
-  return reinterpret_cast<const T*>(DataPtr(*zp))[i * st];
-}
 
 template <typename Ta, typename Tb>
 void MatmulIntegerTyped(const DLTensor& a, const DLTensor& b, const DLTensor* azp, const DLTensor* bzp,
@@ -36,7 +25,7 @@ void MatmulIntegerTyped(const DLTensor& a, const DLTensor& b, const DLTensor* az
   std::vector<int32_t> za(static_cast<size_t>(M)), zb(static_cast<size_t>(N));
   for (int64_t m = 0; m < M; ++m) za[static_cast<size_t>(m)] = ZeroPointAt<Ta>(azp, m);
   for (int64_t j = 0; j < N; ++j) zb[static_cast<size_t>(j)] = ZeroPointAt<Tb>(bzp, j);
-  std::vector<int32_t> panel(static_cast<size_t>(K * N));
+  std::vector<int16_t> panel(static_cast<size_t>(K * N)), a16(static_cast<size_t>(M * K));
   const int64_t as_m = a.strides[n - 2], as_k = a.strides[n - 1], bs_k = b.strides[n - 2], bs_n = b.strides[n - 1];
   const int64_t os_m = out.strides[n - 2], os_n = out.strides[n - 1];
   int64_t coord[BP_MAX_NDIM] = {};
@@ -51,23 +40,17 @@ void MatmulIntegerTyped(const DLTensor& a, const DLTensor& b, const DLTensor* az
     const Tb* pb = reinterpret_cast<const Tb*>(DataPtr(b)) + bo;
     int32_t* po = reinterpret_cast<int32_t*>(DataPtr(out)) + oo;
     for (int64_t k = 0; k < K; ++k) {
-      int32_t* row = &panel[static_cast<size_t>(k * N)];
+      int16_t* row = &panel[static_cast<size_t>(k * N)];
       for (int64_t j = 0; j < N; ++j)
-        row[j] = static_cast<int32_t>(pb[k * bs_k + j * bs_n]) - zb[static_cast<size_t>(j)];
+        row[j] = static_cast<int16_t>(static_cast<int32_t>(pb[k * bs_k + j * bs_n]) - zb[static_cast<size_t>(j)]);
     }
+    ShiftedRows(pa, as_m, as_k, za.data(), 0, M, K, a16.data());
     ParallelFor(M, M * N * (K + 1), [&](int64_t lo, int64_t hi) {
-      std::vector<uint32_t> acc(static_cast<size_t>(N));
-      for (int64_t m = lo; m < hi; ++m) {
-        std::memset(acc.data(), 0, acc.size() * sizeof(uint32_t));
-        for (int64_t k = 0; k < K; ++k) {
-          const uint32_t av =
-              static_cast<uint32_t>(static_cast<int32_t>(pa[m * as_m + k * as_k]) - za[static_cast<size_t>(m)]);
-          if (av == 0) continue;
-          const int32_t* row = &panel[static_cast<size_t>(k * N)];
-          for (int64_t j = 0; j < N; ++j) acc[static_cast<size_t>(j)] += av * static_cast<uint32_t>(row[j]);
-        }
-        for (int64_t j = 0; j < N; ++j) po[m * os_m + j * os_n] = static_cast<int32_t>(acc[static_cast<size_t>(j)]);
-      }
+      IntegerPanelProduct(a16.data(), panel.data(), K, N, lo, hi,
+                          [&](int64_t m, int64_t j0, int64_t nb, const uint32_t* sums) {
+                            int32_t* dst = po + m * os_m + j0 * os_n;
+                            for (int64_t j = 0; j < nb; ++j) dst[j * os_n] = static_cast<int32_t>(sums[j]);
+                          });
     });
     for (int d = n - 3; d >= 0; --d) {
       if (++coord[d] < out.shape[d]) break;

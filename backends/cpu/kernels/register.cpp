@@ -9,7 +9,8 @@ const FamilyFn kFamilies[] = {BinaryKernels, UnaryKernels,  CompareWhereKernels,
                               MatmulKernels, ConvPoolKernels, SoftmaxNormKernels,  CopyFillCatKernels,
                               ResampleKernels, IndexKernels,  ConvTransposeKernels,
                               SortKernels, GatherScatterKernels, AttentionKernels,
-                              RecurrentKernels, QuantizeKernels, MatmulIntegerKernels};
+                              RecurrentKernels, QuantizeKernels, MatmulIntegerKernels,
+                              ConvIntegerKernels};
 
 }  // namespace
 

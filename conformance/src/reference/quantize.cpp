@@ -1,6 +1,7 @@
-// quantize_linear, dequantize_linear and matmul_integer: samples and naive
-// references from ONNX's QuantizeLinear-13 / DequantizeLinear-13 /
-// MatMulInteger-10 equations. The quotient
+// quantize_linear, dequantize_linear, matmul_integer and conv_integer:
+// samples and naive references from ONNX's QuantizeLinear-13 /
+// DequantizeLinear-13 / MatMulInteger-10 / ConvInteger-10 equations. The
+// quotient
 // x / scale is taken in float32, as ONNX specifies (x and scale are float32),
 // so an element whose float32 quotient is exactly a half rounds as the
 // device must; everything after it is exact in double.
@@ -327,12 +328,122 @@ Expected matmul_integer_reference(const std::string&, const Sample& s) {
   return single_output(std::move(y));
 }
 
+// conv_integer: input of the sample's dtype, weight of `w_other` ? the other
+// quantized dtype : the same; input_zero_point NONE or one element ('t');
+// weight_zero_point NONE, 't' or one per output channel ('v').
+struct CiCase {
+  const char* desc;
+  std::vector<int64_t> in, w, stride, pad, dil;
+  int64_t groups;
+  bool w_other;
+  char xzp, wzp;
+  Layout in_layout;
+  const char* error;  // nullptr, "channels", "zero point dtype", "zero point length"
+};
+
+// One case a line:
+// clang-format off
+const CiCase kConvIntegerCases[] = {
+    {"[1,3,7,7] * [4,3,3,3], zero points per tensor", {1, 3, 7, 7}, {4, 3, 3, 3}, {1}, {0}, {1}, 1, false, 't', 't', kDense, nullptr},
+    {"weight of the other dtype, per-channel weight zero points", {2, 3, 6, 5}, {4, 3, 3, 2}, {1}, {0}, {1}, 1, true, 't', 'v', kDense, nullptr},
+    {"no zero points", {1, 2, 5, 5}, {3, 2, 2, 2}, {1}, {0}, {1}, 1, false, 0, 0, kDense, nullptr},
+    {"stride 2, padding 1 (padding is the input zero point)", {2, 4, 9, 8}, {6, 4, 3, 3}, {2}, {1}, {1}, 1, true, 't', 'v', kDense, nullptr},
+    {"dilation 2, stride [1,2], padding [2,1]", {1, 2, 10, 10}, {2, 2, 3, 3}, {1, 2}, {2, 1}, {2, 2}, 1, false, 't', 't', kDense, nullptr},
+    {"groups 2", {2, 4, 6, 6}, {6, 2, 3, 3}, {1}, {1}, {1}, 2, true, 't', 'v', kDense, nullptr},
+    {"depthwise (groups = channels = 8)", {2, 8, 7, 7}, {8, 1, 3, 3}, {1}, {1}, {1}, 8, false, 't', 'v', kDense, nullptr},
+    {"1x1 kernel", {2, 5, 4, 4}, {3, 5, 1, 1}, {1}, {0}, {1}, 1, true, 0, 't', kDense, nullptr},
+    {"unbatched [3,6,6]", {3, 6, 6}, {2, 3, 2, 2}, {1}, {0}, {1}, 1, false, 't', 't', kDense, nullptr},
+    {"empty batch", {0, 3, 5, 5}, {2, 3, 3, 3}, {1}, {0}, {1}, 1, false, 't', 't', kDense, nullptr},
+    {"strided input (a view)", {1, 3, 5, 6}, {2, 3, 3, 3}, {1}, {1}, {1}, 1, false, 't', 'v', kStrided, nullptr},
+    {"transposed input (a view)", {1, 2, 6, 6}, {3, 2, 3, 3}, {1}, {0}, {1}, 1, true, 't', 't', kTransposed, nullptr},
+    {"[1,64,14,14] * [64,64,3,3], padding 1 (threaded)", {1, 64, 14, 14}, {64, 64, 3, 3}, {1}, {1}, {1}, 1, true, 't', 'v', kDense, nullptr},
+    {"error: weight channels 4 for input channels 3", {1, 3, 5, 5}, {2, 4, 3, 3}, {1}, {0}, {1}, 1, false, 0, 0, kDense, "channels"},
+    {"error: input_zero_point of weight's dtype", {1, 3, 5, 5}, {2, 3, 3, 3}, {1}, {0}, {1}, 1, true, 't', 0, kDense, "zero point dtype"},
+    {"error: weight_zero_point of 3 for C_out = 2", {1, 3, 5, 5}, {2, 3, 3, 3}, {1}, {0}, {1}, 1, false, 0, 'v', kDense, "zero point length"},
+};
+// clang-format on
+
+std::vector<Sample> conv_integer_samples(const std::string&, DType d, uint64_t seed, bool) {
+  Rng rng(seed);
+  std::vector<Sample> out;
+  Domain all;
+  all.full_int_range = true;
+  for (const CiCase& c : kConvIntegerCases) {
+    const DType wd = c.w_other ? (d == kI8 ? kU8 : kI8) : d;
+    Sample s;
+    s.desc = c.desc;
+    s.expect_error = c.error != nullptr;
+    s.args.push_back(Arg::tensor_of(make_input(rng, d, c.in, all, c.in_layout)));
+    s.args.push_back(Arg::tensor_of(make_input(rng, wd, c.w, all)));
+    auto zp = [&](char kind, DType zd, int64_t len) {
+      if (kind == 0) return Arg::none();
+      return Arg::tensor_of(make_input(rng, zd, {kind == 't' ? 1 : len}, all));
+    };
+    s.args.push_back(zp(c.xzp, is(c.error, "zero point dtype") ? wd : d, 1));
+    s.args.push_back(zp(c.wzp, wd, is(c.error, "zero point length") ? c.w[0] + 1 : c.w[0]));
+    s.args.push_back(Arg::ints_of(c.stride));
+    s.args.push_back(Arg::ints_of(c.pad));
+    s.args.push_back(Arg::ints_of(c.dil));
+    s.args.push_back(Arg::int_of(c.groups));
+    out.push_back(std::move(s));
+  }
+  return out;
+}
+
+// Naive sums of ONNX's ConvInteger in double (exact: far below 2^53);
+// padding reads the input zero point, so it adds 0 after the shift.
+Expected conv_integer_reference(const std::string&, const Sample& s) {
+  HostTensor in = tensor_arg(s, 0);
+  const bool unbatched = in.ndim() == 3;
+  if (unbatched) in.sizes.insert(in.sizes.begin(), 1);
+  const HostTensor& w = tensor_arg(s, 1);
+  const double zx = s.args.at(2).kind == Arg::kTensor ? tensor_arg(s, 2).values.at(0) : 0.0;
+  const HostTensor* zw = s.args.at(3).kind == Arg::kTensor ? &tensor_arg(s, 3) : nullptr;
+  auto pair = [&](int i, int k) {
+    const auto& v = s.args.at(static_cast<size_t>(i)).ints;
+    return v.size() > 1 ? v[static_cast<size_t>(k)] : v.at(0);
+  };
+  const int64_t g = s.args.at(7).i;
+  const int64_t N = in.sizes[0], C = in.sizes[1], H = in.sizes[2], W = in.sizes[3];
+  const int64_t O = w.sizes[0], CG = w.sizes[1], KH = w.sizes[2], KW = w.sizes[3];
+  if (CG * g != C || O % g != 0) return reference_error("channels do not match groups");
+  const int64_t st[2] = {pair(4, 0), pair(4, 1)}, pd[2] = {pair(5, 0), pair(5, 1)}, dl[2] = {pair(6, 0), pair(6, 1)};
+  const int64_t OH = (H + 2 * pd[0] - dl[0] * (KH - 1) - 1) / st[0] + 1;
+  const int64_t OW = (W + 2 * pd[1] - dl[1] * (KW - 1) - 1) / st[1] + 1;
+  const int64_t OG = O / g;
+  HostTensor r;
+  r.dtype = DType::kInt32;
+  r.sizes = {N, O, OH, OW};
+  r.values.assign(static_cast<size_t>(N * O * OH * OW), 0.0);
+  for (int64_t n = 0; n < N; ++n)
+    for (int64_t o = 0; o < O; ++o) {
+      const double zo = zw == nullptr ? 0.0 : zw->values[zw->values.size() == 1 ? 0 : static_cast<size_t>(o)];
+      for (int64_t y = 0; y < OH; ++y)
+        for (int64_t x = 0; x < OW; ++x) {
+          double acc = 0;
+          for (int64_t c = 0; c < CG; ++c)
+            for (int64_t i = 0; i < KH; ++i)
+              for (int64_t j = 0; j < KW; ++j) {
+                const int64_t iy = y * st[0] - pd[0] + i * dl[0], ix = x * st[1] - pd[1] + j * dl[1];
+                if (iy < 0 || iy >= H || ix < 0 || ix >= W) continue;
+                const int64_t ci = o / OG * CG + c;
+                acc += (in.values[static_cast<size_t>(((n * C + ci) * H + iy) * W + ix)] - zx) *
+                       (w.values[static_cast<size_t>(((o * CG + c) * KH + i) * KW + j)] - zo);
+              }
+          r.values[static_cast<size_t>(((n * O + o) * OH + y) * OW + x)] = acc;
+        }
+    }
+  if (unbatched) r.sizes.erase(r.sizes.begin());
+  return single_output(std::move(r));
+}
+
 }  // namespace
 
 void register_quantize_ops(std::vector<OpDef>* defs) {
   defs->push_back({"quantize_linear", quantize_samples, quantize_reference, 0.0});
   defs->push_back({"dequantize_linear", dequantize_samples, dequantize_reference, 0.0});
   defs->push_back({"matmul_integer", matmul_integer_samples, matmul_integer_reference, 0.0});
+  defs->push_back({"conv_integer", conv_integer_samples, conv_integer_reference, 0.0});
 }
 
 }  // namespace bpc

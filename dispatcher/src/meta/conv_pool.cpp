@@ -49,7 +49,7 @@ void RewritePair(MetaPlan* plan, int arg, int slot, const int64_t* v) {
   plan->rewritten[arg].num_ints = 2;
 }
 
-Status Input3or4(const MetaCallInfo& info, const MetaArg* args, DType* d) {
+Status InputImage(const MetaCallInfo& info, const MetaArg* args, DType* d) {
   BP_RETURN_IF_ERROR(RequireTensor(info, args, 0, d));
   const Geometry& in = *args[0].tensor;
   bool ok = in.ndim == 3 || in.ndim == 4;
@@ -59,6 +59,11 @@ Status Input3or4(const MetaCallInfo& info, const MetaArg* args, DType* d) {
                  ArgPrefix(info, 0) + "expected sizes [C, H, W] or [N, C, H, W] with non-zero C, H, W, got " +
                      SizesText(in));
   }
+  return Status::Ok();
+}
+
+Status Input3or4(const MetaCallInfo& info, const MetaArg* args, DType* d) {
+  BP_RETURN_IF_ERROR(InputImage(info, args, d));
   if (!DtypeIsFloating(*d)) {
     return Error(BP_STATUS_INVALID_ARGUMENT, ArgPrefix(info, 0) + "expected a floating dtype, got " + DtypeName(*d));
   }
@@ -116,13 +121,17 @@ Status ReadConvArgs(const MetaCallInfo& info, const MetaArg* args, const char* w
     return Error(BP_STATUS_INVALID_ARGUMENT,
                  ArgPrefix(info, 1) + "expected dtype " + DtypeName(c->dtype) + " (as 'input'), got " + DtypeName(wd));
   }
-  BP_RETURN_IF_ERROR(PairAtLeast(info, args, 3, nullptr, 1, "positive strides", c->stride));
-  BP_RETURN_IF_ERROR(PairAtLeast(info, args, 4, nullptr, 0, "non-negative padding", c->padding));
-  BP_RETURN_IF_ERROR(PairAtLeast(info, args, dilation_arg, nullptr, 1, "positive dilation", c->dilation));
-  c->groups = Has(info, args, 6) ? args[6].i : 1;
+  return ReadConvWindow(info, args, ConvPos{3, 4, dilation_arg, 6}, c);
+}
+
+Status ReadConvWindow(const MetaCallInfo& info, const MetaArg* args, const ConvPos& pos, ConvArgs* c) {
+  BP_RETURN_IF_ERROR(PairAtLeast(info, args, pos.stride, nullptr, 1, "positive strides", c->stride));
+  BP_RETURN_IF_ERROR(PairAtLeast(info, args, pos.padding, nullptr, 0, "non-negative padding", c->padding));
+  BP_RETURN_IF_ERROR(PairAtLeast(info, args, pos.dilation, nullptr, 1, "positive dilation", c->dilation));
+  c->groups = Has(info, args, pos.groups) ? args[pos.groups].i : 1;
   if (c->groups < 1) {
     return Error(BP_STATUS_INVALID_ARGUMENT,
-                 ArgPrefix(info, 6) + "expected a positive int, got " + std::to_string(c->groups));
+                 ArgPrefix(info, pos.groups) + "expected a positive int, got " + std::to_string(c->groups));
   }
   return Status::Ok();
 }
@@ -140,12 +149,7 @@ Status ConvBias(const MetaCallInfo& info, const MetaArg* args, int64_t c_out, DT
   return Status::Ok();
 }
 
-namespace {
-
-// conv2d(input, weight, bias, stride, padding, dilation, groups)
-Status Conv2dInfer(const MetaCallInfo& info, const MetaArg* args, MetaPlan* plan) {
-  ConvArgs c;
-  BP_RETURN_IF_ERROR(ReadConvArgs(info, args, "[C_out, C_in / groups, kH, kW]", /*dilation_arg=*/5, &c));
+Status ConvOutputSize(const MetaCallInfo& info, const MetaArg* args, const ConvArgs& c, int64_t* hw) {
   const Geometry& in = *args[0].tensor;
   const Geometry& w = *args[1].tensor;
   int64_t c_in = in.sizes[in.ndim - 3];
@@ -159,8 +163,6 @@ Status Conv2dInfer(const MetaCallInfo& info, const MetaArg* args, MetaPlan* plan
                                                  SizesText(w) + ", groups=" + std::to_string(c.groups) + "), got " +
                                                  std::to_string(c_in));
   }
-  BP_RETURN_IF_ERROR(ConvBias(info, args, w.sizes[0], c.dtype));
-  int64_t hw[2];
   for (int k = 0; k < 2; ++k) {
     if (w.sizes[2 + k] > (int64_t{1} << 32)) {
       return Error(BP_STATUS_OUT_OF_RANGE, ArgPrefix(info, 1) + "of sizes " + SizesText(w) +
@@ -179,11 +181,23 @@ Status Conv2dInfer(const MetaCallInfo& info, const MetaArg* args, MetaPlan* plan
     }
     hw[k] = (padded - eff) / c.stride[k] + 1;
   }
+  return Status::Ok();
+}
+
+namespace {
+
+// conv2d(input, weight, bias, stride, padding, dilation, groups)
+Status Conv2dInfer(const MetaCallInfo& info, const MetaArg* args, MetaPlan* plan) {
+  ConvArgs c;
+  BP_RETURN_IF_ERROR(ReadConvArgs(info, args, "[C_out, C_in / groups, kH, kW]", /*dilation_arg=*/5, &c));
+  int64_t hw[2];
+  BP_RETURN_IF_ERROR(ConvOutputSize(info, args, c, hw));
+  BP_RETURN_IF_ERROR(ConvBias(info, args, args[1].tensor->sizes[0], c.dtype));
   RewritePair(plan, 3, 0, c.stride);
   RewritePair(plan, 4, 1, c.padding);
   RewritePair(plan, 5, 2, c.dilation);
   plan->no_output_alias = true;
-  return SetOutput4(info, args, plan, c.dtype, w.sizes[0], hw);
+  return SetOutput4(info, args, plan, c.dtype, args[1].tensor->sizes[0], hw);
 }
 
 int64_t FloorDiv(int64_t a, int64_t b) {

@@ -14,6 +14,10 @@ extern const MetaFunctions kBinaryMeta, kTrueDivideMeta, kDivModeMeta, kComparis
 extern const MetaFunctions kSumMeta, kMeanMeta, kMinMaxMeta, kArgmaxMeta;
 // linalg.cpp
 extern const MetaFunctions kMatmulMeta, kAddmmMeta, kLinearMeta, kMatmulIntegerMeta;
+// The zero point args[zp] of matmul_integer / conv_integer: NONE, one
+// element, or [len] (one per `per`; len < 0: one element only), in
+// args[of]'s dtype.
+Status IntegerZeroPoint(const MetaCallInfo& info, const MetaArg* args, int zp, int of, int64_t len, const char* per);
 // norm.cpp
 extern const MetaFunctions kSoftmaxMeta, kLayerNormMeta, kBatchNormMeta;
 // conv_pool.cpp
@@ -24,6 +28,8 @@ extern const MetaFunctions kConv2dFusedMeta;
 extern const MetaFunctions kAttentionMeta;
 // conv_transpose.cpp
 extern const MetaFunctions kConvTranspose2dMeta;
+// conv_integer.cpp (conv2d's shapes, integer operands)
+extern const MetaFunctions kConvIntegerMeta;
 // resample.cpp
 extern const MetaFunctions kUpsample2dMeta;
 // indexing.cpp

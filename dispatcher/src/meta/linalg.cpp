@@ -216,17 +216,18 @@ Status LinearInfer(const MetaCallInfo& info, const MetaArg* args, MetaPlan* plan
 }
 
 
-// matmul_integer(a, b, a_zero_point, b_zero_point): matmul's shapes; a and
-// b int8 or uint8 each (they may differ, as ONNX's MatMulInteger allows);
-// each zero point NONE, one element, or one per row of a ([M]) / column of
-// b ([N]), in its operand's dtype; an int32 result.
-Status MatmulIntegerZeroPoint(const MetaCallInfo& info, const MetaArg* args, int zp, int of, int64_t len,
-                              const char* per) {
+}  // namespace
+
+Status IntegerZeroPoint(const MetaCallInfo& info, const MetaArg* args, int zp, int of, int64_t len, const char* per) {
   if (!Has(info, args, zp)) return Status::Ok();
   DType zd;
   BP_RETURN_IF_ERROR(RequireTensor(info, args, zp, &zd));
   const Geometry& z = *args[zp].tensor;
   const bool one = z.ndim == 0 || (z.ndim == 1 && z.sizes[0] == 1);
+  if (!one && len < 0) {
+    return Error(BP_STATUS_INVALID_ARGUMENT,
+                 ArgPrefix(info, zp) + "expected one element (per tensor), got sizes " + SizesText(z));
+  }
   if (!one && !(z.ndim == 1 && z.sizes[0] == len)) {
     return Error(BP_STATUS_INVALID_ARGUMENT, ArgPrefix(info, zp) + "expected one element or [" +
                                                  std::to_string(len) + "] (one per " + per + "), got sizes " +
@@ -235,6 +236,12 @@ Status MatmulIntegerZeroPoint(const MetaCallInfo& info, const MetaArg* args, int
   return SameDtype(info, args, of, zp);
 }
 
+namespace {
+
+// matmul_integer(a, b, a_zero_point, b_zero_point): matmul's shapes; a and
+// b int8 or uint8 each (they may differ, as ONNX's MatMulInteger allows);
+// each zero point NONE, one element, or one per row of a ([M]) / column of
+// b ([N]), in its operand's dtype; an int32 result.
 Status MatmulIntegerInfer(const MetaCallInfo& info, const MetaArg* args, MetaPlan* plan) {
   BP_RETURN_IF_ERROR(RequireTwoTensors(info, args, nullptr));
   for (int i = 0; i < 2; ++i) {
@@ -248,8 +255,8 @@ Status MatmulIntegerInfer(const MetaCallInfo& info, const MetaArg* args, MetaPla
   int64_t full[BP_MAX_NDIM + 2];
   BP_RETURN_IF_ERROR(MatmulShapes(info, args, &n, full));
   if (n > BP_MAX_NDIM) return CheckSizes(info, "the output", full, n, DType::kInt32);
-  BP_RETURN_IF_ERROR(MatmulIntegerZeroPoint(info, args, 2, 0, full[n - 2], "row of 'a'"));
-  BP_RETURN_IF_ERROR(MatmulIntegerZeroPoint(info, args, 3, 1, full[n - 1], "column of 'b'"));
+  BP_RETURN_IF_ERROR(IntegerZeroPoint(info, args, 2, 0, full[n - 2], "row of 'a'"));
+  BP_RETURN_IF_ERROR(IntegerZeroPoint(info, args, 3, 1, full[n - 1], "column of 'b'"));
   int64_t sizes[BP_MAX_NDIM];
   const int32_t ndim = DropVectorDims(args, full, n, sizes);
   plan->no_output_alias = true;

@@ -20,7 +20,9 @@ Status PairAtLeast(const MetaCallInfo& info, const MetaArg* args, int i, const i
 // Hands the kernel argument `arg` as the two-element list v, kept in
 // plan->int_storage slot `slot` (0..2 * BP_MAX_NDIM - 1).
 void RewritePair(MetaPlan* plan, int arg, int slot, const int64_t* v);
-// args[0] is [C, H, W] or [N, C, H, W] with non-zero C, H, W and a floating dtype.
+// args[0] is [C, H, W] or [N, C, H, W] with non-zero C, H, W (any dtype, *d).
+Status InputImage(const MetaCallInfo& info, const MetaArg* args, DType* d);
+// InputImage, and a floating dtype.
 Status Input3or4(const MetaCallInfo& info, const MetaArg* args, DType* d);
 // The arguments conv2d and conv_transpose2d share: input (args[0], as
 // Input3or4), a 4-D weight (args[1], `weight_layout` names its dims in the
@@ -32,6 +34,16 @@ struct ConvArgs {
 };
 Status ReadConvArgs(const MetaCallInfo& info, const MetaArg* args, const char* weight_layout, int dilation_arg,
                     ConvArgs* c);
+// The window arguments alone, at the positions `pos` names (conv_integer's
+// differ from conv2d's): stride, padding, dilation and groups as above.
+struct ConvPos {
+  int stride, padding, dilation, groups;
+};
+Status ReadConvWindow(const MetaCallInfo& info, const MetaArg* args, const ConvPos& pos, ConvArgs* c);
+// conv2d's output height and width (hw[2]) for input args[0] and weight
+// args[1] [C_out, C_in / groups, kH, kW]: checks groups divide C_out, the
+// input has C_in channels and the dilated kernel fits the padded input.
+Status ConvOutputSize(const MetaCallInfo& info, const MetaArg* args, const ConvArgs& c, int64_t* hw);
 // Their bias (args[2]): None, or [c_out] of dtype d.
 Status ConvBias(const MetaCallInfo& info, const MetaArg* args, int64_t c_out, DType d);
 // plan output 0: [N, c, hw[0], hw[1]] ([c, ...] when args[0] is unbatched).

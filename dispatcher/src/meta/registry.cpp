@@ -16,7 +16,7 @@ const MetaFunctions* const kMetas[] = {
     &kToDtypeMeta, &kCloneMeta,      &kContiguousMeta, &kUpsample2dMeta,
     &kIndexSelectMeta, &kConvTranspose2dMeta, &kTopkMeta, &kGatherMeta, &kScatterMeta,
     &kConv2dFusedMeta, &kAttentionMeta, &kLstmLayerMeta, &kGruLayerMeta,
-    &kQuantizeLinearMeta, &kDequantizeLinearMeta, &kMatmulIntegerMeta,
+    &kQuantizeLinearMeta, &kDequantizeLinearMeta, &kMatmulIntegerMeta, &kConvIntegerMeta,
 };
 
 }  // namespace

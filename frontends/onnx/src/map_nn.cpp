@@ -8,6 +8,7 @@
 #include <limits>
 
 #include "bponnx/exec.h"
+#include "conv_window.h"
 #include "passes/pass.h"
 
 namespace bponnx {
@@ -23,13 +24,9 @@ void only_outputs(const OnnxNode& n, size_t count, const char* what) {
   }
 }
 
-// The window geometry of Conv/MaxPool/AveragePool for 1 or 2 spatial dims,
-// as two-element lists (a 1-D op gets height 1).
-struct Window {
-  std::vector<int64_t> kernel, stride, dilation, pad_begin, pad_end;
-  bool one_d = false;
-};
+}  // namespace
 
+// The window helpers conv_window.h declares (ConvInteger uses them too).
 Window window(const OnnxNode& n, const std::vector<int64_t>& xs, const std::vector<int64_t>& kernel) {
   const size_t sp = xs.size() - 2;
   if (sp != 1 && sp != 2) throw NotMapped{"attribute " + n.op_type + ".kernel_shape=" + list_str(kernel) + " (" +
@@ -80,6 +77,15 @@ bp_tensor_t* pad_explicitly(Exec& ex, bp_tensor_t* x, Window* w, double value) {
   return y;
 }
 
+bp_tensor_t* to4d(Exec& ex, bp_tensor_t* x, const Window& w) {
+  return w.one_d ? ex.call("unsqueeze", {vt(x), vi(2)}) : x;
+}
+bp_tensor_t* from4d(Exec& ex, bp_tensor_t* y, const Window& w) {
+  return w.one_d ? ex.call("squeeze.dim", {vt(y), vi(2)}) : y;
+}
+
+namespace {
+
 // x in the channels-last memory format (same sizes, NHWC strides): x itself
 // when it already is, or when the two layouts coincide (one channel, or a
 // 1 x 1 image); else a copy (permute to NHWC, contiguous, permute back).
@@ -91,13 +97,6 @@ bp_tensor_t* channels_last(Exec& ex, bp_tensor_t* x) {
   if (st[1] == 1 && st[3] == s[1] && st[2] == s[3] * s[1] && (s[0] == 1 || st[0] == s[1] * s[2] * s[3])) return x;
   bp_tensor_t* nhwc = ex.call("contiguous", {vt(ex.call("permute", {vt(x), vl({0, 2, 3, 1})}))});
   return ex.call("permute", {vt(nhwc), vl({0, 3, 1, 2})});
-}
-
-bp_tensor_t* to4d(Exec& ex, bp_tensor_t* x, const Window& w) {
-  return w.one_d ? ex.call("unsqueeze", {vt(x), vi(2)}) : x;
-}
-bp_tensor_t* from4d(Exec& ex, bp_tensor_t* y, const Window& w) {
-  return w.one_d ? ex.call("squeeze.dim", {vt(y), vi(2)}) : y;
 }
 
 Outs pool(Exec& ex, const OnnxNode& n, const Ins& in, bool is_max) {

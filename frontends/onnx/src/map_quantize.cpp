@@ -1,14 +1,16 @@
 // ONNX's quantization operators -> Backplane quantize_linear /
-// dequantize_linear / matmul_integer where the device runs them natively,
-// else pointwise, reduction, matmul and conv2d calls: QuantizeLinear,
+// dequantize_linear / matmul_integer / conv_integer where the device runs
+// them natively, else pointwise, reduction, matmul and conv2d calls: QuantizeLinear,
 // DequantizeLinear, DynamicQuantizeLinear, MatMulInteger, ConvInteger,
 // QLinearMatMul and QLinearConv (int8 / uint8,
 // per-tensor and per-axis scales and zero points).
 //
-// Integer products run in float64: every int8/uint8 product and any sum of
-// fewer than 2^37 of them is exact there, so the int32 results equal an
-// integer GEMM's, and a backend without integer matmul or conv kernels runs
-// them (through the CPU fallback when it lacks float64 too). Requantization
+// Integer products run as matmul_integer / conv_integer where the device
+// has those kernels natively; elsewhere in float64: every int8/uint8
+// product and any sum of fewer than 2^37 of them is exact there, so the
+// int32 results equal an integer GEMM's, and a backend without integer
+// matmul or conv kernels runs them (through the CPU fallback when it lacks
+// float64 too). Requantization
 // follows ONNX's reference: the combined scale in the scales' dtype, the
 // product in float64, rounded half to even, plus the zero point, saturated.
 #include <cmath>
@@ -16,6 +18,7 @@
 #include <vector>
 
 #include "bponnx/exec.h"
+#include "conv_window.h"
 
 namespace bponnx {
 
@@ -317,11 +320,49 @@ bp_tensor_t* integer_conv(Exec& ex, const OnnxNode& n, const NodeInput& x, const
   return map_table().at("Conv")(ex, n, conv_in)[0];
 }
 
+// The native path of ConvInteger and of QLinearConv's accumulator: one
+// conv_integer call (int32) where the device has its own kernel and the
+// node fits: int8/uint8 x and w with 1 or 2 spatial dims, x_zero_point one
+// element in x's dtype, w_zero_point one element or [C_out] in w's dtype,
+// and (QLinearConv) B left out or [C_out]. Symmetric pads are
+// conv_integer's padding; asymmetric ones (explicit or auto_pad SAME_*)
+// pad x with x_zero_point first, so the padding still adds 0 after the
+// shift, when that value is known on the host; else the decomposition
+// runs. nullptr where the node does not fit.
+bp_tensor_t* conv_integer_native(Exec& ex, const OnnxNode& n, const NodeInput& x, const NodeInput& xzp,
+                                 const NodeInput& w, const NodeInput& wzp, const NodeInput* bias) {
+  const DType xd = dtype_of(x.t), wd = dtype_of(w.t);
+  if (!is_quantized(xd) || !is_quantized(wd)) return nullptr;
+  const std::vector<int64_t> xs = sizes_of(x.t), ws = sizes_of(w.t);
+  if ((xs.size() != 3 && xs.size() != 4) || ws.size() != xs.size()) return nullptr;
+  if (xzp.present()) {
+    const std::vector<int64_t> zs = sizes_of(xzp.t);
+    if (zs.size() > 1 || numel_of(zs) != 1 || dtype_of(xzp.t) != xd) return nullptr;
+  }
+  if (wzp.present()) {
+    const std::vector<int64_t> zs = sizes_of(wzp.t);
+    if (zs.size() > 1 || (numel_of(zs) != 1 && numel_of(zs) != ws[0]) || dtype_of(wzp.t) != wd) return nullptr;
+  }
+  if (bias != nullptr && bias->present() && sizes_of(bias->t) != std::vector<int64_t>{ws[0]}) return nullptr;
+  if (!runs_natively(ex.ctx(), "conv_integer", ex.device().backend)) return nullptr;
+  Window win = window(n, xs, std::vector<int64_t>(ws.begin() + 2, ws.end()));
+  const bool pad_first = !symmetric(win);
+  if (pad_first && xzp.present() && (xzp.host == nullptr || xzp.host->values.size() != 1)) return nullptr;
+  bp_tensor_t* x4 = to4d(ex, x.t, win);
+  if (pad_first) x4 = pad_explicitly(ex, x4, &win, xzp.present() ? xzp.host->values[0] : 0.0);
+  bp_tensor_t* y = ex.call("conv_integer", {vt(x4), vt(to4d(ex, w.t, win)), xzp.present() ? vt(xzp.t) : vnone(),
+                                            wzp.present() ? vt(wzp.t) : vnone(), vl(win.stride), vl(win.pad_begin),
+                                            vl(win.dilation), vi(n.get_int("group", 1))});
+  return from4d(ex, y, win);
+}
+
 // ConvInteger-10: inputs x, w, x_zero_point, w_zero_point; int32 output.
 Outs conv_integer(Exec& ex, const OnnxNode& n, const Ins& in) {
   const NodeInput none;
-  bp_tensor_t* acc =
-      integer_conv(ex, n, in[0], present(in, 2) ? in[2] : none, in[1], present(in, 3) ? in[3] : none, nullptr);
+  const NodeInput& xzp = present(in, 2) ? in[2] : none;
+  const NodeInput& wzp = present(in, 3) ? in[3] : none;
+  if (bp_tensor_t* y = conv_integer_native(ex, n, in[0], xzp, in[1], wzp, nullptr)) return {y};
+  bp_tensor_t* acc = integer_conv(ex, n, in[0], xzp, in[1], wzp, nullptr);
   return {ex.call("to.dtype", {vt(acc), vdtype(DType::kInt32), vb(false), vb(false)})};
 }
 
@@ -331,8 +372,22 @@ Outs qlinear_conv(Exec& ex, const OnnxNode& n, const Ins& in) {
   check_scale(n, in[1], "x_scale");
   check_scale(n, in[4], "w_scale");
   check_scale(n, in[6], "y_scale");
-  const NodeInput none;
-  bp_tensor_t* acc = integer_conv(ex, n, in[0], in[2], in[3], in[5], present(in, 8) ? &in[8] : nullptr);
+  const NodeInput* bias = present(in, 8) ? &in[8] : nullptr;
+  // The accumulator from conv_integer where the device runs it (exact in
+  // int32, then in float64 as the decomposition's, B added there), else
+  // the decomposition.
+  bp_tensor_t* acc = conv_integer_native(ex, n, in[0], in[2], in[3], in[5], bias);
+  if (acc != nullptr) {
+    acc = ex.cast(acc, DType::kFloat64);
+    if (bias != nullptr) {
+      std::vector<int64_t> bs(sizes_of(acc).size() - 1, 1);
+      bs[0] = sizes_of(bias->t)[0];  // [C_out, 1, ...]: broadcasts along dim 1
+      bp_tensor_t* b = ex.call("reshape", {vt(ex.cast(bias->t, DType::kFloat64)), vl(bs)});
+      acc = ex.call("add.Tensor", {vt(acc), vt(b), vi(1)});
+    }
+  } else {
+    acc = integer_conv(ex, n, in[0], in[2], in[3], in[5], bias);
+  }
   // w_scale per output channel scales dim 1 of the output.
   const std::vector<int64_t> ys = sizes_of(acc);
   bp_tensor_t* w_scale = along_axis(ex, n, in[4].t, "w_scale", 1, ys);
