@@ -2,8 +2,8 @@
 // an int8/uint8 operand a, minus their zero points, times an int16 [K, N]
 // panel (the other operand minus its zero points, widened once by the
 // caller; every difference of two int8/uint8 values fits int16). Each a_mk
-// adds a_mk * panel[k, :] into a row of int32 sums, a loop the compiler
-// vectorizes (integer_panel.cpp). Four rows of a share each load of the
+// adds a_mk * panel[k, :] into a row of int32 sums (Highway vectors,
+// integer_panel.cpp). Four rows of a share each load of the
 // panel, and columns go in tiles small enough that a tile of the panel
 // stays in cache across all rows: otherwise every row streams the whole
 // panel (a 3x3 conv with 128 channels on 28 x 28 has a 1152 x 784 panel).
@@ -36,8 +36,8 @@ constexpr int64_t kPanelTile = 256;
 // acc[r][0..nb) = sum over k of a[r * K + k] * panel[k * N + j] for four
 // rows r (Block4) or one (Block1); a holds the rows' differences (already
 // minus their zero points), panel points at the tile's first column.
-// integer_panel.cpp builds them once per instruction set (target_clones:
-// AVX2 gives 2.4x on x86-64, whose baseline SSE2 has no 32-bit multiply).
+// integer_panel.cpp builds them once per instruction set (Highway, picked
+// at run time: x86-64's baseline SSE2 has no 32-bit lane multiply).
 void IntegerPanelBlock4(const int16_t* a, int64_t K, const int16_t* panel, int64_t N, int64_t nb,
                         uint32_t (*acc)[kPanelTile]);
 void IntegerPanelBlock1(const int16_t* a, int64_t K, const int16_t* panel, int64_t N, int64_t nb, uint32_t* acc);
