@@ -51,6 +51,7 @@ struct Shape {
 
 struct Primitive {
   dnnl::primitive prim;
+  bool reference = false;  // oneDNN's reference implementation ("ref" in impl_info_str)
   md src_layer, src_iter, src_iter_c, w_layer, w_iter, bias, dst_layer, dst_iter, dst_iter_c, scratch;
 };
 
@@ -69,6 +70,7 @@ Primitive Build(const Shape& s) {
   attr.set_scratchpad_mode(dnnl::scratchpad_mode::user);
   Primitive p;
   auto keep = [&p](const auto& pd) {
+    p.reference = std::strncmp(pd.impl_info_str(), "ref", 3) == 0;
     p.src_layer = pd.src_layer_desc();
     p.src_iter = pd.src_iter_desc();
     p.w_layer = pd.weights_layer_desc();
@@ -231,6 +233,14 @@ bp_status_t Run(const bp_kernel_call_t* call, Cell cell, int a_x, int a_h0, int 
     return st;
   }
   try {
+    // oneDNN's reference RNN (the only lbr_gru it has here) ran the GRU net
+    // of docs/benchmarks.md 2.3x slower on two threads than on one: where
+    // it is the implementation and a step is small, the layer runs on the
+    // calling thread, as small matmuls do. (Its LSTM gains from threads.)
+    const int64_t step_macs = s.D() * s.B * s.G() * s.H * (s.I + s.H);
+    const bool single = s.threads > 1 && step_macs < kDnnlParallelMacs && PrimitiveFor(s).reference;
+    if (single) s.threads = 1;
+    const SingleThreadScope single_thread(single);
     const Primitive& p = PrimitiveFor(s);
     dnnl::stream stream(Engine());
     const Dense dx(*x, true), dh0(*h0, true);
