@@ -7,12 +7,12 @@
 // int32 result does.
 #undef HWY_TARGET_INCLUDE
 #define HWY_TARGET_INCLUDE "kernels/integer_panel.cpp"
+#include "kernels/integer_panel.h"
+
 #include <hwy/foreach_target.h>  // must come before highway.h
 #include <hwy/highway.h>
 
 #include <cstring>
-
-#include "kernels/integer_panel.h"
 
 HWY_BEFORE_NAMESPACE();
 namespace bp_cpu {
@@ -41,8 +41,7 @@ HWY_INLINE void AddRow(const int32_t* a, const int16_t* HWY_RESTRICT row, int64_
   }
 }
 
-void Block4Impl(const int16_t* a, int64_t K, const int16_t* panel, int64_t N, int64_t nb,
-                uint32_t (*acc)[kPanelTile]) {
+void Block4Impl(const int16_t* a, int64_t K, const int16_t* panel, int64_t N, int64_t nb, uint32_t (*acc)[kPanelTile]) {
   uint32_t* rows[4] = {acc[0], acc[1], acc[2], acc[3]};
   for (int r = 0; r < 4; ++r) std::memset(acc[r], 0, static_cast<size_t>(nb) * sizeof(uint32_t));
   for (int64_t k = 0; k < K; ++k) {

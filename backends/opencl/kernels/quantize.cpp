@@ -43,8 +43,8 @@ Status RunQuantize(const bp_kernel_call_t* call) {
     return Status(BP_STATUS_INVALID_ARGUMENT, "expected x, scale and one output");
   const DLTensor* out = call->outputs[0];
   if (axis < -1 || axis >= out->ndim)
-    return Status(BP_STATUS_INVALID_ARGUMENT, "argument 'axis': expected -1 or a normalized dim, got " +
-                                                  std::to_string(axis));
+    return Status(BP_STATUS_INVALID_ARGUMENT,
+                  "argument 'axis': expected -1 or a normalized dim, got " + std::to_string(axis));
   const DtypeInfo f32 = GetDtype(DLDataType{kDLFloat, 32, 1});
   const DtypeInfo q = GetDtype(quantize ? out->dtype : x->dtype);
   auto is_f32 = [](DLDataType d) { return d.code == kDLFloat && d.bits == 32 && d.lanes == 1; };
@@ -54,14 +54,16 @@ Status RunQuantize(const bp_kernel_call_t* call) {
     return Status(BP_STATUS_UNIMPLEMENTED, std::string("quantized dtype ") + q.name);
   const char* lo = q.is_signed ? "-128.0f" : "0.0f";
   const char* hi = q.is_signed ? "127.0f" : "255.0f";
-  const std::string options = DtypeDefines(q, "Q") + " -DQ_LO=" + lo + " -DQ_HI=" + hi +
-                              " -cl-fp32-correctly-rounded-divide-sqrt";
+  const std::string options =
+      DtypeDefines(q, "Q") + " -DQ_LO=" + lo + " -DQ_HI=" + hi + " -cl-fp32-correctly-rounded-divide-sqrt";
   TensorRef refs[4];
   BPCL_RETURN_IF_ERROR(GetTensorRef(out, "out", &refs[0]));
   BPCL_RETURN_IF_ERROR(GetTensorRef(x, "x", &refs[1]));
   BPCL_RETURN_IF_ERROR(GetTensorRef(scale, "scale", &refs[2]));
-  if (zp != nullptr) BPCL_RETURN_IF_ERROR(GetTensorRef(zp, "zero_point", &refs[3]));
-  else refs[3] = refs[1];  // never read (alpha = 0)
+  if (zp != nullptr)
+    BPCL_RETURN_IF_ERROR(GetTensorRef(zp, "zero_point", &refs[3]));
+  else
+    refs[3] = refs[1];  // never read (alpha = 0)
   int64_t scale_strides[BP_MAX_NDIM], zp_strides[BP_MAX_NDIM];
   AlongAxis(scale, out->ndim, axis, scale_strides);
   AlongAxis(zp != nullptr ? zp : scale, out->ndim, zp != nullptr ? axis : -1, zp_strides);
@@ -72,8 +74,7 @@ Status RunQuantize(const bp_kernel_call_t* call) {
   // that writes out.
   cl_int err = CL_SUCCESS;
   cl_int zero = 0, found = 0;
-  cl_mem flag =
-      clCreateBuffer(ctx.device->context, CL_MEM_READ_WRITE | CL_MEM_COPY_HOST_PTR, sizeof zero, &zero, &err);
+  cl_mem flag = clCreateBuffer(ctx.device->context, CL_MEM_READ_WRITE | CL_MEM_COPY_HOST_PTR, sizeof zero, &zero, &err);
   BPCL_CL(err, "clCreateBuffer");
   TensorRef check_refs[4] = {TensorRef{flag, 0}, refs[2], refs[2], refs[2]};
   const int64_t scale_n = Numel(scale);
@@ -87,20 +88,18 @@ Status RunQuantize(const bp_kernel_call_t* call) {
                  "clEnqueueReadBuffer");
   clReleaseMemObject(flag);
   BPCL_RETURN_IF_ERROR(st);
-  if (found != 0)
-    return Status(BP_STATUS_INVALID_ARGUMENT, "argument 'scale' must hold positive finite scales");
+  if (found != 0) return Status(BP_STATUS_INVALID_ARGUMENT, "argument 'scale' must hold positive finite scales");
 
   const int64_t* strides[4] = {out->strides, x->strides, scale_strides, zp_strides};
-  return LaunchPointwiseGeo(ctx, "quantize", src::k_quantize, options, quantize ? "quantize" : "dequantize",
-                            out->ndim, out->shape, refs, strides, has_zp, none);
+  return LaunchPointwiseGeo(ctx, "quantize", src::k_quantize, options, quantize ? "quantize" : "dequantize", out->ndim,
+                            out->shape, refs, strides, has_zp, none);
 }
 
 }  // namespace
 
 void AddQuantizeKernels(std::vector<KernelReg>* out) {
   static const char kQuantize[] = "quantize";
-  out->push_back({BP_OP_QUANTIZE_LINEAR, WrapKernel<RunQuantize>, const_cast<char*>(kQuantize),
-                  BP_DTYPE_MASK_FLOAT32});
+  out->push_back({BP_OP_QUANTIZE_LINEAR, WrapKernel<RunQuantize>, const_cast<char*>(kQuantize), BP_DTYPE_MASK_FLOAT32});
   out->push_back({BP_OP_DEQUANTIZE_LINEAR, WrapKernel<RunQuantize>, nullptr,
                   BP_DTYPE_MASK_INT8 | BP_DTYPE_MASK_UINT8 | BP_DTYPE_MASK_INT32});
 }
