@@ -253,4 +253,30 @@ Status LaunchPointwise(const CallCtx& ctx, const char* prog_name, const char* bo
   return LaunchPointwiseGeo(ctx, prog_name, body, options, base, out->ndim, out->shape, refs, strides, alpha, beta);
 }
 
+Status RunCheck(const CallCtx& ctx, const char* prog_name, const char* body, const std::string& options,
+                const DtypeInfo& scalar, const char* kernel, const DLTensor* operand, const std::string& message) {
+  cl_int err = CL_SUCCESS;
+  cl_int zero = 0;
+  cl_mem flag =
+      clCreateBuffer(ctx.device->context, CL_MEM_READ_WRITE | CL_MEM_COPY_HOST_PTR, sizeof zero, &zero, &err);
+  BPCL_CL(err, "clCreateBuffer");
+  TensorRef refs[4];
+  refs[0].mem = flag;
+  Status st = GetTensorRef(operand, "operand", &refs[2]);
+  const int64_t* strides[4] = {nullptr, nullptr, operand->strides, nullptr};
+  const ScalarArg none = MakeScalar(scalar, 0, 0, true);
+  if (st.ok()) {
+    st = LaunchPointwiseGeo(ctx, prog_name, body, options, kernel, operand->ndim, operand->shape, refs, strides, none,
+                            none);
+  }
+  cl_int found = 0;
+  if (st.ok())
+    st = ClCheck(clEnqueueReadBuffer(ctx.queue, flag, CL_TRUE, 0, sizeof found, &found, 0, nullptr, nullptr),
+                 "clEnqueueReadBuffer");
+  clReleaseMemObject(flag);
+  BPCL_RETURN_IF_ERROR(st);
+  if (found != 0) return Status(BP_STATUS_INVALID_ARGUMENT, message);
+  return Ok();
+}
+
 }  // namespace bpcl

@@ -116,6 +116,14 @@ Status LaunchPointwiseGeo(const CallCtx& ctx, const char* prog_name, const char*
                           const TensorRef refs[4], const int64_t* const strides[4], const ScalarArg& alpha,
                           const ScalarArg& beta);
 
+// Runs the check kernel `kernel` ("<kernel>_1d" / "_nd" of program
+// `prog_name`, a PW_KERNEL whose scalars are `scalar`'s compute type) over
+// `operand`, seen as its input b; the kernel sets o[0] when an element
+// fails. Waits for the flag, so callers run it before anything is written:
+// INVALID_ARGUMENT `message` when any element failed.
+Status RunCheck(const CallCtx& ctx, const char* prog_name, const char* body, const std::string& options,
+                const DtypeInfo& scalar, const char* kernel, const DLTensor* operand, const std::string& message);
+
 // Adapts a Status-returning kernel body to bp_kernel_fn: errors go through
 // Fail(); no exception leaves the plugin.
 template <Status (*Run)(const bp_kernel_call_t*)>

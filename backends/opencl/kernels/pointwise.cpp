@@ -20,32 +20,6 @@ struct PwOp {
 
 std::string PointwiseOptions(const Device* d, const DtypeInfo& t) { return DtypeDefines(t, "T") + DeviceDefines(d); }
 
-// Runs chk_<what> over `operand`; an error when any element matches.
-Status RunCheck(const CallCtx& ctx, const DtypeInfo& t, const char* kernel, const DLTensor* operand,
-                const std::string& message) {
-  cl_int err = CL_SUCCESS;
-  cl_int zero = 0;
-  cl_mem flag = clCreateBuffer(ctx.device->context, CL_MEM_READ_WRITE | CL_MEM_COPY_HOST_PTR, sizeof zero, &zero,
-                               &err);
-  BPCL_CL(err, "clCreateBuffer");
-  TensorRef refs[4];
-  refs[0].mem = flag;
-  Status st = GetTensorRef(operand, "operand", &refs[2]);
-  const int64_t* strides[4] = {nullptr, nullptr, operand->strides, nullptr};
-  const ScalarArg none = MakeScalar(t, 0, 0, true);
-  if (st.ok()) {
-    st = LaunchPointwiseGeo(ctx, "pointwise", src::k_pointwise, PointwiseOptions(ctx.device, t), kernel,
-                            operand->ndim, operand->shape, refs, strides, none, none);
-  }
-  cl_int found = 0;
-  if (st.ok()) st = ClCheck(clEnqueueReadBuffer(ctx.queue, flag, CL_TRUE, 0, sizeof found, &found, 0, nullptr, nullptr),
-                            "clEnqueueReadBuffer");
-  clReleaseMemObject(flag);
-  BPCL_RETURN_IF_ERROR(st);
-  if (found != 0) return Status(BP_STATUS_INVALID_ARGUMENT, message);
-  return Ok();
-}
-
 Status RunPointwise(const bp_kernel_call_t* call) {
   CallCtx ctx;
   BPCL_RETURN_IF_ERROR(GetCallCtx(call, &ctx));
@@ -96,14 +70,14 @@ Status RunPointwise(const bp_kernel_call_t* call) {
                                                               "'floor', got '") + mode + "'");
       }
       if (!floating) {
-        BPCL_RETURN_IF_ERROR(RunCheck(ctx, t, "chk_zero", in[1],
+        BPCL_RETURN_IF_ERROR(RunCheck(ctx, "pointwise", src::k_pointwise, PointwiseOptions(ctx.device, t), t, "chk_zero", in[1],
                                       "ZeroDivisionError: argument 'other' has a zero element (integer division by zero)"));
       }
       break;
     }
     case PwKind::kPow:
       if (!floating && t.is_signed) {
-        BPCL_RETURN_IF_ERROR(RunCheck(ctx, t, "chk_neg", in[1],
+        BPCL_RETURN_IF_ERROR(RunCheck(ctx, "pointwise", src::k_pointwise, PointwiseOptions(ctx.device, t), t, "chk_neg", in[1],
                                       "argument 'exponent': integers to negative integer powers are not allowed"));
       }
       break;

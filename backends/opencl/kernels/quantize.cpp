@@ -19,10 +19,6 @@ static_assert(BP_ARG_QUANTIZE_LINEAR_X == BP_ARG_DEQUANTIZE_LINEAR_X &&
                   BP_ARG_QUANTIZE_LINEAR_AXIS == BP_ARG_DEQUANTIZE_LINEAR_AXIS,
               "quantize_linear and dequantize_linear read their arguments alike");
 
-const DLTensor* TensorArg(const bp_kernel_call_t* call, int i) {
-  return call->num_args > i && call->args[i].kind == BP_VALUE_TENSOR ? call->args[i].u.tensor : nullptr;
-}
-
 // Strides that show a scale or zero point `p` with out's sizes: its one
 // stride along `axis` (-1: none), 0 elsewhere.
 void AlongAxis(const DLTensor* p, int32_t ndim, int64_t axis, int64_t* strides) {
@@ -34,11 +30,10 @@ Status RunQuantize(const bp_kernel_call_t* call) {
   CallCtx ctx;
   BPCL_RETURN_IF_ERROR(GetCallCtx(call, &ctx));
   const bool quantize = call->kernel_data != nullptr;
-  const DLTensor* x = TensorArg(call, BP_ARG_QUANTIZE_LINEAR_X);
-  const DLTensor* scale = TensorArg(call, BP_ARG_QUANTIZE_LINEAR_SCALE);
-  const DLTensor* zp = TensorArg(call, BP_ARG_QUANTIZE_LINEAR_ZERO_POINT);
-  const int a = BP_ARG_QUANTIZE_LINEAR_AXIS;
-  const int64_t axis = call->num_args > a && call->args[a].kind == BP_VALUE_INT ? call->args[a].u.i : -1;
+  const DLTensor* x = bp_kit_tensor_arg(call, BP_ARG_QUANTIZE_LINEAR_X);
+  const DLTensor* scale = bp_kit_tensor_arg(call, BP_ARG_QUANTIZE_LINEAR_SCALE);
+  const DLTensor* zp = bp_kit_tensor_arg(call, BP_ARG_QUANTIZE_LINEAR_ZERO_POINT);
+  const int64_t axis = bp_kit_int_arg(call, BP_ARG_QUANTIZE_LINEAR_AXIS, -1);
   if (x == nullptr || scale == nullptr || call->num_outputs < 1 || call->outputs[0] == nullptr)
     return Status(BP_STATUS_INVALID_ARGUMENT, "expected x, scale and one output");
   const DLTensor* out = call->outputs[0];
@@ -70,26 +65,9 @@ Status RunQuantize(const bp_kernel_call_t* call) {
   const ScalarArg has_zp = MakeScalar(f32, zp != nullptr ? 1.0 : 0.0, 0, false);
   const ScalarArg none = MakeScalar(f32, 0.0, 0, false);
 
-  // The scale check: a flag the kernel sets, read back before the launch
-  // that writes out.
-  cl_int err = CL_SUCCESS;
-  cl_int zero = 0, found = 0;
-  cl_mem flag = clCreateBuffer(ctx.device->context, CL_MEM_READ_WRITE | CL_MEM_COPY_HOST_PTR, sizeof zero, &zero, &err);
-  BPCL_CL(err, "clCreateBuffer");
-  TensorRef check_refs[4] = {TensorRef{flag, 0}, refs[2], refs[2], refs[2]};
-  const int64_t scale_n = Numel(scale);
-  const int64_t scale_step = scale->ndim > 0 && scale->strides != nullptr ? scale->strides[0] : 1;
-  const int64_t check_strides[4][1] = {{0}, {scale_step}, {scale_step}, {scale_step}};
-  const int64_t* cs[4] = {check_strides[0], check_strides[1], check_strides[2], check_strides[3]};
-  Status st = LaunchPointwiseGeo(ctx, "quantize", src::k_quantize, options, "chk_scale", 1, &scale_n, check_refs, cs,
-                                 none, none);
-  if (st.ok())
-    st = ClCheck(clEnqueueReadBuffer(ctx.queue, flag, CL_TRUE, 0, sizeof found, &found, 0, nullptr, nullptr),
-                 "clEnqueueReadBuffer");
-  clReleaseMemObject(flag);
-  BPCL_RETURN_IF_ERROR(st);
-  if (found != 0) return Status(BP_STATUS_INVALID_ARGUMENT, "argument 'scale' must hold positive finite scales");
-
+  // Before anything is written: every scale positive and finite.
+  BPCL_RETURN_IF_ERROR(RunCheck(ctx, "quantize", src::k_quantize, options, f32, "chk_scale", scale,
+                                "argument 'scale' must hold positive finite scales"));
   const int64_t* strides[4] = {out->strides, x->strides, scale_strides, zp_strides};
   return LaunchPointwiseGeo(ctx, "quantize", src::k_quantize, options, quantize ? "quantize" : "dequantize", out->ndim,
                             out->shape, refs, strides, has_zp, none);
