@@ -54,6 +54,21 @@ static_assert(BP_ARG_MAX_POOL2D_KERNEL_SIZE == BP_ARG_AVG_POOL2D_KERNEL_SIZE &&
                   BP_ARG_SOFTMAX_INT_DIM == BP_ARG_LOG_SOFTMAX_INT_DIM,
               "max and avg pooling, softmax and log_softmax read their arguments alike");
 
+// An int[2] argument into out (an INT, or a one-element list, is used for
+// both dims; NONE or an empty list gives dflt). False when the argument is
+// of another kind.
+inline bool IntPairArg(const bp_kernel_call_t* call, int i, int64_t dflt, int64_t out[2]) {
+  const int64_t* v = nullptr;
+  const int64_t n = bp_kit_int_list_arg(call, i, &v);
+  if (n == 0) {
+    out[0] = out[1] = dflt;
+    return bp_kit_arg(call, i)->kind == BP_VALUE_NONE || bp_kit_arg(call, i)->kind == BP_VALUE_INT_LIST;
+  }
+  out[0] = v[0];
+  out[1] = n > 1 ? v[1] : v[0];
+  return true;
+}
+
 // A scalar argument converted to opmath_t<T> (integers stay exact).
 template <typename T>
 inline opmath_t<T> ScalarArg(const bp_kernel_call_t* call, int i, opmath_t<T> dflt) {

@@ -33,14 +33,6 @@ struct ConvInt {
   int64_t stride[2], pad[2], dil[2], groups;
 };
 
-// Reads an int[2] argument (an INT is used for both dims).
-void Pair(const bp_kernel_call_t* call, int i, int64_t dflt, int64_t out[2]) {
-  const int64_t* v = nullptr;
-  const int64_t n = bp_kit_int_list_arg(call, i, &v);
-  out[0] = n > 0 ? v[0] : dflt;
-  out[1] = n > 1 ? v[1] : out[0];
-}
-
 bool IsInt8(const DLTensor& t) {
   const DType d = DtypeOf(t.dtype);
   return d == DType::kInt8 || d == DType::kUInt8;
@@ -170,9 +162,9 @@ bp_status_t ConvInteger(const bp_kernel_call_t* call) {
             {},
             {},
             bp_kit_int_arg(call, BP_ARG_CONV_INTEGER_GROUPS, 1)};
-  Pair(call, BP_ARG_CONV_INTEGER_STRIDE, 1, c.stride);
-  Pair(call, BP_ARG_CONV_INTEGER_PADDING, 0, c.pad);
-  Pair(call, BP_ARG_CONV_INTEGER_DILATION, 1, c.dil);
+  IntPairArg(call, BP_ARG_CONV_INTEGER_STRIDE, 1, c.stride);
+  IntPairArg(call, BP_ARG_CONV_INTEGER_PADDING, 0, c.pad);
+  IntPairArg(call, BP_ARG_CONV_INTEGER_DILATION, 1, c.dil);
   if (const char* why = Invalid(c)) return Fail(call, BP_STATUS_INVALID_ARGUMENT, "%s", why);
   if (Numel(*c.y) == 0) return BP_STATUS_OK;
   try {

@@ -100,19 +100,6 @@ void DirectConv(const Conv& c) {
   });
 }
 
-// Reads an int[2] argument (an INT is used for both dims).
-bool Pair(const bp_kernel_call_t* call, int i, int64_t dflt, int64_t out[2]) {
-  const int64_t* v = nullptr;
-  const int64_t n = bp_kit_int_list_arg(call, i, &v);
-  if (n == 0) {
-    out[0] = out[1] = dflt;
-    return bp_kit_arg(call, i)->kind == BP_VALUE_NONE || bp_kit_arg(call, i)->kind == BP_VALUE_INT_LIST;
-  }
-  out[0] = v[0];
-  out[1] = n > 1 ? v[1] : v[0];
-  return true;
-}
-
 // conv2d, and conv2d_fused when `fused` is not null (its arguments 0..6 are conv2d's).
 bp_status_t RunConv(const bp_kernel_call_t* call, const Fused* fused) {
   Conv c{bp_kit_tensor_arg(call, BP_ARG_CONV2D_INPUT),
@@ -124,9 +111,9 @@ bp_status_t RunConv(const bp_kernel_call_t* call, const Fused* fused) {
          {},
          1};
   if (c.x == nullptr || c.w == nullptr) return Fail(call, BP_STATUS_INVALID_ARGUMENT, "expected 'input' and 'weight'");
-  Pair(call, BP_ARG_CONV2D_STRIDE, 1, c.stride);
-  Pair(call, BP_ARG_CONV2D_PADDING, 0, c.pad);
-  Pair(call, BP_ARG_CONV2D_DILATION, 1, c.dil);
+  IntPairArg(call, BP_ARG_CONV2D_STRIDE, 1, c.stride);
+  IntPairArg(call, BP_ARG_CONV2D_PADDING, 0, c.pad);
+  IntPairArg(call, BP_ARG_CONV2D_DILATION, 1, c.dil);
   c.groups = bp_kit_int_arg(call, BP_ARG_CONV2D_GROUPS, 1);
   c.weight_id = bp_kit_constant_id(call, BP_ARG_CONV2D_WEIGHT);
   if (c.x->ndim != 4 || c.w->ndim != 4 || c.y->ndim != 4 || c.groups < 1 || c.y->shape[1] % c.groups != 0)
@@ -414,14 +401,14 @@ bp_status_t Pool2d(const bp_kernel_call_t* call) {
   if (x == nullptr || x->ndim != 4 || y->ndim != 4)
     return Fail(call, BP_STATUS_INVALID_ARGUMENT, "expected a 4-D input [N, C, H, W] and output");
   Pool P{};
-  Pair(call, BP_ARG_MAX_POOL2D_KERNEL_SIZE, 1, P.k);
-  if (!Pair(call, BP_ARG_MAX_POOL2D_STRIDE, 0, P.s) || P.s[0] == 0) {
+  IntPairArg(call, BP_ARG_MAX_POOL2D_KERNEL_SIZE, 1, P.k);
+  if (!IntPairArg(call, BP_ARG_MAX_POOL2D_STRIDE, 0, P.s) || P.s[0] == 0) {
     P.s[0] = P.k[0];
     P.s[1] = P.k[1];
   }
-  Pair(call, BP_ARG_MAX_POOL2D_PADDING, 0, P.p);
+  IntPairArg(call, BP_ARG_MAX_POOL2D_PADDING, 0, P.p);
   if (kMax) {
-    Pair(call, BP_ARG_MAX_POOL2D_DILATION, 1, P.d);
+    IntPairArg(call, BP_ARG_MAX_POOL2D_DILATION, 1, P.d);
   } else {
     P.d[0] = P.d[1] = 1;
     P.count_include_pad = bp_kit_bool_arg(call, BP_ARG_AVG_POOL2D_COUNT_INCLUDE_PAD, true);

@@ -18,14 +18,6 @@ struct Geometry2d {
   int64_t stride[2], pad[2], dil[2], groups;
 };
 
-// Reads an int[2] argument (the meta function always passes two values).
-void Pair(const bp_kernel_call_t* call, int i, int64_t dflt, int64_t out[2]) {
-  const int64_t* v = nullptr;
-  const int64_t n = bp_kit_int_list_arg(call, i, &v);
-  out[0] = n > 0 ? v[0] : dflt;
-  out[1] = n > 1 ? v[1] : out[0];
-}
-
 template <typename T>
 void Loop(const DLTensor& x, const DLTensor& w, const DLTensor* bias, const DLTensor& y, const Geometry2d& g) {
   const int64_t N = y.shape[0], OC = y.shape[1], OH = y.shape[2], OW = y.shape[3];
@@ -69,9 +61,9 @@ bp_status_t ConvTranspose2d(const bp_kernel_call_t* call) {
   const DLTensor* bias = bp_kit_tensor_arg(call, BP_ARG_CONV_TRANSPOSE2D_INPUT_BIAS);
   DLTensor* y = call->outputs[0];
   Geometry2d g{};
-  Pair(call, BP_ARG_CONV_TRANSPOSE2D_INPUT_STRIDE, 1, g.stride);
-  Pair(call, BP_ARG_CONV_TRANSPOSE2D_INPUT_PADDING, 0, g.pad);
-  Pair(call, BP_ARG_CONV_TRANSPOSE2D_INPUT_DILATION, 1, g.dil);
+  IntPairArg(call, BP_ARG_CONV_TRANSPOSE2D_INPUT_STRIDE, 1, g.stride);
+  IntPairArg(call, BP_ARG_CONV_TRANSPOSE2D_INPUT_PADDING, 0, g.pad);
+  IntPairArg(call, BP_ARG_CONV_TRANSPOSE2D_INPUT_DILATION, 1, g.dil);
   g.groups = bp_kit_int_arg(call, BP_ARG_CONV_TRANSPOSE2D_INPUT_GROUPS, 1);
   if (x == nullptr || w == nullptr || x->ndim != 4 || w->ndim != 4 || y->ndim != 4 || g.groups < 1 ||
       x->shape[1] % g.groups != 0 || y->shape[1] != w->shape[1] * g.groups || g.stride[0] < 1 || g.stride[1] < 1)
