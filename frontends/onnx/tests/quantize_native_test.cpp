@@ -16,19 +16,16 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
-#include <cstdlib>
 #include <map>
-#include <memory>
 #include <string>
 #include <vector>
 
 #include "bponnx/graph.h"
 #include "graph_builder.h"
+#include "native_ops_fixture.h"
 
 namespace {
 
-using bponnx::Model;
-using bponnx::Session;
 using bptest::Graph;
 
 constexpr int kUInt8 = 2, kInt8 = 3, kInt32 = 6;
@@ -73,62 +70,21 @@ std::vector<int32_t> Spread(size_t count, int elem, int salt) {
   return v;
 }
 
-class QuantizeNativeTest : public ::testing::Test {
+class QuantizeNativeTest : public NativeOpsTest<> {
  protected:
-  void SetUp() override {
-    char tmpl[] = "/tmp/bponnx_qdq_test_XXXXXX";
-    ASSERT_NE(mkdtemp(tmpl), nullptr);
-    dir_ = tmpl;
-    ASSERT_EQ(bp_context_create(nullptr, &ctx_), BP_STATUS_OK);
-    ASSERT_EQ(bp_plugin_load(ctx_, BP_BUILD_PLUGIN_DIR "/libbackplane_cpu.so", nullptr), BP_STATUS_OK)
-        << bp_last_error_message();
-  }
-  void TearDown() override {
-    for (bp_tensor_t* t : held_) bp_tensor_release(t);
-    session_.reset();
-    bp_context_destroy(ctx_);
-    std::system(("rm -rf " + dir_).c_str());
-  }
-  template <typename T>
-  std::vector<T> values(bp_tensor_t* t) {
-    std::vector<T> v(static_cast<size_t>(bp_tensor_numel(t)));
-    EXPECT_EQ(bp_tensor_to_host(t, v.data(), v.size() * sizeof(T)), BP_STATUS_OK);
-    return v;
-  }
-  // Runs the graph on x; native[name] tells whether that node called one
-  // of the native operators.
+  // Runs the graph on x (float32).
   bool run(const Graph& g, const std::vector<int64_t>& xs, const std::vector<float>& x, std::vector<bp_tensor_t*>* outs,
            std::string* err) {
-    bp_tensor_t* xt = nullptr;
-    EXPECT_EQ(bp_tensor_from_host(ctx_, bp_device_t{0, 0}, static_cast<int32_t>(xs.size()), xs.data(),
-                                  DLDataType{kDLFloat, 32, 1}, x.data(), x.size() * 4, &xt),
-              BP_STATUS_OK);
-    held_.push_back(xt);
-    return run_with(g, {{"x", xt}}, outs, err);
+    return run_with(g, {{"x", tensor(xs, DLDataType{kDLFloat, 32, 1}, x.data(), x.size() * 4)}}, outs, err);
   }
+  // native_[name]: whether that node called one of the native operators.
   bool run_with(const Graph& g, const std::map<std::string, bp_tensor_t*>& in, std::vector<bp_tensor_t*>* outs,
                 std::string* err) {
-    EXPECT_TRUE(Model::load(g.save(dir_ + "/m.onnx"), &model_, err)) << *err;
-    session_ = std::make_unique<Session>(ctx_, bp_device_t{0, 0}, &model_);
-    bp_op_t *q = nullptr, *dq = nullptr, *mm = nullptr, *ci = nullptr;  // the native operators
-    bp_op_find(ctx_, "quantize_linear", &q);
-    bp_op_find(ctx_, "dequantize_linear", &dq);
-    bp_op_find(ctx_, "matmul_integer", &mm);
-    bp_op_find(ctx_, "conv_integer", &ci);
-    session_->set_observer([&, q, dq, mm, ci](const bponnx::NodeRun& r) {
-      bool called = false;
-      for (bp_op_t* op : r.ops) called = called || op == q || op == dq || op == mm || op == ci;
-      native_[r.node->name] = called;
-    });
-    const bool ok = session_->run(in, outs, err);
-    for (bp_tensor_t* t : *outs) held_.push_back(t);
+    const bool ok =
+        run_graph(g, in, {"quantize_linear", "dequantize_linear", "matmul_integer", "conv_integer"}, outs, err);
+    native_ = called_;
     return ok;
   }
-  std::string dir_;
-  bp_context_t* ctx_ = nullptr;
-  Model model_;
-  std::unique_ptr<Session> session_;
-  std::vector<bp_tensor_t*> held_;
   std::map<std::string, bool> native_;
 };
 
@@ -218,12 +174,7 @@ TEST_F(QuantizeNativeTest, MatMulIntegerNativeMatchesTheDecomposition) {
   g.value(g.g()->mutable_output(), "q", {3, 5}, kUInt8);
   g.value(g.g()->mutable_output(), "q_ref", {3, 5}, kUInt8);
   const std::vector<uint8_t> a = {0, 255, 128, 7, 1, 2, 3, 250, 255, 255, 0, 0};
-  const std::vector<int64_t> as = {3, 4};
-  bp_tensor_t* at = nullptr;
-  ASSERT_EQ(
-      bp_tensor_from_host(ctx_, bp_device_t{0, 0}, 2, as.data(), DLDataType{kDLUInt, 8, 1}, a.data(), a.size(), &at),
-      BP_STATUS_OK);
-  held_.push_back(at);
+  bp_tensor_t* at = tensor({3, 4}, DLDataType{kDLUInt, 8, 1}, a.data(), a.size());
   std::vector<bp_tensor_t*> result;
   std::string err;
   ASSERT_TRUE(run_with(g, {{"a", at}}, &result, &err)) << err;
@@ -350,16 +301,8 @@ TEST_F(QuantizeNativeTest, ConvIntegerNativeMatchesTheDecomposition) {
   std::vector<uint8_t> x(196);
   for (size_t i = 0; i < x.size(); ++i) x[i] = static_cast<uint8_t>((i * 53 + 11) % 256);
   const std::vector<int8_t> x1 = {-128, 127, 0, -5, 5, 100, -100, 3, 64, 1, 2, 3, -4, -5, 90, -90, 127, -128};
-  const std::vector<int64_t> xs = {1, 4, 7, 7}, x1s = {1, 2, 9};
-  bp_tensor_t *xt = nullptr, *x1t = nullptr;
-  ASSERT_EQ(
-      bp_tensor_from_host(ctx_, bp_device_t{0, 0}, 4, xs.data(), DLDataType{kDLUInt, 8, 1}, x.data(), x.size(), &xt),
-      BP_STATUS_OK);
-  held_.push_back(xt);
-  ASSERT_EQ(bp_tensor_from_host(ctx_, bp_device_t{0, 0}, 3, x1s.data(), DLDataType{kDLInt, 8, 1}, x1.data(),
-                                x1.size(), &x1t),
-            BP_STATUS_OK);
-  held_.push_back(x1t);
+  bp_tensor_t* xt = tensor({1, 4, 7, 7}, DLDataType{kDLUInt, 8, 1}, x.data(), x.size());
+  bp_tensor_t* x1t = tensor({1, 2, 9}, DLDataType{kDLInt, 8, 1}, x1.data(), x1.size());
   std::vector<bp_tensor_t*> result;
   std::string err;
   ASSERT_TRUE(run_with(g, {{"x", xt}, {"x1", x1t}}, &result, &err)) << err;
@@ -393,12 +336,7 @@ TEST_F(QuantizeNativeTest, QLinearConvZeroScaleNamesTheNode) {
   g.node("QLinearConv", {"x", "s", "z", "w", "sw0", "z", "s", "z"}, {"q"}, "qconv_zero");
   g.value(g.g()->mutable_output(), "q", {1, 1, 3, 3}, kUInt8);
   const std::vector<uint8_t> x(9, 3);
-  const std::vector<int64_t> xs = {1, 1, 3, 3};
-  bp_tensor_t* xt = nullptr;
-  ASSERT_EQ(
-      bp_tensor_from_host(ctx_, bp_device_t{0, 0}, 4, xs.data(), DLDataType{kDLUInt, 8, 1}, x.data(), x.size(), &xt),
-      BP_STATUS_OK);
-  held_.push_back(xt);
+  bp_tensor_t* xt = tensor({1, 1, 3, 3}, DLDataType{kDLUInt, 8, 1}, x.data(), x.size());
   std::vector<bp_tensor_t*> result;
   std::string err;
   EXPECT_FALSE(run_with(g, {{"x", xt}}, &result, &err));

@@ -8,19 +8,16 @@
 
 #include <algorithm>
 #include <cmath>
-#include <cstdlib>
 #include <map>
-#include <memory>
 #include <string>
 #include <vector>
 
 #include "bponnx/graph.h"
 #include "graph_builder.h"
+#include "native_ops_fixture.h"
 
 namespace {
 
-using bponnx::Model;
-using bponnx::Session;
 using bptest::Graph;
 
 struct Config {
@@ -35,56 +32,16 @@ std::string Name(const Config& c) {
          (c.bias ? " bias" : "") + (c.initial ? " initial states" : "") + (c.lbr ? " linear_before_reset" : "");
 }
 
-class RecurrentNativeTest : public ::testing::TestWithParam<Config> {
+class RecurrentNativeTest : public NativeOpsTest<::testing::TestWithParam<Config>> {
  protected:
-  void SetUp() override {
-    char tmpl[] = "/tmp/bponnx_rnn_test_XXXXXX";
-    ASSERT_NE(mkdtemp(tmpl), nullptr);
-    dir_ = tmpl;
-    ASSERT_EQ(bp_context_create(nullptr, &ctx_), BP_STATUS_OK);
-    ASSERT_EQ(bp_plugin_load(ctx_, BP_BUILD_PLUGIN_DIR "/libbackplane_cpu.so", nullptr), BP_STATUS_OK)
-        << bp_last_error_message();
-  }
-  void TearDown() override {
-    for (bp_tensor_t* t : held_) bp_tensor_release(t);
-    session_.reset();
-    bp_context_destroy(ctx_);
-    std::system(("rm -rf " + dir_).c_str());
-  }
-  bp_tensor_t* tensor(std::vector<int64_t> sizes, DLDataType dt, const void* data, size_t bytes) {
-    bp_tensor_t* t = nullptr;
-    EXPECT_EQ(bp_tensor_from_host(ctx_, bp_device_t{0, 0}, static_cast<int32_t>(sizes.size()), sizes.data(), dt, data,
-                                  bytes, &t),
-              BP_STATUS_OK);
-    held_.push_back(t);
-    return t;
-  }
-  std::vector<float> values(bp_tensor_t* t) {
-    std::vector<float> v(static_cast<size_t>(bp_tensor_numel(t)));
-    EXPECT_EQ(bp_tensor_to_host(t, v.data(), v.size() * 4), BP_STATUS_OK);
-    return v;
-  }
   // Runs the graph once; *native tells whether the recurrent operator ran.
   bool run(const Graph& g, const std::map<std::string, bp_tensor_t*>& in, std::vector<bp_tensor_t*>* outs,
            bool* native, std::string* err) {
-    EXPECT_TRUE(Model::load(g.save(dir_ + "/m.onnx"), &model_, err)) << *err;
-    session_ = std::make_unique<Session>(ctx_, bp_device_t{0, 0}, &model_);
-    bp_op_t *lstm = nullptr, *gru = nullptr;
-    bp_op_find(ctx_, "lstm_layer", &lstm);
-    bp_op_find(ctx_, "gru_layer", &gru);
-    *native = false;
-    session_->set_observer([&](const bponnx::NodeRun& r) {
-      for (bp_op_t* op : r.ops) *native = *native || op == lstm || op == gru;
-    });
-    const bool ok = session_->run(in, outs, err);
-    for (bp_tensor_t* t : *outs) held_.push_back(t);
+    const bool ok = run_graph(g, in, {"lstm_layer", "gru_layer"}, outs, err);
+    *native = any_called();
     return ok;
   }
-  std::string dir_;
-  bp_context_t* ctx_ = nullptr;
-  Model model_;
-  std::unique_ptr<Session> session_;
-  std::vector<bp_tensor_t*> held_;
+  std::vector<float> values(bp_tensor_t* t) { return NativeOpsTest::values<float>(t); }
   std::vector<std::vector<float>> native_;  // the native run's outputs
 };
 
