@@ -24,6 +24,7 @@
 #ifndef BACKPLANE_BACKEND_H_
 #define BACKPLANE_BACKEND_H_
 
+#include "backplane/collectives.h"
 #include "backplane/types.h"
 
 #ifdef __cplusplus
@@ -404,6 +405,13 @@ typedef struct bp_backend_t {
    * NULL slot: the host calls copy_device_to_host (which waits). */
   bp_status_t (*copy_device_to_host_async)(void* backend_data, int32_t device, const void* src,
                                            size_t src_offset, void* dst, size_t nbytes, bp_stream_t stream);
+
+  /* ---- ABI 1.6: collectives (backplane/collectives.h) ----
+   * Optional. A plugin whose devices have their own interconnect points this
+   * at a static table; NULL (or a plugin built before 1.6) means the host's
+   * Gloo engine serves the backend's communicators, staged through host
+   * memory. Read once, when a communicator is created. */
+  const bp_collectives_t* collectives;
 } bp_backend_t;
 
 /* ---- The entry point ----------------------------------------------------- */

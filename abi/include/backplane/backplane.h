@@ -450,5 +450,6 @@ BP_API bp_status_t bp_transfer_stats_reset(bp_context_t* context, int32_t backen
 
 #include "backplane/call_plan.h" /* ABI 1.3: prepared calls */
 #include "backplane/streams.h"   /* ABI 1.4: streams and events */
+#include "backplane/comm.h"      /* ABI 1.6: communicators and collectives */
 
 #endif /* BACKPLANE_BACKPLANE_H_ */

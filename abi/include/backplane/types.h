@@ -25,7 +25,7 @@ extern "C" {
 
 /* ---- ABI version: 16-bit major, 16-bit minor. Major must match; minor only adds. */
 #define BP_ABI_VERSION_MAJOR 1
-#define BP_ABI_VERSION_MINOR 5
+#define BP_ABI_VERSION_MINOR 6
 #define BP_MAKE_ABI_VERSION(major, minor) \
   ((uint32_t)(((uint32_t)(major) << 16) | ((uint32_t)(minor)&0xffffu)))
 #define BP_ABI_VERSION BP_MAKE_ABI_VERSION(BP_ABI_VERSION_MAJOR, BP_ABI_VERSION_MINOR)
