@@ -7,6 +7,7 @@ packages=(
   libdlpack-dev libdnnl-dev libhwy-dev libgtest-dev libgmock-dev libbenchmark-dev
   libcli11-dev nlohmann-json3-dev libfmt-dev
   ocl-icd-opencl-dev opencl-headers pocl-opencl-icd clinfo
+  libgloo-dev  # bp_comm_*: collectives through Gloo
   libclblast-dev  # backends/opencl: GEMM for matmul, addmm, linear (BACKPLANE_CLBLAST)
   hipcc libamdhip64-dev
   libonnx-dev libonnx-testdata libprotobuf-dev protobuf-compiler

@@ -25,6 +25,7 @@
 #include "expect_backends.h"
 #include "isolate.h"
 #include "load_probe.h"
+#include "groups/collectives_group.h"  // the collectives group (ranks as processes)
 #include "models/models_group.h"  // the models group (real networks)
 #include "onnx/onnx_corpus.h"     // ONNX node-test corpus
 #include "report.h"
@@ -221,8 +222,8 @@ int main(int argc, char** argv) {
   app.add_option("--dtype", cli.dtype, "one dtype: float32 float64 float16 bfloat16 int8 uint8 int32 int64 bool");
   app.add_option("--sample", cli.sample, "run only this sample number (see the failure's rerun line)");
   app.add_option("--seed", cli.seed, "seed of the sample generator (default 1)");
-  app.add_option("--group", cli.groups, "groups to run (repeatable): ops fallback claims abi streams (default: all)")
-      ->check(CLI::IsMember({"ops", "fallback", "claims", "abi", "streams"}))
+  app.add_option("--group", cli.groups, "groups to run (repeatable): ops fallback claims abi streams collectives (default: all but collectives)")
+      ->check(CLI::IsMember({"ops", "fallback", "claims", "abi", "streams", "collectives"}))
       ->take_all();
   app.add_option("--json", cli.json, "write a JSON report of every case to FILE")->type_name("FILE");
   app.add_option("--junit", cli.junit, "write a JUnit XML report (one testcase per case) to FILE")->type_name("FILE");
@@ -261,6 +262,8 @@ int main(int argc, char** argv) {
   add_onnx_options(app, &onnx_cli);
   ModelsCli models_cli;
   add_models_options(app, &models_cli);
+  CollectivesCli collectives_cli;
+  add_collectives_options(app, &collectives_cli);
   // --gtest_* flags (--gtest_filter with --no-isolate, ...) go to GoogleTest.
   app.allow_extras();
   CLI11_PARSE(app, argc, argv);
@@ -315,7 +318,8 @@ int main(int argc, char** argv) {
   // Plugin loads run first in a child (LOAD CRASHED / LOAD TIMEOUT verdicts,
   // one per file), except in workers: they load exactly the files their
   // parent loaded, and never discover.
-  const bool is_worker = cli.worker || onnx_cli.worker || !models_cli.worker_model.empty();
+  const bool is_worker =
+      cli.worker || onnx_cli.worker || !models_cli.worker_model.empty() || is_collectives_worker(collectives_cli);
   SelectOptions sel;
   sel.load_timeout_s = is_worker || cli.no_isolate ? 0.0 : cli.timeout;
   if (is_worker) sel.worker_files = &cli.plugin_files;
@@ -329,6 +333,9 @@ int main(int argc, char** argv) {
   }
   if (onnx_cli.worker) return run_onnx_worker(ctx, cli.worker_backend, cli.worker_device, onnx_opt, onnx_cli.worker_start);
   if (!models_cli.worker_model.empty()) return run_models_worker(ctx, cli.worker_backend, cli.worker_device, models_cli);
+  if (is_collectives_worker(collectives_cli)) {
+    return run_collectives_worker(ctx, cli.worker_backend, cli.worker_device, collectives_cli);
+  }
   Runner runner(ctx);
   if (cli.list) {
     list_everything(ctx, runner, backends);
@@ -342,6 +349,16 @@ int main(int argc, char** argv) {
   // The suites, instantiated over what was found.
   std::vector<int32_t> deviceless;
   const std::vector<Target> targets = make_targets(ctx, backends, &deviceless);
+  // The collectives group runs its ranks as processes of their own, before
+  // (and apart from) the suites; alone, it is the whole run.
+  bool collectives_failed = false;
+  if (has_group(cli, "collectives")) {
+    std::vector<std::string> base = {self_exe()};
+    add_plugin_args(cli, &base);
+    collectives_failed = !run_collectives_group(targets, base, collectives_cli, std::cout);
+    cli.groups.erase(std::remove(cli.groups.begin(), cli.groups.end(), "collectives"), cli.groups.end());
+    if (cli.groups.empty()) return collectives_failed || load_failures > 0 ? 1 : 0;
+  }
   SuiteState& state = suite_state();
   state.runner = &runner;
   state.options = opt;
@@ -519,5 +536,5 @@ int main(int argc, char** argv) {
     std::cerr << "bp-conformance: " << err << "\n";
     return 2;
   }
-  return failed || load_failures > 0 ? 1 : 0;
+  return failed || collectives_failed || load_failures > 0 ? 1 : 0;
 }

@@ -24,7 +24,6 @@
 #ifndef BACKPLANE_BACKEND_H_
 #define BACKPLANE_BACKEND_H_
 
-#include "backplane/collectives.h"
 #include "backplane/types.h"
 
 #ifdef __cplusplus
@@ -42,6 +41,9 @@ typedef struct bp_registrar_t bp_registrar_t; /* registration scope of one plugi
 typedef void* bp_stream_t;
 /* An event recorded on a stream; opaque to the host, owned by the backend. */
 typedef void* bp_event_t;
+
+/* ABI 1.6: the collectives extension table, defined in backplane/collectives.h. */
+struct bp_collectives_t;
 
 /* ---- Kernel calling convention ------------------------------------------- */
 
@@ -411,7 +413,7 @@ typedef struct bp_backend_t {
    * at a static table; NULL (or a plugin built before 1.6) means the host's
    * Gloo engine serves the backend's communicators, staged through host
    * memory. Read once, when a communicator is created. */
-  const bp_collectives_t* collectives;
+  const struct bp_collectives_t* collectives;
 } bp_backend_t;
 
 /* ---- The entry point ----------------------------------------------------- */

@@ -1,6 +1,6 @@
 /*
- * Collectives extension of the plugin ABI (ABI 1.6). Pure C99; included by
- * backend.h. Optional: a plugin whose devices have their own interconnect
+ * Collectives extension of the plugin ABI (ABI 1.6). Pure C99; a plugin that
+ * fills it includes this header (it includes backend.h). Optional: a plugin whose devices have their own interconnect
  * (NVLink through NCCL, a vendor fabric, vendor_sim's shared memory) points
  * bp_backend_t.collectives at a static bp_collectives_t; every other device
  * gets Backplane's host engine (Gloo over TCP, staged through host memory).
@@ -21,7 +21,7 @@
 #ifndef BACKPLANE_COLLECTIVES_H_
 #define BACKPLANE_COLLECTIVES_H_
 
-#include "backplane/types.h"
+#include "backplane/backend.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -79,7 +79,7 @@ typedef struct bp_collective_args_t {
   int32_t peer;                 /* BROADCAST: root; SEND/RECV: the other rank; else -1 */
   int32_t reserved0;
   /* Contiguous (compact strides), on the communicator's device, dtype one of
-   * the dtypes the host checked (bool, int8..int64, uint8, float16, bfloat16,
+   * the dtypes the host checked (bool, uint8, int8, int32, int64, float16, bfloat16,
    * float32, float64). input is NULL for RECV and BARRIER, output for SEND
    * and BARRIER. input->data may equal output->data (in place) for
    * ALL_REDUCE and BROADCAST. Borrowed for the call; the memory stays valid

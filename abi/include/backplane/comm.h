@@ -38,6 +38,8 @@
 #ifndef BACKPLANE_COMM_H_
 #define BACKPLANE_COMM_H_
 
+#include "backplane/collectives.h" /* bp_reduce_op_t */
+
 #ifdef __cplusplus
 extern "C" {
 #endif
@@ -123,8 +125,7 @@ typedef struct bp_comm_info_t {
 BP_API bp_status_t bp_comm_info(const bp_comm_t* comm, bp_comm_info_t* out_info);
 
 /* The collectives. Tensors are on the communicator's device, of one dtype
- * (bool, int8, uint8, int16, int32, int64, float16, bfloat16, float32,
- * float64), any strides; n is the element count of `input` (of `output`
+ * (bool, int8, uint8, int32, int64, float16, bfloat16, float32, float64), any strides; n is the element count of `input` (of `output`
  * for reduce_scatter and recv), W the world size. Each returns once the call
  * is queued (with *out_work to wait on; the caller destroys it) or, when
  * out_work is NULL, once it completed. Errors found before queueing:
