@@ -109,6 +109,10 @@ py::dict C10StreamsCheck(int device_index) {
 
 }  // namespace
 
+namespace bptorch {
+void RegisterProcessGroup(py::module_& m);  // process_group.cpp
+}
+
 PYBIND11_MODULE(_torch, m) {
   m.doc() = "Backplane as torch's PrivateUse1 device (use backplane.torch)";
   m.def("init", &Init, py::arg("context_address"), py::arg("backend"));
@@ -123,4 +127,5 @@ PYBIND11_MODULE(_torch, m) {
   m.def("reset_stats", &bptorch::ResetStats);
   m.def("_c10_streams_check", &C10StreamsCheck, py::arg("device_index"));
   m.def("_storage_bytes", &StorageBytes, py::arg("data_ptr"), py::arg("nbytes"), py::arg("device_index"));
+  bptorch::RegisterProcessGroup(m);
 }

@@ -1,0 +1,63 @@
+"""Trains a small CNN for 10 SGD steps on one shared batch and saves the
+parameters. With world size 1 it trains on the whole batch; with more, it
+is one rank of DistributedDataParallel on the "backplane" process group and
+trains on its slice of the batch. Run by test_distributed.py:
+    ddp_train.py BACKEND RANK WORLD STORE_FILE OUT_FILE
+"""
+import sys
+from datetime import timedelta
+
+import torch
+import torch.distributed as dist
+
+import backplane.torch
+import backplane.torch.distributed  # noqa: F401  (registers "backplane")
+
+STEPS = 10
+BATCH = 8
+
+
+def model():
+    torch.manual_seed(0)
+    m = torch.nn.Sequential(
+        torch.nn.Conv2d(1, 4, 3, padding=1), torch.nn.ReLU(), torch.nn.MaxPool2d(2),
+        torch.nn.Conv2d(4, 8, 3, padding=1), torch.nn.ReLU(), torch.nn.Flatten(),
+        torch.nn.Linear(8 * 4 * 4, 10))
+    return m
+
+
+def data():
+    g = torch.Generator().manual_seed(1)
+    x = torch.randn(BATCH, 1, 8, 8, generator=g)
+    y = torch.randint(0, 10, (BATCH,), generator=g)
+    return x, y
+
+
+def main():
+    backend, rank, world, store_file, out = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), sys.argv[4], sys.argv[5]
+    backplane.torch.init(backend)
+    dev = torch.device("privateuseone", 0)
+    net = model().to(dev)
+    x, y = data()
+    if world > 1:
+        dist.init_process_group("backplane", init_method="file://" + store_file, rank=rank, world_size=world,
+                                timeout=timedelta(seconds=60))
+        print("engine", dist.distributed_c10d._get_default_group().engine(), flush=True)
+        net = torch.nn.parallel.DistributedDataParallel(net)
+        per = BATCH // world
+        x, y = x[rank * per:(rank + 1) * per], y[rank * per:(rank + 1) * per]
+    x, y = x.to(dev), y.to(dev)
+    opt = torch.optim.SGD(net.parameters(), lr=0.1)
+    for _ in range(STEPS):
+        opt.zero_grad()
+        loss = torch.nn.functional.cross_entropy(net(x), y)
+        loss.backward()
+        opt.step()
+    params = [p.detach().cpu() for p in net.parameters()]
+    torch.save(params, out)
+    if world > 1:
+        dist.destroy_process_group()
+
+
+if __name__ == "__main__":
+    main()
