@@ -5,8 +5,8 @@
 // through the core's CPU fallback. Includes only abi/ headers.
 //
 // This file: the exported entry point, version negotiation, init (fills
-// bp_backend_t from device.h, memory.h, stream.h and events.h, registers the
-// kernels) and shutdown.
+// bp_backend_t from device.h, memory.h, stream.h, events.h and, ABI 1.6,
+// collectives.h; registers the kernels) and shutdown.
 #include "plugin.h"
 
 #include <cstdio>
@@ -14,6 +14,7 @@
 #include <cstring>
 #include <new>
 
+#include "collectives.h"
 #include "device.h"
 #include "events.h"
 #include "kernels/kernels.h"
@@ -69,6 +70,19 @@ bp_status_t Init(const bp_plugin_init_args_t* args) {
                   bad);
     return args->host->set_error(BP_STATUS_INVALID_ARGUMENT, msg);
   }
+  // BP_VENDOR_SIM_COLLECTIVES: the simulated interconnect's collectives
+  // (collectives.h): on by default, "0" off (the host's Gloo engine then
+  // serves vendor_sim), "wrong" a deliberately wrong all_reduce (test only).
+  const bp_collectives_t* collectives = nullptr;
+  if (!CollectivesFor(std::getenv("BP_VENDOR_SIM_COLLECTIVES"), &collectives)) {
+    delete s;
+    char msg[256];
+    std::snprintf(msg, sizeof msg,
+                  "vendor_sim: init: BP_VENDOR_SIM_COLLECTIVES='%.64s' is not a mode "
+                  "(1 or unset: on; 0: off; wrong: test only)",
+                  std::getenv("BP_VENDOR_SIM_COLLECTIVES"));
+    return args->host->set_error(BP_STATUS_INVALID_ARGUMENT, msg);
+  }
   // BP_VENDOR_SIM_UNIFIED=1: device memory the host can address (the device
   // reports BP_DEVICE_CAP_UNIFIED and the core's fallback wraps it, no copies).
   const char* unified = std::getenv("BP_VENDOR_SIM_UNIFIED");
@@ -122,6 +136,10 @@ bp_status_t Init(const bp_plugin_init_args_t* args) {
   b.host_allocate = HostAllocate;  // memory.h (ABI 1.4)
   b.host_deallocate = HostDeallocate;
   b.copy_device_to_host_async = CopyDeviceToHostAsync;
+  // ABI 1.6: only for a host that negotiated it and whose struct has the
+  // slot (an older host never reads past its own struct).
+  if (args->abi_version >= BP_MAKE_ABI_VERSION(1, 6) && BP_KIT_HAS_FIELD(args->backend, collectives))
+    b.collectives = collectives;
   // Fill only the fields the host's struct has room for.
   const size_t size = args->backend->struct_size;
   b.struct_size = size;
