@@ -83,7 +83,35 @@ static_assert(offsetof(bp_backend_t, event_elapsed_time) == 192);
 static_assert(offsetof(bp_backend_t, host_allocate) == 200);
 static_assert(offsetof(bp_backend_t, host_deallocate) == 208);
 static_assert(offsetof(bp_backend_t, copy_device_to_host_async) == 216);
-static_assert(sizeof(bp_backend_t) == 224);
+// ABI 1.6 appended the collectives table (a 1.5 plugin's struct ends at 224).
+static_assert(offsetof(bp_backend_t, collectives) == 224);
+static_assert(sizeof(bp_backend_t) == 232);
+
+// ABI 1.6: the collectives extension (backplane/collectives.h) and the
+// host's communicator options and store (backplane/comm.h).
+static_assert(offsetof(bp_collective_args_t, kind) == 8);
+static_assert(offsetof(bp_collective_args_t, peer) == 16);
+static_assert(offsetof(bp_collective_args_t, input) == 24);
+static_assert(offsetof(bp_collective_args_t, output) == 32);
+static_assert(offsetof(bp_collective_args_t, stream) == 40);
+static_assert(offsetof(bp_collective_args_t, timeout_ms) == 48);
+static_assert(offsetof(bp_collective_args_t, message) == 56);
+static_assert(sizeof(bp_collective_args_t) == 64);
+static_assert(offsetof(bp_collectives_t, comm_bootstrap) == 8);
+static_assert(offsetof(bp_collectives_t, collective) == 32);
+static_assert(offsetof(bp_collectives_t, comm_async_error) == 40);
+static_assert(sizeof(bp_collectives_t) == 48);
+static_assert(offsetof(bp_kv_store_t, set) == 16);
+static_assert(offsetof(bp_kv_store_t, get) == 24);
+static_assert(offsetof(bp_comm_options_t, store) == 16);
+static_assert(offsetof(bp_comm_options_t, prefix) == 24);
+static_assert(offsetof(bp_comm_options_t, timeout_ms) == 32);
+static_assert(offsetof(bp_comm_options_t, engine) == 40);
+static_assert(offsetof(bp_comm_options_t, host) == 48);
+static_assert(sizeof(bp_comm_options_t) == 56);
+static_assert(offsetof(bp_comm_info_t, device) == 16);
+static_assert(offsetof(bp_comm_info_t, engine) == 24);
+static_assert(sizeof(bp_comm_info_t) == 40);
 
 static_assert(offsetof(bp_plugin_init_args_t, abi_version) == 8);
 static_assert(offsetof(bp_plugin_init_args_t, host) == 16);

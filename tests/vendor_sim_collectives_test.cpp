@@ -26,6 +26,7 @@
 #include <type_traits>
 #include <vector>
 
+#include "backplane/collectives.h"
 #include "fake_host.h"
 
 using namespace bp_test;

@@ -7,7 +7,7 @@
 #include <cstddef>
 #include <cstdint>
 
-#include "backplane/backend.h"
+#include "backplane/collectives.h"
 #include "reduce.h"
 #include "shm_comm.h"
 

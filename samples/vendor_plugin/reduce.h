@@ -9,7 +9,7 @@
 #include <cstddef>
 #include <cstdint>
 
-#include "backplane/backend.h"  // collectives.h: bp_reduce_op_t
+#include "backplane/collectives.h"  // bp_reduce_op_t
 
 namespace vendor_sim {
 

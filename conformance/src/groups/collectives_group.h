@@ -16,6 +16,9 @@
 
 namespace bpc {
 
+// What the last rank prints before it kills itself in the failure cases.
+constexpr const char* kKilledLine = "killing this rank (SIGKILL) to test the others";
+
 struct CollectivesCli {
   std::vector<int> world_sizes = {2, 4};
   int64_t timeout_ms = 3000;  // each communicator's; the missing-rank case waits this long

@@ -128,9 +128,9 @@ Status Submit(bp_comm_t* comm, CollectiveCall call, bp_comm_work_t** out_work) {
   BP_RETURN_IF_ERROR(SynchronizeDevice(comm->dev));
   if (call.input != nullptr) TensorRetain(call.input);
   if (call.output != nullptr && call.output != call.input) TensorRetain(call.output);
+  if (out_work == nullptr) return RunCollective(comm, call);
   std::shared_ptr<WorkState> work;
   BP_RETURN_IF_ERROR(EnqueueCollective(comm, call, &work));
-  if (out_work == nullptr) return work->Wait();
   *out_work = new bp_comm_work_t{std::move(work)};
   return Status::Ok();
 }

@@ -69,35 +69,45 @@ void ReleaseCall(CollectiveCall& call) {
   call.input = call.output = nullptr;
 }
 
+// Runs one call under exec_mu; a failure breaks the communicator.
+Status Execute(bp_comm_t* comm, CollectiveCall& call) {
+  Status st;
+  if (comm->broken.load(std::memory_order_acquire)) {
+    std::lock_guard<std::mutex> lock(comm->mu);
+    st = Error(BP_STATUS_FAILED_PRECONDITION, std::string(CollectiveName(call.kind)) +
+                                                  ": the communicator is broken by an earlier failure (" +
+                                                  comm->broken_message + "); destroy it");
+  } else {
+    try {
+      st = comm->engine->Run(call);
+    } catch (const std::exception& e) {
+      st = Error(BP_STATUS_INTERNAL, std::string(CollectiveName(call.kind)) + ": internal error: " + e.what());
+    }
+    if (!st.ok()) {
+      std::lock_guard<std::mutex> lock(comm->mu);
+      comm->broken_message = st.message();
+      comm->broken.store(true, std::memory_order_release);
+    }
+  }
+  ReleaseCall(call);
+  return st;
+}
+
 void WorkerLoop(bp_comm_t* comm) {
   for (;;) {
-    bp_comm_t::Task task;
     {
       std::unique_lock<std::mutex> lock(comm->mu);
       comm->cv.wait(lock, [comm] { return comm->stopping || !comm->queue.empty(); });
       if (comm->queue.empty()) return;  // stopping, and everything ran
+    }
+    std::lock_guard<std::mutex> exec(comm->exec_mu);
+    bp_comm_t::Task task;
+    {
+      std::lock_guard<std::mutex> lock(comm->mu);
       task = std::move(comm->queue.front());
       comm->queue.pop_front();
     }
-    Status st;
-    if (comm->broken.load(std::memory_order_acquire)) {
-      std::lock_guard<std::mutex> lock(comm->mu);
-      st = Error(BP_STATUS_FAILED_PRECONDITION, std::string(CollectiveName(task.call.kind)) +
-                                                    ": the communicator is broken by an earlier failure (" +
-                                                    comm->broken_message + "); destroy it");
-    } else {
-      try {
-        st = comm->engine->Run(task.call);
-      } catch (const std::exception& e) {
-        st = Error(BP_STATUS_INTERNAL, std::string(CollectiveName(task.call.kind)) + ": internal error: " + e.what());
-      }
-      if (!st.ok()) {
-        std::lock_guard<std::mutex> lock(comm->mu);
-        comm->broken_message = st.message();
-        comm->broken.store(true, std::memory_order_release);
-      }
-    }
-    ReleaseCall(task.call);
+    Status st = Execute(comm, task.call);
     task.work->Finish(std::move(st));
   }
 }
@@ -132,6 +142,21 @@ Status EnqueueCollective(bp_comm_t* comm, CollectiveCall call, std::shared_ptr<W
   comm->cv.notify_one();
   *out = std::move(work);
   return Status::Ok();
+}
+
+Status RunCollective(bp_comm_t* comm, CollectiveCall call) {
+  {
+    std::unique_lock<std::mutex> exec(comm->exec_mu);
+    bool empty;
+    {
+      std::lock_guard<std::mutex> lock(comm->mu);
+      empty = comm->queue.empty();
+    }
+    if (empty) return Execute(comm, call);
+  }
+  std::shared_ptr<WorkState> work;
+  BP_RETURN_IF_ERROR(EnqueueCollective(comm, call, &work));
+  return work->Wait();
 }
 
 void DestroyComm(bp_comm_t* comm) {

@@ -75,6 +75,10 @@ struct bp_comm_t {
   std::mutex mu;
   std::condition_variable cv;
   std::deque<Task> queue;
+  // Held while a call runs (by the worker, or by a caller running its call
+  // inline); the worker pops a task only while holding it, so a caller that
+  // holds it and sees an empty queue has no earlier call still pending.
+  std::mutex exec_mu;
   bool stopping = false;
   std::thread worker;
   // Set by the first failed call: later calls fail at once with this.
@@ -89,6 +93,11 @@ void StartCommWorker(bp_comm_t* comm);
 // Queues `call` (its tensors already retained) and returns its completion.
 // FAILED_PRECONDITION when the communicator is broken (tensors released).
 Status EnqueueCollective(bp_comm_t* comm, CollectiveCall call, std::shared_ptr<WorkState>* out);
+// Runs `call` (tensors retained) on the calling thread when nothing is
+// queued before it (a blocking call: no hand-off to the worker, whose two
+// thread switches cost more than a small collective); else queues it and
+// waits. Either way the call's status.
+Status RunCollective(bp_comm_t* comm, CollectiveCall call);
 // Waits for the queue to drain, stops the worker, frees the communicator.
 void DestroyComm(bp_comm_t* comm);
 
