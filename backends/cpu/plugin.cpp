@@ -4,6 +4,7 @@
 //
 // No memory.cpp: the memory and copy slots stay NULL, the core uses host
 // memory for kDLCPU backends.
+#include <dlfcn.h>
 #include <omp.h>
 #include <pthread.h>
 
@@ -39,6 +40,17 @@ void Shutdown(void* backend_data) {
 // plugin is unloaded.
 void SingleThreadAfterFork() { omp_set_num_threads(1); }
 
+// The OpenMP runtime's worker threads are never joined: they outlive a
+// parallel region, and the plugin. Unloading the plugin would unmap
+// libgomp's code under them (a worker still spinning after the last region
+// then crashes the host, typically at exit). Pin the runtime the plugin
+// linked: RTLD_NOLOAD finds it, RTLD_NODELETE keeps it mapped for good.
+void PinOpenMpRuntime() {
+  Dl_info info;
+  if (dladdr(reinterpret_cast<void*>(&omp_get_max_threads), &info) == 0 || info.dli_fname == nullptr) return;
+  dlopen(info.dli_fname, RTLD_NOW | RTLD_NOLOAD | RTLD_NODELETE);  // the handle is never closed: on purpose
+}
+
 bp_status_t Init(const bp_plugin_init_args_t* args) {
   if (args == nullptr || args->host == nullptr || args->backend == nullptr) return BP_STATUS_INVALID_ARGUMENT;
   const bp_host_api_t* host = args->host;
@@ -47,7 +59,10 @@ bp_status_t Init(const bp_plugin_init_args_t* args) {
   state->host = host;
   state->registrar = args->registrar;
   static std::once_flag atfork_once;
-  std::call_once(atfork_once, [] { pthread_atfork(nullptr, nullptr, SingleThreadAfterFork); });
+  std::call_once(atfork_once, [] {
+    pthread_atfork(nullptr, nullptr, SingleThreadAfterFork);
+    PinOpenMpRuntime();
+  });
 
   bp_backend_t b;
   std::memset(&b, 0, sizeof b);

@@ -3,7 +3,11 @@ parameters. With world size 1 it trains on the whole batch; with more, it
 is one rank of DistributedDataParallel on the "backplane" process group and
 trains on its slice of the batch. Run by test_distributed.py:
     ddp_train.py BACKEND RANK WORLD STORE_FILE OUT_FILE
+or with torchrun's environment (RANK, WORLD_SIZE, MASTER_ADDR, MASTER_PORT:
+torch's TCPStore carries the bootstrap), each rank writing OUT_FILE.rankN:
+    RANK=0 WORLD_SIZE=2 MASTER_ADDR=127.0.0.1 MASTER_PORT=29500 ddp_train.py BACKEND OUT_FILE
 """
+import os
 import sys
 from datetime import timedelta
 
@@ -34,13 +38,18 @@ def data():
 
 
 def main():
-    backend, rank, world, store_file, out = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), sys.argv[4], sys.argv[5]
+    if len(sys.argv) == 3:  # torchrun
+        backend, rank, world = sys.argv[1], int(os.environ["RANK"]), int(os.environ["WORLD_SIZE"])
+        init, out = "env://", f"{sys.argv[2]}.rank{rank}"
+    else:
+        backend, rank, world, store_file, out = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), sys.argv[4], sys.argv[5]
+        init = "file://" + store_file
     backplane.torch.init(backend)
     dev = torch.device("privateuseone", 0)
     net = model().to(dev)
     x, y = data()
     if world > 1:
-        dist.init_process_group("backplane", init_method="file://" + store_file, rank=rank, world_size=world,
+        dist.init_process_group("backplane", init_method=init, rank=rank, world_size=world,
                                 timeout=timedelta(seconds=60))
         print("engine", dist.distributed_c10d._get_default_group().engine(), flush=True)
         net = torch.nn.parallel.DistributedDataParallel(net)
