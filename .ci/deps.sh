@@ -1,6 +1,9 @@
 #!/usr/bin/env bash
-# Installs what Backplane builds and runs with, from Debian 12's packages.
-# Run as root on a fresh machine; quick when everything is already there.
+# Installs what Backplane builds and runs with: Debian 12's packages, and the
+# Python packages pinned in requirements.txt (from PyPI) into a venv at
+# BACKPLANE_VENV (default /opt/backplane/venv). Run as root on a fresh machine;
+# quick when everything is already there (pip's cache, PIP_CACHE_DIR, keeps the
+# wheels: a warm rebuild of the venv downloads nothing).
 set -euo pipefail
 packages=(
   build-essential cmake ninja-build ccache python3 python3-yaml pkg-config
@@ -11,9 +14,12 @@ packages=(
   libclblast-dev  # backends/opencl: GEMM for matmul, addmm, linear (BACKPLANE_CLBLAST)
   hipcc libamdhip64-dev
   libonnx-dev libonnx-testdata libprotobuf-dev protobuf-compiler
-  python3-torch python3-torchvision  # frontends/onnx model tests: export_models.py
-  python3-dev python3-pybind11 python3-pytest python3-numpy  # frontends/python
-  libtorch-dev  # frontends/torch: torch 1.13's headers and CMake package
+  # frontends/onnx's model exports stay on Debian's torch 1.13 (/usr/bin/python3):
+  # its TorchScript exporter writes the model files the tests and bench/ expect,
+  # and torch 2.x's default exporter needs onnxscript.
+  python3-torch python3-torchvision python3-numpy
+  python3-dev python3-venv  # the venv (requirements.txt) and the headers its modules build with
+  libtorch-dev  # bench/: libtorch 1.13 as a C++ speed anchor
   libxml2-dev libxml2-utils
   abigail-tools
   dpkg-dev file
@@ -31,5 +37,26 @@ if ((${#missing[@]})); then
 else
   echo "deps: all ${#packages[@]} packages present"
 fi
+
+# The Python environment: torch 2.x for backplane.torch, pytest, numpy,
+# onnxruntime... exactly as requirements.txt pins them. Rebuilt only when
+# requirements.txt changes (its hash is kept in the venv).
+venv="${BACKPLANE_VENV:-/opt/backplane/venv}"
+root="$(cd "$(dirname "$0")/.." && pwd)"
+want=$(sha256sum "$root/requirements.txt" | cut -d' ' -f1)
+if [ "$(cat "$venv/.requirements.sha256" 2>/dev/null)" != "$want" ]; then
+  echo "deps: making the Python venv $venv from requirements.txt"
+  t0=$(date +%s)
+  rm -rf "$venv"
+  /usr/bin/python3 -m venv "$venv"
+  "$venv/bin/python" -m pip install -q --disable-pip-version-check --no-deps --require-virtualenv \
+    -r "$root/requirements.txt"
+  "$venv/bin/python" -m pip check
+  echo "$want" > "$venv/.requirements.sha256"
+  echo "deps: venv ready in $(( $(date +%s) - t0 )) s"
+else
+  echo "deps: venv $venv matches requirements.txt"
+fi
+
 # The CUDA Toolkit is not a Debian package; CMake finds it at /usr/local/cuda when present.
 [ -x /usr/local/cuda/bin/nvcc ] && echo "deps: CUDA Toolkit at /usr/local/cuda" || echo "deps: no CUDA Toolkit (the CUDA plugin is skipped)"
