@@ -14,7 +14,7 @@ import torch
 from backplane import _torch
 
 __all__ = [
-    "Event", "Stream", "current_device", "current_stream", "default_generators", "device_count",
+    "Event", "Stream", "current_device", "device", "current_stream", "default_generators", "device_count",
     "empty_cache", "get_amp_supported_dtype", "get_rng_state", "initial_seed", "is_available",
     "is_bf16_supported", "is_initialized", "manual_seed", "manual_seed_all", "max_memory_allocated",
     "max_memory_reserved", "memory_allocated", "memory_reserved", "memory_stats", "reset_peak_memory_stats",
@@ -64,6 +64,26 @@ def current_device():
 def set_device(device):
     """Makes `device` the calling thread's current device."""
     torch.accelerator.set_device_index(_index(device))
+
+
+class device:
+    """Context manager that makes `device` the current device within the
+    block (as torch.cuda.device); None changes nothing."""
+
+    def __init__(self, device):
+        self.idx = -1 if device is None else _index(device)
+        self.prev = -1
+
+    def __enter__(self):
+        if self.idx >= 0:
+            self.prev = torch.accelerator.current_device_index()
+            torch.accelerator.set_device_index(self.idx)
+        return self
+
+    def __exit__(self, *exc):
+        if self.idx >= 0:
+            torch.accelerator.set_device_index(self.prev)
+        return False
 
 
 def synchronize(device=None):

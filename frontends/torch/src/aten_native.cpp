@@ -254,6 +254,16 @@ at::Tensor IndexTensor(const at::Tensor& self, const c10::List<c10::optional<at:
   return out;
 }
 
+// Tensor.record_stream: the block is reused only after `s` passed the work
+// queued on it so far (Backplane's caching allocator, as CUDA's).
+void RecordStream(at::Tensor& self, c10::Stream s) {
+  TORCH_CHECK(s.device() == self.device(), "record_stream: the stream is on ", s.device(), ", the tensor on ",
+              self.device());
+  if (bp_tensor_t* block = BlockOf(self.storage().data_ptr())) {
+    Check(bp_tensor_record_stream(block, StreamHandle(s)), "record_stream");
+  }
+}
+
 }  // namespace
 
 // PrivateUse1HooksInterface::resizePrivateUse1Bytes (storage.resize_()).
@@ -284,6 +294,7 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   m.impl("set_.source_Storage", TORCH_FN(SetSourceStorage));
   m.impl("set_.source_Tensor", TORCH_FN(SetSourceTensor));
   m.impl("index.Tensor", TORCH_FN(IndexTensor));
+  m.impl("record_stream", TORCH_FN(RecordStream));
   m.impl("convolution", torch::CppFunction::makeFromBoxedFunction<&TorchCpuFallback>());
   m.impl("convolution_backward", torch::CppFunction::makeFromBoxedFunction<&TorchCpuFallback>());
 }

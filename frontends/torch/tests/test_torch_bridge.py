@@ -10,7 +10,7 @@ RTOL, ATOL = 1e-4, 1e-5
 
 
 def close(a, b, rtol=RTOL, atol=ATOL):
-    assert a.device.type == "privateuseone"
+    assert a.device.type == "backplane"
     torch.testing.assert_close(a.cpu(), b, rtol=rtol, atol=atol)
 
 
@@ -73,7 +73,7 @@ def test_factories_land_on_the_device(dev):
 def test_printing_and_item(dev):
     x = torch.tensor([[1.5, -2.0], [3.0, 4.25]]).to(dev)
     text = str(x)
-    assert "privateuseone:0" in text and "4.2500" in text
+    assert "backplane:0" in text and "4.2500" in text
     assert x.sum().item() == pytest.approx(6.75)
     assert x[1, 1].item() == pytest.approx(4.25)
 
@@ -184,8 +184,8 @@ def test_stats_name_where_ops_ran(bt, dev):
 
 
 def test_bad_input_raises_and_leaves_out_unchanged(dev):
-    with pytest.raises(RuntimeError, match="privateuseone:7 does not exist"):
-        torch.zeros(2, device="privateuseone:7")
+    with pytest.raises(RuntimeError, match="device index 7 does not exist"):
+        torch.zeros(2, device="backplane:7")
     out = torch.full((3,), 9.0, device=dev)
     with pytest.raises(RuntimeError):
         torch.add(torch.ones(3, device=dev), torch.ones(4, device=dev), out=out)
@@ -227,7 +227,7 @@ def test_unsupported_dtype_and_operator_raise_clearly(bt, dev):
         # complex: neither the plugin, Backplane's fallback nor its copies have it.
         with pytest.raises(RuntimeError, match=r"aten::zero_.*ComplexFloat has no Backplane equivalent"):
             torch.zeros(2, dtype=torch.complex64, device=dev)
-        with pytest.raises(RuntimeError, match=r"privateuseone:0: dtype ComplexFloat has no Backplane equivalent"):
+        with pytest.raises(RuntimeError, match=r"backplane:0: dtype ComplexFloat has no Backplane equivalent"):
             x.to(torch.complex64)
     assert x.cpu().tolist() == [1.0, 1.0]
     # An operator torch has no CPU kernel for either (CUDA only): torch's own error, naming it.
