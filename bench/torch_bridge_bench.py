@@ -1,4 +1,4 @@
-#!/usr/bin/python3
+#!/opt/backplane/venv/bin/python
 """backplane.torch beside torch's own CPU, in one process, interleaved rounds.
 
 Rows (each round times the bridge then torch CPU, and the ratio of the two;
@@ -11,12 +11,12 @@ Before timing, the bridge's forward output is checked against torch's CPU
 output (a fast wrong answer is no result). Then backplane.torch.stats() of
 one training step is printed: where each ATen operator ran.
 
-The backend behind privateuseone is --backend (default cpu, which measures
+The backend behind the backplane device is --backend (default cpu, which measures
 the bridge itself: the same CPU does the work on both sides; vendor_sim
 shows what a plugin with few kernels costs). Threads: torch.set_num_threads.
 
 Usage (from the repository root, after building the default preset):
-  PYTHONPATH=build/default/python /usr/bin/python3 bench/torch_bridge_bench.py
+  PYTHONPATH=build/default/python /opt/backplane/venv/bin/python bench/torch_bridge_bench.py
       [--backend cpu] [--rounds 5] [--threads 2] [--batch 8] [--size 224]
 """
 import argparse
@@ -51,7 +51,7 @@ def main():
     args = ap.parse_args()
     torch.set_num_threads(args.threads)
     bt.init(args.backend)
-    dev = torch.device("privateuseone", 0)
+    dev = bt.device(0)
     torch.manual_seed(0)
 
     ref = torchvision.models.resnet18().eval()
@@ -119,7 +119,7 @@ def main():
             results[name][2].append(a / b)
     print("load average after: %.2f" % os.getloadavg()[0])
     print()
-    print("| row | privateuseone (%s) | torch CPU | bridge / torch (median of %d rounds) |" % (args.backend,
+    print("| row | backplane (%s) | torch CPU | bridge / torch (median of %d rounds) |" % (args.backend,
                                                                                            args.rounds))
     print("|---|---|---|---|")
     for name, _, _, _, scale, unit in rows:

@@ -5,7 +5,6 @@
 #   backplane-dev             headers, CMake package, pkg-config files, docs, ops.yaml, bp-plugin-new,
 #                             the samples the plugin guide copies
 #   python3-backplane         the Python package (import backplane), when built
-#   python3-backplane-torch   its PyTorch bridge (import backplane.torch), when built; pulls torch
 #   backplane-plugin-<name>   one per plugin built (cpu, opencl, cuda, hip, vendor-sim), so a
 #                             machine without OpenCL does not pull PoCL's loader, and so on
 # One package per install component (runtime, dev, plugin_<name>). Depends are
@@ -55,20 +54,12 @@ if("python" IN_LIST _bp_components)
   set(CPACK_DEBIAN_PYTHON_PACKAGE_SHLIBDEPS OFF)
   set(CPACK_DEBIAN_PYTHON_PACKAGE_DEPENDS "python3 (>= 3.11), python3 (<< 3.12)")
   set(CPACK_DEBIAN_PYTHON_PACKAGE_RECOMMENDS "python3-numpy")
-  set(CPACK_DEBIAN_PYTHON_PACKAGE_SUGGESTS "python3-backplane-torch")
   set(CPACK_COMPONENT_PYTHON_DESCRIPTION
       "Backplane for Python: devices, tensors with DLPack exchange, every operator (import backplane)")
 endif()
-if("python_torch" IN_LIST _bp_components)
-  list(APPEND CPACK_COMPONENTS_ALL python_torch)
-  set(CPACK_DEBIAN_PYTHON_TORCH_PACKAGE_NAME python3-backplane-torch)
-  set(CPACK_DEBIAN_PYTHON_TORCH_PACKAGE_SECTION python)
-  set(CPACK_COMPONENT_PYTHON_TORCH_DEPENDS python)
-  set(CPACK_DEBIAN_PYTHON_TORCH_PACKAGE_SHLIBDEPS OFF)  # libtorch comes with python3-torch
-  set(CPACK_DEBIAN_PYTHON_TORCH_PACKAGE_DEPENDS "python3-torch (>= 1.13), python3-torch (<< 1.14)")
-  set(CPACK_COMPONENT_PYTHON_TORCH_DESCRIPTION
-      "Backplane devices as PyTorch's privateuseone device (import backplane.torch)")
-endif()
+# The torch bridge (backplane.torch) is not a Debian package: it builds
+# against the torch of a Python environment (pip install ., pyproject.toml),
+# as Debian's torch 1.13 is older than the bridge supports.
 foreach(_comp IN LISTS _bp_components)
   if(_comp MATCHES "^plugin_(.+)$")
     set(_name ${CMAKE_MATCH_1})

@@ -121,7 +121,7 @@ def test_stream_ordering_on_async_device_and_its_negative_control(bt, tmp_path):
     """On asynchronous vendor_sim, held kernels decide the order: with the
     wait, B cannot finish while A is held; without it (the negative control)
     it does, so the check fails."""
-    if bt.backends() != ["vendor_sim"] or os.environ.get("BP_VENDOR_SIM_UNIFIED"):
+    if bt.backends() != ["vendor_sim"] or os.environ.get("BP_VENDOR_SIM_UNIFIED") or os.environ.get("BP_VENDOR_SIM_ASYNC"):
         pytest.skip("the ordering scenario runs once, in the vendor_sim suite (its own processes)")
     script = os.path.join(HERE, "stream_order.py")
     env = {"BP_VENDOR_SIM_ASYNC": "1", "BP_VENDOR_SIM_HOLD_KERNELS": str(tmp_path / "hold")}
