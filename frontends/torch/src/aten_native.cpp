@@ -101,13 +101,20 @@ at::Tensor CopyFrom(const at::Tensor& self, const at::Tensor& dst, bool non_bloc
     for (const at::Tensor* t : {&self, &dst}) {
       if (OnDevice(*t)) Check(bp_device_synchronize(Get().ctx, DeviceOf(t->device())), "_copy_from");
     }
-    HostAlias(dst).copy_(HostAlias(src));
+    // The conjugate and negative bits are metadata HostAlias drops: put them
+    // back on the alias so torch's CPU copy resolves them.
+    at::Tensor from = HostAlias(src);
+    if (src.is_conj()) from = at::_conj(from);
+    if (src.is_neg()) from = at::_neg_view(from);
+    HostAlias(dst).copy_(from);
     if (self.device() != dst.device()) ChargeTransfer(bytes);
     return dst;
   }
   // Inside torch's CPU fallback, errors name the operator it was running.
   const std::string op = TorchFallbackOp();
   const std::string what = op.empty() ? "_copy_from" : op + ": copy for torch's CPU fallback";
+  TORCH_CHECK(!src.is_conj() && !src.is_neg(), what, ": a conjugate or negative view cannot be copied to or from ",
+              "device memory the host cannot address; call resolve_conj() / resolve_neg() on the host first");
   bp_tensor_t* d = ToBackplane(dst, what, "destination");
   bp_tensor_t* s = nullptr;
   try {
@@ -277,6 +284,13 @@ void ResizeStorageBytes(const c10::Storage& storage, size_t nbytes) {
     impl->set_nbytes(nbytes);
   }
 }
+
+// _copy_from resolves conjugate and negative views itself (above): torch's
+// math-bit fallbacks would clone the source on the device through
+// _copy_from again, recursing until the stack overflows (torch.fft on the
+// device, issue 42 item 6).
+TORCH_LIBRARY_IMPL(aten, Conjugate, m) { m.impl("_copy_from", torch::CppFunction::makeFallthrough()); }
+TORCH_LIBRARY_IMPL(aten, Negative, m) { m.impl("_copy_from", torch::CppFunction::makeFallthrough()); }
 
 TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   m.impl("empty.memory_format", TORCH_FN(Empty));

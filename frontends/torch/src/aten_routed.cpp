@@ -5,6 +5,7 @@
 // a plugin built against any torch gets the same set and nothing here lists
 // operators by hand.
 #include <ATen/core/dispatch/Dispatcher.h>
+#include <ATen/native/TypeProperties.h>
 #include <torch/csrc/jit/frontend/function_schema_parser.h>
 #include <torch/library.h>
 
@@ -72,6 +73,30 @@ int32_t BackendOfCall(const c10::ArrayRef<c10::IValue>& args) {
   return Get().devices.front().device.backend;
 }
 
+// A Python number torch wrapped as a 0-dim tensor (float64 or int64) takes
+// part in type promotion by its category only (x.sum() * 0.5 stays float32);
+// Backplane sees plain 0-dim tensors, so each wrapped number is cast to the
+// dtype torch's promotion gives the call's tensors (at::native::result_type).
+void NarrowWrappedNumbers(c10::ArrayRef<c10::IValue> args, std::vector<c10::IValue>* narrowed) {
+  bool any = false;
+  at::native::ResultTypeState state{};
+  for (const c10::IValue& v : args) {
+    if (!v.isTensor() || !v.toTensor().defined()) continue;
+    const at::Tensor& t = v.toTensor();
+    any = any || t.unsafeGetTensorImpl()->is_wrapped_number();
+    state = at::native::update_result_type_state(t, state);
+  }
+  if (!any) return;
+  const at::ScalarType common = at::native::result_type(state);
+  narrowed->assign(args.begin(), args.end());
+  for (c10::IValue& v : *narrowed) {
+    if (v.isTensor() && v.toTensor().defined() && v.toTensor().unsafeGetTensorImpl()->is_wrapped_number() &&
+        v.toTensor().scalar_type() != common) {
+      v = c10::IValue(v.toTensor().to(common));
+    }
+  }
+}
+
 // Backplane's counters for one operator on the call's backend: read before
 // and after a call, they tell where it ran and what it copied.
 struct CallCounts {
@@ -96,12 +121,15 @@ class RoutedKernel final : public c10::OperatorKernel {
     const c10::FunctionSchema& schema = handle.schema();
     const size_t n = schema.arguments().size();
     auto args = torch::jit::last(*stack, n);
+    std::vector<c10::IValue> narrowed;  // the arguments with wrapped numbers cast, when there are any
+    NarrowWrappedNumbers(args, &narrowed);
+    const c10::ArrayRef<c10::IValue> boxed_args = narrowed.empty() ? args : c10::ArrayRef<c10::IValue>(narrowed);
     Boxed b;
     b.values.reserve(n);
     b.int_lists.reserve(n);
     b.tensor_lists.reserve(n);
     b.strings.reserve(n);
-    for (size_t i = 0; i < n; ++i) b.values.push_back(Box(b, schema.arguments()[i], args[i]));
+    for (size_t i = 0; i < n; ++i) b.values.push_back(Box(b, schema.arguments()[i], boxed_args[i]));
 
     const Bridge& br = Get();
     const int32_t backend = BackendOfCall(args);

@@ -248,3 +248,42 @@ print(json.dumps({"devices": info["devices"], "b": str(b.device), "c": c.cpu().t
     assert out["c"] == ((x * 2 + 1).relu().sum(dim=1)).tolist()
     assert out["d"] == ((x * 2 + 1).relu().sum(dim=1) - x.sum(dim=1)).tolist()
     assert out["refused"] and out["after"] == 4.0
+
+
+def test_python_numbers_keep_torch_dtypes(bt, dev):
+    """A Python number is a wrapped number for torch's type promotion (issue
+    42 item 5: x.sum() * 0.5 came back float64 from the device)."""
+    x = torch.randn(4, 3)
+    d = x.to(dev)
+    cases = [
+        (lambda t: t.sum() * 0.5),
+        (lambda t: t.sum() + 2),
+        (lambda t: (t.sum() > 0.25)),
+        (lambda t: t.to(torch.int32).sum() * 3),
+        (lambda t: t.to(torch.int32).sum() * 1.5),
+        (lambda t: t.half() * 0.5),
+        (lambda t: torch.deg2rad(t.sum())),
+    ]
+    for f in cases:
+        ref, got = f(x), f(d)
+        assert got.dtype == ref.dtype, (ref.dtype, got.dtype)
+        assert torch.allclose(got.cpu().double(), ref.double(), rtol=1e-3, atol=1e-3)
+
+
+def test_fft_computes_or_refuses_never_crashes(bt, dev):
+    """torch.fft on the device (issue 42 item 6: SIGSEGV on the cpu backend,
+    an endless conjugate-view recursion). Host-addressable devices compute
+    it through torch's CPU kernels; others refuse complex results clearly."""
+    code = ("import torch, backplane.torch as bt; bt.init(%r); x = torch.randn(8); "
+            "fs = [torch.fft.ifft, torch.fft.fft, torch.fft.hfft, torch.fft.ihfft]\n"
+            "for f in fs:\n"
+            "    try:\n"
+            "        print(f.__name__, torch.allclose(f(x.to('backplane')).cpu(), f(x), atol=1e-5))\n"
+            "    except RuntimeError as e:\n"
+            "        print(f.__name__, 'refused', 'ComplexFloat' in str(e))\n") % bt.backends()
+    r = run_python(code)
+    assert r.returncode == 0, r.stderr[-2000:]
+    lines = r.stdout.split("\n")[:4]
+    assert len(lines) == 4 and all(l.endswith("True") for l in lines), r.stdout
+    if "unified" in str(bt.init()) or bt.backends() == ["cpu"]:
+        assert "refused" not in r.stdout, r.stdout
