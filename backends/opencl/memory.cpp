@@ -84,7 +84,8 @@ bp_status_t CopyDeviceToHostAsync(void* data, int32_t device, const void* src, s
     BPCL_RETURN_IF_ERROR(GetDevice(B(data), device, &d));
     // Everything is checked before the read is queued: a failure is this
     // call's, never a surprise at synchronize time.
-    if (stream != nullptr) {
+    // The default stream is the device's own queue (stream_get_default), not one of stream_create's.
+    if (stream != nullptr && static_cast<cl_command_queue>(stream) != d->queue) {
       std::lock_guard<std::mutex> lock(d->streams_mutex);
       if (d->streams.count(static_cast<cl_command_queue>(stream)) == 0)
         return Status(BP_STATUS_INVALID_ARGUMENT, "opencl copy_device_to_host_async: stream handle was not made by "
