@@ -261,4 +261,9 @@ bp_allocator_stats_t CachingAllocator::Stats() {
   return stats_;
 }
 
+void CachingAllocator::ResetPeak() {
+  std::lock_guard<SpinMutex> lock(mu_);
+  stats_.peak_allocated_bytes = stats_.allocated_bytes;
+}
+
 }  // namespace bp::core

@@ -146,6 +146,8 @@ class CachingAllocator {
   // still in use on other streams (record_stream).
   void EmptyCache();
   bp_allocator_stats_t Stats();
+  // peak_allocated_bytes := allocated_bytes (torch's reset_peak_memory_stats).
+  void ResetPeak();
 
   // Guard mode (see above).
   bool guarded() const { return guard_; }

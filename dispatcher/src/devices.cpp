@@ -257,6 +257,17 @@ BP_API bp_status_t bp_allocator_stats(bp_context_t* context, bp_device_t device,
   });
 }
 
+BP_API bp_status_t bp_allocator_reset_peak_stats(bp_context_t* context, bp_device_t device) {
+  return ApiCall("bp_allocator_reset_peak_stats", [&]() -> Status {
+    const char* fn = "bp_allocator_reset_peak_stats";
+    BP_CHECK_ARG(context != nullptr, fn, "context is NULL");
+    return OnDevice(context, device, fn, [&](DeviceState* dev) {
+      dev->allocator->ResetPeak();
+      return Status::Ok();
+    });
+  });
+}
+
 BP_API bp_status_t bp_allocator_empty_cache(bp_context_t* context, bp_device_t device) {
   return ApiCall("bp_allocator_empty_cache", [&]() -> Status {
     const char* fn = "bp_allocator_empty_cache";

@@ -193,6 +193,11 @@ typedef struct bp_allocator_stats_t {
 
 BP_API bp_status_t bp_allocator_stats(bp_context_t* context, bp_device_t device,
                                       bp_allocator_stats_t* out_stats);
+/* Sets the device's peak_allocated_bytes to its current allocated_bytes, so
+ * the peak is measured from now on (as torch.cuda.reset_peak_memory_stats).
+ * Thread-safe. Errors: INVALID_ARGUMENT (NULL context), NOT_FOUND (no such
+ * device). Host API, added in 1.6's second revision (plugins unaffected). */
+BP_API bp_status_t bp_allocator_reset_peak_stats(bp_context_t* context, bp_device_t device);
 /* Returns every cached (unused) block of the device to the backend. */
 BP_API bp_status_t bp_allocator_empty_cache(bp_context_t* context, bp_device_t device);
 

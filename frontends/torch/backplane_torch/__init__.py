@@ -1,75 +1,137 @@
-"""Backplane devices as PyTorch's PrivateUse1 device ("privateuseone").
+"""Backplane devices as a PyTorch 2.x device (PrivateUse1, renamed).
 
     import torch, backplane.torch
-    backplane.torch.init()                 # or init("opencl")
-    x = torch.ones(2, 3, device="privateuseone")
-    y = (x * 2).relu()                     # Backplane's dispatcher runs it
-    backplane.torch.stats()                # per ATen operator: where it ran
+    backplane.torch.init("vendor_sim")           # or init(["vendor_sim", "opencl"])
+    x = torch.ones(2, 3, device="backplane")     # or x.backplane()
+    y = (x * 2).relu()                           # Backplane's dispatcher runs it
+    torch.backplane.synchronize()                # the device module (as torch.cuda)
+    backplane.torch.stats()                      # per ATen operator: where it ran
 
 Every ATen operator with a Backplane schema of the same name runs through
-Backplane (the plugin's kernel, else Backplane's CPU fallback); the rest
-runs in torch's CPU fallback, with copies. See docs/torch.md.
+Backplane (the plugin's kernel, else Backplane's CPU fallback); the rest run
+in torch's CPU fallback. torch.accelerator, torch.Stream/torch.Event,
+torch.manual_seed, pin_memory and torch.autocast work on the device. See
+docs/torch.md for the supported torch versions.
 """
 import os
 
 try:
-    import torch  # noqa: F401  (the extension needs libtorch loaded first)
-except ImportError as e:  # pragma: no cover - depends on the machine
-    raise ImportError("backplane.torch needs PyTorch: apt-get install python3-torch "
-                      "(and libtorch-dev to build the bridge)") from e
+    import torch
+except ImportError as e:  # pragma: no cover - depends on the environment
+    raise ImportError("backplane.torch needs PyTorch 2.x: pip install -r requirements.txt "
+                      "(or pip install torch)") from e
 
-import backplane
-from backplane import _C
+from backplane.torch._version import BUILT_WITH_TORCH, MIN_TORCH
+
+
+def _version_tuple(v):
+    return tuple(int(p) for p in v.split("+")[0].split(".")[:2])
+
+
+if _version_tuple(torch.__version__) < _version_tuple(MIN_TORCH):
+    raise ImportError("backplane.torch supports torch %s or newer (built with %s); found torch %s"
+                      % (MIN_TORCH, BUILT_WITH_TORCH, torch.__version__))
+
+import backplane  # noqa: E402
+from backplane import _C  # noqa: E402
 
 try:
     from backplane import _torch
 except ImportError as e:
-    raise ImportError("backplane.torch: the bridge extension (backplane/_torch) is not built; build Backplane "
-                      "with libtorch-dev and python3-torch installed") from e
+    raise ImportError("backplane.torch: the bridge extension (backplane/_torch) did not load with torch %s "
+                      "(built with torch %s; rebuild Backplane in this environment): %s"
+                      % (torch.__version__, BUILT_WITH_TORCH, e)) from e
 
-__all__ = ["backend", "device", "init", "reset_stats", "stats"]
+from backplane.torch import device_module as _device_module  # noqa: E402
 
+__all__ = ["DEFAULT_NAME", "backend", "backends", "device", "init", "name", "reset_stats", "stats"]
+
+DEFAULT_NAME = "backplane"
 _info = None
+_name = None
 
 
-def _pick_backend():
-    """BACKPLANE_TORCH_BACKEND, else the first non-CPU backend with a device."""
+def _pick_backends():
+    """BACKPLANE_TORCH_BACKEND (a comma list), else the first non-CPU backend with a device."""
     env = os.environ.get("BACKPLANE_TORCH_BACKEND")
     if env:
-        return env
+        return [b for b in env.split(",") if b]
     for b in backplane.backends():
         if b["name"] != "cpu" and b["device_count"] > 0:
-            return b["name"]
+            return [b["name"]]
     raise RuntimeError("backplane.torch.init: no backend other than cpu has a device; pass "
-                       "backend='cpu' to run the bridge on the CPU backend")
+                       "backends='cpu' to run the bridge on the CPU backend")
 
 
-def init(backend=None):
-    """Makes `backend`'s devices torch's privateuseone:0..N-1.
+def _claim(name):
+    """Renames PrivateUse1 to `name` and registers the device module, or
+    raises naming whoever holds the slot already."""
+    current = torch._C._get_privateuse1_backend_name()
+    if current not in ("privateuseone", name):
+        raise RuntimeError("backplane.torch.init: torch's PrivateUse1 device is already claimed as '%s' "
+                           "(by another package, or an earlier init with that name); it cannot become '%s'"
+                           % (current, name))
+    if _torch.hooks_claimed_elsewhere():
+        raise RuntimeError("backplane.torch.init: another package registered torch's PrivateUse1 hooks "
+                           "(device '%s'); one process holds one PrivateUse1 backend" % current)
+    mod = getattr(torch, name, None)
+    if mod is not None and mod is not _device_module:
+        raise RuntimeError("backplane.torch.init: torch.%s already exists (%r); pick another name" % (name, mod))
+    if current != name:
+        torch.utils.rename_privateuse1_backend(name)
+    if mod is None:
+        torch._register_device_module(name, _device_module)
+        torch.utils.generate_methods_for_privateuse1_backend(for_tensor=True, for_module=True,
+                                                             for_packed_sequence=True, for_storage=True)
 
-    backend: a Backplane backend name ("vendor_sim", "opencl", "cpu"...);
-    default BACKPLANE_TORCH_BACKEND, else the first non-CPU backend with a
-    device. Calling again with the same backend does nothing; another
-    backend raises RuntimeError (torch keeps one PrivateUse1 device per
-    process). Returns a dict: backend, device_count, routed (how many ATen
-    operators run through Backplane's dispatcher) and not_routed (operator
-    -> why not).
+
+def init(backends=None, name=None):
+    """Puts the devices of `backends` behind torch's device `name`.
+
+    backends: a Backplane backend name or a list of them ("vendor_sim",
+    ["vendor_sim", "opencl"]); their devices become name:0..N-1 in that
+    order. Default: BACKPLANE_TORCH_BACKEND (a comma list), else the first
+    non-CPU backend with a device. name: the device's name in torch
+    (default "backplane"; a vendor may choose its own, e.g. "myaccel");
+    torch.<name> is the device module. Calling again with the same arguments
+    does nothing; other ones raise RuntimeError (torch keeps one PrivateUse1
+    device per process), as does a PrivateUse1 slot another package claimed.
+    Returns a dict: backends, device_count, devices ((backend, index) per
+    torch index), routed (ATen operators run through Backplane's dispatcher)
+    and not_routed (operator -> why not).
     """
-    global _info
-    name = backend or (_info["backend"] if _info else _pick_backend())
-    info = _torch.init(_C._context_address(), name)
-    _info = info
-    return info
+    global _info, _name
+    if isinstance(backends, str):
+        backends = [backends]
+    backends = list(backends) if backends else (_info["backends"] if _info else _pick_backends())
+    name = name or _name or DEFAULT_NAME
+    if _name is not None and name != _name:
+        raise RuntimeError("backplane.torch.init: already initialized as device '%s'; cannot rename it to '%s'"
+                           % (_name, name))
+    _claim(name)
+    _info = _torch.init(_C._context_address(), backends)
+    _name = name
+    return _info
+
+
+def name():
+    """The device's name in torch ("backplane" unless init was given another)."""
+    return _name or DEFAULT_NAME
+
+
+def backends():
+    """The Backplane backends behind the device, in init's order."""
+    return list(_torch.backends())
 
 
 def backend():
-    """The Backplane backend behind privateuseone (init first)."""
-    return _torch.backend()
+    """The first Backplane backend behind the device (init first)."""
+    return _torch.backends()[0]
 
 
 def device(index=0):
-    """torch.device("privateuseone", index)."""
-    return torch.device("privateuseone", index)
+    """torch.device(name(), index)."""
+    return torch.device(name(), index)
 
 
 def stats():
@@ -84,93 +146,3 @@ def stats():
 def reset_stats():
     """Zeroes stats()."""
     _torch.reset_stats()
-
-
-# ---- Python gaps of torch 1.13 for a PrivateUse1 device ---------------------
-# torch.save/torch.load: 1.13 knows only cpu/cuda/mps locations; a storage on
-# privateuseone is saved through a CPU copy under the tag "privateuseone:N"
-# and loaded back onto that device (or wherever map_location says).
-def _location_tag(storage):
-    if storage.device.type == "privateuseone":
-        return "privateuseone:%d" % (storage.device.index or 0)
-    return None
-
-
-def _restore(storage, location):
-    # 1.13 rebuilds a tensor with Tensor.set_(storage), which rejects a
-    # privateuseone storage from Python: the storage stays on the host here
-    # and _rebuild_tensor below moves it, once per storage, so that tensors
-    # sharing a storage still share device memory.
-    if not location.startswith("privateuseone"):
-        return None
-    host = storage.cpu()
-    _pending[id(host)] = (host, location, None)
-    return host
-
-
-_pending = {}  # id(host storage) -> (host storage, location, its device copy); one torch.load
-_rebuild_tensor = torch._utils._rebuild_tensor
-
-
-def _rebuild_on_device(storage, storage_offset, size, stride):
-    key = id(storage.untyped())
-    if key not in _pending:
-        return _rebuild_tensor(storage, storage_offset, size, stride)
-    host, location, whole = _pending[key]
-    if whole is None:
-        whole = torch.empty(0, dtype=torch.uint8).set_(host).to(location)
-        _pending[key] = (host, location, whole)
-    return whole.view(storage.dtype).as_strided(size, stride, storage_offset)
-
-
-torch._utils._rebuild_tensor = _rebuild_on_device
-_torch_load = torch.load
-
-
-def _load(*args, **kwargs):
-    try:
-        return _torch_load(*args, **kwargs)
-    finally:
-        _pending.clear()
-
-
-_load.__doc__ = _torch_load.__doc__
-torch.load = _load
-
-torch.serialization.register_package(30, _location_tag, _restore)
-
-# torch.save copies each storage with UntypedStorage.cpu(), whose 1.13
-# storage-to-storage copy rejects privateuseone: the extension copies it.
-_storage_cpu = torch.UntypedStorage.cpu
-
-
-def _untyped_storage_cpu(self):
-    if self.device.type != "privateuseone":
-        return _storage_cpu(self)
-    data = _torch._storage_bytes(self.data_ptr(), self.nbytes(), self.device.index or 0)
-    return torch.UntypedStorage.from_buffer(data, dtype=torch.uint8)
-
-
-torch.UntypedStorage.cpu = _untyped_storage_cpu
-
-# copy.deepcopy: 1.13 copies a tensor through torch.UntypedStorage(size,
-# device=...), which rejects privateuseone; a device tensor is cloned instead
-# (views deep-copied together no longer share memory).
-_tensor_deepcopy = torch.Tensor.__deepcopy__
-
-
-def _deepcopy(self, memo):
-    if self.device.type != "privateuseone" or type(self) is not torch.Tensor or not self.is_leaf:
-        return _tensor_deepcopy(self, memo)
-    if id(self) in memo:
-        return memo[id(self)]
-    with torch.no_grad():
-        new = self.clone()
-    new.requires_grad_(self.requires_grad)
-    if self.grad is not None:
-        new.grad = self.grad.__deepcopy__(memo)
-    memo[id(self)] = new
-    return new
-
-
-torch.Tensor.__deepcopy__ = _deepcopy

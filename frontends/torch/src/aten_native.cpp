@@ -33,7 +33,7 @@ at::Tensor Empty(c10::SymIntArrayRef size, c10::optional<at::ScalarType> dtype, 
   const c10::Device d = TargetDevice(device);
   DeviceOf(d);  // checks the index
   const c10::DeviceGuard guard(d);
-  return at::detail::empty_generic(c10::asIntArrayRefSlow(size), DeviceAllocator(), kKeys,
+  return at::detail::empty_generic(C10_AS_INTARRAYREF_SLOW(size), DeviceAllocator(), kKeys,
                                    dtype.value_or(at::get_default_dtype_as_scalartype()), memory_format);
 }
 
@@ -46,7 +46,7 @@ at::Tensor EmptyStrided(c10::SymIntArrayRef size, c10::SymIntArrayRef stride, c1
   const c10::Device d = TargetDevice(device);
   DeviceOf(d);
   const c10::DeviceGuard guard(d);
-  return at::detail::empty_strided_generic(c10::asIntArrayRefSlow(size), c10::asIntArrayRefSlow(stride),
+  return at::detail::empty_strided_generic(C10_AS_INTARRAYREF_SLOW(size), C10_AS_INTARRAYREF_SLOW(stride),
                                            DeviceAllocator(), kKeys,
                                            dtype.value_or(at::get_default_dtype_as_scalartype()));
 }
@@ -54,13 +54,47 @@ at::Tensor EmptyStrided(c10::SymIntArrayRef size, c10::SymIntArrayRef stride, c1
 // Any copy with a privateuseone side: both wrapped zero-copy, then
 // Backplane's copy_ (strided, dtype-converting, host<->device and on the
 // device), which the core routes and counts as transfers.
-at::Tensor CopyFrom(const at::Tensor& self, const at::Tensor& dst, bool /*non_blocking*/) {
+// non_blocking between pinned host memory (pin_memory()) and a contiguous
+// device tensor of the same dtype: enqueued on the device's current stream,
+// as CUDA does; the caller orders it with events or synchronize.
+bool CopyAsync(const at::Tensor& src, const at::Tensor& dst) {
+  const bool to_device = OnDevice(dst) && src.device().is_cpu();
+  const at::Tensor& host = to_device ? src : dst;
+  const at::Tensor& dev = to_device ? dst : src;
+  if (!(to_device || (OnDevice(src) && dst.device().is_cpu()))) return false;
+  if (src.scalar_type() != dst.scalar_type() || !host.is_contiguous() || !dev.is_contiguous() ||
+      src.sizes() != dst.sizes() || !IsPinned(host.const_data_ptr())) {
+    return false;
+  }
+  const size_t nbytes = static_cast<size_t>(dev.numel()) * dev.element_size();
+  const c10::DeviceGuard guard(dev.device());
+  bp_tensor_t* d = ToBackplane(dev, "_copy_from (non_blocking)", to_device ? "destination" : "source");
+  const bp_status_t st = to_device ? bp_tensor_from_host_async(d, host.const_data_ptr(), nbytes)
+                                   : bp_tensor_to_host_async(d, host.mutable_data_ptr(), nbytes);
+  bp_tensor_release(d);
+  Check(st, "_copy_from (non_blocking)");
+  return true;
+}
+
+at::Tensor CopyFrom(const at::Tensor& self, const at::Tensor& dst, bool non_blocking) {
   TORCH_CHECK(self.sizes() == dst.sizes() || self.numel() == dst.numel(), "_copy_from: source shape ", self.sizes(),
               " does not match destination shape ", dst.sizes());
   if (dst.numel() == 0) return dst;
   at::Tensor src = self;
   if (src.sizes() != dst.sizes()) src = src.expand(dst.sizes());
   const uint64_t bytes = static_cast<uint64_t>(dst.numel()) * dst.element_size();
+  if (non_blocking && CopyAsync(src, dst)) {
+    ChargeTransfer(bytes);
+    return dst;
+  }
+  // Devices of two backends (backplane:0 -> backplane:1 across plugins):
+  // through the host, as no backend addresses the other's memory.
+  if (OnDevice(self) && OnDevice(dst) &&
+      SlotOf(self.device().index()).device.backend != SlotOf(dst.device().index()).device.backend) {
+    const at::Tensor host = at::empty(dst.sizes(), dst.options().device(at::kCPU));
+    CopyFrom(src, host, false);
+    return CopyFrom(host, dst, false);
+  }
   if (HostAddressable(self) && HostAddressable(dst)) {
     // Both sides in host memory (the cpu backend, a unified device): torch's
     // CPU copy on aliases, after the device finished writing.
@@ -108,7 +142,7 @@ void Grow(const at::Tensor& self, c10::StorageImpl* storage, size_t needed);
 // the device (ATen's CPU resize would memcpy device memory).
 const at::Tensor& Resize(const at::Tensor& self, c10::SymIntArrayRef size_sym,
                          c10::optional<at::MemoryFormat> memory_format) {
-  const at::IntArrayRef size = c10::asIntArrayRefSlow(size_sym);
+  const at::IntArrayRef size = C10_AS_INTARRAYREF_SLOW(size_sym);
   int64_t numel = 1;
   for (const int64_t n : size) {
     TORCH_CHECK(n >= 0, "resize_: negative size ", n, " in ", size);
@@ -139,7 +173,7 @@ void Grow(const at::Tensor& self, c10::StorageImpl* storage, size_t needed) {
         at::detail::make_tensor<c10::TensorImpl>(c10::Storage(fresh), kKeys, caffe2::TypeMeta::Make<uint8_t>());
     to.unsafeGetTensorImpl()->set_sizes_contiguous({static_cast<int64_t>(old_bytes)});
     CopyFrom(from, to, false);
-    grown = std::move(fresh.unsafeGetStorageImpl()->data_ptr());
+    grown = std::move(fresh.unsafeGetStorageImpl()->mutable_data_ptr());
   }
   storage->set_data_ptr_noswap(std::move(grown));
   storage->set_nbytes(needed);
@@ -164,15 +198,15 @@ at::Tensor AsStrided(const at::Tensor& self, c10::SymIntArrayRef size, c10::SymI
                      c10::optional<c10::SymInt> offset) {
   c10::optional<int64_t> off;
   if (offset.has_value()) off = offset->expect_int();
-  return at::native::as_strided_tensorimpl(self, c10::asIntArrayRefSlow(size), c10::asIntArrayRefSlow(stride), off);
+  return at::native::as_strided_tensorimpl(self, C10_AS_INTARRAYREF_SLOW(size), C10_AS_INTARRAYREF_SLOW(stride), off);
 }
 
 at::Tensor View(const at::Tensor& self, c10::SymIntArrayRef size) {
-  return at::native::view(self, c10::asIntArrayRefSlow(size));
+  return at::native::view(self, C10_AS_INTARRAYREF_SLOW(size));
 }
 
 at::Tensor ReshapeAlias(const at::Tensor& self, c10::SymIntArrayRef size, c10::SymIntArrayRef stride) {
-  return at::native::_reshape_alias(self, c10::asIntArrayRefSlow(size), c10::asIntArrayRefSlow(stride));
+  return at::native::_reshape_alias(self, C10_AS_INTARRAYREF_SLOW(size), C10_AS_INTARRAYREF_SLOW(stride));
 }
 
 at::Tensor& SetStorage(at::Tensor& self, at::Storage source, c10::SymInt offset, c10::SymIntArrayRef size,
@@ -181,8 +215,8 @@ at::Tensor& SetStorage(at::Tensor& self, at::Storage source, c10::SymInt offset,
               self.device());
   c10::TensorImpl* impl = self.unsafeGetTensorImpl();
   impl->set_storage_keep_dtype(std::move(source));
-  const at::IntArrayRef sz = c10::asIntArrayRefSlow(size);
-  const at::IntArrayRef st = c10::asIntArrayRefSlow(stride);
+  const at::IntArrayRef sz = C10_AS_INTARRAYREF_SLOW(size);
+  const at::IntArrayRef st = C10_AS_INTARRAYREF_SLOW(stride);
   if (st.empty()) {
     impl->set_sizes_contiguous(sz);
   } else {
@@ -221,6 +255,18 @@ at::Tensor IndexTensor(const at::Tensor& self, const c10::List<c10::optional<at:
 }
 
 }  // namespace
+
+// PrivateUse1HooksInterface::resizePrivateUse1Bytes (storage.resize_()).
+void ResizeStorageBytes(const c10::Storage& storage, size_t nbytes) {
+  c10::StorageImpl* impl = storage.unsafeGetStorageImpl();
+  if (nbytes > impl->nbytes()) {
+    at::Tensor owner = at::detail::make_tensor<c10::TensorImpl>(c10::Storage(storage), kKeys,
+                                                                caffe2::TypeMeta::Make<uint8_t>());
+    Grow(owner, impl, nbytes);
+  } else {
+    impl->set_nbytes(nbytes);
+  }
+}
 
 TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   m.impl("empty.memory_format", TORCH_FN(Empty));

@@ -59,17 +59,30 @@ struct Boxed {
   }
 };
 
-// Backplane's counters for one operator on the bridge's backend: read before
+// The backend of the first device tensor among the arguments (the call's).
+int32_t BackendOfCall(const c10::ArrayRef<c10::IValue>& args) {
+  for (const c10::IValue& v : args) {
+    if (v.isTensor() && OnDevice(v.toTensor())) return SlotOf(v.toTensor().device().index()).device.backend;
+    if (v.isTensorList()) {
+      for (const at::Tensor& t : v.toTensorVector()) {
+        if (OnDevice(t)) return SlotOf(t.device().index()).device.backend;
+      }
+    }
+  }
+  return Get().devices.front().device.backend;
+}
+
+// Backplane's counters for one operator on the call's backend: read before
 // and after a call, they tell where it ran and what it copied.
 struct CallCounts {
   uint64_t native = 0, fallback = 0, bytes_moved = 0;
-  static CallCounts Take(const Bridge& br, bp_op_t* op) {
+  static CallCounts Take(const Bridge& br, int32_t backend, bp_op_t* op) {
     CallCounts c;
-    bp_native_count(br.ctx, op, br.backend, &c.native);
-    bp_fallback_count(br.ctx, op, br.backend, &c.fallback);
+    bp_native_count(br.ctx, op, backend, &c.native);
+    bp_fallback_count(br.ctx, op, backend, &c.fallback);
     bp_transfer_stats_t t{};
     t.struct_size = sizeof(t);
-    bp_transfer_stats(br.ctx, br.backend, &t);
+    bp_transfer_stats(br.ctx, backend, &t);
     c.bytes_moved = t.host_to_device_bytes + t.device_to_host_bytes;
     return c;
   }
@@ -91,12 +104,13 @@ class RoutedKernel final : public c10::OperatorKernel {
     for (size_t i = 0; i < n; ++i) b.values.push_back(Box(b, schema.arguments()[i], args[i]));
 
     const Bridge& br = Get();
-    const CallCounts before = CallCounts::Take(br, op_);
+    const int32_t backend = BackendOfCall(args);
+    const CallCounts before = CallCounts::Take(br, backend, op_);
     const size_t nret = schema.returns().size();
     std::vector<bp_tensor_t*> results(nret, nullptr);
     Check(bp_op_call(br.ctx, op_, b.values.data(), static_cast<int32_t>(n), results.data(), static_cast<int32_t>(nret)),
           name_);
-    const CallCounts after = CallCounts::Take(br, op_);
+    const CallCounts after = CallCounts::Take(br, backend, op_);
     const bool fell_back = after.fallback > before.fallback && after.native == before.native;
     Count(counters_, fell_back ? Path::kBackplaneFallback : Path::kPlugin, after.bytes_moved - before.bytes_moved);
 

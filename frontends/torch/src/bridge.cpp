@@ -31,46 +31,83 @@ void Check(bp_status_t st, const std::string& what) {
   TORCH_CHECK(false, what, ": Backplane ", bp_status_name(st), ": ", msg != nullptr ? msg : "");
 }
 
-void Init(bp_context_t* ctx, const std::string& backend_name) {
-  std::lock_guard<std::mutex> lock(g_init_mu);
-  if (g_init) {
-    TORCH_CHECK(backend_name == g_bridge.backend_name, "backplane.torch: already initialized with backend '",
-                g_bridge.backend_name, "'; torch keeps one PrivateUse1 device per process, so '", backend_name,
-                "' cannot replace it");
-    return;
-  }
-  TORCH_CHECK(ctx != nullptr, "backplane.torch: no Backplane context");
+namespace {
+
+std::string Joined(const std::vector<std::string>& names) {
+  std::string out;
+  for (const std::string& n : names) out += (out.empty() ? "" : ",") + n;
+  return out;
+}
+
+// The devices of one backend, appended to `slots`.
+void AddBackend(bp_context_t* ctx, const std::string& name, std::vector<DeviceSlot>* slots) {
   int32_t backend = -1;
-  Check(bp_backend_find(ctx, backend_name.c_str(), &backend), "backplane.torch.init('" + backend_name + "')");
+  Check(bp_backend_find(ctx, name.c_str(), &backend), "backplane.torch.init('" + name + "')");
   bp_backend_info_t info{};
   info.struct_size = sizeof(info);
   Check(bp_backend_info(ctx, backend, &info), "backplane.torch.init");
-  TORCH_CHECK(info.loaded, "backplane.torch.init: backend '", backend_name, "' is not loaded");
-  TORCH_CHECK(info.device_count > 0, "backplane.torch.init: backend '", backend_name, "' has no device (",
+  TORCH_CHECK(info.loaded, "backplane.torch.init: backend '", name, "' is not loaded");
+  TORCH_CHECK(info.device_count > 0, "backplane.torch.init: backend '", name, "' has no device (",
               info.no_device_reason != nullptr ? info.no_device_reason : "no reason given", ")");
-  g_bridge.ctx = ctx;
-  g_bridge.backend = backend;
-  g_bridge.dl_device_type = info.device_type;
-  g_bridge.device_count = info.device_count;
-  g_bridge.backend_name = backend_name;
   for (int32_t i = 0; i < info.device_count; ++i) {
     bp_device_properties_t p{};
     p.struct_size = sizeof(p);
     Check(bp_device_properties(ctx, bp_device_t{backend, i}, &p), "backplane.torch.init");
-    g_bridge.unified.push_back((p.capabilities & BP_DEVICE_CAP_UNIFIED) != 0);
+    slots->push_back(DeviceSlot{bp_device_t{backend, i}, info.device_type,
+                                (p.capabilities & BP_DEVICE_CAP_UNIFIED) != 0, name});
   }
+}
+
+}  // namespace
+
+void Init(bp_context_t* ctx, const std::vector<std::string>& backend_names) {
+  std::lock_guard<std::mutex> lock(g_init_mu);
+  if (g_init) {
+    TORCH_CHECK(backend_names == g_bridge.backend_names, "backplane.torch: already initialized with backends '",
+                Joined(g_bridge.backend_names), "'; torch keeps one PrivateUse1 device per process, so '",
+                Joined(backend_names), "' cannot replace them");
+    return;
+  }
+  TORCH_CHECK(ctx != nullptr, "backplane.torch: no Backplane context");
+  TORCH_CHECK(!backend_names.empty(), "backplane.torch.init: no backend given");
+  std::vector<DeviceSlot> slots;
+  for (size_t i = 0; i < backend_names.size(); ++i) {
+    for (size_t j = 0; j < i; ++j) {
+      TORCH_CHECK(backend_names[i] != backend_names[j], "backplane.torch.init: backend '", backend_names[i],
+                  "' listed twice");
+    }
+    AddBackend(ctx, backend_names[i], &slots);
+  }
+  TORCH_CHECK(slots.size() <= 64, "backplane.torch.init: ", slots.size(), " devices; torch allows at most 64");
+  g_bridge.ctx = ctx;
+  g_bridge.devices = std::move(slots);
+  g_bridge.backend_names = backend_names;
+  g_bridge.device_count = static_cast<int32_t>(g_bridge.devices.size());
   c10::SetAllocator(c10::DeviceType::PrivateUse1, DeviceAllocator());
   g_init = true;
 }
 
-bp_device_t DeviceOf(const at::Device& d) {
+const DeviceSlot& SlotOf(c10::DeviceIndex index) {
   const Bridge& b = Get();
-  TORCH_CHECK(d.type() == c10::DeviceType::PrivateUse1, "backplane.torch: expected a privateuseone device, got ",
-              d.str());
-  const int32_t index = d.has_index() ? d.index() : 0;
-  TORCH_CHECK(index >= 0 && index < b.device_count, "backplane.torch: device privateuseone:", index,
-              " does not exist: backend '", b.backend_name, "' has ", b.device_count, " device(s)");
-  return bp_device_t{b.backend, index};
+  TORCH_CHECK(index >= 0 && index < b.device_count, "backplane.torch: device index ", int(index),
+              " does not exist: backends '", Joined(b.backend_names), "' have ", b.device_count, " device(s)");
+  return b.devices[static_cast<size_t>(index)];
+}
+
+int32_t IndexOf(bp_device_t device) {
+  const Bridge& b = Get();
+  for (size_t i = 0; i < b.devices.size(); ++i) {
+    if (b.devices[i].device.backend == device.backend && b.devices[i].device.index == device.index) {
+      return static_cast<int32_t>(i);
+    }
+  }
+  return -1;
+}
+
+bp_device_t DeviceOf(const at::Device& d) {
+  TORCH_CHECK(d.type() == c10::DeviceType::PrivateUse1, "backplane.torch: expected a ",
+              c10::get_privateuse1_backend(), " device, got ", d.str());
+  return SlotOf(d.has_index() ? d.index() : 0).device;
 }
 
 namespace {

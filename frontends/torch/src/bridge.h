@@ -21,27 +21,38 @@ class OperatorHandle;
 
 namespace bptorch {
 
-// The context (backplane._C's, passed at init) and the backend whose devices
-// are privateuseone:0..N-1. Set once by Init; read-only afterwards.
+// One torch device index: a (backend, device) pair of the context.
+struct DeviceSlot {
+  bp_device_t device{};
+  int32_t dl_device_type = 0;  // the backend's DLPack device type
+  bool unified = false;        // BP_DEVICE_CAP_UNIFIED: the host can address its memory
+  std::string backend_name;
+};
+
+// The context (backplane._C's, passed at init) and the devices behind torch's
+// PrivateUse1 device: index i is devices[i], the devices of each backend
+// given to init, in that order. Set once by Init; read-only afterwards.
 struct Bridge {
   bp_context_t* ctx = nullptr;
-  int32_t backend = -1;
-  int32_t dl_device_type = 0;  // the backend's DLPack device type
+  std::vector<DeviceSlot> devices;
+  std::vector<std::string> backend_names;  // as given to init
   int32_t device_count = 0;
-  std::string backend_name;
-  std::vector<bool> unified;  // per device: BP_DEVICE_CAP_UNIFIED (the host can address its memory)
 };
 const Bridge& Get();  // raises (TORCH_CHECK) before init
 bool Initialized();
-// Picks the backend and registers the allocator. A second call with the same
-// backend is a no-op; another backend is an error (torch caches the device).
-void Init(bp_context_t* ctx, const std::string& backend_name);
+// Maps the devices of `backend_names` (in order) to PrivateUse1 indices and
+// registers the allocator. A second call with the same list is a no-op;
+// another list is an error (torch caches the device count).
+void Init(bp_context_t* ctx, const std::vector<std::string>& backend_names);
+const DeviceSlot& SlotOf(c10::DeviceIndex index);  // checks the index
+// The PrivateUse1 index of a Backplane device, or -1 when it is not one of them.
+int32_t IndexOf(bp_device_t device);
 
 // Raises a torch error (RuntimeError in Python) carrying Backplane's status
 // and message, prefixed by `what` (the ATen operator).
 void Check(bp_status_t st, const std::string& what);
 
-bp_device_t DeviceOf(const at::Device& d);  // privateuseone:N -> {backend, N}; checks N
+bp_device_t DeviceOf(const at::Device& d);  // PrivateUse1:N -> its (backend, device); checks N
 
 // A new Backplane reference on the memory of `t` (CPU or privateuseone),
 // with t's sizes, strides, offset and dtype; keeps t's storage alive.
@@ -62,11 +73,30 @@ bool HostAddressable(const at::Tensor& t);
 // caller synchronizes the device first when it may still be writing.
 at::Tensor HostAlias(const at::Tensor& t);
 
-// The thread's current privateuseone index (device_guard.cpp).
+// The thread's current PrivateUse1 index (device_guard.cpp).
 c10::DeviceIndex CurrentDevice();
+// The Backplane stream behind a PrivateUse1 c10::Stream (raises for an id the
+// bridge did not make).
+bp_stream_handle_t* StreamHandle(const c10::Stream& s);
 
-// The caching allocator of the chosen backend, as torch's PrivateUse1 allocator.
+// Backplane's caching allocator as torch's PrivateUse1 allocator (a
+// c10::DeviceAllocator: torch.accelerator's memory API reads its statistics).
 c10::Allocator* DeviceAllocator();
+// Backplane's pinned host memory (bp_host_alloc of device 0) as torch's
+// pin_memory() allocator; IsPinned says whether a pointer came from it.
+c10::Allocator* PinnedAllocator();
+bool IsPinned(const void* ptr);
+// The default generator of PrivateUse1:index (hooks.cpp). Random operators
+// run in torch's CPU fallback, which draws from the CPU generator this one
+// wraps (CpuGeneratorOf).
+const at::Generator& DefaultGenerator(c10::DeviceIndex index);
+// A generator argument for torch's CPU kernels: a PrivateUse1 generator's
+// CPU state; an absent one becomes the default generator of `device`.
+at::Generator CpuGeneratorOf(const c10::optional<at::Generator>& gen, c10::DeviceIndex device);
+// Registers the bridge's PrivateUse1HooksInterface once; raises when another
+// package registered one first (HooksAreOurs then stays false).
+void RegisterHooks();
+bool HooksAreOurs();
 // The Backplane block behind a DataPtr that allocator made; NULL for any other.
 bp_tensor_t* BlockOf(const c10::DataPtr& data);
 

@@ -2,7 +2,8 @@
 // and Backplane's streams and events (backplane/streams.h) behind torch's
 // c10::Stream / c10::Event / c10::StreamGuard on privateuseone. Stream id 0
 // is a device's default stream; ids 1.. name the streams of a per-device
-// pool, made on first use as torch's CUDA stream pool does.
+// pool, made on first use as torch's CUDA stream pool does, and the streams
+// torch.Stream(...) makes (getNewStream), kept for the process.
 #include <c10/core/impl/DeviceGuardImplInterface.h>
 
 #include <deque>
@@ -101,6 +102,12 @@ class DeviceGuardImpl final : public c10::impl::DeviceGuardImplInterface {
     return c10::Stream(c10::Stream::DEFAULT, dev);
   }
   c10::Stream getDefaultStream(c10::Device d) const override { return c10::Stream(c10::Stream::DEFAULT, d); }
+  c10::Stream getNewStream(c10::Device d, int /*priority*/) const override {
+    const c10::Device dev = d.has_index() ? d : DeviceOfIndex(t_current);
+    bp_stream_handle_t* h = nullptr;
+    Check(bp_stream_create(Get().ctx, DeviceOf(dev), &h), "torch.Stream on " + dev.str());
+    return StreamOf(h, dev);
+  }
   c10::Stream getStreamFromGlobalPool(c10::Device d, bool /*isHighPriority*/) const override {
     const c10::Device dev = d.has_index() ? d : DeviceOfIndex(t_current);
     const bp_device_t bdev = DeviceOf(dev);
@@ -138,6 +145,9 @@ class DeviceGuardImpl final : public c10::impl::DeviceGuardImplInterface {
   void synchronizeStream(const c10::Stream& s) const override {
     if (Initialized()) Check(bp_stream_synchronize(HandleOf(s)), "privateuseone synchronize");
   }
+  void synchronizeDevice(const c10::DeviceIndex index) const override {
+    if (Initialized()) Check(bp_device_synchronize(Get().ctx, SlotOf(index).device), "synchronize");
+  }
   void recordDataPtrOnStream(const c10::DataPtr& data, const c10::Stream& s) const override {
     if (bp_tensor_t* block = BlockOf(data)) Check(bp_tensor_record_stream(block, HandleOf(s)), "record_stream");
   }
@@ -164,6 +174,17 @@ class DeviceGuardImpl final : public c10::impl::DeviceGuardImplInterface {
     Check(bp_event_query(static_cast<bp_event_handle_t*>(event), &done), "privateuseone event query");
     return done != 0;
   }
+  void synchronizeEvent(void* event) const override {
+    if (event == nullptr) return;  // never recorded
+    Check(bp_event_synchronize(static_cast<bp_event_handle_t*>(event)), "Event.synchronize");
+  }
+  double elapsedTime(void* start, void* end, const c10::DeviceIndex /*index*/) const override {
+    TORCH_CHECK(start != nullptr && end != nullptr, "Event.elapsed_time: both events must be recorded first");
+    float ms = 0;
+    Check(bp_event_elapsed_time(static_cast<bp_event_handle_t*>(start), static_cast<bp_event_handle_t*>(end), &ms),
+          "Event.elapsed_time");
+    return ms;
+  }
   void destroyEvent(void* event, const c10::DeviceIndex /*device_index*/) const noexcept override {
     bp_event_destroy(static_cast<bp_event_handle_t*>(event));
   }
@@ -172,6 +193,8 @@ class DeviceGuardImpl final : public c10::impl::DeviceGuardImplInterface {
 }  // namespace
 
 c10::DeviceIndex CurrentDevice() { return t_current; }
+
+bp_stream_handle_t* StreamHandle(const c10::Stream& s) { return HandleOf(s); }
 
 C10_REGISTER_GUARD_IMPL(PrivateUse1, DeviceGuardImpl);
 

@@ -1,5 +1,6 @@
 // backplane._torch: init (joins backplane._C's context and registers the
-// PrivateUse1 device), the chosen backend, and the per-operator counters.
+// PrivateUse1 device over the devices of the backends it names), the hooks,
+// the default generators, and the per-operator counters.
 // Loaded by backplane/torch/__init__.py after `import torch`.
 #include <c10/core/Event.h>
 #include <c10/core/StreamGuard.h>
@@ -8,6 +9,7 @@
 #include <chrono>
 #include <thread>
 #include <pybind11/stl.h>
+#include <torch/csrc/Generator.h>
 
 #include "bridge.h"
 
@@ -16,18 +18,24 @@ namespace py = pybind11;
 namespace {
 
 // Routed registrations are made once per process (torch keeps them).
-py::dict Init(uintptr_t ctx_address, const std::string& backend) {
+py::dict Init(uintptr_t ctx_address, const std::vector<std::string>& backends) {
   static bool routed = false;
   static int registered = 0;
   static std::vector<std::pair<std::string, std::string>> skipped;
-  bptorch::Init(reinterpret_cast<bp_context_t*>(ctx_address), backend);
+  bptorch::Init(reinterpret_cast<bp_context_t*>(ctx_address), backends);
+  bptorch::RegisterHooks();
   if (!routed) {
     registered = bptorch::RegisterRoutedOps(&skipped);
     routed = true;
   }
   py::dict d;
-  d["backend"] = bptorch::Get().backend_name;
+  d["backends"] = bptorch::Get().backend_names;
   d["device_count"] = bptorch::Get().device_count;
+  py::list devices;
+  for (const bptorch::DeviceSlot& s : bptorch::Get().devices) {
+    devices.append(py::make_tuple(s.backend_name, s.device.index));
+  }
+  d["devices"] = devices;
   d["routed"] = registered;
   py::dict why;
   for (const auto& kv : skipped) why[py::str(kv.first)] = kv.second;
@@ -42,24 +50,6 @@ void AddStat(const std::string& op, const bptorch::OpStats& s, void* user) {
   row["torch_fallback"] = s.torch_fallback;
   row["bytes_moved"] = s.bytes;
   (*static_cast<py::dict*>(user))[py::str(op)] = row;
-}
-
-// The bytes of a privateuseone storage (torch.save's UntypedStorage.cpu(),
-// which 1.13 cannot do for PrivateUse1 from Python). The storage is named by
-// its data pointer and size because this module does not link torch_python;
-// the caller keeps the storage alive for the call.
-py::bytes StorageBytes(uintptr_t data, size_t nbytes, int device_index) {
-  std::string out(nbytes, '\0');
-  if (nbytes == 0) return py::bytes(out);
-  const c10::Device device(c10::DeviceType::PrivateUse1, static_cast<c10::DeviceIndex>(device_index));
-  c10::Storage borrowed(c10::Storage::use_byte_size_t(), nbytes, c10::DataPtr(reinterpret_cast<void*>(data), device),
-                        nullptr, false);
-  at::Tensor src = at::empty({0}, at::TensorOptions().dtype(at::kByte).device(device));
-  src.unsafeGetTensorImpl()->set_storage_keep_dtype(std::move(borrowed));
-  src.unsafeGetTensorImpl()->set_sizes_contiguous({static_cast<int64_t>(nbytes)});
-  at::Tensor host = at::from_blob(&out[0], {static_cast<int64_t>(nbytes)}, at::kByte);
-  host.copy_(src);
-  return py::bytes(out);
 }
 
 // torch's own C++ stream and event API on privateuseone:<device_index>
@@ -115,9 +105,14 @@ void RegisterProcessGroup(py::module_& m);  // process_group.cpp
 
 PYBIND11_MODULE(_torch, m) {
   m.doc() = "Backplane as torch's PrivateUse1 device (use backplane.torch)";
-  m.def("init", &Init, py::arg("context_address"), py::arg("backend"));
+  m.def("init", &Init, py::arg("context_address"), py::arg("backends"));
+  m.def("hooks_claimed_elsewhere", [] { return at::isPrivateUse1HooksRegistered() && !bptorch::HooksAreOurs(); });
+  m.def("default_generator", [](int index) {
+    return py::reinterpret_steal<py::object>(
+        THPGenerator_initDefaultGenerator(bptorch::DefaultGenerator(static_cast<c10::DeviceIndex>(index))));
+  });
   m.def("initialized", &bptorch::Initialized);
-  m.def("backend", [] { return bptorch::Get().backend_name; });
+  m.def("backends", [] { return bptorch::Get().backend_names; });
   m.def("device_count", [] { return bptorch::Initialized() ? bptorch::Get().device_count : 0; });
   m.def("stats", [] {
     py::dict d;
@@ -126,6 +121,5 @@ PYBIND11_MODULE(_torch, m) {
   });
   m.def("reset_stats", &bptorch::ResetStats);
   m.def("_c10_streams_check", &C10StreamsCheck, py::arg("device_index"));
-  m.def("_storage_bytes", &StorageBytes, py::arg("data_ptr"), py::arg("nbytes"), py::arg("device_index"));
   bptorch::RegisterProcessGroup(m);
 }

@@ -1,5 +1,5 @@
 // torch tensors as Backplane tensors and back, zero-copy through DLPack
-// structs, and Backplane's caching allocator as torch's PrivateUse1 allocator.
+// structs.
 
 #include <memory>
 #include <vector>
@@ -79,8 +79,6 @@ void DeleteExported(void* ctx) {
   if (m->deleter != nullptr) m->deleter(m);
 }
 
-void ReleaseBlock(void* ctx) { bp_tensor_release(static_cast<bp_tensor_t*>(ctx)); }
-
 }  // namespace
 
 bp_tensor_t* ToBackplane(const at::Tensor& t, const std::string& op, const char* arg) {
@@ -95,13 +93,13 @@ bp_tensor_t* ToBackplane(const at::Tensor& t, const std::string& op, const char*
   DLTensor& d = w->managed.dl_tensor;
   // The storage's base plus a byte offset, never base + offset as one
   // pointer: a device's "pointer" may be a handle (an OpenCL buffer).
-  d.data = const_cast<void*>(w->storage.data());
+  d.data = w->storage.mutable_data();
   d.byte_offset = static_cast<uint64_t>(t.storage_offset()) * t.element_size();
   if (t.device().is_cpu()) {
     d.device = {kDLCPU, 0};
   } else {
-    const bp_device_t dev = DeviceOf(t.device());
-    d.device = {static_cast<DLDeviceType>(Get().dl_device_type), dev.index};
+    const DeviceSlot& slot = SlotOf(t.device().index());
+    d.device = {static_cast<DLDeviceType>(slot.dl_device_type), slot.device.index};
   }
   d.ndim = static_cast<int32_t>(t.dim());
   if (!TryDTypeOf(t.scalar_type(), &d.dtype)) DTypeOf(t.scalar_type(), what() + " on " + t.device().str());
@@ -117,10 +115,10 @@ bp_tensor_t* ToBackplane(const at::Tensor& t, const std::string& op, const char*
 }
 
 at::Tensor FromBackplane(bp_tensor_t* t, const std::string& what) {
-  // The bridge's backend means privateuseone even when it is the CPU backend
-  // (its DLPack device is then kDLCPU); anything else is a host tensor.
-  const bp_device_t where = bp_tensor_device(t);
-  const bool on_host = where.backend != Get().backend;
+  // A device behind PrivateUse1 means that device even when it is the CPU
+  // backend's (its DLPack device is then kDLCPU); anything else is a host tensor.
+  const int32_t index = IndexOf(bp_tensor_device(t));
+  const bool on_host = index < 0;
   DLManagedTensor* m = nullptr;
   const bp_status_t st = bp_tensor_to_dlpack(t, &m);
   bp_tensor_release(t);  // the export holds its own reference on the storage
@@ -148,7 +146,7 @@ at::Tensor FromBackplane(bp_tensor_t* t, const std::string& what) {
   const size_t nbytes = static_cast<size_t>((offset_elems + (empty ? 0 : extent)) * itemsize);
   const at::Device device =
       on_host ? at::Device(at::kCPU)
-              : at::Device(c10::DeviceType::PrivateUse1, static_cast<c10::DeviceIndex>(d.device.device_id));
+              : at::Device(c10::DeviceType::PrivateUse1, static_cast<c10::DeviceIndex>(index));
   c10::DataPtr data(d.data, m, &DeleteExported, device);
   c10::Storage storage(c10::Storage::use_byte_size_t(), nbytes, std::move(data), on_host ? nullptr : DeviceAllocator(),
                        /*resizable=*/!on_host);
@@ -159,58 +157,18 @@ at::Tensor FromBackplane(bp_tensor_t* t, const std::string& what) {
   return out;
 }
 
-namespace {
-
-// Device memory is a one-dimensional uint8 Backplane tensor from the device's
-// caching allocator; the DataPtr's context holds its reference, so freeing
-// returns the block to the cache.
-class DeviceAllocatorImpl final : public c10::Allocator {
- public:
-  c10::DataPtr allocate(size_t nbytes) const override {
-    const c10::Device device(c10::DeviceType::PrivateUse1, CurrentDevice());
-    if (nbytes == 0) return {nullptr, nullptr, &Noop, device};
-    const int64_t n = static_cast<int64_t>(nbytes);
-    bp_tensor_t* block = nullptr;
-    Check(bp_tensor_empty(Get().ctx, DeviceOf(device), 1, &n, DLDataType{kDLUInt, 8, 1}, &block),
-          "privateuseone allocation of " + std::to_string(nbytes) + " bytes");
-    DLManagedTensor* m = nullptr;
-    const bp_status_t st = bp_tensor_to_dlpack(block, &m);
-    if (st != BP_STATUS_OK) bp_tensor_release(block);
-    Check(st, "privateuseone allocation");
-    void* base = m->dl_tensor.data;
-    const uint64_t off = m->dl_tensor.byte_offset;
-    m->deleter(m);
-    TORCH_CHECK(off == 0, "privateuseone allocation: the backend returned a block at byte offset ", off);
-    return {base, block, &ReleaseBlock, device};
-  }
-  c10::DeleterFnPtr raw_deleter() const override { return nullptr; }
-
- private:
-  static void Noop(void*) {}
-};
-
-}  // namespace
-
-bp_tensor_t* BlockOf(const c10::DataPtr& data) {
-  return data.get_deleter() == &ReleaseBlock ? static_cast<bp_tensor_t*>(data.get_context()) : nullptr;
-}
-
 bool OnDevice(const at::Tensor& t) { return t.defined() && t.device().type() == c10::DeviceType::PrivateUse1; }
 
-bool HostAddressable(const at::Tensor& t) { return !OnDevice(t) || Get().unified.at(t.device().index()); }
+bool HostAddressable(const at::Tensor& t) { return !OnDevice(t) || SlotOf(t.device().index()).unified; }
 
 at::Tensor HostAlias(const at::Tensor& t) {
   if (!OnDevice(t)) return t;
   const auto options = t.options().device(at::kCPU);
   if (t.numel() == 0) return at::empty_strided(t.sizes(), t.strides(), options);
   c10::Storage keep = t.storage();
-  void* data = static_cast<char*>(keep.data()) + t.storage_offset() * t.element_size();
+  void* data = static_cast<char*>(keep.mutable_data()) + t.storage_offset() * t.element_size();
   return at::from_blob(
       data, t.sizes(), t.strides(), [keep](void*) {}, options);
 }
 
-c10::Allocator* DeviceAllocator() {
-  static DeviceAllocatorImpl allocator;
-  return &allocator;
-}
 }  // namespace bptorch

@@ -60,10 +60,10 @@ bool NotHostAddressable(const at::Tensor& t) { return !HostAddressable(t); }
 // memory handed to Backplane as kDLCPU (the cpu backend) it is adopted as is;
 // elsewhere (a unified device's memory is its own arena) it is copied in.
 at::Tensor ToDevice(const at::Tensor& host, c10::Device device) {
-  if (Get().dl_device_type != kDLCPU || !host.device().is_cpu()) return host.to(device);
+  if (SlotOf(device.index()).dl_device_type != kDLCPU || !host.device().is_cpu()) return host.to(device);
   auto* keep = new c10::Storage(host.storage());
   c10::DataPtr data(
-      keep->data(), keep, [](void* c) { delete static_cast<c10::Storage*>(c); }, device);
+      keep->mutable_data(), keep, [](void* c) { delete static_cast<c10::Storage*>(c); }, device);
   c10::Storage storage(c10::Storage::use_byte_size_t(), keep->nbytes(), std::move(data), DeviceAllocator(),
                        /*resizable=*/true);
   at::Tensor out = at::detail::make_tensor<c10::TensorImpl>(
@@ -152,16 +152,40 @@ void ListMutatingFallback(const c10::OperatorHandle& op, torch::jit::Stack* stac
   for (c10::IValue& v : outs) stack->push_back(std::move(v));
 }
 
+// Random operators: a Generator? argument becomes the CPU generator the
+// device's generator wraps (hooks.cpp), so CPU kernels accept it and draw
+// from the device's own, seedable state.
+void UseDeviceGenerators(const c10::OperatorHandle& op, torch::jit::Stack* stack, c10::DeviceIndex device) {
+  const auto& schema_args = op.schema().arguments();
+  const size_t n = schema_args.size();
+  for (size_t i = 0; i < n; ++i) {
+    const c10::TypePtr& type = schema_args[i].real_type();
+    const bool is_gen = type->kind() == c10::TypeKind::GeneratorType ||
+                        (type->kind() == c10::TypeKind::OptionalType &&
+                         type->castRaw<c10::OptionalType>()->getElementType()->kind() == c10::TypeKind::GeneratorType);
+    if (!is_gen) continue;
+    c10::IValue& v = (*stack)[stack->size() - n + i];
+    const c10::optional<at::Generator> gen = v.isNone() ? c10::nullopt : c10::optional<at::Generator>(v.toGenerator());
+    v = c10::IValue(CpuGeneratorOf(gen, device));
+  }
+}
+
 // torch's own CPU fallback, counted: the operator ran on the host through
 // copies. Registered explicitly for operators whose composite kernel would
 // otherwise win over the boxed fallback.
 void RunTorchCpuFallback(const c10::OperatorHandle& op, torch::jit::Stack* stack) {
   const TorchFallbackScope scope(c10::toString(op.operator_name()));
   bool host_addressable = true, on_device = false;
+  c10::DeviceIndex device = -1;
   for (const c10::IValue& v : torch::jit::last(*stack, op.schema().arguments().size())) {
     host_addressable = host_addressable && !AnyTensor(v, &NotHostAddressable);
-    on_device = on_device || AnyTensor(v, &OnDevice);
+    MapTensors(v, [&](const at::Tensor& t) {
+      if (OnDevice(t) && device < 0) device = t.device().index();
+      return t;
+    });
   }
+  on_device = device >= 0;
+  if (on_device) UseDeviceGenerators(op, stack, device);
   if (on_device && host_addressable) {
     HostAddressableFallback(op, stack);
   } else if (MutatesTensorList(op.schema())) {
