@@ -1,7 +1,9 @@
 // The C++ half of backplane.torch.distributed: communicators over torch's
 // c10d Store (a Python object, called back with the GIL) and collectives on
-// torch tensors through bp_comm_*. The ProcessGroup itself is Python
-// (backplane/torch/distributed.py, on torch 1.13's PyProcessGroup).
+// torch tensors through bp_comm_*, queued on the communicator's worker (a
+// _CommWork to wait on). The c10d Backend itself is Python
+// (backplane/torch/distributed.py, a subclass of torch 2.x's
+// torch._C._distributed_c10d.Backend).
 #include <pybind11/pybind11.h>
 #include <torch/extension.h>
 
@@ -62,7 +64,9 @@ bp_status_t StoreGet(void* user, const char* key, void* value, size_t capacity, 
 // One communicator; Python holds it (destroyed with the process group).
 class Comm {
  public:
-  Comm(py::object store, int rank, int world, int64_t timeout_ms, const std::string& prefix, bool host) {
+  // device_index: the PrivateUse1 index the communicator joins on; -1: the
+  // host (Backplane's cpu backend), for CPU tensors.
+  Comm(py::object store, int rank, int world, int64_t timeout_ms, const std::string& prefix, int device_index) {
     const Bridge& b = Get();
     TorchStore ts;
     ts.table.struct_size = sizeof(bp_kv_store_t);
@@ -77,8 +81,9 @@ class Comm {
     o.store = &ts.table;
     o.prefix = prefix.c_str();
     o.timeout_ms = timeout_ms;
-    // host: the communicator for CPU tensors (DDP's metadata checks).
-    device_ = host ? bp_device_t{0, 0} : DeviceOf(at::Device(c10::DeviceType::PrivateUse1, CurrentDevice()));
+    device_ = device_index < 0
+                  ? bp_device_t{0, 0}
+                  : DeviceOf(at::Device(c10::DeviceType::PrivateUse1, static_cast<c10::DeviceIndex>(device_index)));
     bp_status_t st;
     {
       py::gil_scoped_release release;
@@ -152,8 +157,8 @@ std::unique_ptr<Work> Run(const char* what, const Comm& c, const at::Tensor* in,
 
 void RegisterProcessGroup(py::module_& m) {
   py::class_<Comm>(m, "_Comm")
-      .def(py::init<py::object, int, int, int64_t, const std::string&, bool>(), py::arg("store"), py::arg("rank"),
-           py::arg("world_size"), py::arg("timeout_ms"), py::arg("prefix"), py::arg("host"))
+      .def(py::init<py::object, int, int, int64_t, const std::string&, int>(), py::arg("store"), py::arg("rank"),
+           py::arg("world_size"), py::arg("timeout_ms"), py::arg("prefix"), py::arg("device_index"))
       .def("engine", &Comm::engine);
   py::class_<Work>(m, "_CommWork").def("wait", &Work::wait).def("is_completed", &Work::is_completed);
   m.def("_all_reduce", [](const Comm& c, const at::Tensor& t, int op) {
@@ -206,9 +211,3 @@ void RegisterProcessGroup(py::module_& m) {
 }
 
 }  // namespace bptorch
-
-// torch 1.13 registers the autograd fallthrough (operators with no autograd
-// formula, such as c10d::broadcast_ that DDP calls) for AutogradCPU, CUDA,
-// XLA... but not AutogradPrivateUse1; later releases do. Without it DDP's
-// collectives on privateuseone tensors find no kernel.
-TORCH_LIBRARY_IMPL(_, AutogradPrivateUse1, m) { m.fallback(torch::CppFunction::makeFallthrough()); }
