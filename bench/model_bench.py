@@ -4,10 +4,10 @@
 For each model, the same nn.Module (same weights, same inputs) runs in torch
 1.13 eager under torch.inference_mode(); exported to ONNX, it runs through
 `bp-run MODEL --device cpu --bench N` and through ONNX Runtime's CPU execution
-provider (onnxruntime-node from npm, bench/ort_run.js: graph optimization
-"all", one warm-up run, then N). Rounds interleave the three: a round times
-torch over N runs (after one warm-up run) and takes the median, then runs
-bp-run --bench N, then ort_run.js with N runs (each prints its median);
+provider (PyPI's onnxruntime in the venv of requirements.txt, bench/ort_side.py:
+graph optimization "all", one warm-up run, then N). Rounds interleave the three:
+a round times torch over N runs (after one warm-up run) and takes the median,
+then runs bp-run --bench N, then ort_side.py with N runs (each prints its median);
 torch stops early (at least 3 runs) after TORCH_BUDGET_S, since its eager
 depthwise convolutions take up to 30 times bp-run's time. The
 table gives the median over rounds of each side's median per-run time, the
@@ -22,12 +22,12 @@ checked against torch's (export_models.TOLERANCE): a fast wrong answer is no
 result. A model bp-run fails on or mismatches stays in the table with the
 reason (e.g. an operator it lacks); ORT likewise.
 
-ORT: installed on first use into the build tree (--ort-dir, npm install
-onnxruntime-node@1.30.0, cached); without node/npm or the network the script
-says why and leaves the ORT column out (the exit code does not change).
+ORT: the onnxruntime package (requirements.txt's pin) of the venv's interpreter
+(--ort-python, default $BACKPLANE_VENV/bin/python, /opt/backplane/venv); without
+it the script says why and leaves the ORT column out (the exit code does not change).
 
 Threads: torch.set_num_threads(T); bp-run --threads T (and OMP_NUM_THREADS=T);
-ORT intraOpNumThreads T, interOpNumThreads 1 (T = 2 unless --threads). The
+ORT intra_op_num_threads T, inter_op_num_threads 1 (T = 2 unless --threads). The
 load average is printed before and after.
 
 Models (exported here, into MODELS_DIR, opset export_models.OPSET; cached
@@ -39,7 +39,7 @@ the device synchronized after every node).
 
 Usage (from the repository root, after building bp-run and backplane_cpu):
   /usr/bin/python3 bench/model_bench.py [--bp-run build/default/bin/bp-run]
-      [--models-dir build/default/bench_models] [--ort-dir build/default/ort] [--no-ort]
+      [--models-dir build/default/bench_models] [--ort-python /opt/backplane/venv/bin/python] [--no-ort]
       [--rounds 7] [--threads 2] [--runs-scale 1.0] [--only NAME ...] [--profile]
 Exit codes: 0 done, 1 bp-run failed or its outputs did not match torch's on
 a model, 77 torch/torchvision missing.
@@ -129,8 +129,8 @@ def parse_args():
     root = os.path.join(HERE, "..")
     ap.add_argument("--bp-run", default=os.path.join(root, "build", "default", "bin", "bp-run"))
     ap.add_argument("--models-dir", default=os.path.join(root, "build", "default", "bench_models"))
-    ap.add_argument("--ort-dir", default=os.path.join(root, "build", "default", "ort"),
-                    help="where onnxruntime-node is installed (npm --prefix)")
+    ap.add_argument("--ort-python", default=ort_side.DEFAULT_PYTHON,
+                    help="the interpreter whose onnxruntime runs the ORT column (the requirements.txt venv)")
     ap.add_argument("--no-ort", action="store_true", help="leave the ONNX Runtime column out")
     ap.add_argument("--rounds", type=int, default=7)
     ap.add_argument("--threads", type=int, default=2)
@@ -258,13 +258,13 @@ def profile(args, name, d, input_names):
         print(f"| {op} | {count[op]} | {us / 1e3:.3f} | {100 * us / total:.1f}% |")
 
 
-def bench_model(args, node_path, name):
+def bench_model(args, ort_python, name):
     """One model's row: interleaved rounds of torch, bp-run and ORT (the sides that work)."""
     model, inputs, input_names, runs, calib = build(name)
     runs = max(1, int(runs * args.runs_scale))
     d = export(name, model, inputs, input_names, calib, args.models_dir)
     bp_ok, bp_why = check(args, name, d, input_names)
-    ort_why = "no ORT" if node_path is None else ""
+    ort_why = "no ORT" if ort_python is None else ""
     t = {"torch": [], "bp": [], "ort": []}
     for _ in range(args.rounds):
         t["torch"].append(torch_median(model, inputs, runs))
@@ -275,7 +275,7 @@ def bench_model(args, node_path, name):
                 bp_ok, bp_why = False, str(e).splitlines()[0]
         if not ort_why:
             try:
-                t["ort"].append(ort_side.run(node_path, d, input_names, runs, args.threads, *tolerance()))
+                t["ort"].append(ort_side.run(ort_python, d, input_names, runs, args.threads, *tolerance()))
             except RuntimeError as e:
                 ort_why = f"failed: {e}"
                 print(f"  {name}: ORT {ort_why}", flush=True)
@@ -320,21 +320,21 @@ def print_table(rows, with_ort):
 def main():
     args = parse_args()
     torch.set_num_threads(args.threads)
-    node_path = None if args.no_ort else ort_side.setup(args.ort_dir)
+    ort_python = None if args.no_ort else ort_side.setup(args.ort_python)
     print(f"model_bench: torch {torch.__version__}, {args.threads} threads, {args.rounds} rounds, "
           f"load average before: {os.getloadavg()[0]:.2f}", flush=True)
     names = [n for n in MODELS if not args.only or n in args.only]
     rows = []
     for name in names:
         try:
-            rows.append(bench_model(args, node_path, name))
+            rows.append(bench_model(args, ort_python, name))
         except Exception as e:  # an export that fails: reported, the rest goes on
             print(f"  {name}: failed: {e}", flush=True)
             rows.append({"name": name, "runs": "-", "bp_ok": False, "bp_why": f"not benchmarked ({e})",
                          "ort_why": "-", "torch": None})
             rows[-1].pop("torch")
     print(f"model_bench: load average after: {os.getloadavg()[0]:.2f}")
-    print_table(rows, node_path is not None)
+    print_table(rows, ort_python is not None)
     if args.profile:
         for name in names:
             profile(args, name, os.path.join(args.models_dir, name), MODELS[name][2])
