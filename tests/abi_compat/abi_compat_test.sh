@@ -5,7 +5,8 @@
 # and passes a quick conformance run (the operator and ABI/runtime groups).
 # Usage: abi_compat_test.sh BP_INFO BP_CONFORMANCE PLUGIN DECLARED NEGOTIATED
 # BP_ABI_COMPAT_OPS (a comma-separated operator list) narrows the operator
-# group; the sanitizer test presets set it, where the full quick run of every
+# group; the older minors' rows set it (tests/abi_compat/CMakeLists.txt), and the
+# sanitizer test presets for every row, where the full quick run of every
 # operator takes minutes per plugin.
 set -u
 info=$1 conformance=$2 plugin=$3 declared=$4 negotiated=$5

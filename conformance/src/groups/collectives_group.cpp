@@ -7,6 +7,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdlib>
 #include <fstream>
@@ -76,8 +77,10 @@ bool RunWorld(const Target& t, const std::vector<std::string>& base_argv, const 
       _exit(127);
     }
   }
-  // Every case waits at most a few timeouts; the whole run gets a generous bound.
-  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(240);
+  // Every case waits at most a few timeouts; the whole run gets a generous
+  // bound that grows with a raised timeout (sanitizer builds raise it).
+  const int64_t limit_ms = std::max<int64_t>(240000, 40 * cli.timeout_ms);
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(limit_ms);
   bool timed_out = false;
   for (;;) {
     bool all = true;
