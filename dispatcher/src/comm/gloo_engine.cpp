@@ -4,6 +4,7 @@
 // backend is handed to Gloo where it lives.
 #include <chrono>
 #include <cstring>
+#include <exception>
 #include <memory>
 #include <string>
 #include <vector>
@@ -114,6 +115,32 @@ uint32_t CallTag(const CollectiveCall& c, DType dtype, int64_t n) {
   return static_cast<uint32_t>(h ^ (h >> 32));
 }
 
+// A Gloo call that throws (a timeout, a peer gone) can leave Gloo's
+// transport thread still referring to the call's unbound buffers, and the
+// buffers' destructors then race it (ThreadSanitizer showed it on ranks that
+// disagree on a size). Declared after a call's options, so destroyed before
+// them, this closes the context's connections while an exception unwinds:
+// Gloo's pair close waits for its loop thread, so nothing refers to the
+// buffers or the staged host memory once they go. The communicator is
+// broken by the failure anyway.
+class CloseOnThrow {
+ public:
+  explicit CloseOnThrow(gloo::Context* ctx) : ctx_(ctx), uncaught_(std::uncaught_exceptions()) {}
+  CloseOnThrow(const CloseOnThrow&) = delete;
+  CloseOnThrow& operator=(const CloseOnThrow&) = delete;
+  ~CloseOnThrow() {
+    if (std::uncaught_exceptions() <= uncaught_) return;
+    try {
+      ctx_->closeConnections();
+    } catch (...) {  // already failing: the first error is the one reported
+    }
+  }
+
+ private:
+  gloo::Context* ctx_;
+  int uncaught_;
+};
+
 class GlooEngine : public CommEngine {
  public:
   GlooEngine(bp_comm_t* comm, std::shared_ptr<gloo::Context> ctx) : comm_(comm), ctx_(std::move(ctx)) {}
@@ -148,6 +175,7 @@ class GlooEngine : public CommEngine {
   Status RunGloo(const CollectiveCall& call) {
     if (call.kind == BP_COLLECTIVE_BARRIER) {
       gloo::BarrierOptions o(ctx_);
+      CloseOnThrow close_on_throw(ctx_.get());
       o.setTimeout(timeout());
       gloo::barrier(o);
       return Status::Ok();
@@ -178,6 +206,7 @@ class GlooEngine : public CommEngine {
         }
         const size_t n = in.bytes / item;
         gloo::AllreduceOptions o(ctx_);
+        CloseOnThrow close_on_throw(ctx_.get());
         Common(o, tag);
         SetBuffers(o, in.ptr, result, n, item);
         o.setReduceFunction(HostReduce(dtype, call.op));
@@ -188,6 +217,7 @@ class GlooEngine : public CommEngine {
       }
       case BP_COLLECTIVE_BROADCAST: {
         gloo::BroadcastOptions o(ctx_);
+        CloseOnThrow close_on_throw(ctx_.get());
         Common(o, tag);
         o.setRoot(call.peer);
         SetOutput(o, in.ptr, in.bytes / item, item);
@@ -200,11 +230,13 @@ class GlooEngine : public CommEngine {
         if (in.bytes == 0) break;
         if (call.kind == BP_COLLECTIVE_ALL_GATHER) {
           gloo::AllgatherOptions o(ctx_);
+          CloseOnThrow close_on_throw(ctx_.get());
           Common(o, tag);
           SetInOut(o, in.ptr, in.bytes / item, dst.ptr, dst.bytes / item, item);
           gloo::allgather(o);
         } else {
           gloo::AlltoallOptions o(ctx_);
+          CloseOnThrow close_on_throw(ctx_.get());
           Common(o, tag);
           SetInOut(o, in.ptr, in.bytes / item, dst.ptr, dst.bytes / item, item);
           gloo::alltoall(o);
@@ -224,6 +256,7 @@ class GlooEngine : public CommEngine {
         const uint64_t slot = (static_cast<uint64_t>(0xb7) << 56) ^ (static_cast<uint64_t>(tag) << 20) ^ (seq++ << 32) ^
                               (static_cast<uint64_t>(from) << 10) ^ static_cast<uint64_t>(to);
         auto ub = ctx_->createUnboundBuffer(buf.ptr, buf.bytes);
+        CloseOnThrow close_on_throw(ctx_.get());
         if (send) {
           ub->send(call.peer, slot);
           if (!ub->waitSend(timeout())) throw gloo::IoException("send was aborted");
