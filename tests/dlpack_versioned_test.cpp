@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "backplane/backplane.hpp"
 #include "bp_test_util.h"
 
 using namespace bptest;
@@ -170,6 +171,18 @@ TEST_F(DlpackVersionedTest, AConstantTensorIsExportedReadOnly) {
   ASSERT_EQ(bp_tensor_to_dlpack_versioned(w, 0, &m), BP_STATUS_OK) << LastError();
   EXPECT_EQ(m->flags & DLPACK_FLAG_BITMASK_READ_ONLY, DLPACK_FLAG_BITMASK_READ_ONLY);
   m->deleter(m);
+}
+
+// The C++ wrappers (backplane.hpp): a READ_ONLY export re-imported is read-only.
+TEST(DlpackVersionedCppTest, WrappersRoundTrip) {
+  bp::Context ctx;
+  bp::Tensor t = bp::Tensor::from_vector(ctx, std::vector<float>{1, 2, 3});
+  DLManagedTensorVersioned* m = t.to_dlpack_versioned(DLPACK_FLAG_BITMASK_READ_ONLY);
+  EXPECT_EQ(m->flags, DLPACK_FLAG_BITMASK_READ_ONLY);
+  bp::Tensor back = ctx.from_dlpack_versioned(m);
+  EXPECT_TRUE(back.is_read_only());
+  EXPECT_FALSE(t.is_read_only());  // the producer's own storage is not marked
+  EXPECT_EQ(back.to_host<float>(), (std::vector<float>{1, 2, 3}));
 }
 
 }  // namespace
