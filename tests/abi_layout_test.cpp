@@ -139,6 +139,19 @@ static_assert(offsetof(bp_transfer_stats_t, cast_count) == 56);  // ABI 1.3
 static_assert(offsetof(bp_transfer_stats_t, cast_bytes) == 64);
 static_assert(sizeof(bp_transfer_stats_t) == 72);
 
+// DLPack 1.x's DLManagedTensorVersioned, declared by backplane/dlpack_versioned.h
+// while dlpack.h is 0.6: DLPack 1.x's layout (a producer built against the
+// real 1.x header hands us its struct).
+static_assert(sizeof(DLPackVersion) == 8);
+static_assert(offsetof(DLPackVersion, minor) == 4);
+static_assert(offsetof(DLManagedTensorVersioned, version) == 0);
+static_assert(offsetof(DLManagedTensorVersioned, manager_ctx) == 8);
+static_assert(offsetof(DLManagedTensorVersioned, deleter) == 16);
+static_assert(offsetof(DLManagedTensorVersioned, flags) == 24);
+static_assert(offsetof(DLManagedTensorVersioned, dl_tensor) == 32);
+static_assert(sizeof(DLManagedTensorVersioned) == 80);
+static_assert(DLPACK_FLAG_BITMASK_READ_ONLY == 1 && DLPACK_FLAG_BITMASK_IS_COPIED == 2);
+
 TEST(AbiLayoutTest, HeadersCompileAsC99) { EXPECT_EQ(bp_c_header_check(), 48); }
 
 TEST(AbiLayoutTest, VersionAndStatusNames) {

@@ -4,6 +4,7 @@
 
 #include "backplane/backend.h"
 #include "backplane/backplane.h"
+#include "backplane/dlpack_versioned.h"
 #include "backplane/op_args.h"
 #include "backplane/plugin_kit.h"
 #include "backplane/types.h"
@@ -32,6 +33,15 @@ int bp_c_header_check(void) {
     if (bp_kit_constant_id(&call, 0) != 0) return 1;
     if (bp_kit_failf(&call, NULL, "c", BP_STATUS_INTERNAL, "%d", 1) != BP_STATUS_INTERNAL) return 1;
     if (bp_kit_register_kernels(NULL, NULL, NULL, 0, NULL) != BP_STATUS_INVALID_ARGUMENT) return 1;
+  }
+  {
+    /* DLPack 1.x's versioned struct and flags (backplane/dlpack_versioned.h). */
+    DLManagedTensorVersioned dv;
+    dv.version.major = 1;
+    dv.version.minor = 0;
+    dv.flags = DLPACK_FLAG_BITMASK_READ_ONLY;
+    if (dv.version.major != BP_DLPACK_VERSION_MAJOR || (dv.flags & DLPACK_FLAG_BITMASK_IS_COPIED) != 0) return 1;
+    if (offsetof(DLManagedTensorVersioned, dl_tensor) != 32 || bp_tensor_is_read_only(NULL) != 0) return 1;
   }
   if (BP_ARG_ADD_TENSOR_ALPHA != 2 || BP_NARGS_ADD_TENSOR != 3 || BP_OP_ADD_TENSOR[0] != 'a') return 1;
   v.kind = BP_VALUE_INT;

@@ -146,8 +146,8 @@ __attribute__((always_inline)) inline FastResult FastRun(const bp_call_plan_t& p
   bp_tensor_t* out = nullptr;
   if (mut >= 0) {
     out = tensors[mut];
-    // A constant tensor is never written: the generic path says so.
-    if (out->storage->constant_id.load(std::memory_order_relaxed) != 0) return kNo;
+    // A constant or read-only tensor is never written: the generic path says so.
+    if (out->storage->constant_id.load(std::memory_order_relaxed) != 0 || out->storage->read_only) return kNo;
     const Geometry& og = out->geo;
     if (&og != ref && !fast::SameSizes(og, *ref)) return kNo;
     // Overlap (meta/overlap.cpp): a written tensor with a stride-0 dim, or

@@ -53,6 +53,9 @@ void StorageRelease(Storage* s) {
   }
   if (s->block != nullptr) s->dev->allocator->Free(s->block);
   if (s->managed != nullptr && s->managed->deleter != nullptr) s->managed->deleter(s->managed);
+  if (s->managed_versioned != nullptr && s->managed_versioned->deleter != nullptr) {
+    s->managed_versioned->deleter(s->managed_versioned);
+  }
   if (s->aliased != nullptr) StorageRelease(s->aliased);
   bp_plugin_t* plugin = s->plugin;
   s->ctx->live_storages.fetch_sub(1, std::memory_order_relaxed);
@@ -337,7 +340,15 @@ using namespace bp::core;
 namespace bp::core {
 
 Status CheckNotConstant(const bp_tensor_t* t, const char* fn, const char* arg) {
-  if (__builtin_expect(t->storage->constant_id.load(std::memory_order_relaxed) == 0, 1)) return Status::Ok();
+  if (__builtin_expect(t->storage->constant_id.load(std::memory_order_relaxed) == 0 && !t->storage->read_only, 1)) {
+    return Status::Ok();
+  }
+  if (t->storage->read_only) {
+    return Error(BP_STATUS_INVALID_ARGUMENT, std::string(fn) + ": argument '" + arg +
+                                                 "' is a read-only tensor (a DLPack import flagged "
+                                                 "DLPACK_FLAG_BITMASK_READ_ONLY), which is never written; write a "
+                                                 "copy of it instead");
+  }
   return Error(BP_STATUS_INVALID_ARGUMENT, std::string(fn) + ": argument '" + arg +
                                                "' is a constant tensor (bp_tensor_set_constant), which is never "
                                                "written; write a copy of it instead");

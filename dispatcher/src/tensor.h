@@ -22,6 +22,12 @@ struct Storage {
   size_t nbytes = 0;
   DLManagedTensor* managed = nullptr;  // imported DLPack tensor; deleter called once
   bp_plugin_t* plugin = nullptr;       // holds a plugin reference; nullptr for core memory
+  // An imported DLPack 1.x tensor; deleter called once.
+  DLManagedTensorVersioned* managed_versioned = nullptr;
+  // Imported with DLPACK_FLAG_BITMASK_READ_ONLY: never written, like a
+  // constant storage, but kernels are not told (its producer may change it).
+  // Set before the storage is shared, never changed after.
+  bool read_only = false;
   // A host view of a unified device's memory (HostView): the device storage
   // it aliases, whose reference it holds.
   Storage* aliased = nullptr;
@@ -34,8 +40,8 @@ struct Storage {
   std::atomic<uint64_t> constant_id{0};
 };
 
-// The "is constant" refusal of a call that would write tensor `t` (argument
-// `arg` of `fn`); Ok when the storage is not constant.
+// The "is constant" or "is read-only" refusal of a call that would write
+// tensor `t` (argument `arg` of `fn`); Ok when the storage is neither.
 Status CheckNotConstant(const bp_tensor_t* t, const char* fn, const char* arg);
 
 void StorageRetain(Storage* s);

@@ -20,6 +20,7 @@
 #define BACKPLANE_BACKPLANE_H_
 
 #include "backplane/backend.h"
+#include "backplane/dlpack_versioned.h" /* DLPack 1.x structs (ABI 1.6 addition) */
 #include "backplane/types.h"
 
 #ifdef __cplusplus
@@ -240,8 +241,59 @@ BP_API bp_status_t bp_tensor_to_device(const bp_tensor_t* tensor, bp_device_t de
 BP_API bp_status_t bp_tensor_from_dlpack(bp_context_t* context, DLManagedTensor* managed,
                                          bp_tensor_t** out_tensor);
 /* Exports zero-copy. The returned DLManagedTensor holds a reference on the
- * tensor's storage; the consumer calls its deleter exactly once. */
+ * tensor's storage; the consumer calls its deleter exactly once. A
+ * read-only tensor (bp_tensor_is_read_only) is exported too, though DLPack
+ * 0.6 cannot mark it: the consumer must not write it (the Python module
+ * refuses such a legacy capsule; bp_tensor_to_dlpack_versioned marks it). */
 BP_API bp_status_t bp_tensor_to_dlpack(bp_tensor_t* tensor, DLManagedTensor** out_managed);
+
+/* The DLPack version bp_tensor_to_dlpack_versioned writes (1.0); imports take
+ * any 1.x (minor versions only add). */
+#define BP_DLPACK_VERSION_MAJOR 1
+#define BP_DLPACK_VERSION_MINOR 0
+
+/* Wraps a DLPack 1.x versioned tensor zero-copy, as DLPack 1.x
+ * (DLManagedTensorVersioned, backplane/dlpack_versioned.h). ABI 1.6 host API
+ * addition. `managed` (owned on success, borrowed on error): on success the
+ * tensor owns it and calls its deleter exactly once, when the last
+ * reference on the storage is released (views and exports included); on
+ * error ownership stays with the caller, who calls the deleter. Shapes,
+ * strides, dtypes and devices are taken and checked exactly as
+ * bp_tensor_from_dlpack does (same checks, same errors); `flags`:
+ *   - DLPACK_FLAG_BITMASK_READ_ONLY: the storage is recorded read-only.
+ *     Backplane then never writes it: an operator call that would (in place,
+ *     as an `out=` argument, the destination of copy_ or of an asynchronous
+ *     copy, a collective's output) fails with INVALID_ARGUMENT naming the
+ *     operator and the argument, and writes nothing; it applies to every view
+ *     of the storage, and bp_tensor_to_dlpack_versioned exports it with
+ *     READ_ONLY set. Unlike bp_tensor_set_constant, kernels are not told the
+ *     values are constant (the producer may still change them).
+ *   - DLPACK_FLAG_BITMASK_IS_COPIED and reserved bits: accepted, ignored.
+ * version.major must be 1; any minor is accepted. Thread-safe.
+ * Errors: INVALID_ARGUMENT (NULL; version.major != 1, the message naming
+ * the version; every error of bp_tensor_from_dlpack), OUT_OF_RANGE,
+ * NOT_FOUND (as bp_tensor_from_dlpack). */
+BP_API bp_status_t bp_tensor_from_dlpack_versioned(bp_context_t* context, DLManagedTensorVersioned* managed,
+                                                   bp_tensor_t** out_tensor);
+/* Exports zero-copy as DLPack 1.x (DLManagedTensorVersioned). ABI 1.6 host
+ * API addition. *out_managed (owned by the caller) has version
+ * {BP_DLPACK_VERSION_MAJOR, BP_DLPACK_VERSION_MINOR}, the tensor's device,
+ * dtype, sizes, strides (in elements) and byte_offset, and holds a
+ * reference on the tensor's storage until the caller calls its deleter,
+ * exactly once; the shape and strides arrays live as long as the struct.
+ * flags: what the caller asks to be set, DLPACK_FLAG_BITMASK_READ_ONLY
+ * and/or DLPACK_FLAG_BITMASK_IS_COPIED (a caller that copied the tensor
+ * first says so); READ_ONLY is also set, whatever `flags` says, when the
+ * storage is read-only (a READ_ONLY import) or constant
+ * (bp_tensor_set_constant). Thread-safe. Errors: INVALID_ARGUMENT (NULL
+ * tensor or out_managed, a flag bit other than those two). */
+BP_API bp_status_t bp_tensor_to_dlpack_versioned(bp_tensor_t* tensor, uint64_t flags,
+                                                 DLManagedTensorVersioned** out_managed);
+/* 1 when the tensor's storage is read-only (imported with
+ * DLPACK_FLAG_BITMASK_READ_ONLY by bp_tensor_from_dlpack_versioned), else 0
+ * (also for NULL). A read-only storage is never written by Backplane (see
+ * bp_tensor_from_dlpack_versioned). Thread-safe. ABI 1.6 host API addition. */
+BP_API int32_t bp_tensor_is_read_only(const bp_tensor_t* tensor);
 
 /* Getters. They never fail for a live tensor; returned pointers live as long
  * as the tensor. */

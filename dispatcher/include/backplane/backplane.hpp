@@ -318,6 +318,17 @@ class Tensor {
     check(bp_tensor_to_dlpack(need(), &m));
     return m;
   }
+  /// Exports zero-copy as DLPack 1.x with `flags` (DLPACK_FLAG_BITMASK_*;
+  /// READ_ONLY is added for a read-only or constant tensor); the caller calls
+  /// the deleter exactly once.
+  DLManagedTensorVersioned* to_dlpack_versioned(uint64_t flags = 0) const {
+    DLManagedTensorVersioned* m = nullptr;
+    check(bp_tensor_to_dlpack_versioned(need(), flags, &m));
+    return m;
+  }
+  /// True when the memory came from a read-only DLPack 1.x tensor: operator
+  /// calls refuse to write it.
+  bool is_read_only() const { return bp_tensor_is_read_only(need()) != 0; }
 
   /// A new uninitialized contiguous tensor of `sizes` and `dtype` on `device`.
   static Tensor empty(const Context& ctx, const std::vector<int64_t>& sizes, DLDataType dtype,
@@ -491,6 +502,13 @@ class Context {
   Tensor from_dlpack(DLManagedTensor* managed) const {
     bp_tensor_t* t = nullptr;
     check(bp_tensor_from_dlpack(get(), managed, &t));
+    return Tensor(state_, t);
+  }
+  /// Wraps a DLPack 1.x tensor zero-copy (major version 1; READ_ONLY makes
+  /// a read-only tensor); on success the tensor owns `managed`.
+  Tensor from_dlpack_versioned(DLManagedTensorVersioned* managed) const {
+    bp_tensor_t* t = nullptr;
+    check(bp_tensor_from_dlpack_versioned(get(), managed, &t));
     return Tensor(state_, t);
   }
 

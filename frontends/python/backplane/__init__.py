@@ -122,22 +122,38 @@ def empty(shape, dtype="float32", device="cpu"):
     return _C.empty(list(shape), str(_numpy().dtype(dtype)) if dtype != "bfloat16" else dtype, str(device))
 
 
-def from_dlpack(obj, device=None):
+def from_dlpack(obj, device=None, *, writable=False):
     """A Tensor sharing `obj`'s memory (zero-copy), by the DLPack protocol.
 
-    obj: anything with __dlpack__ (numpy >= 1.22 arrays, torch tensors,
-    backplane.Tensor) or a DLPack capsule named 'dltensor' (e.g. from
-    torch.utils.dlpack.to_dlpack). The capsule is consumed: renamed
-    'used_dltensor', and the producer's deleter runs when the last Backplane
-    reference goes. obj's memory must be on a device of a loaded backend
-    (numpy and CPU torch tensors are on cpu:0). With `device`, the result is
-    copied there unless it is there already (then still zero-copy).
+    obj: anything with __dlpack__ (numpy arrays, torch tensors,
+    backplane.Tensor) or an unused DLPack capsule named 'dltensor_versioned'
+    (DLPack 1.x) or 'dltensor' (DLPack 0.6, e.g. torch.utils.dlpack.to_dlpack).
+    __dlpack__ is asked for a versioned capsule (max_version=(1, 0)); a
+    producer that does not take max_version (TypeError) is asked again
+    without it. The capsule is consumed: renamed 'used_dltensor_versioned'
+    or 'used_dltensor', and the producer's deleter runs when the last
+    Backplane reference goes. obj's memory must be on a device of a loaded
+    backend (numpy and CPU torch tensors are on cpu:0). With `device`, the
+    result is copied there unless it is there already (then still zero-copy).
 
-    Raises Error INVALID_ARGUMENT for a used capsule, an unsupported dtype or
-    layout; NOT_FOUND when no backend holds obj's device.
+    A read-only DLPack 1.x tensor (a numpy array with flags.writeable False)
+    gives a read-only Tensor (Tensor.is_read_only): an operator that would
+    write it (in place, out=, copy_) raises Error INVALID_ARGUMENT naming the
+    operator and the argument. writable=True refuses such a tensor instead
+    (Error INVALID_ARGUMENT), before consuming the capsule.
+
+    Raises Error INVALID_ARGUMENT for a used capsule, a DLPack major version
+    other than 1, an unsupported dtype or layout; NOT_FOUND when no backend
+    holds obj's device.
     """
-    cap = obj.__dlpack__() if hasattr(obj, "__dlpack__") else obj
-    t = _C.from_capsule(cap)
+    if hasattr(obj, "__dlpack__"):
+        try:
+            cap = obj.__dlpack__(max_version=(1, 0))
+        except TypeError:  # a producer older than the array API's max_version
+            cap = obj.__dlpack__()
+    else:
+        cap = obj
+    t = _C.from_capsule(cap, writable)
     if device is not None:
         target = _canonical(device)
         if target != t.device:

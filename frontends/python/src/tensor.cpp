@@ -1,17 +1,15 @@
 // backplane._C.Tensor: a reference on a bp_tensor_t, host copies both ways
-// and DLPack capsules both ways (the Python array API's exchange protocol).
+// and the DLPack protocol's methods (capsules: dlpack_capsule.cpp).
 #include <pybind11/numpy.h>
 #include <pybind11/stl.h>
 
 #include <vector>
 
 #include "common.h"
+#include "dlpack_capsule.h"
 
 namespace bppy {
 namespace {
-
-constexpr const char* kCapsule = "dltensor";
-constexpr const char* kUsedCapsule = "used_dltensor";
 
 DLDataType FromNumpy(const py::dtype& dt) {
   const char kind = dt.kind();
@@ -53,46 +51,6 @@ py::array Numpy(const Tensor* self) {
   py::array out(ToNumpy(bp_tensor_dtype(t)), shape);
   Check(bp_tensor_to_host(t, out.mutable_data(), static_cast<size_t>(out.nbytes())), "numpy");
   return out;
-}
-
-void CapsuleDeleter(PyObject* cap) {
-  // A consumer that took the tensor renamed the capsule and owns it now.
-  if (PyCapsule_IsValid(cap, kCapsule) == 0) return;
-  auto* m = static_cast<DLManagedTensor*>(PyCapsule_GetPointer(cap, kCapsule));
-  if (m != nullptr && m->deleter != nullptr) m->deleter(m);
-}
-
-py::object ToDlpack(const Tensor* self) {
-  DLManagedTensor* m = nullptr;
-  Check(bp_tensor_to_dlpack(Get(self), &m), "__dlpack__");
-  PyObject* cap = PyCapsule_New(m, kCapsule, CapsuleDeleter);
-  if (cap == nullptr) {
-    m->deleter(m);
-    throw py::error_already_set();
-  }
-  return py::reinterpret_steal<py::object>(cap);
-}
-
-std::unique_ptr<Tensor> FromCapsule(const py::object& cap) {
-  if (PyCapsule_IsValid(cap.ptr(), kCapsule) == 0) {
-    Raise(BP_STATUS_INVALID_ARGUMENT,
-          "from_dlpack needs an unused DLPack capsule named 'dltensor' (a capsule "
-          "is consumed once)");
-  }
-  auto* m = static_cast<DLManagedTensor*>(PyCapsule_GetPointer(cap.ptr(), kCapsule));
-  bp_tensor_t* t = nullptr;
-  // On error the capsule keeps ownership and its own destructor frees it.
-  Check(bp_tensor_from_dlpack(Ctx(), m, &t), "from_dlpack");
-  PyCapsule_SetName(cap.ptr(), kUsedCapsule);
-  return std::make_unique<Tensor>(t);
-}
-
-py::tuple DlpackDevice(const Tensor* self) {
-  bp_device_t d = bp_tensor_device(Get(self));
-  bp_backend_info_t info{};
-  info.struct_size = sizeof(info);
-  Check(bp_backend_info(Ctx(), d.backend, &info), "__dlpack_device__");
-  return py::make_tuple(info.device_type, d.index);
 }
 
 std::vector<int64_t> Shape(const Tensor* self) {
@@ -142,13 +100,27 @@ backplane.Error (UNIMPLEMENTED) for bfloat16, which numpy lacks.)")
           },
           py::arg("device"), "A new contiguous copy on `device` ('cpu', 'vendor_sim:0', ...).")
       .def(
-          "__dlpack__", [](const Tensor* t, const py::object&) { return ToDlpack(t); }, py::arg("stream") = py::none(),
-          R"(A DLPack capsule named 'dltensor' viewing this tensor's memory (zero-copy).
+          "__dlpack__",
+          [](const Tensor* t, const py::object&, const py::object& max_version, const py::object& dl_device,
+             const py::object& copy) { return ToDlpack(t, max_version, dl_device, copy); },
+          py::arg("stream") = py::none(), py::arg("max_version") = py::none(), py::arg("dl_device") = py::none(),
+          py::arg("copy") = py::none(),
+          R"(A DLPack capsule viewing this tensor's memory (zero-copy), as the Python array API says.
 
-The capsule holds a reference on the storage; a consumer renames it
-'used_dltensor' and calls the deleter when done. `stream` is accepted and
-ignored: Backplane's copies and kernels on the tensor are complete when an
-operator returns a result to Python.)")
+max_version None or below (1, 0): a legacy capsule named 'dltensor'
+(DLPack 0.6); refused (BufferError) for a read-only tensor, which it cannot
+mark. max_version >= (1, 0): a capsule named 'dltensor_versioned' (DLPack
+1.0, DLManagedTensorVersioned) whose flags say READ_ONLY for a read-only or
+constant tensor and IS_COPIED for copy=True. copy=True exports a new copy
+on the same device; copy=False and None never copy (none is ever needed).
+dl_device must be None or the tensor's own __dlpack_device__() (BufferError
+naming both otherwise). The capsule holds a reference on the storage; a
+consumer renames it 'used_dltensor[_versioned]' and calls the deleter when
+done. `stream` is accepted and ignored: Backplane's copies and kernels on
+the tensor are complete when an operator returns a result to Python.)")
+      .def_property_readonly(
+          "is_read_only", [](const Tensor* t) { return bp_tensor_is_read_only(Get(t)) != 0; },
+          "True when the memory came from a read-only DLPack 1.x tensor: operators refuse to write it.")
       .def("__dlpack_device__", &DlpackDevice, "(DLDeviceType, device index) of the tensor's memory.")
       .def("__repr__", [](const Tensor* t) {
         std::string s = "backplane.Tensor(shape=(";
@@ -157,7 +129,7 @@ operator returns a result to Python.)")
                ", device=" + DeviceString(bp_tensor_device(Get(t))) + ")";
       });
   m.def("from_host", &FromHost, py::arg("array"), py::arg("device"));
-  m.def("from_capsule", &FromCapsule, py::arg("capsule"));
+  m.def("from_capsule", &FromCapsule, py::arg("capsule"), py::arg("writable") = false);
   m.def("empty", [](const std::vector<int64_t>& shape, const std::string& dtype, const std::string& device) {
     bp_tensor_t* t = nullptr;
     Check(bp_tensor_empty(Ctx(), ParseDevice(device), static_cast<int32_t>(shape.size()), shape.data(),
