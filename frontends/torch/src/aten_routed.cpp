@@ -136,8 +136,23 @@ class RoutedKernel final : public c10::OperatorKernel {
     const CallCounts before = CallCounts::Take(br, backend, op_);
     const size_t nret = schema.returns().size();
     std::vector<bp_tensor_t*> results(nret, nullptr);
-    Check(bp_op_call(br.ctx, op_, b.values.data(), static_cast<int32_t>(n), results.data(), static_cast<int32_t>(nret)),
-          name_);
+    const bp_status_t st =
+        bp_op_call(br.ctx, op_, b.values.data(), static_cast<int32_t>(n), results.data(), static_cast<int32_t>(nret));
+    if (st == BP_STATUS_INVALID_ARGUMENT) {
+      // Backplane's meta function refused, before anything ran, arguments
+      // that torch's semantics may accept (torch's OpInfo run found: integer
+      // addmm/linear/avg_pool2d, an empty out= tensor torch resizes, a
+      // negative integer exponent inside a tensor, scatter_reduce 'mean').
+      // Such a case is not routed: torch's CPU fallback runs it exactly, or
+      // raises torch's own error for input torch refuses too.
+      for (bp_tensor_t*& r : results) {
+        bp_tensor_release(r);
+        r = nullptr;
+      }
+      TorchCpuFallback(handle, stack);
+      return;
+    }
+    Check(st, name_);
     const CallCounts after = CallCounts::Take(br, backend, op_);
     const bool fell_back = after.fallback > before.fallback && after.native == before.native;
     Count(counters_, fell_back ? Path::kBackplaneFallback : Path::kPlugin, after.bytes_moved - before.bytes_moved);
