@@ -113,6 +113,23 @@ struct CallCounts {
   }
 };
 
+// Whether every tensor argument has a Backplane dtype. A complex (or other)
+// tensor reaching a routed operator (autograd of torch's FFTs calls mul.out
+// on complex gradients) is not Backplane's case: it takes torch's CPU
+// fallback, which computes it where the host can address the device memory.
+bool AllBackplaneDTypes(c10::ArrayRef<c10::IValue> args) {
+  DLDataType dt{};
+  for (const c10::IValue& v : args) {
+    if (v.isTensor() && v.toTensor().defined() && !TryDTypeOf(v.toTensor().scalar_type(), &dt)) return false;
+    if (v.isTensorList()) {
+      for (const at::Tensor& t : v.toTensorVector()) {
+        if (t.defined() && !TryDTypeOf(t.scalar_type(), &dt)) return false;
+      }
+    }
+  }
+  return true;
+}
+
 class RoutedKernel final : public c10::OperatorKernel {
  public:
   RoutedKernel(bp_op_t* op, std::string name) : op_(op), name_(std::move(name)), counters_(CountersFor(name_)) {}
@@ -121,6 +138,10 @@ class RoutedKernel final : public c10::OperatorKernel {
     const c10::FunctionSchema& schema = handle.schema();
     const size_t n = schema.arguments().size();
     auto args = torch::jit::last(*stack, n);
+    if (!AllBackplaneDTypes(args)) {
+      TorchCpuFallback(handle, stack);
+      return;
+    }
     std::vector<c10::IValue> narrowed;  // the arguments with wrapped numbers cast, when there are any
     NarrowWrappedNumbers(args, &narrowed);
     const c10::ArrayRef<c10::IValue> boxed_args = narrowed.empty() ? args : c10::ArrayRef<c10::IValue>(narrowed);
