@@ -48,13 +48,15 @@ def load_expected(backend, path=EXPECTED_FILE):
     return expected
 
 
-def tolerances(dtype):
-    """assert_close's own per-dtype defaults (float32: rtol 1.3e-6, atol
-    1e-5), except that the device's kernels may sum in another order than
-    ATen's, so float32 takes the looser bound torch's test_compare_cpu uses
-    between devices; integers and bool stay exact."""
+def tolerances(dtype, gradient=False):
+    """Floats: the device's kernels may sum in another order than ATen's
+    (a GEMM of CLBlast, a tree reduction), so outputs take rtol = atol =
+    1e-4, and gradients, which chain several such kernels, the bound torch's
+    test_compare_cpu uses between devices (1e-3; opencl's gradient of
+    linalg.householder_product differs from CPU's by 3e-4 relative).
+    Integers and bool stay exact."""
     if dtype.is_floating_point or dtype.is_complex:
-        return {"rtol": 1e-4, "atol": 1e-4}
+        return {"rtol": 1e-3, "atol": 1e-3} if gradient else {"rtol": 1e-4, "atol": 1e-4}
     return {"rtol": 0, "atol": 0}
 
 
@@ -91,7 +93,7 @@ def _check_topk(actual, expected, sample):
 CHECKS = {"topk": _check_topk}
 
 
-def compare(actual, expected, dtype):
+def compare(actual, expected, dtype, gradient=False):
     """None when the device's outputs equal CPU's, else what differs."""
     a_leaves, a_spec = tree_flatten(actual)
     e_leaves, e_spec = tree_flatten(expected)
@@ -101,7 +103,7 @@ def compare(actual, expected, dtype):
         if isinstance(e, torch.Tensor):
             if not isinstance(a, torch.Tensor):
                 return "output %d: device gave %r, cpu a tensor" % (i, type(a))
-            tol = tolerances(e.dtype)
+            tol = tolerances(e.dtype, gradient)
             try:
                 torch.testing.assert_close(a.detach().cpu(), e.detach(), equal_nan=True, **tol)
             except AssertionError as err:
@@ -176,7 +178,7 @@ def run_op(op, dtype, device, samples=SAMPLES, device_call=None):
         except Exception as e:  # noqa: BLE001
             out["backward"][1] = out["backward"][1] or "%s: %s: %s" % (where, type(e).__name__, str(e).split("\n")[0])
             continue
-        diff = compare(a_grads, e_grads, dtype)
+        diff = compare(a_grads, e_grads, dtype, gradient=True)
         if diff is not None:
             out["backward"][2] = out["backward"][2] or "%s: gradient %s" % (where, diff)
         else:
