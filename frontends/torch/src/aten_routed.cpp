@@ -113,6 +113,23 @@ struct CallCounts {
   }
 };
 
+// Whether every tensor argument has a Backplane dtype. A complex (or other)
+// tensor reaching a routed operator (autograd of torch's FFTs calls mul.out
+// on complex gradients) is not Backplane's case: it takes torch's CPU
+// fallback, which computes it where the host can address the device memory.
+bool AllBackplaneDTypes(c10::ArrayRef<c10::IValue> args) {
+  DLDataType dt{};
+  for (const c10::IValue& v : args) {
+    if (v.isTensor() && v.toTensor().defined() && !TryDTypeOf(v.toTensor().scalar_type(), &dt)) return false;
+    if (v.isTensorList()) {
+      for (const at::Tensor& t : v.toTensorVector()) {
+        if (t.defined() && !TryDTypeOf(t.scalar_type(), &dt)) return false;
+      }
+    }
+  }
+  return true;
+}
+
 class RoutedKernel final : public c10::OperatorKernel {
  public:
   RoutedKernel(bp_op_t* op, std::string name) : op_(op), name_(std::move(name)), counters_(CountersFor(name_)) {}
@@ -121,6 +138,10 @@ class RoutedKernel final : public c10::OperatorKernel {
     const c10::FunctionSchema& schema = handle.schema();
     const size_t n = schema.arguments().size();
     auto args = torch::jit::last(*stack, n);
+    if (!AllBackplaneDTypes(args)) {
+      TorchCpuFallback(handle, stack);
+      return;
+    }
     std::vector<c10::IValue> narrowed;  // the arguments with wrapped numbers cast, when there are any
     NarrowWrappedNumbers(args, &narrowed);
     const c10::ArrayRef<c10::IValue> boxed_args = narrowed.empty() ? args : c10::ArrayRef<c10::IValue>(narrowed);
@@ -136,8 +157,23 @@ class RoutedKernel final : public c10::OperatorKernel {
     const CallCounts before = CallCounts::Take(br, backend, op_);
     const size_t nret = schema.returns().size();
     std::vector<bp_tensor_t*> results(nret, nullptr);
-    Check(bp_op_call(br.ctx, op_, b.values.data(), static_cast<int32_t>(n), results.data(), static_cast<int32_t>(nret)),
-          name_);
+    const bp_status_t st =
+        bp_op_call(br.ctx, op_, b.values.data(), static_cast<int32_t>(n), results.data(), static_cast<int32_t>(nret));
+    if (st == BP_STATUS_INVALID_ARGUMENT) {
+      // Backplane's meta function refused, before anything ran, arguments
+      // that torch's semantics may accept (torch's OpInfo run found: integer
+      // addmm/linear/avg_pool2d, an empty out= tensor torch resizes, a
+      // negative integer exponent inside a tensor, scatter_reduce 'mean').
+      // Such a case is not routed: torch's CPU fallback runs it exactly, or
+      // raises torch's own error for input torch refuses too.
+      for (bp_tensor_t*& r : results) {
+        bp_tensor_release(r);
+        r = nullptr;
+      }
+      TorchCpuFallback(handle, stack);
+      return;
+    }
+    Check(st, name_);
     const CallCounts after = CallCounts::Take(br, backend, op_);
     const bool fell_back = after.fallback > before.fallback && after.native == before.native;
     Count(counters_, fell_back ? Path::kBackplaneFallback : Path::kPlugin, after.bytes_moved - before.bytes_moved);

@@ -167,8 +167,17 @@ at::Tensor HostAlias(const at::Tensor& t) {
   if (t.numel() == 0) return at::empty_strided(t.sizes(), t.strides(), options);
   c10::Storage keep = t.storage();
   void* data = static_cast<char*>(keep.mutable_data()) + t.storage_offset() * t.element_size();
-  return at::from_blob(
-      data, t.sizes(), t.strides(), [keep](void*) {}, options);
+  // Resizable: a CPU kernel may grow an out= argument (structured
+  // TensorIterator ops such as mse_loss.out first size their out to the
+  // elementwise shape, then reduce into it); the alias then moves to new host
+  // memory, which HostAddressableFallback copies back into the device tensor.
+  return at::for_blob(data, t.sizes())
+      .strides(t.strides())
+      .deleter([keep](void*) {})
+      .options(options)
+      .allocator(c10::GetAllocator(c10::DeviceType::CPU))  // what a resize takes new memory from
+      .resizeable_storage()
+      .make_tensor();
 }
 
 }  // namespace bptorch

@@ -33,3 +33,21 @@ def bt():
 @pytest.fixture
 def dev(bt):
     return torch.device("backplane", 0)
+
+
+# test_opinfo.py (torch's OpInfo database on the device) has a ctest entry of
+# its own per backend and takes minutes; the other suites leave it out.
+collect_ignore = [] if os.environ.get("BACKPLANE_TORCH_OPINFO") == "1" else ["test_opinfo.py"]
+
+
+def pytest_terminal_summary(terminalreporter):
+    """The OpInfo run's line per backend: `opinfo <backend>: P pass, R refused
+    (listed), F fail` (cases: op x dtype x forward/backward)."""
+    import sys
+    harness = sys.modules.get("opinfo_harness")
+    if harness is None or not harness.RESULTS:
+        return
+    c = harness.counts()
+    backend = os.environ.get("BACKPLANE_TORCH_BACKEND", "vendor_sim").split(",")[0]
+    terminalreporter.write_line("opinfo %s: %d pass, %d refused (listed), %d fail"
+                                % (backend, c["pass"], c["refused"], c["fail"]))
