@@ -7,7 +7,11 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 root=$PWD
-venv=$(mktemp -d /tmp/bp-pip-venv.XXXXXX)
+# A fixed path, made fresh each run: the torch and pybind11 include paths
+# the build sees are inside it, and a random name made every run miss ccache
+# for the torch bridge's sources (about 10 minutes on two cores).
+venv=${BP_PIP_TEST_VENV:-/tmp/bp-pip-test-venv}
+rm -rf "$venv"
 work=$(mktemp -d /tmp/bp-pip-work.XXXXXX)
 trap 'rm -rf "$venv" "$work"' EXIT
 /usr/bin/python3 -m venv "$venv"
