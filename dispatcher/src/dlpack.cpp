@@ -19,32 +19,20 @@ std::string ToHex(uint64_t v) {
   return buf;
 }
 
-// What an exported DLManagedTensor points to: shape and strides arrays and a
-// storage reference that keeps the memory alive until the consumer's deleter.
+// What an exported DLManagedTensor (0.6) or DLManagedTensorVersioned (1.x)
+// points to: shape and strides arrays and a storage reference that keeps the
+// memory alive until the consumer's deleter.
+template <typename Managed>
 struct ExportHolder {
-  DLManagedTensor managed{};
+  Managed managed{};
   int64_t shape[BP_MAX_NDIM] = {};
   int64_t strides[BP_MAX_NDIM] = {};
   Storage* storage = nullptr;
 };
 
-void ExportDeleter(DLManagedTensor* managed) {
-  auto* holder = static_cast<ExportHolder*>(managed->manager_ctx);
-  ReadSection rs;
-  StorageRelease(holder->storage);
-  delete holder;
-}
-
-// The DLPack 1.x twin of ExportHolder.
-struct VersionedExportHolder {
-  DLManagedTensorVersioned managed{};
-  int64_t shape[BP_MAX_NDIM] = {};
-  int64_t strides[BP_MAX_NDIM] = {};
-  Storage* storage = nullptr;
-};
-
-void VersionedExportDeleter(DLManagedTensorVersioned* managed) {
-  auto* holder = static_cast<VersionedExportHolder*>(managed->manager_ctx);
+template <typename Managed>
+void ExportDeleter(Managed* managed) {
+  auto* holder = static_cast<ExportHolder<Managed>*>(managed->manager_ctx);
   ReadSection rs;
   StorageRelease(holder->storage);
   delete holder;
@@ -205,10 +193,10 @@ BP_API bp_status_t bp_tensor_to_dlpack(bp_tensor_t* tensor, DLManagedTensor** ou
   return ApiCall("bp_tensor_to_dlpack", [&]() -> Status {
     BP_CHECK_ARG(tensor != nullptr && out_managed != nullptr, "bp_tensor_to_dlpack",
                  "tensor and out_managed must not be NULL");
-    auto* h = new ExportHolder();
+    auto* h = new ExportHolder<DLManagedTensor>();
     FillExport(tensor, h, &h->managed.dl_tensor);
     h->managed.manager_ctx = h;
-    h->managed.deleter = ExportDeleter;
+    h->managed.deleter = ExportDeleter<DLManagedTensor>;
     *out_managed = &h->managed;
     return Status::Ok();
   });
@@ -251,13 +239,13 @@ BP_API bp_status_t bp_tensor_to_dlpack_versioned(bp_tensor_t* tensor, uint64_t f
     // Memory Backplane never writes must not be written by the consumer either.
     const Storage* st = tensor->storage;
     if (st->read_only || st->constant_id.load(std::memory_order_relaxed) != 0) flags |= DLPACK_FLAG_BITMASK_READ_ONLY;
-    auto* h = new VersionedExportHolder();
+    auto* h = new ExportHolder<DLManagedTensorVersioned>();
     FillExport(tensor, h, &h->managed.dl_tensor);
     h->managed.version.major = BP_DLPACK_VERSION_MAJOR;
     h->managed.version.minor = BP_DLPACK_VERSION_MINOR;
     h->managed.flags = flags;
     h->managed.manager_ctx = h;
-    h->managed.deleter = VersionedExportDeleter;
+    h->managed.deleter = ExportDeleter<DLManagedTensorVersioned>;
     *out_managed = &h->managed;
     return Status::Ok();
   });
