@@ -13,7 +13,6 @@
 namespace bptorch {
 namespace {
 
-void ReleaseBlock(void* ctx) { bp_tensor_release(static_cast<bp_tensor_t*>(ctx)); }
 void Noop(void*) {}
 
 void SetStat(c10::CachingDeviceAllocator::StatArray& a, uint64_t current, uint64_t peak) {
@@ -43,7 +42,7 @@ class DeviceAllocatorImpl final : public c10::DeviceAllocator {
     m->deleter(m);
     if (off != 0) bp_tensor_release(block);
     TORCH_CHECK(off == 0, "allocation on ", device.str(), ": the backend returned a block at byte offset ", off);
-    return {base, block, &ReleaseBlock, device};
+    return DeviceDataPtr(base, block, /*is_block=*/true, device);
   }
   c10::DeleterFnPtr raw_deleter() const override { return nullptr; }
   // Raw byte copies (storage clones) only where the host addresses the
@@ -130,10 +129,6 @@ void PinnedAllocatorImpl::Free(void* p) {
 }
 
 }  // namespace
-
-bp_tensor_t* BlockOf(const c10::DataPtr& data) {
-  return data.get_deleter() == &ReleaseBlock ? static_cast<bp_tensor_t*>(data.get_context()) : nullptr;
-}
 
 c10::Allocator* DeviceAllocator() {
   static DeviceAllocatorImpl allocator;

@@ -44,12 +44,16 @@ std::string Mismatch(const c10::FunctionSchema& aten, const c10::FunctionSchema&
 }
 
 // Everything a call's bp_value_t array points into lives here for the call.
+// Inline capacities cover common operators without a heap allocation (this
+// runs for every call). values and strings are reserved to the argument
+// count up front, so the pointers handed out stay valid (a short string's
+// characters would move with it); the lists' heap buffers never move.
 struct Boxed {
-  std::vector<bp_value_t> values;
-  std::vector<bp_tensor_t*> owned;  // released after the call
-  std::vector<std::vector<int64_t>> int_lists;
-  std::vector<std::vector<bp_tensor_t*>> tensor_lists;
-  std::vector<std::string> strings;
+  c10::SmallVector<bp_value_t, 12> values;
+  c10::SmallVector<bp_tensor_t*, 8> owned;  // released after the call
+  c10::SmallVector<std::vector<int64_t>, 4> int_lists;
+  c10::SmallVector<std::vector<bp_tensor_t*>, 2> tensor_lists;
+  c10::SmallVector<std::string, 12> strings;
   ~Boxed() {
     for (bp_tensor_t* t : owned) bp_tensor_release(t);
   }
@@ -79,14 +83,14 @@ int32_t BackendOfCall(const c10::ArrayRef<c10::IValue>& args) {
 // dtype torch's promotion gives the call's tensors (at::native::result_type).
 void NarrowWrappedNumbers(c10::ArrayRef<c10::IValue> args, std::vector<c10::IValue>* narrowed) {
   bool any = false;
-  at::native::ResultTypeState state{};
   for (const c10::IValue& v : args) {
-    if (!v.isTensor() || !v.toTensor().defined()) continue;
-    const at::Tensor& t = v.toTensor();
-    any = any || t.unsafeGetTensorImpl()->is_wrapped_number();
-    state = at::native::update_result_type_state(t, state);
+    any = any || (v.isTensor() && v.toTensor().defined() && v.toTensor().unsafeGetTensorImpl()->is_wrapped_number());
   }
   if (!any) return;
+  at::native::ResultTypeState state{};
+  for (const c10::IValue& v : args) {
+    if (v.isTensor() && v.toTensor().defined()) state = at::native::update_result_type_state(v.toTensor(), state);
+  }
   const at::ScalarType common = at::native::result_type(state);
   narrowed->assign(args.begin(), args.end());
   for (c10::IValue& v : *narrowed) {
@@ -105,6 +109,7 @@ struct CallCounts {
     CallCounts c;
     bp_native_count(br.ctx, op, backend, &c.native);
     bp_fallback_count(br.ctx, op, backend, &c.fallback);
+    if (backend == 0) return c;  // backend 0's memory is host memory: its transfer counters stay 0
     bp_transfer_stats_t t{};
     t.struct_size = sizeof(t);
     bp_transfer_stats(br.ctx, backend, &t);
@@ -147,8 +152,6 @@ class RoutedKernel final : public c10::OperatorKernel {
     const c10::ArrayRef<c10::IValue> boxed_args = narrowed.empty() ? args : c10::ArrayRef<c10::IValue>(narrowed);
     Boxed b;
     b.values.reserve(n);
-    b.int_lists.reserve(n);
-    b.tensor_lists.reserve(n);
     b.strings.reserve(n);
     for (size_t i = 0; i < n; ++i) b.values.push_back(Box(b, schema.arguments()[i], boxed_args[i]));
 
@@ -156,7 +159,7 @@ class RoutedKernel final : public c10::OperatorKernel {
     const int32_t backend = BackendOfCall(args);
     const CallCounts before = CallCounts::Take(br, backend, op_);
     const size_t nret = schema.returns().size();
-    std::vector<bp_tensor_t*> results(nret, nullptr);
+    c10::SmallVector<bp_tensor_t*, 4> results(nret, nullptr);
     const bp_status_t st =
         bp_op_call(br.ctx, op_, b.values.data(), static_cast<int32_t>(n), results.data(), static_cast<int32_t>(nret));
     if (st == BP_STATUS_INVALID_ARGUMENT) {
@@ -180,7 +183,7 @@ class RoutedKernel final : public c10::OperatorKernel {
 
     // Results: a mutated argument is returned as the very torch tensor it
     // came in as; a new tensor is taken over from Backplane.
-    std::vector<c10::IValue> outs;
+    c10::SmallVector<c10::IValue, 4> outs;
     for (size_t r = 0; r < nret; ++r) {
       const int written = WrittenArgument(schema, schema.returns()[r]);
       if (written >= 0) {

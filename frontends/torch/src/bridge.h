@@ -97,8 +97,21 @@ at::Generator CpuGeneratorOf(const c10::optional<at::Generator>& gen, c10::Devic
 // package registered one first (HooksAreOurs then stays false).
 void RegisterHooks();
 bool HooksAreOurs();
-// The Backplane block behind a DataPtr that allocator made; NULL for any other.
+// PrivateUse1 memory (device_buffer.cpp). A DataPtr over `base` whose
+// context owns `owner` (takes over one reference): an allocator block
+// (is_block) or an operator's result.
+c10::DataPtr DeviceDataPtr(void* base, bp_tensor_t* owner, bool is_block, const c10::Device& device);
+// The allocator's Backplane block behind a DataPtr; NULL for any other.
 bp_tensor_t* BlockOf(const c10::DataPtr& data);
+// The Backplane tensor owning a DeviceDataPtr's memory (borrowed); NULL for any other DataPtr.
+bp_tensor_t* OwnerOf(const c10::DataPtr& data);
+// A new reference on a Backplane tensor over t's memory with exactly t's
+// dtype and geometry, when the owner or the view last remembered for t's
+// storage has it; else NULL. Thread-safe.
+bp_tensor_t* CachedView(const at::Tensor& t, DLDataType dtype);
+// Remembers `view` (a tensor over t's storage, holding no reference on the
+// torch storage) for CachedView; replaces the one remembered before.
+void RememberView(const at::Tensor& t, bp_tensor_t* view);
 
 // Per-ATen-operator counters (the vendor's to-do list for PyTorch).
 enum class Path { kNone, kPlugin, kBackplaneFallback, kTorchFallback };

@@ -65,11 +65,17 @@ at::ScalarType ScalarTypeOf(DLDataType d, const std::string& what) {
 }
 
 // What a wrapped torch tensor's DLManagedTensor owns: a reference on the
-// storage and the shape arrays the DLTensor points at.
+// memory (the torch storage's, or for device memory the Backplane tensor
+// that owns it: a view cached in the storage must not keep the storage
+// alive) and the shape arrays the DLTensor points at.
 struct Wrapped {
   DLManagedTensor managed{};
   c10::Storage storage;
-  std::vector<int64_t> shape, strides;
+  bp_tensor_t* owner = nullptr;
+  c10::SmallVector<int64_t, 6> shape, strides;
+  ~Wrapped() {
+    if (owner != nullptr) bp_tensor_release(owner);
+  }
 };
 
 void DeleteWrapped(DLManagedTensor* m) { delete static_cast<Wrapped*>(m->manager_ctx); }
@@ -86,14 +92,26 @@ bp_tensor_t* ToBackplane(const at::Tensor& t, const std::string& op, const char*
   auto what = [&] { return op + (arg != nullptr ? std::string(" (argument '") + arg + "')" : std::string()); };
   TORCH_CHECK(t.defined(), what(), ": an undefined tensor cannot be passed to Backplane");
   TORCH_CHECK(t.layout() == at::kStrided, what(), ": only strided tensors cross to Backplane, got ", t.layout());
+  DLDataType dtype{};
+  if (!TryDTypeOf(t.scalar_type(), &dtype)) DTypeOf(t.scalar_type(), what() + " on " + t.device().str());
+  const bool on_device = OnDevice(t);
+  if (on_device) {
+    if (bp_tensor_t* cached = CachedView(t, dtype)) return cached;
+  }
   auto w = std::make_unique<Wrapped>();
-  w->storage = t.storage();
+  bp_tensor_t* owner = on_device ? OwnerOf(t.storage().data_ptr()) : nullptr;
+  if (owner != nullptr) {
+    bp_tensor_retain(owner);
+    w->owner = owner;
+  } else {
+    w->storage = t.storage();
+  }
   w->shape.assign(t.sizes().begin(), t.sizes().end());
   w->strides.assign(t.strides().begin(), t.strides().end());
   DLTensor& d = w->managed.dl_tensor;
   // The storage's base plus a byte offset, never base + offset as one
   // pointer: a device's "pointer" may be a handle (an OpenCL buffer).
-  d.data = w->storage.mutable_data();
+  d.data = t.storage().mutable_data();
   d.byte_offset = static_cast<uint64_t>(t.storage_offset()) * t.element_size();
   if (t.device().is_cpu()) {
     d.device = {kDLCPU, 0};
@@ -102,7 +120,7 @@ bp_tensor_t* ToBackplane(const at::Tensor& t, const std::string& op, const char*
     d.device = {static_cast<DLDeviceType>(slot.dl_device_type), slot.device.index};
   }
   d.ndim = static_cast<int32_t>(t.dim());
-  if (!TryDTypeOf(t.scalar_type(), &d.dtype)) DTypeOf(t.scalar_type(), what() + " on " + t.device().str());
+  d.dtype = dtype;
   d.shape = w->shape.data();
   d.strides = w->strides.data();
   w->managed.manager_ctx = w.get();
@@ -111,6 +129,7 @@ bp_tensor_t* ToBackplane(const at::Tensor& t, const std::string& op, const char*
   const bp_status_t st = bp_tensor_from_dlpack(Get().ctx, &w->managed, &out);
   if (st != BP_STATUS_OK) Check(st, what());
   w.release();  // the Backplane tensor owns it now
+  if (owner != nullptr) RememberView(t, out);
   return out;
 }
 
@@ -121,11 +140,11 @@ at::Tensor FromBackplane(bp_tensor_t* t, const std::string& what) {
   const bool on_host = index < 0;
   DLManagedTensor* m = nullptr;
   const bp_status_t st = bp_tensor_to_dlpack(t, &m);
-  bp_tensor_release(t);  // the export holds its own reference on the storage
+  if (st != BP_STATUS_OK || on_host) bp_tensor_release(t);  // the export holds its own reference on the storage
   Check(st, what);
   const DLTensor& d = m->dl_tensor;
-  const std::vector<int64_t> sizes(d.shape, d.shape + d.ndim);
-  std::vector<int64_t> strides(d.ndim);
+  const c10::SmallVector<int64_t, 6> sizes(d.shape, d.shape + d.ndim);
+  c10::SmallVector<int64_t, 6> strides(d.ndim);
   int64_t extent = 1;  // elements from the first to one past the last
   bool empty = false;
   for (int32_t i = d.ndim - 1, running = 1; i >= 0; --i) {
@@ -139,6 +158,7 @@ at::Tensor FromBackplane(bp_tensor_t* t, const std::string& what) {
     dtype = ScalarTypeOf(d.dtype, what);
   } catch (...) {
     DeleteExported(m);
+    if (!on_host) bp_tensor_release(t);
     throw;
   }
   const int64_t itemsize = c10::elementSize(dtype);
@@ -147,7 +167,12 @@ at::Tensor FromBackplane(bp_tensor_t* t, const std::string& what) {
   const at::Device device =
       on_host ? at::Device(at::kCPU)
               : at::Device(c10::DeviceType::PrivateUse1, static_cast<c10::DeviceIndex>(index));
-  c10::DataPtr data(d.data, m, &DeleteExported, device);
+  // Device memory: the result itself owns it (DeviceDataPtr), so passing
+  // this tensor on to the next operator reuses it; the export only told
+  // where the memory starts.
+  c10::DataPtr data = on_host ? c10::DataPtr(d.data, m, &DeleteExported, device)
+                              : DeviceDataPtr(d.data, t, /*is_block=*/false, device);
+  if (!on_host) DeleteExported(m);
   c10::Storage storage(c10::Storage::use_byte_size_t(), nbytes, std::move(data), on_host ? nullptr : DeviceAllocator(),
                        /*resizable=*/!on_host);
   at::Tensor out = at::detail::make_tensor<c10::TensorImpl>(

@@ -54,6 +54,39 @@ def test_memory_api_moves_with_allocations(bt, dev):
     assert torch.accelerator.memory_reserved(0) < reserved
 
 
+def test_views_of_results_and_blocks_compute_right_and_free_their_memory(bt, dev):
+    """A tensor handed to Backplane reuses the Backplane tensor behind its
+    memory when its geometry is that tensor's, and a cached view otherwise
+    (device_buffer.cpp): results must not depend on which, a view cached for
+    one geometry must not serve another, and the memory must come back when
+    the torch tensors go (a cached view holds no reference on the storage)."""
+    torch.backplane.synchronize()
+    base = torch.accelerator.memory_allocated(0)
+    g = torch.Generator().manual_seed(7)
+    a_h = torch.randn(48, 48, generator=g)  # square: a transpose differs from it in strides alone
+    b_h = torch.randn(48, 48, generator=g)
+    assert a_h.std() > 0.5
+    a, b = a_h.to(dev), b_h.to(dev)        # allocator blocks, float views of uint8 memory
+    s = a + b                               # an operator's result, used as is below
+    want = a_h + b_h
+    for _ in range(2):                      # the second round takes the cached paths
+        assert torch.equal((s * 2).cpu(), want * 2)
+        assert torch.equal((s.t() - b.t()).cpu(), want.t() - b_h.t())      # other strides
+        assert torch.equal((s[1:, 3:] + 1).cpu(), want[1:, 3:] + 1)         # another offset
+        assert torch.equal((s.view(-1)[5:17] * 3).cpu(), want.view(-1)[5:17] * 3)
+        assert torch.equal((s[::2] + a[::2]).cpu(), want[::2] + a_h[::2])
+    s.add_(1)                               # in place through the reused tensor
+    assert torch.equal(s.cpu(), want + 1)
+    v = s[2:4]
+    v.mul_(0)                               # in place through a view
+    want = want + 1
+    want[2:4] = 0
+    assert torch.equal(s.cpu(), want)
+    del a, b, s, v
+    torch.backplane.synchronize()
+    assert torch.accelerator.memory_allocated(0) == base
+
+
 def _random_draws(dev):
     torch.manual_seed(1234)
     a = torch.randn(64, device=dev)
