@@ -356,6 +356,14 @@ int main(int argc, char** argv) {
     std::vector<std::string> base = {self_exe()};
     add_plugin_args(cli, &base);
     collectives_failed = !run_collectives_group(targets, base, collectives_cli, std::cout);
+    // A backend with no device gets no rank: say so, as the suites' report does.
+    for (int32_t b : deviceless) {
+      bp_backend_info_t info{};
+      info.struct_size = sizeof info;
+      const bool ok = bp_backend_info(ctx, b, &info) == BP_STATUS_OK && info.no_device_reason != nullptr;
+      std::cout << "\n== " << backend_name(ctx, b) << ": no device (" << (ok ? info.no_device_reason : "no reason given")
+                << ")\n";
+    }
     cli.groups.erase(std::remove(cli.groups.begin(), cli.groups.end(), "collectives"), cli.groups.end());
     if (cli.groups.empty()) return collectives_failed || load_failures > 0 ? 1 : 0;
   }

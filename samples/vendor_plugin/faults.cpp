@@ -37,6 +37,8 @@ const char* Faults::ReadEnvironment() {
     broken = Broken::kIgnoreEventWait;
   } else if (std::strcmp(b, "early_event") == 0) {
     broken = Broken::kEarlyEvent;
+  } else if (std::strcmp(b, "no_streams") == 0) {
+    broken = Broken::kNoStreams;
   } else {
     return b;  // a typo must not quietly test a correct device
   }

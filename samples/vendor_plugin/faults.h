@@ -53,6 +53,10 @@ struct Faults {
     // host, before the work it captures has run (query, synchronize and wait
     // then pass too early; elapsed_time measures host time).
     kEarlyEvent,
+    // "no_streams": stream_create, stream_destroy and every event slot NULL
+    // (the default stream only), so the streams group skips what it cannot
+    // run and its ctest must fail for an expected backend.
+    kNoStreams,
   };
   Broken broken = Broken::kNone;
 

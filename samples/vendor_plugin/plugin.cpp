@@ -66,7 +66,7 @@ bp_status_t Init(const bp_plugin_init_args_t* args) {
     char msg[256];
     std::snprintf(msg, sizeof msg,
                   "vendor_sim: init: BP_VENDOR_SIM_BROKEN='%.64s' is not a broken mode "
-                  "(test only: ignore_event_wait or early_event; unset it for a correct device)",
+                  "(test only: ignore_event_wait, early_event or no_streams; unset it for a correct device)",
                   bad);
     return args->host->set_error(BP_STATUS_INVALID_ARGUMENT, msg);
   }
@@ -123,15 +123,17 @@ bp_status_t Init(const bp_plugin_init_args_t* args) {
   b.copy_device_to_device = CopyDeviceToDevice;
   b.stream_get_default = StreamGetDefault;  // stream.h
   b.stream_synchronize = StreamSynchronize;
-  b.stream_create = StreamCreate;
-  b.stream_destroy = StreamDestroy;
-  b.event_create = EventCreate;  // events.h
-  b.event_record = EventRecord;
-  b.event_wait = EventWait;
-  b.event_synchronize = EventSynchronize;
-  b.event_destroy = EventDestroy;
-  b.event_query = EventQuery;
-  b.event_elapsed_time = EventElapsedTime;
+  if (s->faults.broken != Faults::Broken::kNoStreams) {  // test only: the default stream alone
+    b.stream_create = StreamCreate;
+    b.stream_destroy = StreamDestroy;
+    b.event_create = EventCreate;  // events.h
+    b.event_record = EventRecord;
+    b.event_wait = EventWait;
+    b.event_synchronize = EventSynchronize;
+    b.event_destroy = EventDestroy;
+    b.event_query = EventQuery;
+    b.event_elapsed_time = EventElapsedTime;
+  }
   b.shutdown = Shutdown;
   b.host_allocate = HostAllocate;  // memory.h (ABI 1.4)
   b.host_deallocate = HostDeallocate;

@@ -4,12 +4,16 @@ with torch's (export_models.py) within the model's documented tolerance.
 
 Usage: model_test.py BP_RUN MODELS_DIR MODEL DEVICE
 Exit codes: 0 match, 1 mismatch or bp-run failed, 77 skipped (reason printed:
-model not exported because torch is missing, or no such device here).
+model not exported because torch is missing, or no such device here while
+BACKPLANE_EXPECT_BACKENDS does not name its backend; named, that fails).
 """
 import json
 import os
 import subprocess
 import sys
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "..", "tests"))
+from expected_backends import expected  # noqa: E402  (tests/expected_backends.py)
 
 
 def main():
@@ -33,6 +37,10 @@ def main():
     r = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
     print(r.stdout)
     if r.returncode == 2 and "--device" in r.stdout:
+        backend = device.split(":")[0]
+        if expected(backend):
+            print(f"FAIL: no device {device} here; BACKPLANE_EXPECT_BACKENDS names {backend}, so this fails")
+            return 1
         print(f"SKIP: no device {device} here")
         return 77
     return 0 if r.returncode == 0 else 1

@@ -2,16 +2,16 @@
 vendor_sim, opencl); a backend without one skips with its reason, or fails
 when BACKPLANE_EXPECT_BACKENDS names it (as the C++ tests do)."""
 import os
+import sys
 
 import pytest
 
 import backplane
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "..", "tests"))
+from expected_backends import expected as _expected  # noqa: E402  (tests/expected_backends.py)
+
 BACKENDS = ["cpu", "vendor_sim", "opencl"]
-
-
-def _expected(name):
-    return name in os.environ.get("BACKPLANE_EXPECT_BACKENDS", "").split(",")
 
 
 def need_device(name):

@@ -8,6 +8,7 @@ import numpy as np
 import pytest
 
 import backplane
+from conftest import need_device
 
 onnx = pytest.importorskip("backplane.onnx")
 MODELS = os.environ.get("BACKPLANE_MODELS_DIR", "")
@@ -24,17 +25,21 @@ def model(name):
     return os.path.join(d, "model.onnx"), inputs, expected, meta
 
 
-def devices():
-    names = {b["name"]: b["device_count"] for b in backplane.backends()}
-    return [d for d in ("cpu", "vendor_sim", "opencl") if names.get(d, 0) > 0]
+def vendor_sim_or_cpu():
+    """vendor_sim:0 where it has a device (failing when it is expected), else cpu:0."""
+    try:
+        return need_device("vendor_sim")
+    except pytest.skip.Exception:
+        return "cpu:0"
 
 
-@pytest.mark.parametrize("device", devices())
+# dev (conftest.py): every backend; one without a device skips, or fails when
+# BACKPLANE_EXPECT_BACKENDS names it.
 @pytest.mark.parametrize("name", ["squeezenet1_1", "resnet18"])
-def test_session_matches_torch(name, device):
+def test_session_matches_torch(name, dev):
     path, inputs, expected, meta = model(name)
     assert all(e.std() > 0 for e in expected), "the reference output must vary"
-    s = onnx.Session(path, device=device + ":0")
+    s = onnx.Session(path, device=dev)
     assert [i["name"] for i in s.inputs] == meta["inputs"]
     assert [o["name"] for o in s.outputs] == meta["outputs"]
     for _ in range(2):  # the second run replays the plan of the first
@@ -47,7 +52,7 @@ def test_session_matches_torch(name, device):
 
 def test_trace_and_report():
     path, inputs, expected, meta = model("squeezenet1_1")
-    s = onnx.Session(path, device="vendor_sim:0" if "vendor_sim" in devices() else "cpu:0")
+    s = onnx.Session(path, device=vendor_sim_or_cpu())
     got = s.run(inputs, trace=True)
     np.testing.assert_allclose(got[0], expected[0], rtol=meta["rtol"], atol=meta["atol"])
     trace = s.trace

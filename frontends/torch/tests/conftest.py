@@ -3,14 +3,14 @@ runs the suite once per backend). A backend without a device skips the suite,
 saying why, unless the run was told to expect it (BACKPLANE_EXPECT_BACKENDS,
 as CI sets it): then the suite fails."""
 import os
+import sys
 
 import pytest
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "..", "tests"))
+from expected_backends import expected  # noqa: E402  (tests/expected_backends.py)
+
 torch = pytest.importorskip("torch", reason="torch is not installed (bash .ci/deps.sh makes the venv)")
-
-
-def expected_backends():
-    return {b for b in os.environ.get("BACKPLANE_EXPECT_BACKENDS", "").split(",") if b}
 
 
 @pytest.fixture(scope="session")
@@ -23,7 +23,7 @@ def bt():
         if name not in found or found[name]["device_count"] == 0:
             reason = found[name]["no_device_reason"] if name in found else "backend not loaded"
             msg = "backend %s has no device: %s" % (name, reason)
-            if name in expected_backends():
+            if expected(name):
                 pytest.fail(msg + " (BACKPLANE_EXPECT_BACKENDS expects it)", pytrace=False)
             pytest.skip(msg)
     bt.init(names)

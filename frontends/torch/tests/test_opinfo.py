@@ -17,6 +17,7 @@ import torch
 import backplane
 import backplane.torch as bt
 import opinfo_harness as H
+from expected_backends import expected  # tests/expected_backends.py (conftest.py puts tests/ on sys.path)
 
 BACKEND = [b for b in os.environ.get("BACKPLANE_TORCH_BACKEND", "vendor_sim").split(",") if b][0]
 
@@ -26,7 +27,7 @@ def _init():
     info = found.get(BACKEND)
     if info is None or info["device_count"] == 0:
         msg = "backend %s has no device: %s" % (BACKEND, info["no_device_reason"] if info else "backend not loaded")
-        if BACKEND in [b for b in os.environ.get("BACKPLANE_EXPECT_BACKENDS", "").split(",") if b]:
+        if expected(BACKEND):
             raise RuntimeError(msg + " (BACKPLANE_EXPECT_BACKENDS expects it)")
         pytest.skip(msg, allow_module_level=True)
     bt.init([BACKEND])
