@@ -211,3 +211,17 @@ def test_backend_registered_and_declared(bt):
         eps = tomllib.load(f)["project"]["entry-points"]["torch_dynamo_backends"]
     module, _, attr = eps["backplane"].partition(":")
     assert getattr(importlib.import_module(module), attr) is bt.compiler.backend
+
+
+def test_in_place_update_of_a_graph_input_matches_eager(bt, dev):
+    def f(x, y):
+        x.add_(y)  # mutates a graph input: AOTAutograd writes it back after the graph
+        return (x * 2).relu()
+
+    x, y = _input(DecoderBlock, dev), _input(DecoderBlock, dev, seed=7)
+    xe, xc = x.clone(), x.clone()
+    ref = f(xe, y)
+    out = torch.compile(f, backend="backplane")(xc, y)
+    _close(out, ref, "output")
+    _close(xc, xe, "the mutated input")
+    assert not torch.equal(xc.cpu(), x.cpu())
