@@ -21,6 +21,8 @@ but no C++ executor of prepared call plans and no capture/replay yet.
 """
 import importlib.abc
 import importlib.util
+import os
+import re
 import sys
 import threading
 
@@ -65,13 +67,27 @@ def _tables():
     return _lowering.Tables(bt._info)
 
 
-def _entry():
+def _frame_name(gm, frame):
+    """"forward (model.py:12)": the compiled function, from the first frame of
+    a node's stack trace as Dynamo recorded it; "frame N" without one."""
+    for node in gm.graph.nodes:
+        m = _FRAME_LINE.search(node.meta.get("stack_trace") or "")
+        if m:
+            return "%s (%s:%s)" % (m.group(3), os.path.basename(m.group(1)), m.group(2))
+    return "frame %d" % frame
+
+
+_FRAME_LINE = re.compile(r'File "([^"]+)", line (\d+), in (\S+)')
+
+
+def _entry(gm):
     """The report entry of the frame Dynamo is compiling (created on first use)."""
     cid = torch._guards.CompileContext.current_compile_id()
     frame = cid.frame_id if cid is not None else -1
     attempt = cid.frame_compile_id if cid is not None else 0
+    name = _frame_name(gm, frame)
     with _lock:
-        entry = _reports.setdefault(frame, {"name": "frame %d" % frame, "compile_ids": set(), "graphs": []})
+        entry = _reports.setdefault(frame, {"name": name, "compile_ids": set(), "graphs": []})
         entry["compile_ids"].add(attempt)
     return entry, attempt
 
@@ -119,7 +135,7 @@ def backend(gm, example_inputs, options=None, mode=None, **_ignored):
     from torch._dynamo.backends.common import aot_autograd
     opts = _options(options, mode)
     tables = _tables()
-    entry, attempt = _entry()
+    entry, attempt = _entry(gm)
     compiler = aot_autograd(fw_compiler=_graph_compiler("forward", entry, attempt, opts, tables),
                             bw_compiler=_graph_compiler("backward", entry, attempt, opts, tables),
                             inference_compiler=_graph_compiler("inference", entry, attempt, opts, tables),
@@ -129,7 +145,8 @@ def backend(gm, example_inputs, options=None, mode=None, **_ignored):
 
 def compile_report():
     """Per function torch.compile compiled with the backplane backend (one
-    Dynamo frame each), a list of dicts: name, compiles, recompilations
+    Dynamo frame each), a list of dicts: name ("forward (model.py:12)", the
+    function and where it starts, else "frame N"), compiles, recompilations
     (compiles after the first, e.g. for a new input shape), regions (compiled
     regions in all its graphs), nodes_lowered ({kind: count}, kinds as in
     lowering.py), nodes_eager (list of {graph, node, op, reason}: nodes run

@@ -93,6 +93,7 @@ def test_compiled_forward_equals_eager(bt, dev, cls):
     assert ref.float().std().item() > 0.1, "reference output does not vary"
     _close(out, ref, cls.__name__)
     (entry,) = bt.compile_report()
+    assert entry["name"].startswith("forward (test_compile.py:"), entry["name"]
     assert entry["regions"] >= 1 and entry["nodes_lowered"]["backplane"] > 0
     assert [g["kind"] for g in entry["graphs"]] == ["inference"]
 
