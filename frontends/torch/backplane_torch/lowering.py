@@ -12,7 +12,9 @@ Each call node gets a kind:
   "view"       a view or metadata operator: no copy, torch's view on the
                device memory;
   "composite"  an operator torch implements with other operators
-               (CompositeExplicitAutograd) that the bridge runs;
+               (CompositeExplicitAutograd, e.g. full, clone): its parts
+               dispatch to the bridge at run time (routed or not; the
+               report does not follow them yet);
   "shape"      symbolic size arithmetic and tuple indexing (no kernel);
   "eager"      everything else: runs through the eager bridge (torch's CPU
                fallback) inside the compiled function, with the reason.
