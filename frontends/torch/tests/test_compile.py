@@ -164,6 +164,15 @@ def test_fallback_error_names_the_operator(bt, dev):
         cf(_input(DecoderBlock, dev))
 
 
+def test_fallback_error_accepts_a_fully_lowered_graph(bt, dev):
+    assert {"mul.Tensor", "relu", "add.Tensor"} <= set(bt._info["routed_ops"])
+    cf = torch.compile(lambda x: (x * x).relu() + x, backend="backplane", options={"fallback": "error"})
+    x = _input(DecoderBlock, dev)
+    _close(cf(x), (x * x).relu() + x, "mul/relu/add")
+    (entry,) = bt.compile_report()
+    assert entry["nodes_eager"] == [] and entry["regions"] == 1 and entry["nodes_lowered"]["backplane"] == 3
+
+
 def test_report_option_prints_the_lowering(bt, dev, capfd):
     cf = torch.compile(lambda x: torch.erfinv(x.relu() * 0.1), backend="backplane", options={"report": True})
     cf(_input(DecoderBlock, dev))
