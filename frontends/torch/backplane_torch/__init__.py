@@ -12,6 +12,10 @@ Backplane (the plugin's kernel, else Backplane's CPU fallback); the rest run
 in torch's CPU fallback. torch.accelerator, torch.Stream/torch.Event,
 torch.manual_seed, pin_memory and torch.autocast work on the device. See
 docs/torch.md for the supported torch versions.
+
+torch.compile(model, backend="backplane") compiles for the device (the
+backend is registered at import; see backplane.torch.compiler and
+compile_report()).
 """
 import os
 
@@ -43,8 +47,11 @@ except ImportError as e:
                       % (torch.__version__, BUILT_WITH_TORCH, e)) from e
 
 from backplane.torch import device_module as _device_module  # noqa: E402
+from backplane.torch import compiler as _compiler  # noqa: E402
+from backplane.torch.compiler import compile_report, reset_compile_report  # noqa: E402,F401
 
-__all__ = ["DEFAULT_NAME", "backend", "backends", "device", "init", "name", "reset_stats", "stats"]
+__all__ = ["DEFAULT_NAME", "backend", "backends", "compile_report", "device", "init", "name",
+           "reset_compile_report", "reset_stats", "stats"]
 
 DEFAULT_NAME = "backplane"
 _info = None
@@ -97,8 +104,10 @@ def init(backends=None, name=None):
     does nothing; other ones raise RuntimeError (torch keeps one PrivateUse1
     device per process), as does a PrivateUse1 slot another package claimed.
     Returns a dict: backends, device_count, devices ((backend, index) per
-    torch index), routed (ATen operators run through Backplane's dispatcher)
-    and not_routed (operator -> why not).
+    torch index), routed (how many ATen operators run through Backplane's
+    dispatcher), routed_ops (their names, "add.Tensor"), native_ops (the
+    ATen operators the bridge implements itself) and not_routed (operator ->
+    why not).
     """
     global _info, _name
     if isinstance(backends, str):
@@ -146,3 +155,6 @@ def stats():
 def reset_stats():
     """Zeroes stats()."""
     _torch.reset_stats()
+
+
+_compiler.register()

@@ -14,6 +14,10 @@
 #include <c10/core/DeviceGuard.h>
 #include <torch/library.h>
 
+#include <string>
+#include <utility>
+#include <vector>
+
 #include "bridge.h"
 
 namespace bptorch {
@@ -292,23 +296,41 @@ void ResizeStorageBytes(const c10::Storage& storage, size_t nbytes) {
 TORCH_LIBRARY_IMPL(aten, Conjugate, m) { m.impl("_copy_from", torch::CppFunction::makeFallthrough()); }
 TORCH_LIBRARY_IMPL(aten, Negative, m) { m.impl("_copy_from", torch::CppFunction::makeFallthrough()); }
 
+// The bridge's own PrivateUse1 kernels (not torch's CPU fallback): the
+// compile backend lowers these nodes as the eager bridge runs them.
+namespace {
+std::vector<std::string>& NativeNames() {
+  static std::vector<std::string> names;
+  return names;
+}
+
+template <class Fn>
+void Native(torch::Library& m, const char* name, Fn&& fn) {
+  NativeNames().emplace_back(name);
+  m.impl(name, std::forward<Fn>(fn));
+}
+
+}  // namespace
+
+const std::vector<std::string>& NativeOps() { return NativeNames(); }
+
 TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
-  m.impl("empty.memory_format", TORCH_FN(Empty));
-  m.impl("empty_strided", TORCH_FN(EmptyStrided));
-  m.impl("_copy_from", TORCH_FN(CopyFrom));
-  m.impl("_copy_from_and_resize", TORCH_FN(CopyFromAndResize));
-  m.impl("resize_", TORCH_FN(Resize));
-  m.impl("_local_scalar_dense", TORCH_FN(LocalScalarDense));
-  m.impl("zero_", TORCH_FN(Zero));
-  m.impl("as_strided", TORCH_FN(AsStrided));
-  m.impl("view", TORCH_FN(View));
-  m.impl("_reshape_alias", TORCH_FN(ReshapeAlias));
-  m.impl("unfold", TORCH_FN(at::native::unfold));
-  m.impl("set_.source_Storage_storage_offset", TORCH_FN(SetStorage));
-  m.impl("set_.source_Storage", TORCH_FN(SetSourceStorage));
-  m.impl("set_.source_Tensor", TORCH_FN(SetSourceTensor));
-  m.impl("index.Tensor", TORCH_FN(IndexTensor));
-  m.impl("record_stream", TORCH_FN(RecordStream));
+  Native(m, "empty.memory_format", TORCH_FN(Empty));
+  Native(m, "empty_strided", TORCH_FN(EmptyStrided));
+  Native(m, "_copy_from", TORCH_FN(CopyFrom));
+  Native(m, "_copy_from_and_resize", TORCH_FN(CopyFromAndResize));
+  Native(m, "resize_", TORCH_FN(Resize));
+  Native(m, "_local_scalar_dense", TORCH_FN(LocalScalarDense));
+  Native(m, "zero_", TORCH_FN(Zero));
+  Native(m, "as_strided", TORCH_FN(AsStrided));
+  Native(m, "view", TORCH_FN(View));
+  Native(m, "_reshape_alias", TORCH_FN(ReshapeAlias));
+  Native(m, "unfold", TORCH_FN(at::native::unfold));
+  Native(m, "set_.source_Storage_storage_offset", TORCH_FN(SetStorage));
+  Native(m, "set_.source_Storage", TORCH_FN(SetSourceStorage));
+  Native(m, "set_.source_Tensor", TORCH_FN(SetSourceTensor));
+  Native(m, "index.Tensor", TORCH_FN(IndexTensor));
+  Native(m, "record_stream", TORCH_FN(RecordStream));
   m.impl("convolution", torch::CppFunction::makeFromBoxedFunction<&TorchCpuFallback>());
   m.impl("convolution_backward", torch::CppFunction::makeFromBoxedFunction<&TorchCpuFallback>());
 }

@@ -310,7 +310,15 @@ c10::optional<c10::OperatorHandle> FindAten(const std::string& name, const c10::
   return c10::nullopt;
 }
 
+// The ATen names ("add.Tensor") RegisterRoutedOps registered.
+std::vector<std::string>& RoutedNames() {
+  static std::vector<std::string> names;
+  return names;
+}
+
 }  // namespace
+
+const std::vector<std::string>& RoutedOps() { return RoutedNames(); }
 
 int RegisterRoutedOps(std::vector<std::pair<std::string, std::string>>* skipped) {
   const Bridge& br = Get();
@@ -354,6 +362,7 @@ int RegisterRoutedOps(std::vector<std::pair<std::string, std::string>>* skipped)
       lib->impl(aten_name.c_str(),
                 torch::CppFunction::makeFromBoxedFunctor(std::make_unique<RoutedKernel>(op, "aten::" + aten_name)));
       ++registered;
+      RoutedNames().push_back(aten_name);
     } catch (const c10::Error& e) {  // e.g. two Backplane operators matching one ATen schema
       if (skipped != nullptr) skipped->emplace_back(name, e.what_without_backtrace());
     }

@@ -15,6 +15,14 @@
 
 namespace py = pybind11;
 
+namespace bptorch {
+// For the compile backend's lowering (backplane/torch/lowering.py): the ATen
+// operators routed to Backplane operators at init (aten_routed.cpp) and the
+// ones the bridge implements itself (aten_native.cpp), as torch names them.
+const std::vector<std::string>& RoutedOps();
+const std::vector<std::string>& NativeOps();
+}  // namespace bptorch
+
 namespace {
 
 // Routed registrations are made once per process (torch keeps them).
@@ -37,6 +45,8 @@ py::dict Init(uintptr_t ctx_address, const std::vector<std::string>& backends) {
   }
   d["devices"] = devices;
   d["routed"] = registered;
+  d["routed_ops"] = bptorch::RoutedOps();
+  d["native_ops"] = bptorch::NativeOps();
   py::dict why;
   for (const auto& kv : skipped) why[py::str(kv.first)] = kv.second;
   d["not_routed"] = why;
