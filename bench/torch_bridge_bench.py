@@ -110,10 +110,16 @@ def main():
     ]
     print("load average before: %.2f" % os.getloadavg()[0])
     results = {r[0]: ([], [], []) for r in rows}
-    for _ in range(args.rounds):
+    for k in range(args.rounds):
         for name, ours, theirs, runs, _, _ in rows:
-            a = timed(ours, runs)
-            b = timed(theirs, runs)
+            # Which side goes first alternates per round, so a drift in the
+            # machine's speed (turbo, another process) favours neither.
+            if k % 2 == 0:
+                a = timed(ours, runs)
+                b = timed(theirs, runs)
+            else:
+                b = timed(theirs, runs)
+                a = timed(ours, runs)
             results[name][0].append(a)
             results[name][1].append(b)
             results[name][2].append(a / b)
