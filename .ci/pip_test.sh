@@ -18,7 +18,11 @@ trap 'rm -rf "$venv" "$work"' EXIT
 "$venv/bin/pip" install -q --disable-pip-version-check --no-deps -r requirements.txt
 export CCACHE_DIR="${CCACHE_DIR:-$HOME/.cache/ccache}" CCACHE_BASEDIR="$root" CCACHE_NOHASHDIR=true
 "$venv/bin/pip" install -q --disable-pip-version-check --no-build-isolation "$root"
-cp -r frontends/torch/tests "$work/tests"
+# The suite with the repository's layout around it: its conftest finds the
+# shared BACKPLANE_EXPECT_BACKENDS helper at tests/expected_backends.py.
+mkdir -p "$work/frontends/torch" "$work/tests"
+cp -r frontends/torch/tests "$work/frontends/torch/tests"
+cp tests/expected_backends.py "$work/tests/"
 cd "$work"
 env -u PYTHONPATH -u LD_LIBRARY_PATH "$venv/bin/python" -c '
 import torch, backplane, backplane.torch as bt
@@ -29,4 +33,4 @@ y = (torch.arange(4.0, device="backplane") * 2).relu()
 assert y.device.type == "backplane" and y.cpu().tolist() == [0.0, 2.0, 4.0, 6.0], y
 print("device test:", info["backends"], y.device, y.cpu().tolist())'
 env -u PYTHONPATH -u LD_LIBRARY_PATH BACKPLANE_TORCH_BACKEND=cpu \
-  "$venv/bin/python" -m pytest -q -p no:cacheprovider tests/test_torch2.py
+  "$venv/bin/python" -m pytest -q -p no:cacheprovider frontends/torch/tests/test_torch2.py
