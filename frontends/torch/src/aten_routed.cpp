@@ -9,8 +9,8 @@
 #include <torch/csrc/jit/frontend/function_schema_parser.h>
 #include <torch/library.h>
 
+#include <algorithm>
 #include <memory>
-#include <set>
 #include <vector>
 
 #include "bridge.h"
@@ -283,9 +283,13 @@ class RoutedKernel final : public c10::OperatorKernel {
   OpCounters* counters_;
 };
 
-// ATen operators the bridge implements itself (aten_native.cpp).
-const std::set<std::string> kNative = {"copy_", "_copy_from", "_copy_from_and_resize", "resize_",
-                                       "view",  "as_strided", "_reshape_alias",        "index.Tensor"};
+// Whether the bridge implements the ATen operator itself: one of its own
+// PrivateUse1 kernels (aten_native.cpp, registered when the module loads),
+// or copy_, whose ATen kernel reaches the bridge's _copy_from.
+bool IsNative(const std::string& aten_name) {
+  const std::vector<std::string>& native = NativeOps();
+  return aten_name == "copy_" || std::find(native.begin(), native.end(), aten_name) != native.end();
+}
 
 // The ATen operator for a Backplane one: the same name, else (out= variants
 // are named differently: Backplane's "eq.out" is ATen's "eq.Tensor_out") the
@@ -348,7 +352,7 @@ int RegisterRoutedOps(std::vector<std::pair<std::string, std::string>>* skipped)
     if (handle.has_value()) {
       const c10::OperatorName& n = handle->operator_name();
       aten_name = n.name.substr(6) + (n.overload_name.empty() ? "" : "." + n.overload_name);
-      if (kNative.count(aten_name) != 0) {
+      if (IsNative(aten_name)) {
         why = "implemented by the bridge itself";
       } else if (handle->hasKernelForDispatchKey(c10::DispatchKey::CompositeImplicitAutograd)) {
         why = "composite in ATen: torch decomposes it into other operators";

@@ -113,6 +113,10 @@ bp_tensor_t* CachedView(const at::Tensor& t, DLDataType dtype);
 // torch storage) for CachedView; replaces the one remembered before.
 void RememberView(const at::Tensor& t, bp_tensor_t* view);
 
+// The ATen operators the bridge implements itself on PrivateUse1
+// (aten_native.cpp), as torch names them; filled when the module loads.
+const std::vector<std::string>& NativeOps();
+
 // Per-ATen-operator counters (the vendor's to-do list for PyTorch).
 enum class Path { kNone, kPlugin, kBackplaneFallback, kTorchFallback };
 // One operator's counters; the pointer stays valid for the process (a routed

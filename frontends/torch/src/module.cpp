@@ -20,7 +20,6 @@ namespace bptorch {
 // operators routed to Backplane operators at init (aten_routed.cpp) and the
 // ones the bridge implements itself (aten_native.cpp), as torch names them.
 const std::vector<std::string>& RoutedOps();
-const std::vector<std::string>& NativeOps();
 }  // namespace bptorch
 
 namespace {
