@@ -26,8 +26,8 @@ inline thread_local ReaderRecord* tls_reader __attribute__((tls_model("initial-e
 // 4.14+, not refused by a seccomp filter): a reader then enters its section
 // with a plain store, and SynchronizeReaders() supplies the store-load
 // barrier for every running thread at once (the asymmetric scheme of
-// liburcu's membarrier flavour). Without it, or under ThreadSanitizer (which
-// does not model membarrier), each entry is a seq_cst store. Set once by a
+// liburcu's membarrier flavour), under ThreadSanitizer too (rcu.cpp says
+// why). Without it, each entry is a seq_cst store. Set once by a
 // static initializer of libbackplane, before any thread can call in.
 extern bool g_rcu_asymmetric;
 

@@ -2,6 +2,7 @@
 #include <cstring>
 
 #include "common.h"
+#include "parallel.h"
 #include "transpose.h"
 
 namespace bp_cpu {
@@ -31,13 +32,11 @@ bp_status_t CopyTensor(const DLTensor& dst, const DLTensor& src) {
     if (n < kParallelGrain || omp_get_max_threads() == 1) {
       std::memmove(d, s, bytes);
     } else {
-#pragma omp parallel
-      {
-        const size_t nt = static_cast<size_t>(omp_get_num_threads());
-        const size_t t = static_cast<size_t>(omp_get_thread_num());
+      ParallelRegion([&](int64_t ti, int64_t nti) {
+        const size_t t = static_cast<size_t>(ti), nt = static_cast<size_t>(nti);
         const size_t lo = bytes * t / nt, hi = bytes * (t + 1) / nt;
         std::memcpy(d + lo, s + lo, hi - lo);
-      }
+      });
     }
     return BP_STATUS_OK;
   }

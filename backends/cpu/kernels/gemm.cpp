@@ -17,6 +17,7 @@
 #include "dnnl_common.h"
 #include "oneapi/dnnl/dnnl.hpp"
 #include "packed_weights.h"
+#include "parallel.h"
 
 namespace bp_cpu {
 namespace {
@@ -227,11 +228,7 @@ void NaiveGemm(const DLTensor& A, const DLTensor& B, const DLTensor& C, double a
   if (rows * N * K < kParallelGrain || omp_get_max_threads() == 1 || rows == 1) {
     run_rows(0, rows);
   } else {
-#pragma omp parallel
-    {
-      const int64_t nt = omp_get_num_threads(), t = omp_get_thread_num();
-      run_rows(rows * t / nt, rows * (t + 1) / nt);
-    }
+    ParallelRegion([&](int64_t t, int64_t nt) { run_rows(rows * t / nt, rows * (t + 1) / nt); });
   }
 }
 

@@ -11,26 +11,9 @@
 #include <cstdint>
 
 #include "backplane/types.h"
+#include "parallel.h"
 
 namespace bp_cpu {
-
-// Work below this many elements stays on the calling thread.
-constexpr int64_t kParallelGrain = 65536;
-
-// Runs f(lo, hi) over [0, n) (n units such as rows or channels), split
-// across threads in equal slices when `work` (total elements) is large.
-template <typename F>
-inline void ParallelFor(int64_t n, int64_t work, F f) {
-  if (work < kParallelGrain || n < 2 || omp_get_max_threads() == 1) {
-    f(int64_t{0}, n);
-    return;
-  }
-#pragma omp parallel
-  {
-    const int64_t nt = omp_get_num_threads(), t = omp_get_thread_num();
-    f(n * t / nt, n * (t + 1) / nt);
-  }
-}
 
 inline int64_t Numel(const DLTensor& t) {
   int64_t n = 1;
@@ -153,12 +136,7 @@ struct StridedLoop {
       ForRange(0, numel, row);
       return;
     }
-#pragma omp parallel
-    {
-      const int64_t nt = omp_get_num_threads();
-      const int64_t t = omp_get_thread_num();
-      ForRange(numel * t / nt, numel * (t + 1) / nt, row);
-    }
+    ParallelRegion([&](int64_t t, int64_t nt) { ForRange(numel * t / nt, numel * (t + 1) / nt, row); });
   }
 };
 
@@ -206,14 +184,12 @@ inline void RunOps(const DLTensor* const (&ops)[N], Row&& row) {
     row(ptr, st, numel);
     return;
   }
-#pragma omp parallel
-  {
-    const int64_t nt = omp_get_num_threads(), t = omp_get_thread_num();
+  ParallelRegion([&](int64_t t, int64_t nt) {
     const int64_t lo = numel * t / nt, hi = numel * (t + 1) / nt;
     char* p[N];
     for (int k = 0; k < N; ++k) p[k] = ptr[k] + lo * st[k];
     if (hi > lo) row(p, st, hi - lo);
-  }
+  });
 }
 
 // Convenience: a loop over operands that all have ops[0]'s sizes.

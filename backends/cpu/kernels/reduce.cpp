@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "common.h"
+#include "parallel.h"
 #include "simd.h"
 
 namespace bp_cpu {
@@ -247,12 +248,10 @@ bp_status_t Reduce(const bp_kernel_call_t* call, const DLTensor& x, const DLTens
       for (int64_t i = 0; i < n; ++i) {
         char* xb = p[1] + i * s[1];
         int used = 1;
-#pragma omp parallel
-        {
-          const int nt = omp_get_num_threads(), t = omp_get_thread_num();
-          if (t == 0) used = nt;
+        ParallelRegion([&](int64_t t, int64_t nt) {
+          if (t == 0) used = static_cast<int>(nt);
           partial[static_cast<size_t>(t)] = reduce_range(xb, count * t / nt, count * (t + 1) / nt);
-        }
+        });
         A a = partial[0];
         for (int t = 1; t < used; ++t) a = r.Combine(a, partial[static_cast<size_t>(t)]);
         *reinterpret_cast<Out*>(p[0] + i * s[0]) = r.Finish(a, count);
@@ -269,11 +268,7 @@ bp_status_t Reduce(const bp_kernel_call_t* call, const DLTensor& x, const DLTens
   if (!big) {
     run_outputs(0, num_out);
   } else {
-#pragma omp parallel
-    {
-      const int64_t nt = omp_get_num_threads(), t = omp_get_thread_num();
-      run_outputs(num_out * t / nt, num_out * (t + 1) / nt);
-    }
+    ParallelRegion([&](int64_t t, int64_t nt) { run_outputs(num_out * t / nt, num_out * (t + 1) / nt); });
   }
   return BP_STATUS_OK;
 }
