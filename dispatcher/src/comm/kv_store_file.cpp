@@ -10,6 +10,7 @@
 // directory's descriptor (openat/renameat), so the directory checked is the
 // one written, and no path component is followed as a link.
 #include <fcntl.h>
+#include <sys/random.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -19,7 +20,6 @@
 #include <chrono>
 #include <cstdio>
 #include <cstring>
-#include <functional>
 #include <random>
 #include <string>
 #include <thread>
@@ -58,11 +58,14 @@ std::string KeyName(const char* key) {
 // O_EXCL|O_NOFOLLOW: a planted file or link at that name fails the open, it
 // is never written through.
 int OpenTemp(const FileStore& fs, const std::string& name, std::string* tmp) {
-  static thread_local std::mt19937_64 rng(std::random_device{}() ^
-                                          static_cast<uint64_t>(std::hash<std::thread::id>{}(std::this_thread::get_id())));
   static const char* hex = "0123456789abcdef";
   for (int attempt = 0; attempt < 16; ++attempt) {
-    uint64_t r = rng();
+    // The kernel's random bytes: no generator state (libbackplane keeps its
+    // static TLS small, being dlopened by Python).
+    uint64_t r = 0;
+    if (getrandom(&r, sizeof r, 0) != static_cast<ssize_t>(sizeof r)) {
+      r = (static_cast<uint64_t>(std::random_device{}()) << 32) ^ std::random_device{}();
+    }
     std::string suffix;
     for (int i = 0; i < 16; ++i, r >>= 4) suffix += hex[r & 15];
     // The key's encoding never makes '%' followed by "tmp", so no key's file
