@@ -5,6 +5,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <chrono>
 #include <climits>
 #include <cstdlib>
@@ -145,6 +146,58 @@ TEST_F(CommHostileTest, MissingPeersEndWithinTheTimeout) {
   EXPECT_THAT(LastError(), HasSubstr("timeout of 1000 ms ran out (a rank did not arrive)"));
   EXPECT_THAT(LastError(), HasSubstr("alone/present/1"));
   EXPECT_LT(ms, 4000) << LastError();
+}
+
+// A rank whose store stalls once it has published its Gloo address: it
+// arrived (present, address published) but never connects. Its peer must
+// fail within about the timeout (it cost 5x the timeout).
+struct StallingStore {
+  bp_kv_store_t table{};
+  const bp_kv_store_t* inner = nullptr;
+  std::atomic<bool> published{false};
+  std::atomic<bool> release{false};
+};
+
+bp_status_t StallSet(void* user, const char* key, const void* value, size_t nbytes) {
+  auto* s = static_cast<StallingStore*>(user);
+  const bp_status_t st = s->inner->set(s->inner->user_data, key, value, nbytes);
+  if (std::string(key) == "stall/gloo/1") s->published = true;  // its pairs' addresses
+  return st;
+}
+
+bp_status_t StallGet(void* user, const char* key, void* value, size_t capacity, size_t* out_nbytes,
+                     int64_t timeout_ms) {
+  auto* s = static_cast<StallingStore*>(user);
+  if (s->published) {
+    while (!s->release) std::this_thread::yield();
+    return BP_STATUS_DEADLINE_EXCEEDED;
+  }
+  return s->inner->get(s->inner->user_data, key, value, capacity, out_nbytes, timeout_ms);
+}
+
+TEST_F(CommHostileTest, PeerThatPublishedButNeverConnectsFailsWithinTheTimeout) {
+  StallingStore stall;
+  stall.table.struct_size = sizeof(bp_kv_store_t);
+  stall.table.user_data = &stall;
+  stall.table.set = StallSet;
+  stall.table.get = StallGet;
+  stall.inner = store_;
+  bp_comm_options_t o1 = Options(1, 2, "stall");
+  o1.store = &stall.table;
+  o1.timeout_ms = 1000;
+  bp_status_t st1 = BP_STATUS_OK;
+  std::thread peer([&] { st1 = Create(o1); });
+  bp_comm_options_t o0 = Options(0, 2, "stall");
+  o0.timeout_ms = 1000;
+  const auto t0 = std::chrono::steady_clock::now();
+  const bp_status_t st0 = Create(o0);
+  const auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - t0).count();
+  const std::string msg = LastError();
+  stall.release = true;
+  peer.join();
+  EXPECT_NE(st0, BP_STATUS_OK);
+  EXPECT_NE(st1, BP_STATUS_OK);
+  EXPECT_LT(ms, 3000) << msg;
 }
 
 // All-gather of 4 ranks on an expanded 2^62-element input: 4 x 2^62 wraps
