@@ -60,12 +60,20 @@ typedef struct bp_kv_store_t {
 } bp_kv_store_t;
 
 /* A store on a directory every rank can reach (a local or shared file
- * system), as torch's FileStore: one file per key, written atomically. The
- * directory is created if missing; old keys of an earlier run with the same
- * prefix must be removed by the caller (use a fresh directory per job).
+ * system), as torch's FileStore: one file per key, written atomically (to a
+ * temporary of unpredictable name, opened O_EXCL|O_NOFOLLOW, then renamed).
+ * The directory is created (mode 0700) if missing; old keys of an earlier
+ * run with the same prefix must be removed by the caller (use a fresh
+ * directory per job). The directory must pass the plugin path rules of
+ * docs/security.md, checked on the directory opened once (later accesses go
+ * through that descriptor): owned by root or the running user, not
+ * world-writable unless sticky, not a symbolic link. A key's file that is a
+ * link or not a regular file fails get with UNAVAILABLE.
  * Owned by the caller: bp_kv_store_file_destroy. Errors: INVALID_ARGUMENT
- * (NULL, an empty path), PERMISSION_DENIED / NOT_FOUND (cannot create the
- * directory). */
+ * (NULL, an empty path, a path that is not a directory), PERMISSION_DENIED
+ * (cannot create the directory; a directory owned by another user, or
+ * world-writable without the sticky bit, or a symbolic link), NOT_FOUND
+ * (cannot create or open the directory). */
 BP_API bp_status_t bp_kv_store_file_create(const char* directory, bp_kv_store_t** out_store);
 /* Frees the store (not its files). Accepts NULL. */
 BP_API void bp_kv_store_file_destroy(bp_kv_store_t* store);
@@ -83,29 +91,35 @@ typedef enum bp_comm_engine_t {
 typedef struct bp_comm_options_t {
   size_t struct_size;
   int32_t rank;             /* 0 <= rank < world_size */
-  int32_t world_size;       /* >= 1 */
+  int32_t world_size;       /* 1 to 4096 */
   const bp_kv_store_t* store; /* rendezvous; borrowed during bp_comm_create */
   /* Prefix of every key this communicator writes, so several communicators
    * (and runs) share one store; NULL: "bp_comm". At most 128 bytes. */
   const char* prefix;
   /* Milliseconds within which creation and each call complete or fail with
-   * DEADLINE_EXCEEDED; 0: 300000 (five minutes, torch's default). */
+   * DEADLINE_EXCEEDED; 0: 300000 (five minutes, torch's default). Values
+   * above 2^40 (about 35 years) are clamped to it. Creation has one
+   * deadline for the whole bootstrap, not one per rank waited for. */
   int64_t timeout_ms;
   int32_t engine;           /* bp_comm_engine_t */
   int32_t reserved0;
   /* Gloo only: the address or host name other ranks reach this process at;
    * NULL: the environment variable BACKPLANE_COMM_HOST, else "127.0.0.1"
-   * (every rank on this machine). */
+   * (every rank on this machine). Checked and resolved before Gloo sees it
+   * (1 to 253 bytes of letters, digits, '.', '-', '_', ':', '%'). */
   const char* host;
 } bp_comm_options_t;
 
 /* Joins a communicator on `device`; every rank calls it with the same
  * world_size, prefix and engine. Returns when all ranks joined. Errors:
- * INVALID_ARGUMENT (NULL; world_size < 1; rank outside [0, world_size); a
- * prefix over 128 bytes; an unknown engine), NOT_FOUND (no such device),
+ * INVALID_ARGUMENT (NULL; world_size outside [1, 4096]; rank outside
+ * [0, world_size); a prefix over 128 bytes; an unknown engine; a Gloo host
+ * that is no host name or address), NOT_FOUND (no such device),
  * UNIMPLEMENTED (engine NATIVE on a backend without collectives; GLOO when
  * this libbackplane was built without Gloo), DEADLINE_EXCEEDED (a rank did
- * not join within timeout_ms), UNAVAILABLE (network errors). */
+ * not join within timeout_ms), UNAVAILABLE (network errors; a Gloo host that
+ * does not resolve, naming it and whether it came from options->host or
+ * BACKPLANE_COMM_HOST). */
 BP_API bp_status_t bp_comm_create(bp_context_t* context, bp_device_t device, const bp_comm_options_t* options,
                                   bp_comm_t** out_comm);
 /* Waits for the communicator's queued calls, then frees it. A handle used
@@ -125,18 +139,19 @@ typedef struct bp_comm_info_t {
 BP_API bp_status_t bp_comm_info(const bp_comm_t* comm, bp_comm_info_t* out_info);
 
 /* The collectives. Tensors are on the communicator's device, of one dtype
- * (bool, int8, uint8, int32, int64, float16, bfloat16, float32, float64), any strides; n is the element count of `input` (of `output`
- * for reduce_scatter and recv), W the world size. Each returns once the call
- * is queued (with *out_work to wait on; the caller destroys it) or, when
+ * (bool, int8, uint8, int32, int64, float16, bfloat16, float32, float64),
+ * any strides; n is the element count of `input` (of `output` for
+ * reduce_scatter and recv), W the world size. Each returns once the call is
+ * queued (with *out_work to wait on; the caller destroys it) or, when
  * out_work is NULL, once it completed. Errors found before queueing:
  * INVALID_ARGUMENT (NULL; a destroyed communicator; a tensor on another
  * device; dtypes that differ; output sizes that do not fit, naming the
- * argument, what was expected and what came; a constant output; a root or
- * peer outside [0, W); reduce_op not a bp_reduce_op_t; PROD/MIN/MAX/AVG on
- * bool), FAILED_PRECONDITION (the communicator is broken by an earlier
- * failure). Errors of the call itself come from bp_comm_work_wait (or from
- * the call when out_work is NULL): DEADLINE_EXCEEDED, UNAVAILABLE, and what
- * the engine reports. */
+ * argument, what was expected and what came; W x n overflowing int64; a
+ * constant output; a root or peer outside [0, W); reduce_op not a
+ * bp_reduce_op_t; PROD/MIN/MAX/AVG on bool), FAILED_PRECONDITION (the
+ * communicator is broken by an earlier failure). Errors of the call itself
+ * come from bp_comm_work_wait (or from the call when out_work is NULL):
+ * DEADLINE_EXCEEDED, UNAVAILABLE, and what the engine reports. */
 
 /* output[i] = reduce over ranks of input[i] (as torch.distributed.all_reduce
  * and ncclAllReduce); output has n elements; output may be input. */

@@ -1,5 +1,11 @@
 // The bp_comm_* C API (backplane/comm.h): argument checks, engine choice and
 // the queueing of each collective on its communicator.
+#include <netdb.h>
+#include <sys/socket.h>
+
+#include <algorithm>
+#include <cctype>
+#include <chrono>
 #include <cstdlib>
 #include <memory>
 #include <string>
@@ -15,7 +21,61 @@ using namespace bp::core;
 namespace {
 
 constexpr int64_t kDefaultTimeoutMs = 300000;
+// Larger timeouts mean "no limit" and are clamped (2^40 ms, about 35 years):
+// steady_clock::now() + milliseconds(INT64_MAX) overflows its nanoseconds.
+constexpr int64_t kMaxTimeoutMs = int64_t{1} << 40;
+// Gloo connects every pair of ranks (a socket each, W-1 per process); a
+// larger world is a mistake, and 2^31-1 ranks would allocate 16 GiB of pairs
+// before the first timeout check.
+constexpr int32_t kMaxWorldSize = 4096;
 constexpr size_t kMaxPrefix = 128;
+constexpr size_t kMaxHost = 253;  // a DNS name's longest text form
+
+// The host text with bytes outside printable ASCII as \xNN, for a message.
+std::string Printable(const std::string& s) {
+  static const char* hex = "0123456789abcdef";
+  std::string out;
+  for (const char c : s.substr(0, 300)) {
+    const unsigned char u = static_cast<unsigned char>(c);
+    if (u >= 0x20 && u < 0x7f) {
+      out += c;
+    } else {
+      out += "\\x";
+      out += hex[u >> 4];
+      out += hex[u & 15];
+    }
+  }
+  return s.size() > 300 ? out + "..." : out;
+}
+
+// Gloo's address: checked and resolved here, before Gloo sees it, so a bad
+// name is an error naming it (Gloo aborted or spun on some) and resolution
+// cost is paid once.
+Status CheckHost(const std::string& host, const char* source) {
+  const std::string what = std::string("bp_comm_create: ") + source + " is '" + Printable(host) + "'";
+  if (host.empty() || host.size() > kMaxHost) {
+    return Error(BP_STATUS_INVALID_ARGUMENT, what + ", expected a host name or address of 1 to " +
+                                                 std::to_string(kMaxHost) + " bytes");
+  }
+  for (const char c : host) {
+    // Names (letters, digits, '-', '.', '_'), IPv4 and IPv6 literals
+    // (':', '%' for a scope).
+    if (!std::isalnum(static_cast<unsigned char>(c)) && c != '.' && c != '-' && c != '_' && c != ':' && c != '%') {
+      return Error(BP_STATUS_INVALID_ARGUMENT,
+                   what + ", expected a host name or IP address (letters, digits, '.', '-', '_', ':', '%')");
+    }
+  }
+  addrinfo hints{};
+  hints.ai_family = AF_UNSPEC;
+  hints.ai_socktype = SOCK_STREAM;
+  addrinfo* res = nullptr;
+  const int rc = getaddrinfo(host.c_str(), nullptr, &hints, &res);
+  if (rc != 0) {
+    return Error(BP_STATUS_UNAVAILABLE, what + ", which does not resolve to an address: " + gai_strerror(rc));
+  }
+  freeaddrinfo(res);
+  return Status::Ok();
+}
 
 Status CheckComm(const bp_comm_t* comm, const std::string& fn) {
   if (comm == nullptr) return Error(BP_STATUS_INVALID_ARGUMENT, fn + ": comm is NULL");
@@ -62,6 +122,16 @@ Status CheckNumel(const std::string& fn, const char* arg, int64_t got, int64_t e
                                                std::to_string(expected) + " (" + why + ")");
 }
 
+// W x n must not wrap (an expanded input has any element count): checked
+// multiplication, before the size comparison that would use it.
+Status CheckScaled(const std::string& fn, const char* arg, int64_t n, int32_t w) {
+  int64_t total = 0;
+  if (!__builtin_mul_overflow(n, static_cast<int64_t>(w), &total)) return Status::Ok();
+  return Error(BP_STATUS_INVALID_ARGUMENT, fn + ": " + arg + " has " + std::to_string(n) +
+                                               " elements; world size " + std::to_string(w) +
+                                               " times that overflows a 64-bit element count");
+}
+
 // Checks a call, then queues it (or runs it, out_work NULL).
 Status Submit(bp_comm_t* comm, CollectiveCall call, bp_comm_work_t** out_work) {
   const std::string fn = std::string("bp_comm_") + CollectiveName(call.kind);
@@ -100,9 +170,11 @@ Status Submit(bp_comm_t* comm, CollectiveCall call, bp_comm_work_t** out_work) {
       BP_RETURN_IF_ERROR(CheckRank(comm, call.peer, fn, "root"));
       break;
     case BP_COLLECTIVE_ALL_GATHER:
+      BP_RETURN_IF_ERROR(CheckScaled(fn, "input", n_in, w));
       BP_RETURN_IF_ERROR(CheckNumel(fn, "output", n_out, n_in * w, "world size x input's " + std::to_string(n_in)));
       break;
     case BP_COLLECTIVE_REDUCE_SCATTER:
+      BP_RETURN_IF_ERROR(CheckScaled(fn, "output", n_out, w));
       BP_RETURN_IF_ERROR(CheckNumel(fn, "input", n_in, n_out * w, "world size x output's " + std::to_string(n_out)));
       break;
     case BP_COLLECTIVE_ALL_TO_ALL:
@@ -162,8 +234,9 @@ extern "C" BP_API bp_status_t bp_comm_create(bp_context_t* context, bp_device_t 
                  "options->struct_size is " + std::to_string(options->struct_size) + ", expected at least " +
                      std::to_string(offsetof(bp_comm_options_t, host)));
     const bool has_host = options->struct_size >= sizeof(bp_comm_options_t);
-    BP_CHECK_ARG(options->world_size >= 1, fn,
-                 "options->world_size is " + std::to_string(options->world_size) + ", expected at least 1");
+    BP_CHECK_ARG(options->world_size >= 1 && options->world_size <= kMaxWorldSize, fn,
+                 "options->world_size is " + std::to_string(options->world_size) + ", expected 1 to " +
+                     std::to_string(kMaxWorldSize));
     BP_CHECK_ARG(options->rank >= 0 && options->rank < options->world_size, fn,
                  "options->rank is " + std::to_string(options->rank) + ", expected 0 <= rank < world_size " +
                      std::to_string(options->world_size));
@@ -179,9 +252,16 @@ extern "C" BP_API bp_status_t bp_comm_create(bp_context_t* context, bp_device_t 
     BP_CHECK_ARG(setup.prefix.size() <= kMaxPrefix, fn,
                  "options->prefix has " + std::to_string(setup.prefix.size()) + " bytes, expected at most 128");
     const char* env_host = std::getenv("BACKPLANE_COMM_HOST");
-    setup.host = has_host && options->host != nullptr       ? options->host
-                 : env_host != nullptr && *env_host != '\0' ? env_host
-                                                            : "127.0.0.1";
+    const char* host_source = "the default host";
+    if (has_host && options->host != nullptr) {
+      setup.host = options->host;
+      host_source = "options->host";
+    } else if (env_host != nullptr && *env_host != '\0') {
+      setup.host = env_host;
+      host_source = "BACKPLANE_COMM_HOST";
+    } else {
+      setup.host = "127.0.0.1";
+    }
     DeviceState* dev = nullptr;
     BP_RETURN_IF_ERROR(ResolveDevice(context, device, fn, &dev));
     auto comm = std::make_unique<bp_comm_t>();
@@ -190,10 +270,12 @@ extern "C" BP_API bp_status_t bp_comm_create(bp_context_t* context, bp_device_t 
     comm->dev = dev;
     comm->rank = options->rank;
     comm->world_size = options->world_size;
-    comm->timeout_ms = options->timeout_ms == 0 ? kDefaultTimeoutMs : options->timeout_ms;
+    comm->timeout_ms = options->timeout_ms == 0 ? kDefaultTimeoutMs : std::min(options->timeout_ms, kMaxTimeoutMs);
     setup.comm = comm.get();
+    setup.deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(comm->timeout_ms);
     const bool native = options->engine == BP_COMM_ENGINE_NATIVE ||
                         (options->engine == BP_COMM_ENGINE_AUTO && dev->slot->table.collectives != nullptr);
+    if (!native) BP_RETURN_IF_ERROR(CheckHost(setup.host, host_source));
     BP_RETURN_IF_ERROR(native ? MakeNativeEngine(setup, &comm->engine) : MakeGlooEngine(setup, &comm->engine));
     StartCommWorker(comm.get());
     RegisterComm(comm.get());

@@ -1,6 +1,8 @@
 // The communicator's worker, its queue and the registry of live handles.
 #include "comm/communicator.h"
 
+#include <algorithm>
+#include <chrono>
 #include <unordered_set>
 #include <utility>
 
@@ -200,15 +202,19 @@ Status StoreGet(const CommSetup& setup, const std::string& key, std::string* out
   const int64_t timeout = setup.comm->timeout_ms;
   out->assign(256, '\0');
   for (int attempt = 0; attempt < 2; ++attempt) {
+    const int64_t left = std::max<int64_t>(
+        0, std::chrono::duration_cast<std::chrono::milliseconds>(setup.deadline - std::chrono::steady_clock::now())
+               .count());
     size_t n = 0;
     const uint64_t serial = g_last_error_serial;
-    const bp_status_t rc = setup.store->get(setup.store->user_data, full.c_str(), &(*out)[0], out->size(), &n, timeout);
+    const bp_status_t rc = setup.store->get(setup.store->user_data, full.c_str(), &(*out)[0], out->size(), &n, left);
     if (rc != BP_STATUS_OK) {
       std::string msg = PluginMessageSince(serial);
       return Error(PluginStatus(rc), "bp_comm_create: rank " + std::to_string(setup.comm->rank) + " waited for key \"" +
                                          full + "\" of the key-value store" +
                                          (rc == BP_STATUS_DEADLINE_EXCEEDED
-                                              ? " for " + std::to_string(timeout) + " ms (a rank did not arrive)"
+                                              ? " until the communicator's timeout of " + std::to_string(timeout) +
+                                                    " ms ran out (a rank did not arrive)"
                                               : std::string(" and failed")) +
                                          (msg.empty() ? std::string() : ": " + msg));
     }

@@ -5,6 +5,7 @@
 #pragma once
 
 #include <atomic>
+#include <chrono>
 #include <condition_variable>
 #include <deque>
 #include <memory>
@@ -112,6 +113,9 @@ struct CommSetup {
   const bp_kv_store_t* store = nullptr;
   std::string prefix;  // of every store key
   std::string host;    // Gloo: this rank's address
+  // The whole bootstrap ends by this time: each store wait gets what is left,
+  // not a fresh timeout (a world of W ranks would otherwise wait W times).
+  std::chrono::steady_clock::time_point deadline;
 };
 Status MakeGlooEngine(const CommSetup& setup, std::unique_ptr<CommEngine>* out);
 Status MakeNativeEngine(const CommSetup& setup, std::unique_ptr<CommEngine>* out);

@@ -2,6 +2,7 @@
 // for every device whose plugin has no collectives of its own. Device
 // tensors are staged through host memory; a contiguous tensor of the host
 // backend is handed to Gloo where it lives.
+#include <algorithm>
 #include <chrono>
 #include <cstring>
 #include <exception>
@@ -344,14 +345,31 @@ class GlooEngine : public CommEngine {
 
 Status MakeGlooEngine(const CommSetup& setup, std::unique_ptr<CommEngine>* out) {
   bp_comm_t* comm = setup.comm;
+  // Every rank first waits, within the deadline, for all the others to
+  // announce themselves. Gloo creates W-1 pairs before its first wait, and
+  // closing them after a failure takes about 13 ms each on its event loop: a
+  // missing rank of 3000 cost 40 s under a 1 s timeout.
+  BP_RETURN_IF_ERROR(StoreSet(setup, "present/" + std::to_string(comm->rank), "1", 1));
+  for (int32_t r = 0; r < comm->world_size; ++r) {
+    if (r == comm->rank) continue;
+    std::string value;
+    BP_RETURN_IF_ERROR(StoreGet(setup, "present/" + std::to_string(r), &value));
+  }
   StoreAdapter store(setup);
   try {
     gloo::transport::tcp::attr attr;
     attr.hostname = setup.host;
     auto device = gloo::transport::tcp::CreateDevice(attr);
     auto ctx = std::make_shared<gloo::rendezvous::Context>(comm->rank, comm->world_size);
-    ctx->setTimeout(std::chrono::milliseconds(comm->timeout_ms));
+    // Gloo waits up to five times its timeout for a peer that published its
+    // address but never connects (measured: 5 s under 1 s), so its
+    // connection set-up gets a fifth of what is left of the deadline; every
+    // rank is known present by now, so connecting is quick when all is well.
+    const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(setup.deadline -
+                                                                            std::chrono::steady_clock::now());
+    ctx->setTimeout(std::max(std::chrono::milliseconds(1), left / 5));
     ctx->connectFullMesh(store, device);
+    ctx->setTimeout(std::chrono::milliseconds(comm->timeout_ms));  // the calls' default, as before
     *out = std::make_unique<GlooEngine>(comm, std::move(ctx));
     return Status::Ok();
   } catch (const std::exception& e) {

@@ -8,7 +8,9 @@
 namespace bp::core::meta {
 
 // "[2, 3]"
-std::string SizesText(const int64_t* sizes, int32_t ndim);
+// "[2, 3]"; a list longer than BP_MAX_NDIM shows its first BP_MAX_NDIM
+// entries and its length, so a caller's huge list never makes a huge message.
+std::string SizesText(const int64_t* sizes, int64_t n);
 inline std::string SizesText(const Geometry& g) { return SizesText(g.sizes, g.ndim); }
 // "add" for "add.Tensor", "add_.Tensor", "add.out", "myvendor::add": the base
 // operator name, used where semantics differ by operator (sub, neg, ...).

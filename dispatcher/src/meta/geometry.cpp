@@ -1,4 +1,5 @@
 // Geometry methods and shape helpers: broadcasting, dim wrapping, size checks.
+#include <algorithm>
 #include <cstring>
 #include <limits>
 #include <string_view>
@@ -103,9 +104,11 @@ Status WrapDim(const MetaCallInfo& info, int arg, int64_t dim, int32_t ndim, int
 
 namespace meta {
 
-std::string SizesText(const int64_t* sizes, int32_t ndim) {
+std::string SizesText(const int64_t* sizes, int64_t n) {
   std::string out = "[";
-  for (int32_t i = 0; i < ndim; ++i) out += (i ? ", " : "") + std::to_string(sizes[i]);
+  const int64_t shown = std::min<int64_t>(n, BP_MAX_NDIM);
+  for (int64_t i = 0; i < shown; ++i) out += (i ? ", " : "") + std::to_string(sizes[i]);
+  if (shown < n) out += ", ... (" + std::to_string(n) + " entries)";
   return out + "]";
 }
 

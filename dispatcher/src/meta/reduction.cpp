@@ -24,6 +24,13 @@ Status ReducedDims(const MetaCallInfo& info, const MetaArg* args, int i, int32_t
   }
   if (!all) {
     BP_RETURN_IF_ERROR(RequireIntList(info, args, i));
+    // The length first: more dims than the rank must repeat one, and the
+    // list is then never read past what a tensor could have.
+    if (args[i].num_ints > n) {
+      return Error(BP_STATUS_INVALID_ARGUMENT, ArgPrefix(info, i) + "expected at most " + std::to_string(n) +
+                                                   " dims for a tensor of rank " + std::to_string(ndim) + ", got " +
+                                                   std::to_string(args[i].num_ints));
+    }
     all = args[i].num_ints == 0;
     for (int64_t k = 0; k < args[i].num_ints; ++k) {
       int32_t d = 0;
@@ -31,7 +38,7 @@ Status ReducedDims(const MetaCallInfo& info, const MetaArg* args, int i, int32_t
       if (mask[d]) {
         return Error(BP_STATUS_INVALID_ARGUMENT, ArgPrefix(info, i) + "dim " + std::to_string(d) +
                                                      " appears more than once in " +
-                                                     SizesText(args[i].ints, static_cast<int32_t>(args[i].num_ints)));
+                                                     SizesText(args[i].ints, args[i].num_ints));
       }
       mask[d] = true;
     }

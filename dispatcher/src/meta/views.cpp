@@ -132,7 +132,7 @@ Status PermuteFn(const MetaCallInfo& info, const MetaArg* args, Geometry* out) {
   const Geometry& self = *args[0].tensor;
   if (args[1].num_ints != self.ndim) {
     return Error(BP_STATUS_INVALID_ARGUMENT, ArgPrefix(info, 1) + "expected " + std::to_string(self.ndim) +
-                                                 " dims, got " + SizesText(args[1].ints, static_cast<int32_t>(args[1].num_ints)));
+                                                 " dims, got " + SizesText(args[1].ints, args[1].num_ints));
   }
   bool seen[BP_MAX_NDIM] = {};
   for (int32_t k = 0; k < self.ndim; ++k) {

@@ -86,8 +86,24 @@ bool Model::load(const std::string& path, Model* out, std::string* err) {
     *err = where + "not an ONNX model (the file does not parse as a ModelProto with a graph; truncated?)";
     return false;
   }
+  // Each domain once, with a version >= 1: a version a node is then checked
+  // and mapped against (0 or -1 matched no schema and slipped past checks).
   std::map<std::string, int64_t> opsets;
-  for (const auto& o : model.opset_import()) opsets[o.domain() == "ai.onnx" ? "" : o.domain()] = o.version();
+  for (const auto& o : model.opset_import()) {
+    const std::string dom = o.domain() == "ai.onnx" ? "" : o.domain();
+    const std::string shown = dom.empty() ? "the default domain (ai.onnx)" : "domain '" + dom + "'";
+    if (opsets.count(dom)) {
+      *err = where + "opset_import lists " + shown + " twice (versions " + std::to_string(opsets[dom]) + " and " +
+             std::to_string(o.version()) + "), expected each domain once";
+      return false;
+    }
+    if (o.version() < 1) {
+      *err = where + "opset_import gives " + shown + " version " + std::to_string(o.version()) +
+             ", expected a version >= 1";
+      return false;
+    }
+    opsets[dom] = o.version();
+  }
   out->opset_ = opsets.count("") ? opsets[""] : 0;
   if (out->opset_ > kMaxOpset) {
     *err = where + "default-domain opset " + std::to_string(out->opset_) + " is newer than the newest supported (" +
@@ -96,9 +112,22 @@ bool Model::load(const std::string& path, Model* out, std::string* err) {
   }
   const std::string base = dir_of(path);
   const onnx::GraphProto& g = model.graph();
+  // Names are SSA: every value has one definition (a graph input, an
+  // initializer or one node output). A second definition shadowed the first
+  // at run time and leaked its tensor.
   std::map<std::string, int> declared;
-  for (const auto& vi : g.input()) declared[vi.name()] = vi.type().tensor_type().elem_type();
+  for (const auto& vi : g.input()) {
+    if (declared.count(vi.name())) {
+      *err = where + "graph input " + vi.name() + " is declared twice";
+      return false;
+    }
+    declared[vi.name()] = vi.type().tensor_type().elem_type();
+  }
   for (const auto& init : g.initializer()) {
+    if (out->initializers_.count(init.name())) {
+      *err = where + "initializer " + init.name() + " is given twice";
+      return false;
+    }
     RawTensor t;
     if (!raw_tensor_from_proto(init, base, &t, err, declared[init.name()])) {
       *err = where + "initializer " + init.name() + ": " + *err;
@@ -121,6 +150,12 @@ bool Model::load(const std::string& path, Model* out, std::string* err) {
       *err = where + *err;
       return false;
     }
+    if (!opsets.count(dom)) {
+      *err = where + node_label(nodes[static_cast<size_t>(k)]) + ": its domain " +
+             (dom.empty() ? std::string("'' (ai.onnx)") : "'" + dom + "'") +
+             " has no opset_import entry, expected the model to give its version";
+      return false;
+    }
     const std::string arity = check_arity(nodes[static_cast<size_t>(k)]);
     if (!arity.empty()) {
       *err = where + node_label(nodes[static_cast<size_t>(k)]) + ": " + arity;
@@ -130,6 +165,11 @@ bool Model::load(const std::string& path, Model* out, std::string* err) {
       if (o.empty()) continue;
       if (producer.count(o) || out->initializers_.count(o)) {
         *err = where + node_label(nodes[static_cast<size_t>(k)]) + ": output " + o + " is produced twice";
+        return false;
+      }
+      if (declared.count(o)) {
+        *err = where + node_label(nodes[static_cast<size_t>(k)]) + ": output " + o +
+               " has the name of a graph input, expected a new name (each value is defined once)";
         return false;
       }
       producer[o] = static_cast<size_t>(k);

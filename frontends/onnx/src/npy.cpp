@@ -1,5 +1,11 @@
 #include "bponnx/npy.h"
 
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
 #include <cstring>
 #include <fstream>
 #include <iterator>
@@ -36,16 +42,51 @@ std::string dict_value(const std::string& h, const std::string& key) {
   return a == std::string::npos ? "" : v.substr(a, b - a + 1);
 }
 
-}  // namespace
-
-bool npy_read(const std::string& path, RawTensor* out, std::string* err) {
-  *out = RawTensor{};
-  std::ifstream in(path, std::ios::binary);
-  if (!in) {
-    *err = path + ": cannot read the file";
+// The file's bytes, at most max_bytes of them: a FIFO or a device such as
+// /dev/zero is refused before any read (its size says nothing), and the
+// read stops one byte past the limit whatever st_size claimed.
+bool read_bounded(const std::string& path, uint64_t max_bytes, std::string* bytes, std::string* err) {
+  const int fd = open(path.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+  if (fd < 0) {
+    *err = path + ": cannot read the file: " + std::strerror(errno);
     return false;
   }
-  const std::string bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  struct stat sb;
+  if (fstat(fd, &sb) != 0 || !S_ISREG(sb.st_mode)) {
+    close(fd);
+    *err = path + ": not a regular file (a device, FIFO or directory has no size to check)";
+    return false;
+  }
+  bytes->clear();
+  char buf[1 << 16];
+  for (;;) {
+    const uint64_t room = max_bytes - std::min<uint64_t>(max_bytes, bytes->size());
+    const size_t want = room >= sizeof buf ? sizeof buf : static_cast<size_t>(room) + 1;
+    const ssize_t r = read(fd, buf, want);
+    if (r < 0 && errno == EINTR) continue;
+    if (r < 0) {
+      *err = path + ": cannot read the file: " + std::strerror(errno);
+      close(fd);
+      return false;
+    }
+    if (r == 0) break;
+    bytes->append(buf, static_cast<size_t>(r));
+    if (bytes->size() > max_bytes) {
+      close(fd);
+      *err = path + ": the file has more than " + std::to_string(max_bytes) + " bytes, the memory limit";
+      return false;
+    }
+  }
+  close(fd);
+  return true;
+}
+
+}  // namespace
+
+bool npy_read(const std::string& path, RawTensor* out, std::string* err, uint64_t max_bytes) {
+  *out = RawTensor{};
+  std::string bytes;
+  if (!read_bounded(path, max_bytes, &bytes, err)) return false;
   if (bytes.size() < 10 || bytes.compare(0, 6, "\x93NUMPY") != 0) {
     *err = path + ": not a .npy file (no \\x93NUMPY magic)";
     return false;

@@ -175,16 +175,15 @@ static int run_tool(int argc, char** argv) {
                  "load this plugin file first (repeatable; a relative path is resolved against the working "
                  "directory); discovery (BACKPLANE_PLUGINS, BACKPLANE_PLUGIN_PATH, the install directory) still runs")
       ->type_name("PATH");
-  app.add_option("--timeout", timeout_s,
+  std::string timeout_text, max_memory_text;
+  app.add_option("--timeout", timeout_text,
                  "give up after SECONDS (a kernel or plugin that never returns): one line naming what was running, "
-                 "exit code 4 (default: no limit)")
-      ->type_name("SECONDS")
-      ->check(CLI::NonNegativeNumber);
-  app.add_option("--max-memory", max_memory,
+                 "exit code 4 (default: no limit; at most 31536000, a year)")
+      ->type_name("SECONDS");
+  app.add_option("--max-memory", max_memory_text,
                  "largest host buffer the model may make bp-run allocate (an input of its declared shape, a .npy "
                  "input), e.g. 4GiB (default: the machine's physical memory); larger is bad input, exit code 2")
-      ->type_name("BYTES")
-      ->transform(CLI::AsSizeValue(false));
+      ->type_name("BYTES");
   app.add_option("--device", device_spec, "NAME[:i]; default: the first non-CPU device, else cpu");
   app.add_option("--input", input_specs, "NAME=FILE.npy for a graph input (random values of the declared shape otherwise)");
   app.add_option("--output-dir", output_dir, "write each graph output as DIR/<name>.npy");
@@ -210,7 +209,8 @@ static int run_tool(int argc, char** argv) {
                  "turn the graph optimizer's pass PASS off (repeatable; 'all': every pass). Passes: " + pass_names)
       ->type_name("PASS");
   app.add_option("--threads", threads,
-                 "intra-op threads of the CPU backend (as OMP_NUM_THREADS; default: that variable, else one per core)")
+                 "intra-op threads of the CPU backend (as OMP_NUM_THREADS; default: that variable, else one per core; "
+                 "at most 4 per hardware thread)")
       ->each([&](const std::string&) { threads_given = true; });
   app.add_option("--seed", seed, "seed of the random inputs (default: from the clock; printed)")->each([&](const std::string&) { seed_given = true; });
   try {
@@ -220,17 +220,22 @@ static int run_tool(int argc, char** argv) {
     return rc == 0 ? kExitOk : kExitBadInput;
   }
 
-  bprun::Watchdog watchdog(timeout_s);
-  watchdog.set_phase("loading the model " + model_path);
   std::string err;
-  bponnx::Model model;
-  if (!bponnx::Model::load(model_path, &model, &err)) {
+  if ((!timeout_text.empty() && !bprun::parse_timeout(timeout_text, &timeout_s, &err)) ||
+      (!max_memory_text.empty() && !bprun::parse_memory(max_memory_text, &max_memory, &err))) {
     std::fprintf(stderr, "bp-run: %s\n", err.c_str());
     return kExitBadInput;
   }
-  // Before the context loads the CPU plugin, whose OpenMP runtime reads it once.
+  // Before anything is loaded: a bad --threads is bad input, not a crash later.
   if (threads_given && !bponnx::set_intra_op_threads(threads, &err)) {
     std::fprintf(stderr, "bp-run: --threads: %s\n", err.c_str());
+    return kExitBadInput;
+  }
+  bprun::Watchdog watchdog(timeout_s);
+  watchdog.set_phase("loading the model " + model_path);
+  bponnx::Model model;
+  if (!bponnx::Model::load(model_path, &model, &err)) {
+    std::fprintf(stderr, "bp-run: %s\n", err.c_str());
     return kExitBadInput;
   }
   bp_context_t* ctx = nullptr;
@@ -291,15 +296,11 @@ static int run_tool(int argc, char** argv) {
   for (const auto& v : model.inputs()) {
     bponnx::RawTensor r;
     const auto f = files.find(v.name);
-    struct stat sb;
-    if (f != files.end() && stat(f->second.c_str(), &sb) == 0 && static_cast<uint64_t>(sb.st_size) > max_memory) {
-      std::fprintf(stderr, "bp-run: --input %s: the file has %s, more than the memory limit of %s (--max-memory)\n",
-                   f->second.c_str(), bprun::human_bytes(static_cast<uint64_t>(sb.st_size)).c_str(),
-                   bprun::human_bytes(max_memory).c_str());
-      return kExitBadInput;
-    }
-    if (f != files.end() ? !bponnx::npy_read(f->second, &r, &err) : !random_input(v, max_memory, &rng, &r, &err)) {
-      std::fprintf(stderr, "bp-run: %s\n", err.c_str());
+    // Read at most --max-memory bytes (st_size is not trusted: /dev/zero,
+    // a FIFO or a growing file say nothing true about what a read returns).
+    if (f != files.end() ? !bponnx::npy_read(f->second, &r, &err, max_memory)
+                         : !random_input(v, max_memory, &rng, &r, &err)) {
+      std::fprintf(stderr, "bp-run: %s%s\n", f != files.end() ? "--input " : "", err.c_str());
       return kExitBadInput;
     }
     random_used = random_used || f == files.end();

@@ -2,9 +2,16 @@
 
 #include <unistd.h>
 
+#include <CLI/CLI.hpp>
+
+#include <cctype>
+#include <cerrno>
 #include <chrono>
+#include <cmath>
 #include <cstdio>
+#include <cstdlib>
 #include <limits>
+#include <stdexcept>
 
 namespace bprun {
 
@@ -40,6 +47,40 @@ uint64_t default_memory_limit() {
   const long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGESIZE);
   if (pages <= 0 || page <= 0) return uint64_t{16} << 30;  // unknown: 16 GiB
   return static_cast<uint64_t>(pages) * static_cast<uint64_t>(page);
+}
+
+bool parse_timeout(const std::string& text, double* seconds, std::string* err) {
+  char* end = nullptr;
+  errno = 0;
+  const double v = std::strtod(text.c_str(), &end);
+  // !(v <= max) also refuses nan; strtod's ERANGE catches 1e400.
+  if (text.empty() || end == text.c_str() || *end != '\0' || errno == ERANGE || !std::isfinite(v) || v < 0 ||
+      !(v <= kMaxTimeoutSeconds)) {
+    char max[32];
+    std::snprintf(max, sizeof max, "%.0f", kMaxTimeoutSeconds);
+    *err = "--timeout " + text + ": expected a number of seconds from 0 (no limit) to " + max + " (a year)";
+    return false;
+  }
+  *seconds = v;
+  return true;
+}
+
+bool parse_memory(const std::string& text, uint64_t* bytes, std::string* err) {
+  *err = "--max-memory " + text + ": expected a positive size in bytes, e.g. 4GiB, 512MB or 1000";
+  // CLI11's size parser reads "-5" as 2^64 - 5: the sign is refused here.
+  if (text.empty() || !std::isdigit(static_cast<unsigned char>(text[0]))) return false;
+  std::string value = text;
+  try {
+    if (!CLI::AsSizeValue(false)(value).empty()) return false;
+    size_t used = 0;
+    const unsigned long long v = std::stoull(value, &used);
+    if (used != value.size() || v == 0) return false;
+    *bytes = v;
+  } catch (const std::exception&) {  // out of range, not a number
+    return false;
+  }
+  err->clear();
+  return true;
 }
 
 std::string human_bytes(uint64_t b) {

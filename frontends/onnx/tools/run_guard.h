@@ -46,6 +46,20 @@ uint64_t default_memory_limit();
 bool check_tensor_bytes(const std::string& what, const std::vector<int64_t>& sizes, size_t itemsize, const char* dtype,
                         uint64_t limit, uint64_t* bytes, std::string* err);
 
+/// The most --timeout takes: a year. The watchdog adds it to the clock's
+/// now; 1e20 s overflowed that and the watchdog spun.
+constexpr double kMaxTimeoutSeconds = 31536000.0;
+
+/// --timeout's text: a finite number of seconds in [0, kMaxTimeoutSeconds]
+/// (0: no limit); false with *err naming the option and the value (nan,
+/// inf, negative, too large, not a number).
+bool parse_timeout(const std::string& text, double* seconds, std::string* err);
+
+/// --max-memory's text: a positive byte count with an optional unit (4GiB,
+/// 512MB, 1000); false with *err naming the option and the value (negative,
+/// zero, not a size, over 2^64).
+bool parse_memory(const std::string& text, uint64_t* bytes, std::string* err);
+
 /// "16 GiB", "512 MiB", "1000 B".
 std::string human_bytes(uint64_t b);
 

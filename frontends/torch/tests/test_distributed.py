@@ -119,3 +119,24 @@ def test_ddp_two_processes_match_one_process_on_the_full_batch(bt, tmp_path, lau
 
 def test_fsdp2_two_processes_match_one_process_on_the_full_batch(bt, tmp_path):
     _run("fsdp_train.py", bt, tmp_path, "file_store")
+
+
+def test_bad_comm_host_raises_naming_it(bt, tmp_path, monkeypatch):
+    """A BACKPLANE_COMM_HOST that does not resolve (or is no host name) is a
+    RuntimeError naming it when the process group makes its communicator
+    (issue 42 item 12: it crashed inside Gloo, and the process group spun).
+    One rank, CPU tensors: the host's communicator always runs on Gloo."""
+    import backplane.torch.distributed as bpd
+    import torch.distributed as dist
+    from datetime import timedelta
+    for host, why in (("no-such-host.invalid", "does not resolve"),
+                      ("bad host;name", "expected a host name or IP address")):
+        monkeypatch.setenv("BACKPLANE_COMM_HOST", host)
+        store = dist.FileStore(str(tmp_path / ("store_" + str(len(why)))), 1)
+        pg = bpd.ProcessGroupBackplane(store, 0, 1, timedelta(seconds=20))
+        start = time.monotonic()
+        with pytest.raises(RuntimeError) as e:
+            pg.allreduce([torch.ones(2)]).wait()
+        assert "BACKPLANE_COMM_HOST is '%s'" % host in str(e.value), str(e.value)
+        assert why in str(e.value), str(e.value)
+        assert time.monotonic() - start < 10, "the error came only after %.1f s" % (time.monotonic() - start)
