@@ -105,17 +105,17 @@ Status CheckNoPartialOverlap(const MetaCallInfo& info, int out_arg, const Geomet
     overlap = false;  // torch's TOO_HARD (one view not dense, as x[:, 0] and x[:, 1]): allowed
   }
   if (!overlap) return Status::Ok();
-  return Error(BP_STATUS_INVALID_ARGUMENT,
-               std::string(info.op_name) + ": the written argument '" + ArgName(info, out_arg) + "' (sizes " +
-                   SizesText(out) + ", strides " + SizesText(out.strides, out.ndim) + ", offset " +
-                   std::to_string(out.offset) + ") and the input '" + ArgName(info, in_arg) + "' (sizes " +
-                   SizesText(in) + ", strides " + SizesText(in.strides, in.ndim) + ", offset " +
-                   std::to_string(in.offset) +
-                   (in_shift != 0 ? ", over memory starting " + std::to_string(in_shift) + " bytes from the written one's"
-                                  : std::string()) +
-                   ") share memory" + (exact_alias_ok ? " and are not the same view" : "") +
-                   ": unsupported operation: some elements of the input tensor and the written-to tensor refer to a "
-                   "single memory location. Please clone() the tensor before performing the operation.");
+  return Error(
+      BP_STATUS_INVALID_ARGUMENT,
+      std::string(info.op_name) + ": the written argument '" + ArgName(info, out_arg) + "' (sizes " + SizesText(out) +
+          ", strides " + SizesText(out.strides, out.ndim) + ", offset " + std::to_string(out.offset) +
+          ") and the input '" + ArgName(info, in_arg) + "' (sizes " + SizesText(in) + ", strides " +
+          SizesText(in.strides, in.ndim) + ", offset " + std::to_string(in.offset) +
+          (in_shift != 0 ? ", over memory starting " + std::to_string(in_shift) + " bytes from the written one's"
+                         : std::string()) +
+          ") share memory" + (exact_alias_ok ? " and are not the same view" : "") +
+          ": unsupported operation: some elements of the input tensor and the written-to tensor refer to a "
+          "single memory location. Please clone() the tensor before performing the operation.");
 }
 
 }  // namespace bp::core

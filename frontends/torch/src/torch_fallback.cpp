@@ -9,8 +9,8 @@
 //   foreach=True optimizers): host copies, written back (1.13's cpu_fallback
 //   writes back Tensor arguments only and would lose the update);
 // - everything else: torch 1.13's at::native::cpu_fallback (copies both ways).
-#include <ATen/core/dispatch/Dispatcher.h>
 #include <ATen/MemoryOverlap.h>
+#include <ATen/core/dispatch/Dispatcher.h>
 #include <ATen/native/CPUFallback.h>
 #include <torch/library.h>
 
