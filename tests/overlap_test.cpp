@@ -7,6 +7,7 @@
 #include <sys/stat.h>
 
 #include <cstdint>
+#include <deque>
 #include <string>
 #include <vector>
 
@@ -252,6 +253,69 @@ TEST_F(ContextTest, KernelThatRepointsItsOutputFails) {
     }
     ASSERT_EQ(bp_registration_remove(ctx_, reg), BP_STATUS_OK) << LastError();
   }
+}
+
+// Issue 42 item 10: two DLPack imports of one host buffer are storages of
+// their own; the overlap check compares the memory they cover, not storage
+// identity. Views over `data` (float32) starting at element `first`.
+class DlpackOverlapTest : public ContextTest {
+ protected:
+  void SetUp() override {
+    ContextTest::SetUp();
+    const std::string cpu = BuiltPlugin("backplane_cpu");
+    if (!FileExists(cpu)) BP_SKIP_UNLESS_EXPECTED("cpu", "the CPU plugin is not built (" + cpu + ")");
+    ASSERT_EQ(bp_plugin_load(ctx_, cpu.c_str(), nullptr), BP_STATUS_OK) << LastError();
+  }
+  bp_tensor_t* Import(float* data, int64_t first, int64_t n) {
+    shapes_.push_back({n});
+    DLManagedTensor* m = &managed_[used_++];
+    m->dl_tensor.data = data;
+    m->dl_tensor.device = {kDLCPU, 0};
+    m->dl_tensor.ndim = 1;
+    m->dl_tensor.dtype = DLDataType{kDLFloat, 32, 1};
+    m->dl_tensor.shape = shapes_.back().data();
+    m->dl_tensor.byte_offset = static_cast<uint64_t>(first) * sizeof(float);
+    bp_tensor_t* t = nullptr;
+    EXPECT_EQ(bp_tensor_from_dlpack(ctx_, m, &t), BP_STATUS_OK) << LastError();
+    owned_.push_back(t);
+    return t;
+  }
+  DLManagedTensor managed_[8] = {};  // no deleter: the buffers are the test's
+  int used_ = 0;
+  std::deque<std::vector<int64_t>> shapes_;  // a deque: shape pointers stay valid
+};
+
+TEST_F(DlpackOverlapTest, PartialOverlapOfTwoImportsIsRefused) {
+  float data[6] = {0, 1, 2, 3, 4, 5};
+  bp_tensor_t* out = Import(data, 1, 5);
+  bp_tensor_t* in = Import(data, 0, 5);
+  bp_value_t args[] = {T(out), T(in), I(1)};
+  EXPECT_EQ(bp_op_call(ctx_, Op("add_.Tensor"), args, 3, nullptr, 0), BP_STATUS_INVALID_ARGUMENT);
+  EXPECT_THAT(LastError(), HasSubstr("add_.Tensor"));
+  EXPECT_THAT(LastError(), HasSubstr(kPartial));
+  EXPECT_EQ(std::vector<float>(data, data + 6), (std::vector<float>{0, 1, 2, 3, 4, 5}));  // nothing written
+  bp_value_t out_args[] = {T(in), T(out)};  // neg.out(self, out) over shifted views
+  EXPECT_EQ(bp_op_call(ctx_, Op("neg.out"), out_args, 2, nullptr, 0), BP_STATUS_INVALID_ARGUMENT);
+  EXPECT_THAT(LastError(), HasSubstr("'out'"));
+  EXPECT_EQ(std::vector<float>(data, data + 6), (std::vector<float>{0, 1, 2, 3, 4, 5}));
+}
+
+TEST_F(DlpackOverlapTest, IdenticalImportsAreTheExactAlias) {
+  float data[4] = {1, 2, 3, 4};
+  bp_tensor_t* a = Import(data, 0, 4);
+  bp_tensor_t* b = Import(data, 0, 4);
+  bp_value_t args[] = {T(a), T(b), I(1)};
+  ASSERT_EQ(bp_op_call(ctx_, Op("add_.Tensor"), args, 3, nullptr, 0), BP_STATUS_OK) << LastError();
+  EXPECT_EQ(std::vector<float>(data, data + 4), (std::vector<float>{2, 4, 6, 8}));
+}
+
+TEST_F(DlpackOverlapTest, DisjointImportsOfOneBufferAreAllowed) {
+  float data[6] = {1, 2, 3, 10, 20, 30};
+  bp_tensor_t* lo = Import(data, 0, 3);
+  bp_tensor_t* hi = Import(data, 3, 3);
+  bp_value_t args[] = {T(lo), T(hi), I(1)};
+  ASSERT_EQ(bp_op_call(ctx_, Op("add_.Tensor"), args, 3, nullptr, 0), BP_STATUS_OK) << LastError();
+  EXPECT_EQ(std::vector<float>(data, data + 6), (std::vector<float>{11, 22, 33, 10, 20, 30}));
 }
 
 }  // namespace

@@ -71,8 +71,10 @@ namespace {
 
 // The tensor a call writes (in-place self, out=, copy_'s self) against
 // itself and against every input, by meta/overlap.cpp's rules, before any
-// route runs (so the fallbacks refuse what the kernels refuse). Only inputs
-// on the written tensor's storage cost more than a pointer compare.
+// route runs (so the fallbacks refuse what the kernels refuse). Memory is
+// compared, not storage identity (SameMemory): views of one buffer reach the
+// core as storages of their own (the torch bridge, two DLPack imports). Only
+// inputs on the written tensor's device and memory cost more than a compare.
 Status CheckWrittenOverlap(const bp_op_t* op, const Bound& b, const std::vector<ListArg>& lists) {
   const int32_t mut = op->mutated_arg;
   const Geometry& out = b.geos[mut];
@@ -82,16 +84,17 @@ Status CheckWrittenOverlap(const bp_op_t* op, const Bound& b, const std::vector<
   // input goes through a temporary (MetaPlan::no_output_alias) instead.
   const bool pointwise = op->kind == OpKind::kCopy || IsPointwise(op->meta);
   if (!pointwise) return Status::Ok();
-  const Storage* storage = b.tensors[mut]->storage;
+  const bp_tensor_t* written = b.tensors[mut];
+  int64_t shift = 0;
   for (int32_t i = 0; i < op->num_args; ++i) {
     if (i == mut) continue;
-    if (b.margs[i].kind == BP_VALUE_TENSOR && b.tensors[i]->storage == storage) {
-      BP_RETURN_IF_ERROR(CheckNoPartialOverlap(info, mut, out, i, b.geos[i], true));
+    if (b.margs[i].kind == BP_VALUE_TENSOR && SameMemory(written, b.tensors[i], &shift)) {
+      BP_RETURN_IF_ERROR(CheckNoPartialOverlap(info, mut, out, i, b.geos[i], true, shift));
     } else if (b.margs[i].kind == BP_VALUE_TENSOR_LIST) {
       const ListArg& l = lists[b.list_index[i]];
       for (size_t j = 0; j < l.tensors.size(); ++j) {
-        if (l.tensors[j]->storage == storage)
-          BP_RETURN_IF_ERROR(CheckNoPartialOverlap(info, mut, out, i, l.geos[j], true));
+        if (SameMemory(written, l.tensors[j], &shift))
+          BP_RETURN_IF_ERROR(CheckNoPartialOverlap(info, mut, out, i, l.geos[j], true, shift));
       }
     }
   }

@@ -2,6 +2,7 @@
 // arguments of one call (all on the stack) and the core's own operations.
 #pragma once
 
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -98,7 +99,51 @@ struct KeyChooser {
   int32_t key_arg = -1;
   bool any = false, has_dims = false;
 };
-inline bool Overlaps(const bp_tensor_t* out, const bp_tensor_t* in) { return out->storage == in->storage; }
+// Whether the memory of `in` can be placed relative to that of `out` (the
+// overlap checks compare memory ranges, not storage identity: the torch
+// bridge and two DLPack imports of one buffer give views of one memory
+// storages of their own). *shift: the byte distance from out's storage base
+// to in's. One storage or one base pointer on one device always compare;
+// different bases only where the device's pointers are addresses (host
+// memory, CUDA/ROCm/oneAPI), not handles (a cl_mem: device pointers are
+// opaque to the core, backend.h).
+inline bool SameMemory(const bp_tensor_t* out, const bp_tensor_t* in, int64_t* shift) {
+  const Storage* a = out->storage;
+  const Storage* b = in->storage;
+  *shift = 0;
+  if (a == b) return true;
+  if (a->device.backend != b->device.backend || a->device.index != b->device.index) return false;
+  if (a->data == b->data) return true;
+  if (a->data == nullptr || b->data == nullptr) return false;
+  const BackendSlot* slot = a->dev->slot;
+  bool addresses = slot->host_memory;
+  switch (slot->device_type) {
+    case kDLCPU:
+    case kDLCUDA:
+    case kDLCUDAHost:
+    case kDLCUDAManaged:
+    case kDLROCM:
+    case kDLROCMHost:
+      addresses = true;
+      break;
+    default:
+      break;
+  }
+  if (!addresses) return false;
+  *shift = static_cast<int64_t>(reinterpret_cast<uintptr_t>(b->data) - reinterpret_cast<uintptr_t>(a->data));
+  return true;
+}
+
+// Whether `out` may share a byte with `in` (the bytes each can touch, from
+// offset, sizes and strides): the core then writes `out` through a temporary.
+inline bool Overlaps(const bp_tensor_t* out, const bp_tensor_t* in) {
+  int64_t shift = 0;
+  if (!SameMemory(out, in, &shift)) return false;
+  if (out->storage == in->storage) return true;  // as before: any two views of one storage
+  int64_t ob = 0, oe = 0, ib = 0, ie = 0;
+  if (!TouchedBytes(out->geo, &ob, &oe) || !TouchedBytes(in->geo, &ib, &ie)) return false;
+  return ob < ie + shift && ib + shift < oe;
+}
 
 // The meta function's plan for the bound arguments: validation, output
 // sizes and dtypes, casts; *dtypes the compute dtypes (DtypeBit() of each

@@ -151,14 +151,15 @@ __attribute__((always_inline)) inline FastResult FastRun(const bp_call_plan_t& p
     const Geometry& og = out->geo;
     if (&og != ref && !fast::SameSizes(og, *ref)) return kNo;
     // Overlap (meta/overlap.cpp): a written tensor with a stride-0 dim, or
-    // an input that shares its storage without being the same tensor, takes
-    // the generic path, which allows the exact alias and refuses the rest.
+    // an input that shares its memory without being the same tensor (one
+    // storage, or bytes of one buffer imported twice: Overlaps), takes the
+    // generic path, which allows the exact alias and refuses the rest.
     for (int32_t d = 0; d < og.ndim; ++d) {
       if (og.strides[d] == 0 && og.sizes[d] > 1) return kNo;
     }
     for (int32_t k = 0; k < nin; ++k) {
       const bp_tensor_t* t = tensors[op->fast_inputs[k]];
-      if (t != out && t->storage == out->storage) return kNo;
+      if (t != out && Overlaps(out, t)) return kNo;
     }
   }
   DeviceState* dev = plan.dev;

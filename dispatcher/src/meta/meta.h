@@ -152,13 +152,18 @@ Status CheckOutput(const MetaCallInfo& info, const MetaPlan& plan, int index, co
 bool HasInternalOverlap(const Geometry& g);
 // INVALID_ARGUMENT naming argument `arg` when HasInternalOverlap(out).
 Status CheckNoInternalOverlap(const MetaCallInfo& info, int arg, const Geometry& out);
-// For an output and an input on one storage: INVALID_ARGUMENT naming both
+// For an output and an input on one memory: INVALID_ARGUMENT naming both
 // when their memory overlaps, except the exact alias (same offset, sizes and
 // strides) where `exact_alias_ok` (pointwise operators). Views that cannot be
 // told apart cheaply (one of them not dense, as x[:, 0] and x[:, 1]) pass, as
 // torch's MemOverlapStatus::TOO_HARD does.
+// `in_shift` is the byte distance from out's storage base to in's (0 for one
+// storage; the memory of two storages over one buffer is compared by range).
 Status CheckNoPartialOverlap(const MetaCallInfo& info, int out_arg, const Geometry& out, int in_arg, const Geometry& in,
-                             bool exact_alias_ok);
+                             bool exact_alias_ok, int64_t in_shift = 0);
+// The bytes [*begin, *end) of its storage (from the base) a tensor can touch,
+// from its offset, sizes, strides and item size; false when it has no element.
+bool TouchedBytes(const Geometry& g, int64_t* begin, int64_t* end);
 // True for the pointwise families (output element i reads only element i of
 // each input), where an output may be the exact alias of an input.
 bool IsPointwise(const MetaFunctions* m);

@@ -29,8 +29,10 @@ bool NonOverlappingAndDense(const Geometry& g) {
   return true;
 }
 
-bool SameView(const Geometry& a, const Geometry& b) {
-  if (a.offset != b.offset || a.ndim != b.ndim || a.dtype.bits != b.dtype.bits) return false;
+// b_shift: the byte distance from a's storage base to b's.
+bool SameView(const Geometry& a, const Geometry& b, int64_t b_shift) {
+  const int64_t item = a.dtype.bits / 8;
+  if (a.ndim != b.ndim || a.dtype.bits != b.dtype.bits || a.offset * item != b.offset * item + b_shift) return false;
   for (int32_t d = 0; d < a.ndim; ++d) {
     if (a.sizes[d] != b.sizes[d] || a.strides[d] != b.strides[d]) return false;
   }
@@ -51,6 +53,19 @@ namespace bp::core {
 using meta::ArgName;
 using meta::ArgPrefix;
 using meta::SizesText;
+
+bool TouchedBytes(const Geometry& g, int64_t* begin, int64_t* end) {
+  if (g.numel() == 0) return false;
+  const int64_t item = g.dtype.bits / 8;
+  int64_t lo = g.offset, hi = g.offset;
+  for (int32_t d = 0; d < g.ndim; ++d) {
+    const int64_t span = (g.sizes[d] - 1) * g.strides[d];
+    (span < 0 ? lo : hi) += span;
+  }
+  *begin = lo * item;
+  *end = (hi + 1) * item;
+  return true;
+}
 
 bool HasInternalOverlap(const Geometry& g) {
   if (g.numel() <= 1) return false;
@@ -73,29 +88,34 @@ Status CheckNoInternalOverlap(const MetaCallInfo& info, int arg, const Geometry&
 }
 
 Status CheckNoPartialOverlap(const MetaCallInfo& info, int out_arg, const Geometry& out, int in_arg, const Geometry& in,
-                             bool exact_alias_ok) {
+                             bool exact_alias_ok, int64_t in_shift) {
   if (out.numel() == 0 || in.numel() == 0) return Status::Ok();
   bool overlap;
-  if (meta::SameView(out, in)) {
+  if (meta::SameView(out, in, in_shift)) {
     if (exact_alias_ok) return Status::Ok();
     overlap = true;
   } else if (meta::NonOverlappingAndDense(out) && meta::NonOverlappingAndDense(in)) {
     int64_t ob, oe, ib, ie;
     meta::DenseRange(out, &ob, &oe);
     meta::DenseRange(in, &ib, &ie);
+    ib += in_shift;
+    ie += in_shift;
     overlap = ob < ie && ib < oe;
   } else {
     overlap = false;  // torch's TOO_HARD (one view not dense, as x[:, 0] and x[:, 1]): allowed
   }
   if (!overlap) return Status::Ok();
-  return Error(BP_STATUS_INVALID_ARGUMENT,
-               std::string(info.op_name) + ": the written argument '" + ArgName(info, out_arg) + "' (sizes " +
-                   SizesText(out) + ", strides " + SizesText(out.strides, out.ndim) + ", offset " +
-                   std::to_string(out.offset) + ") and the input '" + ArgName(info, in_arg) + "' (sizes " +
-                   SizesText(in) + ", strides " + SizesText(in.strides, in.ndim) + ", offset " +
-                   std::to_string(in.offset) + ") share memory" + (exact_alias_ok ? " and are not the same view" : "") +
-                   ": unsupported operation: some elements of the input tensor and the written-to tensor refer to a "
-                   "single memory location. Please clone() the tensor before performing the operation.");
+  return Error(
+      BP_STATUS_INVALID_ARGUMENT,
+      std::string(info.op_name) + ": the written argument '" + ArgName(info, out_arg) + "' (sizes " + SizesText(out) +
+          ", strides " + SizesText(out.strides, out.ndim) + ", offset " + std::to_string(out.offset) +
+          ") and the input '" + ArgName(info, in_arg) + "' (sizes " + SizesText(in) + ", strides " +
+          SizesText(in.strides, in.ndim) + ", offset " + std::to_string(in.offset) +
+          (in_shift != 0 ? ", over memory starting " + std::to_string(in_shift) + " bytes from the written one's"
+                         : std::string()) +
+          ") share memory" + (exact_alias_ok ? " and are not the same view" : "") +
+          ": unsupported operation: some elements of the input tensor and the written-to tensor refer to a "
+          "single memory location. Please clone() the tensor before performing the operation.");
 }
 
 }  // namespace bp::core

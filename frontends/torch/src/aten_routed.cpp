@@ -10,6 +10,7 @@
 #include <torch/library.h>
 
 #include <algorithm>
+#include <cstring>
 #include <memory>
 #include <vector>
 
@@ -135,6 +136,13 @@ bool AllBackplaneDTypes(c10::ArrayRef<c10::IValue> args) {
   return true;
 }
 
+// Whether Backplane refused a write whose memory overlaps an input or itself
+// (dispatcher/src/meta/overlap.cpp words it as torch does).
+bool IsOverlapRefusal(const char* msg) {
+  return msg != nullptr && std::strstr(msg, "unsupported operation: ") != nullptr &&
+         std::strstr(msg, "refer") != nullptr && std::strstr(msg, "to a single memory location") != nullptr;
+}
+
 class RoutedKernel final : public c10::OperatorKernel {
  public:
   RoutedKernel(bp_op_t* op, std::string name) : op_(op), name_(std::move(name)), counters_(CountersFor(name_)) {}
@@ -162,6 +170,14 @@ class RoutedKernel final : public c10::OperatorKernel {
     c10::SmallVector<bp_tensor_t*, 4> results(nret, nullptr);
     const bp_status_t st =
         bp_op_call(br.ctx, op_, b.values.data(), static_cast<int32_t>(n), results.data(), static_cast<int32_t>(nret));
+    if (st == BP_STATUS_INVALID_ARGUMENT && IsOverlapRefusal(bp_last_error_message())) {
+      // Backplane's overlap check follows torch's (MemOverlap.cpp) and says
+      // what torch says: raised as is. torch's CPU fallback would run on
+      // host copies, or host aliases of storages of their own, where torch's
+      // check cannot see the overlap, and write order-dependent values.
+      for (bp_tensor_t*& r : results) bp_tensor_release(r);
+      Check(st, name_);
+    }
     if (st == BP_STATUS_INVALID_ARGUMENT) {
       // Backplane's meta function refused, before anything ran, arguments
       // that torch's semantics may accept (torch's OpInfo run found: integer

@@ -28,9 +28,6 @@ bool TryDTypeOf(at::ScalarType s, DLDataType* out) {
     case at::kLong:
       *out = {kDLInt, 64, 1};
       return true;
-    case at::kShort:
-      *out = {kDLInt, 16, 1};
-      return true;
     case at::kChar:
       *out = {kDLInt, 8, 1};
       return true;
@@ -40,6 +37,8 @@ bool TryDTypeOf(at::ScalarType s, DLDataType* out) {
     case at::kBool:
       *out = {BP_DTYPE_CODE_BOOL, 8, 1};
       return true;
+    // int16 too: Backplane's dtype set has none (bp_tensor_from_dlpack refuses
+    // it), so operators on int16 tensors take torch's CPU fallback, as complex.
     default:
       return false;
   }
@@ -55,8 +54,8 @@ namespace {
 
 // DTypeOf's inverse (torch 1.13's toScalarType has no bool code).
 at::ScalarType ScalarTypeOf(DLDataType d, const std::string& what) {
-  for (at::ScalarType s : {at::kFloat, at::kDouble, at::kHalf, at::kBFloat16, at::kInt, at::kLong, at::kShort,
-                           at::kChar, at::kByte, at::kBool}) {
+  for (at::ScalarType s :
+       {at::kFloat, at::kDouble, at::kHalf, at::kBFloat16, at::kInt, at::kLong, at::kChar, at::kByte, at::kBool}) {
     DLDataType m{};
     if (TryDTypeOf(s, &m) && m.code == d.code && m.bits == d.bits) return s;
   }

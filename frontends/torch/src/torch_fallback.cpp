@@ -9,10 +9,12 @@
 //   foreach=True optimizers): host copies, written back (1.13's cpu_fallback
 //   writes back Tensor arguments only and would lose the update);
 // - everything else: torch 1.13's at::native::cpu_fallback (copies both ways).
+#include <ATen/MemoryOverlap.h>
 #include <ATen/core/dispatch/Dispatcher.h>
 #include <ATen/native/CPUFallback.h>
 #include <torch/library.h>
 
+#include <utility>
 #include <vector>
 
 #include "bridge.h"
@@ -72,6 +74,32 @@ at::Tensor ToDevice(const at::Tensor& host, c10::Device device) {
   return out;
 }
 
+// HostAlias for one call's arguments, with the views of one device storage
+// sharing one CPU storage (over the whole device storage, in `made`): torch's
+// own overlap checks (MemOverlap.cpp compares storages) then see that
+// x[1:] and x[:-1] share memory and raise as on the CPU, where aliases with
+// storages of their own would let the kernel write order-dependent values.
+at::Tensor SharedHostAlias(const at::Tensor& t, std::vector<std::pair<c10::StorageImpl*, c10::Storage>>* made) {
+  if (!OnDevice(t) || t.numel() == 0) return HostAlias(t);
+  c10::StorageImpl* impl = t.storage().unsafeGetStorageImpl();
+  const c10::Storage* host = nullptr;
+  for (const auto& m : *made) {
+    if (m.first == impl) host = &m.second;
+  }
+  if (host == nullptr) {
+    auto* keep = new c10::Storage(t.storage());
+    c10::DataPtr data(
+        keep->mutable_data(), keep, [](void* c) { delete static_cast<c10::Storage*>(c); }, at::Device(at::kCPU));
+    // Resizable, as HostAlias: a CPU kernel may grow an out= argument.
+    made->emplace_back(impl, c10::Storage(c10::Storage::use_byte_size_t(), keep->nbytes(), std::move(data),
+                                          c10::GetAllocator(c10::DeviceType::CPU), /*resizable=*/true));
+    host = &made->back().second;
+  }
+  at::Tensor out = at::empty({0}, t.options().device(at::kCPU));
+  out.set_(*host, t.storage_offset(), t.sizes(), t.strides());
+  return out;
+}
+
 void HostAddressableFallback(const c10::OperatorHandle& op, torch::jit::Stack* stack) {
   const c10::FunctionSchema& schema = op.schema();
   const size_t n = schema.arguments().size();
@@ -86,7 +114,10 @@ void HostAddressableFallback(const c10::OperatorHandle& op, torch::jit::Stack* s
   // An asynchronous device may still be writing what the host is about to read.
   Check(bp_device_synchronize(Get().ctx, DeviceOf(*device)), c10::toString(op.operator_name()));
   torch::jit::Stack host;
-  for (const c10::IValue& v : args) host.push_back(MapTensors(v, HostAlias));
+  std::vector<std::pair<c10::StorageImpl*, c10::Storage>> shared;  // the call's host storages
+  for (const c10::IValue& v : args) {
+    host.push_back(MapTensors(v, [&](const at::Tensor& t) { return SharedHostAlias(t, &shared); }));
+  }
   const std::vector<c10::IValue> aliases(host.begin(), host.end());
   op.redispatchBoxed(c10::DispatchKeySet(c10::DispatchKey::CPU), &host);
   // An out= argument the CPU kernel resized now owns new host memory: the
@@ -113,6 +144,26 @@ void HostAddressableFallback(const c10::OperatorHandle& op, torch::jit::Stack* s
   }
   torch::jit::drop(*stack, n);
   for (c10::IValue& v : outs) stack->push_back(std::move(v));
+}
+
+// The copying fallbacks copy each argument to the host on its own, where
+// torch's CPU kernel cannot see that two views of one device storage share
+// memory: a written argument partly overlapping another argument raises
+// torch's own error here, as the CPU kernel would on CPU tensors
+// (MemoryOverlap.h: the exact alias and views too hard to compare pass).
+void CheckWrittenOverlap(const c10::OperatorHandle& op, c10::ArrayRef<c10::IValue> args) {
+  const c10::FunctionSchema& schema = op.schema();
+  for (size_t i = 0; i < args.size(); ++i) {
+    if (!WritesAlias(schema.arguments()[i]) || !args[i].isTensor() || !OnDevice(args[i].toTensor())) continue;
+    const at::Tensor& out = args[i].toTensor();
+    for (size_t j = 0; j < args.size(); ++j) {
+      if (j == i) continue;
+      MapTensors(args[j], [&](const at::Tensor& in) {
+        if (OnDevice(in)) at::assert_no_partial_overlap(out, in);
+        return in;
+      });
+    }
+  }
 }
 
 bool MutatesTensorList(const c10::FunctionSchema& schema) {
@@ -191,6 +242,7 @@ void RunTorchCpuFallback(const c10::OperatorHandle& op, torch::jit::Stack* stack
   } else if (MutatesTensorList(op.schema())) {
     ListMutatingFallback(op, stack);
   } else {
+    CheckWrittenOverlap(op, torch::jit::last(*stack, op.schema().arguments().size()));
     at::native::cpu_fallback(op, stack);
   }
 }
