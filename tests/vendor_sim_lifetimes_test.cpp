@@ -13,8 +13,9 @@
 #include <thread>
 #include <vector>
 
-#include "bp_test_util.h"  // backplane/backplane.h, which comm.h needs first
+#include "backplane/backplane.h"  // before comm.h, which needs it
 #include "backplane/comm.h"
+#include "bp_test_util.h"
 #include "temp_dir.h"
 #include "vendor_sim_hold.h"
 
@@ -156,8 +157,8 @@ TEST_F(LifetimesTest, ASecondDestroyOfAnEventIsRefusedAfterANewEventTookItsPlace
   EXPECT_TRUE(Has("is a stale event handle")) << LastError();
   EXPECT_EQ(bp_event_synchronize(old), BP_STATUS_INVALID_ARGUMENT);
   for (bp_event_handle_t* e : fresh) {
-    EXPECT_EQ(bp_event_record(e, Default()), BP_STATUS_OK) << "a live event was hit by the stale destroy: "
-                                                           << LastError();
+    EXPECT_EQ(bp_event_record(e, Default()), BP_STATUS_OK)
+        << "a live event was hit by the stale destroy: " << LastError();
     EXPECT_EQ(bp_event_destroy(e), BP_STATUS_OK) << LastError();
   }
 }
@@ -230,7 +231,8 @@ TEST_F(LifetimesTest, EventsOnACapturingStreamAreRefusedAndInvalidateTheCapture)
   };
   const Case cases[] = {
       {"bp_event_record", [](bp_stream_handle_t* st, bp_event_handle_t* ev) { return bp_event_record(ev, st); }},
-      {"bp_stream_wait_event", [](bp_stream_handle_t* st, bp_event_handle_t* ev) { return bp_stream_wait_event(st, ev); }},
+      {"bp_stream_wait_event",
+       [](bp_stream_handle_t* st, bp_event_handle_t* ev) { return bp_stream_wait_event(st, ev); }},
       {"bp_event_synchronize", [](bp_stream_handle_t*, bp_event_handle_t* ev) { return bp_event_synchronize(ev); }},
   };
   for (const Case& c : cases) {

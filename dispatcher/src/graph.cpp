@@ -153,7 +153,9 @@ std::unique_ptr<GraphNode> CopyHostCall(const bp_op_t* op, const bp_value_t* arg
 Status ReplayHostNode(bp_context_t* ctx, bp_stream_handle_t* stream, GraphNode& n) {
   DeviceState* dev = stream->dev;
   bp_stream_handle_t* previous = CurrentStreamHandle(dev);
-  if (bp_set_current_stream(PublicHandle(stream)) != BP_STATUS_OK) return Status(bp_last_error_status(), bp_last_error_message());
+  if (bp_set_current_stream(PublicHandle(stream)) != BP_STATUS_OK) {
+    return Status(bp_last_error_status(), bp_last_error_message());
+  }
   if (n.host_copy) {
     Status st = CopyInto(ctx, n.host_results[0], n.host_results[1]);
     bp_set_current_stream(PublicHandle(previous != nullptr ? previous : &dev->default_stream));

@@ -68,9 +68,9 @@ class HandleTable {
   static std::string Describe(const void* value, Found found, const char* what) {
     char buf[32];
     std::snprintf(buf, sizeof buf, "%p", value);
-    return std::string(buf) + (found == Found::kStale ? " is a stale " + std::string(what) +
-                                                            " handle (that " + what + " was destroyed)"
-                                                      : " is not a " + std::string(what) + " handle");
+    return std::string(buf) + (found == Found::kStale
+                                   ? " is a stale " + std::string(what) + " handle (that " + what + " was destroyed)"
+                                   : " is not a " + std::string(what) + " handle");
   }
 
  private:
@@ -78,8 +78,8 @@ class HandleTable {
     T* obj = nullptr;
     uint32_t generation = 1;
   };
-  static constexpr size_t kMinFree = 64;           // indices kept free before one is reused
-  static constexpr size_t kMaxSlots = 1u << 27;    // index bits: 28 (value bits 4..31)
+  static constexpr size_t kMinFree = 64;         // indices kept free before one is reused
+  static constexpr size_t kMaxSlots = 1u << 27;  // index bits: 28 (value bits 4..31)
 
   uintptr_t Encode(uint32_t index, uint32_t generation) const {
     return (static_cast<uintptr_t>(generation) << 32) | (static_cast<uintptr_t>(index) << 4) | tag_;

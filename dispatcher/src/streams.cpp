@@ -207,8 +207,8 @@ BP_API bp_status_t bp_stream_destroy(bp_stream_handle_t* stream_in) {
     // threads destroying it one wins and the other is told so.
     HandleTable<bp_stream_handle_t>::Found found;
     if (StreamTable().Remove(stream_in, &found) != stream) {
-      return Error(BP_STATUS_INVALID_ARGUMENT,
-                   std::string(fn) + ": stream " + HandleTable<bp_stream_handle_t>::Describe(stream_in, found, "stream"));
+      const std::string why = HandleTable<bp_stream_handle_t>::Describe(stream_in, found, "stream");
+      return Error(BP_STATUS_INVALID_ARGUMENT, std::string(fn) + ": stream " + why);
     }
     stream->id = 0;
     DeviceState* dev = stream->dev;
