@@ -16,6 +16,7 @@
 #include <unordered_map>
 #include <memory>
 #include <utility>
+#include <unordered_set>
 #include <vector>
 
 #include "backplane/backplane.h"
@@ -237,6 +238,10 @@ class CachingAllocator {
     std::vector<bp_event_t> events;
   };
   std::vector<Pending> pending_;
+  // Live blocks whose used_on record_stream set: ForgetStream drops a
+  // destroyed stream from their lists, so their free never records an event
+  // on a freed backend stream.
+  std::unordered_set<Block*> marked_;
   // Records events on block->used_on; true when the block went to pending_
   // (else those streams were synchronized and the block may be cached now).
   bool DeferFree(Block* block);

@@ -20,6 +20,14 @@ void CachingAllocator::AddStream(bp_stream_t stream) {
 
 void CachingAllocator::ForgetStream(bp_stream_t stream) {
   std::lock_guard<SpinMutex> lock(mu_);
+  // The stream was synchronized: work on it that used a marked block is
+  // done, so the mark goes (record_stream), and pending frees waiting for it
+  // can finish.
+  for (Block* b : marked_) {
+    auto& v = *b->used_on;
+    v.erase(std::remove(v.begin(), v.end(), stream), v.end());
+  }
+  if (!pending_.empty()) ProcessPendingLocked();
   auto it = std::find_if(stream_pools_.begin(), stream_pools_.end(),
                          [&](const std::unique_ptr<Pool>& p) { return p->stream == stream; });
   if (it == stream_pools_.end()) return;
@@ -56,7 +64,10 @@ void CachingAllocator::RecordStream(Block* block, bp_stream_t stream) {
   if (block == nullptr || block->size == 0) return;
   std::lock_guard<SpinMutex> lock(mu_);
   if (stream == block->stream) return;  // stream order already protects it
-  if (block->used_on == nullptr) block->used_on = new std::vector<bp_stream_t>();
+  if (block->used_on == nullptr) {
+    block->used_on = new std::vector<bp_stream_t>();
+    marked_.insert(block);
+  }
   if (std::find(block->used_on->begin(), block->used_on->end(), stream) == block->used_on->end()) {
     block->used_on->push_back(stream);
   }
@@ -69,8 +80,14 @@ bp_allocator_stats_t CachingAllocator::StreamStats(bp_stream_t stream) {
 }
 
 bool CachingAllocator::DeferFree(Block* block) {
-  std::vector<bp_stream_t>* streams = block->used_on;
-  block->used_on = nullptr;
+  std::vector<bp_stream_t>* streams = nullptr;
+  {
+    // Under the lock: ForgetStream may be editing the list.
+    std::lock_guard<SpinMutex> lock(mu_);
+    streams = block->used_on;
+    block->used_on = nullptr;
+    marked_.erase(block);
+  }
   Pending pending{block, {}};
   const bool events = raw_.event_create != nullptr && raw_.event_record != nullptr && raw_.event_destroy != nullptr;
   for (bp_stream_t s : *streams) {

@@ -81,6 +81,9 @@ struct DeviceState {
   bp_stream_handle_t default_stream;
   std::mutex streams_mu;
   std::vector<bp_stream_handle_t*> streams;
+  // Events bp_event_create made and bp_event_destroy has not freed (each
+  // holds a backend event: bp_plugin_unload refuses while any lives).
+  std::atomic<int64_t> live_events{0};
   // bp_host_alloc's caching allocator over the backend's host_allocate
   // (host_pinned.cpp). Its blocks' "stream" is the address of pinned_tag,
   // which no stream has: every stream an async copy uses is recorded.

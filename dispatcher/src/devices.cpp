@@ -8,6 +8,7 @@
 
 #include "api.h"
 #include "context.h"
+#include "graph.h"
 #include "host_pinned.h"
 #include "plugin.h"
 #include "rcu.h"
@@ -47,6 +48,7 @@ std::unique_ptr<DeviceState> bp::core::MakeDevice(bp_context_t* ctx, BackendSlot
   dev->default_stream.dev = dev.get();
   dev->default_stream.raw = dev->stream;
   dev->default_stream.is_default = true;
+  dev->default_stream.id = StreamTable().Add(&dev->default_stream);
   dev->pinned = std::make_unique<CachingAllocator>(PinnedMemory(t, raw, dev.get()));
   raw.host_addressable = slot->host_memory;
   SetAllocatorLog(ctx, &raw);
@@ -224,9 +226,12 @@ BP_API bp_status_t bp_device_synchronize(bp_context_t* context, bp_device_t devi
           std::lock_guard<std::mutex> lock(dev->streams_mu);
           for (const bp_stream_handle_t* s : dev->streams) {
             if (s->capture.load(std::memory_order_acquire) != nullptr) {
-              return Error(BP_STATUS_FAILED_PRECONDITION,
-                           std::string(fn) + ": a stream of device " + dev->slot->name + ":" +
-                               std::to_string(device.index) + " is being captured into a graph; end the capture first");
+              // As CUDA: a device-wide wait during a capture is illegal and
+              // invalidates it (bp_graph_end_capture then names this call).
+              const std::string why = std::string(fn) + " while a stream of device " + dev->slot->name + ":" +
+                                      std::to_string(device.index) + " is being captured into a graph";
+              InvalidateCapturesLocked(dev, why);
+              return Error(BP_STATUS_FAILED_PRECONDITION, why + "; the capture is invalidated");
             }
             streams.push_back(s->raw);
           }

@@ -3,6 +3,9 @@
 #include "graph.h"
 
 #include <algorithm>
+#include <condition_variable>
+#include <cstdio>
+#include <unordered_set>
 #include <utility>
 
 #include "api.h"
@@ -150,10 +153,12 @@ std::unique_ptr<GraphNode> CopyHostCall(const bp_op_t* op, const bp_value_t* arg
 Status ReplayHostNode(bp_context_t* ctx, bp_stream_handle_t* stream, GraphNode& n) {
   DeviceState* dev = stream->dev;
   bp_stream_handle_t* previous = CurrentStreamHandle(dev);
-  if (bp_set_current_stream(stream) != BP_STATUS_OK) return Status(bp_last_error_status(), bp_last_error_message());
+  if (bp_set_current_stream(PublicHandle(stream)) != BP_STATUS_OK) {
+    return Status(bp_last_error_status(), bp_last_error_message());
+  }
   if (n.host_copy) {
     Status st = CopyInto(ctx, n.host_results[0], n.host_results[1]);
-    bp_set_current_stream(previous != nullptr ? previous : &dev->default_stream);
+    bp_set_current_stream(PublicHandle(previous != nullptr ? previous : &dev->default_stream));
     return st;
   }
   std::vector<bp_tensor_t*> fresh(n.host_results.size(), nullptr);
@@ -165,7 +170,7 @@ Status ReplayHostNode(bp_context_t* ctx, bp_stream_handle_t* stream, GraphNode& 
     if (st.ok() && got != nullptr && want != nullptr && got->storage != want->storage) st = CopyInto(ctx, want, got);
     if (got != nullptr) TensorRelease(got);
   }
-  bp_set_current_stream(previous != nullptr ? previous : &dev->default_stream);
+  bp_set_current_stream(PublicHandle(previous != nullptr ? previous : &dev->default_stream));
   return st;
 }
 
@@ -238,17 +243,96 @@ Status RefuseDuringCapture(const DeviceState* dev, const std::string& what) {
   return Error(BP_STATUS_FAILED_PRECONDITION, why + "; the capture is invalidated");
 }
 
+Status RefuseWhileThisThreadCaptures(DeviceState* dev, const std::string& what) {
+  std::lock_guard<std::mutex> lock(dev->streams_mu);
+  for (bp_stream_handle_t* s : dev->streams) {
+    Capture* c = s->capture.load(std::memory_order_acquire);
+    if (c == nullptr || c->owner != std::this_thread::get_id()) continue;
+    const std::string why = what + " during the graph capture of a stream of device " + DeviceName(dev) +
+                            ": a host wait cannot be part of a graph";
+    Invalidate(c, why);
+    return Error(BP_STATUS_FAILED_PRECONDITION, why + "; the capture is invalidated");
+  }
+  return Status::Ok();
+}
+
+void InvalidateCapturesLocked(DeviceState* dev, const std::string& why) {
+  for (bp_stream_handle_t* s : dev->streams) {
+    if (Capture* c = s->capture.load(std::memory_order_acquire)) Invalidate(c, why);
+  }
+}
+
+namespace {
+
+// Live graphs, and the launches and queries running on each: a destroyed
+// graph is refused, not dereferenced, and bp_graph_destroy waits for the
+// calls that started before it (streams.h: graph functions are thread-safe).
+std::mutex g_graphs_mu;
+std::condition_variable g_graphs_cv;
+std::unordered_set<bp_graph_t*>& LiveGraphs() {
+  static auto* graphs = new std::unordered_set<bp_graph_t*>();  // never destroyed: usable at exit
+  return *graphs;
+}
+
+}  // namespace
+
+void ForgetStreamInGraphs(DeviceState* dev, bp_stream_t stream) {
+  std::lock_guard<std::mutex> lock(g_graphs_mu);
+  for (bp_graph_t* g : LiveGraphs()) {
+    if (g->dev != dev) continue;
+    std::lock_guard<std::mutex> launched(g->launched_mu);
+    auto& v = g->launched_on;
+    v.erase(std::remove(v.begin(), v.end(), stream), v.end());
+  }
+}
+
 }  // namespace bp::core
 
 using namespace bp::core;
 
 namespace {
 
-Status CheckGraphStream(const bp_stream_handle_t* s, const char* fn) {
+Status StaleGraph(const bp_graph_t* graph, const char* fn) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%p", static_cast<const void*>(graph));
+  return Error(BP_STATUS_INVALID_ARGUMENT,
+               std::string(fn) + ": graph " + buf + " is not a live graph (destroyed, or never made)");
+}
+
+// Holds `graph` in use for a call's scope; bp_graph_destroy waits for it.
+class GraphUse {
+ public:
+  GraphUse() = default;
+  GraphUse(const GraphUse&) = delete;
+  GraphUse& operator=(const GraphUse&) = delete;
+  ~GraphUse() {
+    if (graph_ == nullptr) return;
+    std::lock_guard<std::mutex> lock(g_graphs_mu);
+    if (--graph_->in_use == 0) g_graphs_cv.notify_all();
+  }
+  Status Acquire(bp_graph_t* graph, const char* fn) {
+    std::lock_guard<std::mutex> lock(g_graphs_mu);
+    if (LiveGraphs().count(graph) == 0) return StaleGraph(graph, fn);
+    ++graph->in_use;
+    graph_ = graph;
+    return Status::Ok();
+  }
+
+ private:
+  bp_graph_t* graph_ = nullptr;
+};
+
+// Resolves the caller's stream handle value (streams.cpp's rule: a stale or
+// foreign value is refused without a dereference).
+Status CheckGraphStream(const bp_stream_handle_t* in, const char* fn, bp_stream_handle_t** out) {
+  if (in == nullptr) return Error(BP_STATUS_INVALID_ARGUMENT, std::string(fn) + ": stream is NULL");
+  HandleTable<bp_stream_handle_t>::Found found;
+  bp_stream_handle_t* s = StreamTable().Find(in, &found);
   if (s == nullptr || s->magic != kStreamMagic) {
     return Error(BP_STATUS_INVALID_ARGUMENT,
-                 std::string(fn) + ": stream " + (s == nullptr ? "is NULL" : "is not a live stream handle"));
+                 std::string(fn) + ": stream " + HandleTable<bp_stream_handle_t>::Describe(in, found, "stream"));
   }
+  *out = s;
   return Status::Ok();
 }
 
@@ -275,10 +359,11 @@ Status WaitLaunches(bp_graph_t* g, const char* fn) {
 
 extern "C" {
 
-BP_API bp_status_t bp_graph_begin_capture(bp_stream_handle_t* stream) {
+BP_API bp_status_t bp_graph_begin_capture(bp_stream_handle_t* stream_in) {
   const char* fn = "bp_graph_begin_capture";
   return ApiCall(fn, [&]() -> Status {
-    BP_RETURN_IF_ERROR(CheckGraphStream(stream, fn));
+    bp_stream_handle_t* stream = nullptr;
+    BP_RETURN_IF_ERROR(CheckGraphStream(stream_in, fn, &stream));
     if (stream->is_default) {
       return Error(BP_STATUS_FAILED_PRECONDITION, std::string(fn) + ": stream is the default stream of device " +
                                                       DeviceName(stream->dev) +
@@ -302,10 +387,11 @@ BP_API bp_status_t bp_graph_begin_capture(bp_stream_handle_t* stream) {
   });
 }
 
-BP_API bp_status_t bp_graph_end_capture(bp_stream_handle_t* stream, bp_graph_t** out_graph) {
+BP_API bp_status_t bp_graph_end_capture(bp_stream_handle_t* stream_in, bp_graph_t** out_graph) {
   const char* fn = "bp_graph_end_capture";
   return ApiCall(fn, [&]() -> Status {
-    BP_RETURN_IF_ERROR(CheckGraphStream(stream, fn));
+    bp_stream_handle_t* stream = nullptr;
+    BP_RETURN_IF_ERROR(CheckGraphStream(stream_in, fn, &stream));
     BP_CHECK_ARG(out_graph != nullptr, fn, "out_graph is NULL");
     Capture* c = stream->capture.load(std::memory_order_acquire);
     if (c == nullptr || c->owner != std::this_thread::get_id()) {
@@ -313,7 +399,11 @@ BP_API bp_status_t bp_graph_end_capture(bp_stream_handle_t* stream, bp_graph_t**
                                                    (c == nullptr ? " is not being captured"
                                                                  : " is being captured by another thread"));
     }
-    stream->capture.store(nullptr, std::memory_order_release);
+    {
+      // Under streams_mu: bp_device_synchronize reads the capture under it.
+      std::lock_guard<std::mutex> lock(stream->dev->streams_mu);
+      stream->capture.store(nullptr, std::memory_order_release);
+    }
     std::unique_ptr<Capture> capture(c);
     std::unique_ptr<bp_graph_t> graph(c->graph);
     stream->dev->allocator->EndCapture(stream->raw);
@@ -325,16 +415,23 @@ BP_API bp_status_t bp_graph_end_capture(bp_stream_handle_t* stream, bp_graph_t**
       graph->plugin = stream->dev->slot->plugin;
       PluginRetain(graph->plugin);
     }
+    {
+      std::lock_guard<std::mutex> lock(g_graphs_mu);
+      LiveGraphs().insert(graph.get());
+    }
     *out_graph = graph.release();
     return Status::Ok();
   });
 }
 
-BP_API bp_status_t bp_graph_launch(bp_graph_t* graph, bp_stream_handle_t* stream) {
+BP_API bp_status_t bp_graph_launch(bp_graph_t* graph, bp_stream_handle_t* stream_in) {
   const char* fn = "bp_graph_launch";
   return ApiCall(fn, [&]() -> Status {
     BP_CHECK_ARG(graph != nullptr, fn, "graph is NULL");
-    BP_RETURN_IF_ERROR(CheckGraphStream(stream, fn));
+    GraphUse use;
+    BP_RETURN_IF_ERROR(use.Acquire(graph, fn));
+    bp_stream_handle_t* stream = nullptr;
+    BP_RETURN_IF_ERROR(CheckGraphStream(stream_in, fn, &stream));
     if (stream->dev != graph->dev) {
       return Error(BP_STATUS_INVALID_ARGUMENT, std::string(fn) + ": the graph was captured on device " +
                                                    DeviceName(graph->dev) + ", the stream is of device " +
@@ -390,6 +487,8 @@ BP_API bp_status_t bp_graph_info(const bp_graph_t* graph, bp_graph_info_t* out_i
   const char* fn = "bp_graph_info";
   return ApiCall(fn, [&]() -> Status {
     BP_CHECK_ARG(graph != nullptr && out_info != nullptr, fn, "graph and out_info must not be NULL");
+    GraphUse use;
+    BP_RETURN_IF_ERROR(use.Acquire(const_cast<bp_graph_t*>(graph), fn));
     BP_RETURN_IF_ERROR(CheckStructSize(out_info, fn, "out_info"));
     bp_graph_info_t info{};
     info.struct_size = sizeof(info);
@@ -404,6 +503,13 @@ BP_API bp_status_t bp_graph_destroy(bp_graph_t* graph) {
   const char* fn = "bp_graph_destroy";
   if (graph == nullptr) return BP_STATUS_OK;
   return ApiCall(fn, [&]() -> Status {
+    {
+      // Unlisted first (new calls are refused), then the calls already
+      // running on it finish before it goes.
+      std::unique_lock<std::mutex> lock(g_graphs_mu);
+      if (LiveGraphs().erase(graph) == 0) return StaleGraph(graph, fn);
+      g_graphs_cv.wait(lock, [&] { return graph->in_use == 0; });
+    }
     Status st = WaitLaunches(graph, fn);
     DeviceState* dev = graph->dev;
     dev->allocator->ReleaseCapture(graph->pool);

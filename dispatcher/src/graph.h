@@ -73,6 +73,20 @@ Status CaptureHostCopy(bp_context_t* ctx, bp_stream_handle_t* stream, bp_tensor_
 // reach the host, which a graph cannot hold).
 Status RefuseDuringCapture(const DeviceState* dev, const std::string& what);
 
+// As RefuseDuringCapture, for any stream of `dev` the calling thread is
+// capturing (current or not): a host wait (bp_event_synchronize) cannot be
+// part of a graph.
+Status RefuseWhileThisThreadCaptures(DeviceState* dev, const std::string& what);
+
+// Invalidates every capture in progress on `dev` (the caller holds
+// dev->streams_mu, under which captures end) with `why`.
+void InvalidateCapturesLocked(DeviceState* dev, const std::string& why);
+
+// bp_stream_destroy of `stream` (synchronized, so every graph launch on it
+// has finished): graphs of `dev` forget it, so their destroy never waits on
+// a freed backend stream.
+void ForgetStreamInGraphs(DeviceState* dev, bp_stream_t stream);
+
 }  // namespace bp::core
 
 struct bp_graph_t {
@@ -83,4 +97,7 @@ struct bp_graph_t {
   std::vector<std::unique_ptr<bp::core::GraphNode>> nodes;
   std::mutex launched_mu;
   std::vector<bp_stream_t> launched_on;  // streams to wait for at destroy
+  // bp_graph_launch / bp_graph_info calls running on it (under graph.cpp's
+  // registry lock): bp_graph_destroy waits until none is.
+  int32_t in_use = 0;
 };

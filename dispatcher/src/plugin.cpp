@@ -556,9 +556,10 @@ BP_API bp_status_t bp_plugin_unload(bp_context_t* context, bp_plugin_t* plugin) 
         return Error(BP_STATUS_INVALID_ARGUMENT,
                      "bp_plugin_unload: plugin is not loaded in this context (unloaded twice?)");
       }
-      // A stream handle calls the plugin's code: it must go first.
+      // Streams, events, pinned blocks and communicators call the plugin's
+      // code: they must go first.
       if (plugin->backend >= 0) {
-        BP_RETURN_IF_ERROR(CheckNoCreatedStreams(context->slots[plugin->backend], "bp_plugin_unload"));
+        BP_RETURN_IF_ERROR(CheckNothingLiveOn(context, context->slots[plugin->backend], "bp_plugin_unload"));
       }
       DetachLocked(plugin);
       TakeRetiredLocked(context, plugin, &retired);

@@ -7,6 +7,7 @@
 #include <cstdint>
 
 #include "backplane/backplane.h"
+#include "handle_table.h"
 #include "status.h"
 
 namespace bp::core {
@@ -17,7 +18,15 @@ constexpr uint64_t kStreamMagic = 0x53545245414d5f31ull;  // "STREAM_1"
 constexpr uint64_t kEventMagic = 0x4556454e545f5f31ull;   // "EVENT__1"
 }  // namespace bp::core
 
+// The objects behind the handles: a caller holds the value `id` (a
+// generation-checked entry of StreamTable / EventTable, handle_table.h),
+// never the address; the C API resolves it before any dereference.
 struct bp_stream_handle_t {
+  bp_stream_handle_t() = default;
+  bp_stream_handle_t(const bp_stream_handle_t&) = delete;
+  bp_stream_handle_t& operator=(const bp_stream_handle_t&) = delete;
+  ~bp_stream_handle_t();  // takes `id` out of the table (streams.cpp)
+  uintptr_t id = 0;       // what the caller holds; 0: not published
   uint64_t magic = bp::core::kStreamMagic;
   bp_context_t* ctx = nullptr;
   bp::core::DeviceState* dev = nullptr;
@@ -31,6 +40,7 @@ struct bp_stream_handle_t {
 };
 
 struct bp_event_handle_t {
+  uintptr_t id = 0;  // what the caller holds (EventTable)
   uint64_t magic = bp::core::kEventMagic;
   bp_context_t* ctx = nullptr;
   bp::core::DeviceState* dev = nullptr;
@@ -39,11 +49,20 @@ struct bp_event_handle_t {
 
 namespace bp::core {
 
-// FAILED_PRECONDITION naming the first device of `slot` that still has a
-// stream from bp_stream_create (which calls the plugin's code), for `fn`
-// (bp_plugin_unload); Ok when none has. The host memory slot's streams are
-// the core's own and never count.
-Status CheckNoCreatedStreams(const BackendSlot& slot, const char* fn);
+// The process-wide handle tables (streams.cpp); never destroyed.
+HandleTable<bp_stream_handle_t>& StreamTable();
+HandleTable<bp_event_handle_t>& EventTable();
+// The handle value a caller gets for `s` (its id, set when it was made).
+inline bp_stream_handle_t* PublicHandle(const bp_stream_handle_t* s) {
+  return reinterpret_cast<bp_stream_handle_t*>(s->id);
+}
+
+// FAILED_PRECONDITION, for `fn` (bp_plugin_unload), naming how many of each
+// kind of object of `slot`'s plugin still live: streams from
+// bp_stream_create, events, pinned host blocks, communicators
+// (plugin_live.cpp); Ok when none does. The host memory slot's are the
+// core's own and never count.
+Status CheckNothingLiveOn(bp_context_t* ctx, const BackendSlot& slot, const char* fn);
 
 // The calling thread's current streams other than the defaults: a few
 // entries, scanned linearly (a thread rarely switches more than one or two

@@ -17,19 +17,30 @@ namespace {
 
 std::string DeviceName(const DeviceState* dev) { return dev->slot->name + ":" + std::to_string(dev->index); }
 
-Status CheckStream(const bp_stream_handle_t* s, const char* fn, const char* arg) {
+// Resolves the caller's stream handle value `in` to its object (*out)
+// without dereferencing it: INVALID_ARGUMENT naming `arg` as NULL, stale (its
+// stream was destroyed, even if a new one took its place) or foreign.
+Status CheckStream(const bp_stream_handle_t* in, const char* fn, const char* arg, bp_stream_handle_t** out) {
+  if (in == nullptr) return Error(BP_STATUS_INVALID_ARGUMENT, std::string(fn) + ": " + arg + " is NULL");
+  HandleTable<bp_stream_handle_t>::Found found;
+  bp_stream_handle_t* s = StreamTable().Find(in, &found);
   if (s == nullptr || s->magic != kStreamMagic) {
-    return Error(BP_STATUS_INVALID_ARGUMENT, std::string(fn) + ": " + arg +
-                                                 (s == nullptr ? " is NULL" : " is not a live stream handle"));
+    return Error(BP_STATUS_INVALID_ARGUMENT,
+                 std::string(fn) + ": " + arg + " " + HandleTable<bp_stream_handle_t>::Describe(in, found, "stream"));
   }
+  *out = s;
   return Status::Ok();
 }
 
-Status CheckEvent(const bp_event_handle_t* e, const char* fn, const char* arg) {
+Status CheckEvent(const bp_event_handle_t* in, const char* fn, const char* arg, bp_event_handle_t** out) {
+  if (in == nullptr) return Error(BP_STATUS_INVALID_ARGUMENT, std::string(fn) + ": " + arg + " is NULL");
+  HandleTable<bp_event_handle_t>::Found found;
+  bp_event_handle_t* e = EventTable().Find(in, &found);
   if (e == nullptr || e->magic != kEventMagic) {
     return Error(BP_STATUS_INVALID_ARGUMENT,
-                 std::string(fn) + ": " + arg + (e == nullptr ? " is NULL" : " is not a live event handle"));
+                 std::string(fn) + ": " + arg + " " + HandleTable<bp_event_handle_t>::Describe(in, found, "event"));
   }
+  *out = e;
   return Status::Ok();
 }
 
@@ -39,6 +50,20 @@ Status SameDevice(const bp_event_handle_t* e, const bp_stream_handle_t* s, const
   return Error(BP_STATUS_INVALID_ARGUMENT, std::string(fn) + ": the event is of device " + DeviceName(e->dev) +
                                                ", the stream of device " + DeviceName(s->dev) +
                                                "; events order work within one device only");
+}
+
+// FAILED_PRECONDITION (and the capture invalidated) when `s` is being
+// captured: an event recorded or waited for inside a graph would not be
+// replayed with it (graph.h records kernel calls only).
+Status RefuseCapturing(const bp_stream_handle_t* s, const char* fn) {
+  Capture* c = s->capture.load(std::memory_order_acquire);
+  if (c == nullptr) return Status::Ok();
+  const std::string why = std::string(fn) + " on a stream being captured (events are not captured into graphs)";
+  {
+    std::lock_guard<std::mutex> lock(c->mu);
+    if (c->error.empty()) c->error = why;
+  }
+  return Error(BP_STATUS_FAILED_PRECONDITION, why + "; the capture is invalidated");
 }
 
 // A backend call's failure as a status naming `fn`, the slot and the device.
@@ -104,20 +129,22 @@ Status SetCurrent(bp_stream_handle_t* s, const char* fn) {
 
 }  // namespace
 
-Status CheckNoCreatedStreams(const BackendSlot& slot, const char* fn) {
-  if (slot.host_memory) return Status::Ok();
-  for (DeviceState* d : slot.devices) {
-    std::lock_guard<std::mutex> streams_lock(d->streams_mu);
-    if (!d->streams.empty()) {
-      return Error(BP_STATUS_FAILED_PRECONDITION,
-                   std::string(fn) + ": device " + d->slot->name + ":" + std::to_string(d->index) + " has " +
-                       std::to_string(d->streams.size()) + " stream(s) from bp_stream_create; destroy them first");
-    }
-  }
-  return Status::Ok();
+HandleTable<bp_stream_handle_t>& StreamTable() {
+  static auto* table = new HandleTable<bp_stream_handle_t>(0x3);  // never destroyed: usable at exit
+  return *table;
+}
+HandleTable<bp_event_handle_t>& EventTable() {
+  static auto* table = new HandleTable<bp_event_handle_t>(0x5);
+  return *table;
 }
 
 }  // namespace bp::core
+
+bp_stream_handle_t::~bp_stream_handle_t() {
+  if (id == 0) return;
+  bp::core::HandleTable<bp_stream_handle_t>::Found found;
+  bp::core::StreamTable().Remove(reinterpret_cast<const void*>(id), &found);
+}
 
 using namespace bp::core;
 
@@ -147,16 +174,18 @@ BP_API bp_status_t bp_stream_create(bp_context_t* context, bp_device_t device, b
       std::lock_guard<std::mutex> lock(dev->streams_mu);
       dev->streams.push_back(handle.get());
     }
-    *out_stream = handle.release();
+    handle->id = StreamTable().Add(handle.get());
+    *out_stream = PublicHandle(handle.release());
     return Status::Ok();
   });
 }
 
-BP_API bp_status_t bp_stream_destroy(bp_stream_handle_t* stream) {
+BP_API bp_status_t bp_stream_destroy(bp_stream_handle_t* stream_in) {
   const char* fn = "bp_stream_destroy";
-  if (stream == nullptr) return BP_STATUS_OK;
+  if (stream_in == nullptr) return BP_STATUS_OK;
   return ApiCall(fn, [&]() -> Status {
-    BP_RETURN_IF_ERROR(CheckStream(stream, fn, "stream"));
+    bp_stream_handle_t* stream = nullptr;
+    BP_RETURN_IF_ERROR(CheckStream(stream_in, fn, "stream", &stream));
     if (stream->is_default) {
       return Error(BP_STATUS_FAILED_PRECONDITION, std::string(fn) + ": stream is the default stream of device " +
                                                       DeviceName(stream->dev) + "; the context owns it");
@@ -174,13 +203,25 @@ BP_API bp_status_t bp_stream_destroy(bp_stream_handle_t* stream) {
     }
     // Nothing enqueued is lost: its work finishes before the stream goes.
     BP_RETURN_IF_ERROR(SynchronizeStream(stream, fn));
+    // Out of the table first: from here its value is stale, and of two
+    // threads destroying it one wins and the other is told so.
+    HandleTable<bp_stream_handle_t>::Found found;
+    if (StreamTable().Remove(stream_in, &found) != stream) {
+      const std::string why = HandleTable<bp_stream_handle_t>::Describe(stream_in, found, "stream");
+      return Error(BP_STATUS_INVALID_ARGUMENT, std::string(fn) + ": stream " + why);
+    }
+    stream->id = 0;
     DeviceState* dev = stream->dev;
     {
       std::lock_guard<std::mutex> lock(dev->streams_mu);
       auto& v = dev->streams;
       v.erase(std::remove(v.begin(), v.end(), stream), v.end());
     }
+    // What still names the stream forgets it (its work is done): graphs
+    // launched on it, and blocks record_stream marked as used on it.
+    ForgetStreamInGraphs(dev, stream->raw);
     dev->allocator->ForgetStream(stream->raw);
+    if (dev->pinned != nullptr) dev->pinned->ForgetStream(stream->raw);
     const bp_backend_t& t = dev->slot->table;
     const uint64_t serial = g_last_error_serial;
     const bp_status_t rc = t.stream_destroy(t.backend_data, dev->index, stream->raw);
@@ -197,33 +238,36 @@ BP_API bp_status_t bp_stream_get_default(bp_context_t* context, bp_device_t devi
     ReadSection rs;
     DeviceState* dev = nullptr;
     BP_RETURN_IF_ERROR(ResolveDevice(context, device, fn, &dev));
-    *out_stream = &dev->default_stream;
+    *out_stream = PublicHandle(&dev->default_stream);
     return Status::Ok();
   });
 }
 
-BP_API bp_status_t bp_stream_device(const bp_stream_handle_t* stream, bp_device_t* out_device) {
+BP_API bp_status_t bp_stream_device(const bp_stream_handle_t* stream_in, bp_device_t* out_device) {
   const char* fn = "bp_stream_device";
   return ApiCall(fn, [&]() -> Status {
-    BP_RETURN_IF_ERROR(CheckStream(stream, fn, "stream"));
+    bp_stream_handle_t* stream = nullptr;
+    BP_RETURN_IF_ERROR(CheckStream(stream_in, fn, "stream", &stream));
     BP_CHECK_ARG(out_device != nullptr, fn, "out_device is NULL");
     *out_device = bp_device_t{stream->dev->slot->id, stream->dev->index};
     return Status::Ok();
   });
 }
 
-BP_API bp_status_t bp_stream_synchronize(bp_stream_handle_t* stream) {
+BP_API bp_status_t bp_stream_synchronize(bp_stream_handle_t* stream_in) {
   const char* fn = "bp_stream_synchronize";
   return ApiCall(fn, [&]() -> Status {
-    BP_RETURN_IF_ERROR(CheckStream(stream, fn, "stream"));
+    bp_stream_handle_t* stream = nullptr;
+    BP_RETURN_IF_ERROR(CheckStream(stream_in, fn, "stream", &stream));
     return SynchronizeStream(stream, fn);
   });
 }
 
-BP_API bp_status_t bp_set_current_stream(bp_stream_handle_t* stream) {
+BP_API bp_status_t bp_set_current_stream(bp_stream_handle_t* stream_in) {
   const char* fn = "bp_set_current_stream";
   return ApiCall(fn, [&]() -> Status {
-    BP_RETURN_IF_ERROR(CheckStream(stream, fn, "stream"));
+    bp_stream_handle_t* stream = nullptr;
+    BP_RETURN_IF_ERROR(CheckStream(stream_in, fn, "stream", &stream));
     return SetCurrent(stream, fn);
   });
 }
@@ -236,7 +280,7 @@ BP_API bp_status_t bp_get_current_stream(bp_context_t* context, bp_device_t devi
     DeviceState* dev = nullptr;
     BP_RETURN_IF_ERROR(ResolveDevice(context, device, fn, &dev));
     bp_stream_handle_t* h = CurrentStreamHandle(dev);
-    *out_stream = h != nullptr ? h : &dev->default_stream;
+    *out_stream = PublicHandle(h != nullptr ? h : &dev->default_stream);
     return Status::Ok();
   });
 }
@@ -260,64 +304,81 @@ BP_API bp_status_t bp_event_create(bp_context_t* context, bp_device_t device, bp
     const uint64_t serial = g_last_error_serial;
     BP_RETURN_IF_ERROR(
         Backend(t.event_create(t.backend_data, dev->index, &handle->raw), serial, fn, "event_create", dev));
-    *out_event = handle.release();
+    dev->live_events.fetch_add(1, std::memory_order_acq_rel);
+    handle->id = EventTable().Add(handle.get());
+    *out_event = reinterpret_cast<bp_event_handle_t*>(handle.release()->id);
     return Status::Ok();
   });
 }
 
-BP_API bp_status_t bp_event_destroy(bp_event_handle_t* event) {
+BP_API bp_status_t bp_event_destroy(bp_event_handle_t* event_in) {
   const char* fn = "bp_event_destroy";
-  if (event == nullptr) return BP_STATUS_OK;
+  if (event_in == nullptr) return BP_STATUS_OK;
   return ApiCall(fn, [&]() -> Status {
-    BP_RETURN_IF_ERROR(CheckEvent(event, fn, "event"));
+    HandleTable<bp_event_handle_t>::Found found;
+    bp_event_handle_t* event = EventTable().Remove(event_in, &found);
+    if (event == nullptr) {
+      return Error(BP_STATUS_INVALID_ARGUMENT,
+                   std::string(fn) + ": event " + HandleTable<bp_event_handle_t>::Describe(event_in, found, "event"));
+    }
     const bp_backend_t& t = event->dev->slot->table;
     const uint64_t serial = g_last_error_serial;
     const bp_status_t rc = t.event_destroy(t.backend_data, event->raw);
     DeviceState* dev = event->dev;
+    dev->live_events.fetch_sub(1, std::memory_order_acq_rel);
     event->magic = 0;
     delete event;
     return Backend(rc, serial, fn, "event_destroy", dev);
   });
 }
 
-BP_API bp_status_t bp_event_record(bp_event_handle_t* event, bp_stream_handle_t* stream) {
+BP_API bp_status_t bp_event_record(bp_event_handle_t* event_in, bp_stream_handle_t* stream_in) {
   const char* fn = "bp_event_record";
   return ApiCall(fn, [&]() -> Status {
-    BP_RETURN_IF_ERROR(CheckEvent(event, fn, "event"));
-    BP_RETURN_IF_ERROR(CheckStream(stream, fn, "stream"));
+    bp_event_handle_t* event = nullptr;
+    BP_RETURN_IF_ERROR(CheckEvent(event_in, fn, "event", &event));
+    bp_stream_handle_t* stream = nullptr;
+    BP_RETURN_IF_ERROR(CheckStream(stream_in, fn, "stream", &stream));
     BP_RETURN_IF_ERROR(SameDevice(event, stream, fn));
+    BP_RETURN_IF_ERROR(RefuseCapturing(stream, fn));
     const bp_backend_t& t = event->dev->slot->table;
     const uint64_t serial = g_last_error_serial;
     return Backend(t.event_record(t.backend_data, event->raw, stream->raw), serial, fn, "event_record", event->dev);
   });
 }
 
-BP_API bp_status_t bp_stream_wait_event(bp_stream_handle_t* stream, bp_event_handle_t* event) {
+BP_API bp_status_t bp_stream_wait_event(bp_stream_handle_t* stream_in, bp_event_handle_t* event_in) {
   const char* fn = "bp_stream_wait_event";
   return ApiCall(fn, [&]() -> Status {
-    BP_RETURN_IF_ERROR(CheckStream(stream, fn, "stream"));
-    BP_RETURN_IF_ERROR(CheckEvent(event, fn, "event"));
+    bp_stream_handle_t* stream = nullptr;
+    BP_RETURN_IF_ERROR(CheckStream(stream_in, fn, "stream", &stream));
+    bp_event_handle_t* event = nullptr;
+    BP_RETURN_IF_ERROR(CheckEvent(event_in, fn, "event", &event));
     BP_RETURN_IF_ERROR(SameDevice(event, stream, fn));
+    BP_RETURN_IF_ERROR(RefuseCapturing(stream, fn));
     const bp_backend_t& t = event->dev->slot->table;
     const uint64_t serial = g_last_error_serial;
     return Backend(t.event_wait(t.backend_data, event->raw, stream->raw), serial, fn, "event_wait", event->dev);
   });
 }
 
-BP_API bp_status_t bp_event_synchronize(bp_event_handle_t* event) {
+BP_API bp_status_t bp_event_synchronize(bp_event_handle_t* event_in) {
   const char* fn = "bp_event_synchronize";
   return ApiCall(fn, [&]() -> Status {
-    BP_RETURN_IF_ERROR(CheckEvent(event, fn, "event"));
+    bp_event_handle_t* event = nullptr;
+    BP_RETURN_IF_ERROR(CheckEvent(event_in, fn, "event", &event));
+    BP_RETURN_IF_ERROR(RefuseWhileThisThreadCaptures(event->dev, fn));
     const bp_backend_t& t = event->dev->slot->table;
     const uint64_t serial = g_last_error_serial;
     return Backend(t.event_synchronize(t.backend_data, event->raw), serial, fn, "event_synchronize", event->dev);
   });
 }
 
-BP_API bp_status_t bp_event_query(bp_event_handle_t* event, int32_t* out_complete) {
+BP_API bp_status_t bp_event_query(bp_event_handle_t* event_in, int32_t* out_complete) {
   const char* fn = "bp_event_query";
   return ApiCall(fn, [&]() -> Status {
-    BP_RETURN_IF_ERROR(CheckEvent(event, fn, "event"));
+    bp_event_handle_t* event = nullptr;
+    BP_RETURN_IF_ERROR(CheckEvent(event_in, fn, "event", &event));
     BP_CHECK_ARG(out_complete != nullptr, fn, "out_complete is NULL");
     const bp_backend_t& t = event->dev->slot->table;
     const uint64_t serial = g_last_error_serial;
@@ -335,11 +396,13 @@ BP_API bp_status_t bp_event_query(bp_event_handle_t* event, int32_t* out_complet
   });
 }
 
-BP_API bp_status_t bp_event_elapsed_time(bp_event_handle_t* start, bp_event_handle_t* end, float* out_ms) {
+BP_API bp_status_t bp_event_elapsed_time(bp_event_handle_t* start_in, bp_event_handle_t* end_in, float* out_ms) {
   const char* fn = "bp_event_elapsed_time";
   return ApiCall(fn, [&]() -> Status {
-    BP_RETURN_IF_ERROR(CheckEvent(start, fn, "start"));
-    BP_RETURN_IF_ERROR(CheckEvent(end, fn, "end"));
+    bp_event_handle_t* start = nullptr;
+    BP_RETURN_IF_ERROR(CheckEvent(start_in, fn, "start", &start));
+    bp_event_handle_t* end = nullptr;
+    BP_RETURN_IF_ERROR(CheckEvent(end_in, fn, "end", &end));
     BP_CHECK_ARG(out_ms != nullptr, fn, "out_ms is NULL");
     if (start->dev != end->dev) {
       return Error(BP_STATUS_INVALID_ARGUMENT, std::string(fn) + ": start is of device " + DeviceName(start->dev) +
@@ -360,12 +423,13 @@ BP_API bp_status_t bp_event_elapsed_time(bp_event_handle_t* start, bp_event_hand
   });
 }
 
-BP_API bp_status_t bp_tensor_record_stream(bp_tensor_t* tensor, bp_stream_handle_t* stream) {
+BP_API bp_status_t bp_tensor_record_stream(bp_tensor_t* tensor, bp_stream_handle_t* stream_in) {
   const char* fn = "bp_tensor_record_stream";
   return ApiCall(fn, [&]() -> Status {
     BP_CHECK_ARG(tensor != nullptr, fn, "tensor is NULL");
     if (!CheckLiveTensor(tensor, fn)) return Status(BP_STATUS_INVALID_ARGUMENT, bp_last_error_message());
-    BP_RETURN_IF_ERROR(CheckStream(stream, fn, "stream"));
+    bp_stream_handle_t* stream = nullptr;
+    BP_RETURN_IF_ERROR(CheckStream(stream_in, fn, "stream", &stream));
     Storage* s = tensor->storage;
     if (s->dev != stream->dev) {
       return Error(BP_STATUS_INVALID_ARGUMENT, std::string(fn) + ": tensor is on device " + DeviceName(s->dev) +
@@ -376,10 +440,11 @@ BP_API bp_status_t bp_tensor_record_stream(bp_tensor_t* tensor, bp_stream_handle
   });
 }
 
-BP_API bp_status_t bp_stream_allocator_stats(bp_stream_handle_t* stream, bp_allocator_stats_t* out_stats) {
+BP_API bp_status_t bp_stream_allocator_stats(bp_stream_handle_t* stream_in, bp_allocator_stats_t* out_stats) {
   const char* fn = "bp_stream_allocator_stats";
   return ApiCall(fn, [&]() -> Status {
-    BP_RETURN_IF_ERROR(CheckStream(stream, fn, "stream"));
+    bp_stream_handle_t* stream = nullptr;
+    BP_RETURN_IF_ERROR(CheckStream(stream_in, fn, "stream", &stream));
     BP_CHECK_ARG(out_stats != nullptr, fn, "out_stats is NULL");
     BP_RETURN_IF_ERROR(CheckStructSize(out_stats, fn, "out_stats"));
     CopyOutFitting(stream->dev->allocator->StreamStats(stream->raw), out_stats);

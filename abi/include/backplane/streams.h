@@ -29,6 +29,16 @@
  * Handles are owned by the caller and belong to one context; they must be
  * destroyed before it. Functions are thread-safe, except that a stream's
  * handle must not be destroyed while another thread uses it.
+ *
+ * Stream and event handles are opaque values, not addresses: an index in a
+ * process-wide table plus a generation (as IREE's and Unified Runtime's
+ * handles). Any call given the handle of a destroyed stream or event fails
+ * with INVALID_ARGUMENT ("... is a stale stream handle") without touching
+ * freed memory, also after a new stream or event took its place; a handle of
+ * one kind passed as the other is refused the same way. A plugin cannot be
+ * unloaded while its streams, events or pinned blocks (or communicators,
+ * comm.h) live: bp_plugin_unload fails with FAILED_PRECONDITION naming how
+ * many of each kind remain.
  */
 #ifndef BACKPLANE_STREAMS_H_
 #define BACKPLANE_STREAMS_H_
@@ -50,9 +60,15 @@ typedef struct bp_event_handle_t bp_event_handle_t;
 BP_API bp_status_t bp_stream_create(bp_context_t* context, bp_device_t device,
                                     bp_stream_handle_t** out_stream);
 /* Waits for the stream's queued work (nothing enqueued is lost), then frees
- * it. Accepts NULL. Errors: FAILED_PRECONDITION (the default stream; a stream
- * that is some thread's current stream: that thread must set another first),
- * and what the backend's synchronize reports (the stream is then kept). */
+ * it. What still names the stream forgets it, safely because its work has
+ * finished: graphs launched on it (bp_graph_destroy no longer waits for it)
+ * and tensors bp_tensor_record_stream marked as used on it (their free no
+ * longer waits for it). Accepts NULL. Errors: INVALID_ARGUMENT (a stale
+ * handle: already destroyed, even if a new stream took its place; not a
+ * stream handle), FAILED_PRECONDITION (the default stream; a stream being
+ * captured; a stream that is some thread's current stream: that thread must
+ * set another first), and what the backend's synchronize reports (the stream
+ * is then kept). */
 BP_API bp_status_t bp_stream_destroy(bp_stream_handle_t* stream);
 /* The device's default stream; owned by the context, valid until it is
  * destroyed. Errors: INVALID_ARGUMENT (NULL), NOT_FOUND (no such device). */
@@ -76,17 +92,26 @@ BP_API bp_status_t bp_get_current_stream(bp_context_t* context, bp_device_t devi
  * events: its event slots are NULL). */
 BP_API bp_status_t bp_event_create(bp_context_t* context, bp_device_t device,
                                    bp_event_handle_t** out_event);
-/* Frees the event; work waiting on it is not affected. Accepts NULL. */
+/* Frees the event; work waiting on it is not affected. Accepts NULL.
+ * Errors: INVALID_ARGUMENT (a stale handle: already destroyed, even if a new
+ * event took its place; not an event handle). */
 BP_API bp_status_t bp_event_destroy(bp_event_handle_t* event);
 /* Captures the work enqueued on `stream` so far: the event completes when
  * that work has finished. Re-recording replaces the previous capture.
- * Errors: INVALID_ARGUMENT (NULL; the stream is on another device). */
+ * Errors: INVALID_ARGUMENT (NULL; the stream is on another device),
+ * FAILED_PRECONDITION (the stream is being captured: events are not captured
+ * into graphs, so the capture is invalidated). */
 BP_API bp_status_t bp_event_record(bp_event_handle_t* event, bp_stream_handle_t* stream);
 /* Work enqueued on `stream` after this call waits for the event's captured
  * work; the host does not wait (as cudaStreamWaitEvent). Errors:
- * INVALID_ARGUMENT (NULL; the event is of another device). */
+ * INVALID_ARGUMENT (NULL; the event is of another device),
+ * FAILED_PRECONDITION (the stream is being captured; the capture is
+ * invalidated). */
 BP_API bp_status_t bp_stream_wait_event(bp_stream_handle_t* stream, bp_event_handle_t* event);
-/* Blocks until the event's captured work has finished. */
+/* Blocks until the event's captured work has finished. Errors:
+ * FAILED_PRECONDITION when the calling thread is capturing a stream of the
+ * event's device (a host wait cannot be part of a graph; the capture is
+ * invalidated). */
 BP_API bp_status_t bp_event_synchronize(bp_event_handle_t* event);
 /* *out_complete = 1 when the captured work has finished (or the event was
  * never recorded), else 0; never blocks where the backend has event_query. */
@@ -165,7 +190,15 @@ BP_API bp_status_t bp_tensor_from_host_async(bp_tensor_t* tensor, const void* sr
  * FAILED_PRECONDITION, and bp_graph_end_capture reports it): reading or
  * writing device memory from the host (bp_tensor_to_host,
  * bp_tensor_from_host, a value an operator reads back), synchronizing the
- * stream or the device, and another thread enqueueing on the stream. */
+ * stream or the device (bp_device_synchronize from any thread invalidates
+ * every capture on the device, as CUDA does), recording or waiting for an
+ * event on the stream, bp_event_synchronize by the capturing thread, and
+ * another thread enqueueing on the stream.
+ *
+ * Graph functions are thread-safe: a graph may be launched from several
+ * threads, and bp_graph_destroy called while another thread launches it
+ * waits for that launch to return; calls that start after the destroy began
+ * fail with INVALID_ARGUMENT ("not a live graph"). */
 
 /* A captured graph; owned by the caller (bp_graph_destroy). */
 typedef struct bp_graph_t bp_graph_t;
@@ -197,9 +230,11 @@ typedef struct bp_graph_info_t {
 /* Fills `out_info` (struct_size preset). Errors: INVALID_ARGUMENT (NULL,
  * struct_size too small). */
 BP_API bp_status_t bp_graph_info(const bp_graph_t* graph, bp_graph_info_t* out_info);
-/* Waits for the graph's launches, then frees it and its private memory pool
- * (blocks still held by tensors return to the stream's pool when freed).
- * Accepts NULL. */
+/* Waits for bp_graph_launch calls running on the graph in other threads to
+ * return, and for its launches' work on streams that still exist, then frees
+ * it and its private memory pool (blocks still held by tensors return to the
+ * stream's pool when freed). Accepts NULL. Errors: INVALID_ARGUMENT (a graph
+ * already destroyed, or never made), and a failing wait on a launch stream. */
 BP_API bp_status_t bp_graph_destroy(bp_graph_t* graph);
 
 #ifdef __cplusplus

@@ -182,6 +182,13 @@ bool IsLiveComm(const bp_comm_t* comm) {
   return LiveComms().count(comm) != 0;
 }
 
+int64_t CountLiveComms(const BackendSlot& slot) {
+  std::lock_guard<std::mutex> lock(g_live_mu);
+  int64_t n = 0;
+  for (const bp_comm_t* c : LiveComms()) n += c->dev != nullptr && c->dev->slot == &slot ? 1 : 0;
+  return n;
+}
+
 void UnregisterComm(const bp_comm_t* comm) {
   std::lock_guard<std::mutex> lock(g_live_mu);
   LiveComms().erase(comm);

@@ -106,6 +106,9 @@ void DestroyComm(bp_comm_t* comm);
 void RegisterComm(const bp_comm_t* comm);
 bool IsLiveComm(const bp_comm_t* comm);
 void UnregisterComm(const bp_comm_t* comm);
+// How many live communicators are on a device of `slot` (bp_plugin_unload
+// refuses while any is: its engine and its tensors call the plugin).
+int64_t CountLiveComms(const BackendSlot& slot);
 
 // Engines. Each returns UNIMPLEMENTED with a reason when it cannot serve.
 struct CommSetup {
