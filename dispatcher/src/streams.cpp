@@ -22,7 +22,7 @@ Status CheckStream(const bp_stream_handle_t* s, const char* fn, const char* arg)
     return Error(BP_STATUS_INVALID_ARGUMENT, std::string(fn) + ": " + arg +
                                                  (s == nullptr ? " is NULL" : " is not a live stream handle"));
   }
-  return Status::Ok();
+  return CheckNotForked(s->ctx, fn);
 }
 
 Status CheckEvent(const bp_event_handle_t* e, const char* fn, const char* arg) {
@@ -30,7 +30,7 @@ Status CheckEvent(const bp_event_handle_t* e, const char* fn, const char* arg) {
     return Error(BP_STATUS_INVALID_ARGUMENT,
                  std::string(fn) + ": " + arg + (e == nullptr ? " is NULL" : " is not a live event handle"));
   }
-  return Status::Ok();
+  return CheckNotForked(e->ctx, fn);
 }
 
 // INVALID_ARGUMENT unless the event and the stream are of one device.

@@ -64,6 +64,7 @@ void StorageRelease(Storage* s) {
 }
 
 Status ResolveDevice(bp_context_t* ctx, bp_device_t device, const char* fn, DeviceState** out) {
+  BP_RETURN_IF_ERROR(CheckNotForked(ctx, fn));
   if (device.backend < 0 || device.backend >= ctx->num_backends.load(std::memory_order_acquire)) {
     return Error(BP_STATUS_NOT_FOUND, std::string(fn) + ": no backend with id " + std::to_string(device.backend));
   }
@@ -405,6 +406,7 @@ BP_API bp_status_t bp_tensor_to_host(const bp_tensor_t* tensor, void* dst, size_
                                                    std::to_string(expected) + ", got " + std::to_string(nbytes));
     }
     BP_CHECK_ARG(dst != nullptr || nbytes == 0, fn, "dst is NULL");
+    BP_RETURN_IF_ERROR(CheckNotForked(tensor->storage->ctx, fn));
     Status st = ReadView(tensor->storage->dev, tensor->storage->data, tensor->geo, tensor->geo.dtype, dst);
     if (!st.ok()) return Error(st.code(), std::string(fn) + ": " + st.message());
     return Status::Ok();
