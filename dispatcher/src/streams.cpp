@@ -9,6 +9,7 @@
 #include "context.h"
 #include "graph.h"
 #include "rcu.h"
+#include "stream_release.h"
 #include "struct_size.h"
 #include "tensor.h"
 
@@ -161,7 +162,7 @@ BP_API bp_status_t bp_stream_destroy(bp_stream_handle_t* stream) {
       return Error(BP_STATUS_FAILED_PRECONDITION, std::string(fn) + ": stream is the default stream of device " +
                                                       DeviceName(stream->dev) + "; the context owns it");
     }
-    if (stream->capture.load(std::memory_order_acquire) != nullptr) {
+    if (!DiscardAbandonedCapture(stream)) {
       return Error(BP_STATUS_FAILED_PRECONDITION, std::string(fn) + ": stream of device " + DeviceName(stream->dev) +
                                                       " is being captured; bp_graph_end_capture first");
     }
@@ -172,8 +173,9 @@ BP_API bp_status_t bp_stream_destroy(bp_stream_handle_t* stream) {
                        " thread(s) on device " + DeviceName(stream->dev) +
                        "; bp_set_current_stream another stream on them first");
     }
-    // Nothing enqueued is lost: its work finishes before the stream goes.
-    BP_RETURN_IF_ERROR(SynchronizeStream(stream, fn));
+    // Nothing enqueued is lost: its work finishes before the stream goes. A
+    // sticky fault of that work never keeps the stream alive (logged instead).
+    if (Status drained = SynchronizeStream(stream, fn); !drained.ok()) LogReleasedDespite(stream, fn, drained);
     DeviceState* dev = stream->dev;
     {
       std::lock_guard<std::mutex> lock(dev->streams_mu);
