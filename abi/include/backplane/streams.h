@@ -50,9 +50,14 @@ typedef struct bp_event_handle_t bp_event_handle_t;
 BP_API bp_status_t bp_stream_create(bp_context_t* context, bp_device_t device,
                                     bp_stream_handle_t** out_stream);
 /* Waits for the stream's queued work (nothing enqueued is lost), then frees
- * it. Accepts NULL. Errors: FAILED_PRECONDITION (the default stream; a stream
- * that is some thread's current stream: that thread must set another first),
- * and what the backend's synchronize reports (the stream is then kept). */
+ * it. Accepts NULL. A fault of that work (docs/streams.md "Asynchronous
+ * errors") never keeps the stream: it is freed and the fault logged as a
+ * WARNING. A capture whose thread no longer has the stream current (it
+ * exited without bp_graph_end_capture) is discarded. Errors:
+ * FAILED_PRECONDITION (the default stream; a stream that is some thread's
+ * current stream: that thread must set another first; a context created
+ * before fork(), in the child), and what the backend's stream_destroy
+ * reports. */
 BP_API bp_status_t bp_stream_destroy(bp_stream_handle_t* stream);
 /* The device's default stream; owned by the context, valid until it is
  * destroyed. Errors: INVALID_ARGUMENT (NULL), NOT_FOUND (no such device). */
@@ -60,7 +65,10 @@ BP_API bp_status_t bp_stream_get_default(bp_context_t* context, bp_device_t devi
                                          bp_stream_handle_t** out_stream);
 /* The device the stream belongs to. Errors: INVALID_ARGUMENT (NULL). */
 BP_API bp_status_t bp_stream_device(const bp_stream_handle_t* stream, bp_device_t* out_device);
-/* Blocks until all work enqueued on the stream has finished. */
+/* Blocks until all work enqueued on the stream has finished. A fault of that
+ * work on the device is reported here, naming the operator, and again by
+ * every later synchronize of the stream (sticky; docs/streams.md
+ * "Asynchronous errors"). */
 BP_API bp_status_t bp_stream_synchronize(bp_stream_handle_t* stream);
 /* Makes `stream` the calling thread's current stream of its device (as
  * torch.cuda.set_stream); pass the default stream to go back. Other threads
