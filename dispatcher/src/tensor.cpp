@@ -1,5 +1,6 @@
 // Storage and tensor lifetime, and the C API for creating and reading tensors.
 #include "tensor.h"
+#include "graph_inputs.h"
 
 #include <cstddef>
 #include <cstdio>
@@ -32,6 +33,9 @@ inline bool DropRef(std::atomic<int64_t>& refs) {
 // Frees an embedded storage (EmptyTensor's: allocator memory, never imported)
 // and its TensorBlock: block and header go back to the allocator in one call.
 void FreeTensorBlock(Storage* s) {
+  if (__builtin_expect(g_watched_graphs.load(std::memory_order_relaxed) != 0, 0) && s->block != nullptr) {
+    NoteStorageFreed(s->dev, s->block);  // a captured input going away (graph_inputs.h)
+  }
   bp_plugin_t* plugin = s->plugin;
   CachingAllocator* allocator = s->dev->allocator.get();
   Block* block = s->block;
@@ -44,6 +48,9 @@ void FreeTensorBlock(Storage* s) {
 
 void StorageRelease(Storage* s) {
   if (!DropRef(s->refs)) return;
+  if (__builtin_expect(g_watched_graphs.load(std::memory_order_relaxed) != 0, 0) && s->block != nullptr) {
+    NoteStorageFreed(s->dev, s->block);  // a captured input going away (graph_inputs.h)
+  }
   if (s->embedded) {
     // Its header died earlier (TensorRelease then took the tensor off live_tensors).
     bp_context_t* ctx = s->ctx;
