@@ -31,7 +31,8 @@ set_tests_properties(OpenclNoPlatform.ZeroDevicesWithReason.no_icd PROPERTIES
 # the OpenCL kernels' dtype masks as the dispatcher routes by them.
 if(TARGET backplane_cpu)
   add_executable(opencl_e2e_test ${CMAKE_CURRENT_LIST_DIR}/opencl_e2e_test.cpp
-    ${CMAKE_CURRENT_LIST_DIR}/opencl_dtype_mask_test.cpp ${CMAKE_CURRENT_LIST_DIR}/opencl_streams_e2e_test.cpp)
+    ${CMAKE_CURRENT_LIST_DIR}/opencl_dtype_mask_test.cpp ${CMAKE_CURRENT_LIST_DIR}/opencl_streams_e2e_test.cpp
+    ${CMAKE_CURRENT_LIST_DIR}/opencl_fork_test.cpp)
   target_link_libraries(opencl_e2e_test PRIVATE Backplane::backplane GTest::gtest_main GTest::gmock Threads::Threads)
   target_include_directories(opencl_e2e_test PRIVATE ${CMAKE_CURRENT_LIST_DIR})
   target_compile_definitions(opencl_e2e_test PRIVATE BP_TEST_PLUGIN_DIR="${BP_TEST_PLUGIN_DIR}"

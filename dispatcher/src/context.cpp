@@ -111,7 +111,7 @@ Status CheckContext(bp_context_t* ctx, const char* fn) {
         BP_STATUS_INVALID_ARGUMENT,
         std::string(fn) + ": context is not a live context (destroyed, or never created by bp_context_create)");
   }
-  return Status::Ok();
+  return CheckNotForked(ctx, fn);
 }
 
 void InitHostBackend(bp_context_t* ctx) {
@@ -208,6 +208,8 @@ BP_API bp_status_t bp_context_create(const bp_context_options_t* options, bp_con
       options = &opts;
     }
     auto ctx = std::make_unique<bp_context_t>();
+    ctx->fork_epoch = ForkEpochForNewContext();
+    ctx->creator_pid = static_cast<long>(getpid());
     if (options != nullptr) {
       ctx->strict.store(options->strict_fallback != 0);
       ctx->log_fn = options->log_callback;
@@ -238,6 +240,15 @@ BP_API bp_status_t bp_context_create(const bp_context_options_t* options, bp_con
 BP_API void bp_context_destroy(bp_context_t* context) {
   if (context == nullptr) return;
   try {
+    if (ContextForked(context)) {
+      // A child of fork(): the plugins' threads and queues are the parent's;
+      // tearing them down here would wait on threads that do not exist. The
+      // copy is left to the process's exit (forgotten, never freed).
+      std::lock_guard<std::mutex> lock(LiveMu());
+      Live().erase(context);
+      SetLastError(ForkedContextError(context, "bp_context_destroy"));
+      return;
+    }
     if (Status st = CheckNotLoading(context, "bp_context_destroy"); !st.ok()) {
       SetLastError(st);
       return;

@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "allocator.h"
+#include "fork_guard.h"
 #include "stream_handle.h"
 #include "backplane/backplane.h"
 #include "status.h"
@@ -211,5 +212,21 @@ struct bp_context_t {
   std::mutex pinned_mu;
   std::map<uintptr_t, bp::core::PinnedBlock> pinned;
 
+  // fork_guard.h: the fork epoch and process the context was created in.
+  uint32_t fork_epoch = 0;
+  long creator_pid = 0;
+
   ~bp_context_t();
 };
+
+namespace bp::core {
+// True when `ctx` was created before a fork() of this process (fork_guard.h):
+// one relaxed load and a compare, cheap enough for every operator call.
+inline bool ContextForked(const bp_context_t* ctx) {
+  return __builtin_expect(ctx->fork_epoch != g_fork_epoch.load(std::memory_order_relaxed), 0);
+}
+// FAILED_PRECONDITION naming `fn` when `ctx` was created before fork().
+inline Status CheckNotForked(const bp_context_t* ctx, const char* fn) {
+  return ContextForked(ctx) ? ForkedContextError(ctx, fn) : Status::Ok();
+}
+}  // namespace bp::core

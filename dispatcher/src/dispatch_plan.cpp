@@ -318,6 +318,7 @@ BP_API bp_status_t bp_op_call(bp_context_t* context, const bp_op_t* op, const bp
   if (context == nullptr || op == nullptr) {
     return SetLastError(BP_STATUS_INVALID_ARGUMENT, "bp_op_call: context and op must not be NULL");
   }
+  if (ContextForked(context)) return SetLastError(ForkedContextError(context, "bp_op_call"));
   try {
     ReadSection rs;
     Status error;
@@ -368,6 +369,7 @@ BP_API bp_status_t bp_plan_call(bp_call_plan_t* plan, const bp_value_t* args, in
       return SetLastError(BP_STATUS_FAILED_PRECONDITION,
                           "bp_plan_call: the plan's context was destroyed; release the plan");
     }
+    if (ContextForked(plan->ctx)) return SetLastError(ForkedContextError(plan->ctx, "bp_plan_call"));
     ReadSection rs;
     Status error;
     if (plan->generation != plan->ctx->route_generation.load(std::memory_order_seq_cst) ||

@@ -1,6 +1,7 @@
 // Graph capture and replay: recording resolved kernel calls, and the C API
 // (backplane/streams.h).
 #include "graph.h"
+#include "graph_inputs.h"
 
 #include <algorithm>
 #include <condition_variable>
@@ -419,6 +420,7 @@ BP_API bp_status_t bp_graph_end_capture(bp_stream_handle_t* stream_in, bp_graph_
       std::lock_guard<std::mutex> lock(g_graphs_mu);
       LiveGraphs().insert(graph.get());
     }
+    WatchGraphInputs(graph.get());  // graph_inputs.h
     *out_graph = graph.release();
     return Status::Ok();
   });
@@ -441,6 +443,7 @@ BP_API bp_status_t bp_graph_launch(bp_graph_t* graph, bp_stream_handle_t* stream
       return Error(BP_STATUS_FAILED_PRECONDITION,
                    std::string(fn) + ": the stream is being captured; launch on another stream");
     }
+    BP_RETURN_IF_ERROR(CheckGraphInputsAlive(graph, fn));  // graph_inputs.h
     {
       std::lock_guard<std::mutex> lock(graph->launched_mu);
       if (std::find(graph->launched_on.begin(), graph->launched_on.end(), stream->raw) == graph->launched_on.end()) {
@@ -511,6 +514,7 @@ BP_API bp_status_t bp_graph_destroy(bp_graph_t* graph) {
       g_graphs_cv.wait(lock, [&] { return graph->in_use == 0; });
     }
     Status st = WaitLaunches(graph, fn);
+    UnwatchGraphInputs(graph);  // graph_inputs.h
     DeviceState* dev = graph->dev;
     dev->allocator->ReleaseCapture(graph->pool);
     bp_plugin_t* plugin = graph->plugin;

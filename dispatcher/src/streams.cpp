@@ -9,6 +9,7 @@
 #include "context.h"
 #include "graph.h"
 #include "rcu.h"
+#include "stream_release.h"
 #include "struct_size.h"
 #include "tensor.h"
 
@@ -29,7 +30,7 @@ Status CheckStream(const bp_stream_handle_t* in, const char* fn, const char* arg
                  std::string(fn) + ": " + arg + " " + HandleTable<bp_stream_handle_t>::Describe(in, found, "stream"));
   }
   *out = s;
-  return Status::Ok();
+  return CheckNotForked(s->ctx, fn);
 }
 
 Status CheckEvent(const bp_event_handle_t* in, const char* fn, const char* arg, bp_event_handle_t** out) {
@@ -41,7 +42,7 @@ Status CheckEvent(const bp_event_handle_t* in, const char* fn, const char* arg, 
                  std::string(fn) + ": " + arg + " " + HandleTable<bp_event_handle_t>::Describe(in, found, "event"));
   }
   *out = e;
-  return Status::Ok();
+  return CheckNotForked(e->ctx, fn);
 }
 
 // INVALID_ARGUMENT unless the event and the stream are of one device.
@@ -190,7 +191,7 @@ BP_API bp_status_t bp_stream_destroy(bp_stream_handle_t* stream_in) {
       return Error(BP_STATUS_FAILED_PRECONDITION, std::string(fn) + ": stream is the default stream of device " +
                                                       DeviceName(stream->dev) + "; the context owns it");
     }
-    if (stream->capture.load(std::memory_order_acquire) != nullptr) {
+    if (!DiscardAbandonedCapture(stream)) {
       return Error(BP_STATUS_FAILED_PRECONDITION, std::string(fn) + ": stream of device " + DeviceName(stream->dev) +
                                                       " is being captured; bp_graph_end_capture first");
     }
@@ -201,8 +202,9 @@ BP_API bp_status_t bp_stream_destroy(bp_stream_handle_t* stream_in) {
                        " thread(s) on device " + DeviceName(stream->dev) +
                        "; bp_set_current_stream another stream on them first");
     }
-    // Nothing enqueued is lost: its work finishes before the stream goes.
-    BP_RETURN_IF_ERROR(SynchronizeStream(stream, fn));
+    // Nothing enqueued is lost: its work finishes before the stream goes. A
+    // sticky fault of that work never keeps the stream alive (logged instead).
+    if (Status drained = SynchronizeStream(stream, fn); !drained.ok()) LogReleasedDespite(stream, fn, drained);
     // Out of the table first: from here its value is stale, and of two
     // threads destroying it one wins and the other is told so.
     HandleTable<bp_stream_handle_t>::Found found;

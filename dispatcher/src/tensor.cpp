@@ -1,5 +1,6 @@
 // Storage and tensor lifetime, and the C API for creating and reading tensors.
 #include "tensor.h"
+#include "graph_inputs.h"
 
 #include <cstddef>
 #include <cstdio>
@@ -32,6 +33,9 @@ inline bool DropRef(std::atomic<int64_t>& refs) {
 // Frees an embedded storage (EmptyTensor's: allocator memory, never imported)
 // and its TensorBlock: block and header go back to the allocator in one call.
 void FreeTensorBlock(Storage* s) {
+  if (__builtin_expect(g_watched_graphs.load(std::memory_order_relaxed) != 0, 0) && s->block != nullptr) {
+    NoteStorageFreed(s->dev, s->block);  // a captured input going away (graph_inputs.h)
+  }
   bp_plugin_t* plugin = s->plugin;
   CachingAllocator* allocator = s->dev->allocator.get();
   Block* block = s->block;
@@ -44,6 +48,9 @@ void FreeTensorBlock(Storage* s) {
 
 void StorageRelease(Storage* s) {
   if (!DropRef(s->refs)) return;
+  if (__builtin_expect(g_watched_graphs.load(std::memory_order_relaxed) != 0, 0) && s->block != nullptr) {
+    NoteStorageFreed(s->dev, s->block);  // a captured input going away (graph_inputs.h)
+  }
   if (s->embedded) {
     // Its header died earlier (TensorRelease then took the tensor off live_tensors).
     bp_context_t* ctx = s->ctx;
@@ -64,6 +71,7 @@ void StorageRelease(Storage* s) {
 }
 
 Status ResolveDevice(bp_context_t* ctx, bp_device_t device, const char* fn, DeviceState** out) {
+  BP_RETURN_IF_ERROR(CheckNotForked(ctx, fn));
   if (device.backend < 0 || device.backend >= ctx->num_backends.load(std::memory_order_acquire)) {
     return Error(BP_STATUS_NOT_FOUND, std::string(fn) + ": no backend with id " + std::to_string(device.backend));
   }
@@ -405,6 +413,7 @@ BP_API bp_status_t bp_tensor_to_host(const bp_tensor_t* tensor, void* dst, size_
                                                    std::to_string(expected) + ", got " + std::to_string(nbytes));
     }
     BP_CHECK_ARG(dst != nullptr || nbytes == 0, fn, "dst is NULL");
+    BP_RETURN_IF_ERROR(CheckNotForked(tensor->storage->ctx, fn));
     Status st = ReadView(tensor->storage->dev, tensor->storage->data, tensor->geo, tensor->geo.dtype, dst);
     if (!st.ok()) return Error(st.code(), std::string(fn) + ": " + st.message());
     return Status::Ok();

@@ -30,6 +30,12 @@ const char* Faults::ReadEnvironment() {
   } catch (...) {  // no memory for a path: nothing is held
     hold_kernels_path.clear();
   }
+  const char* fo = std::getenv("BP_VENDOR_SIM_FAULT_OP");
+  try {
+    fault_op = fo != nullptr ? fo : "";
+  } catch (...) {  // no memory for the name: no fault
+    fault_op.clear();
+  }
   const char* b = std::getenv("BP_VENDOR_SIM_BROKEN");
   if (b == nullptr || *b == '\0') {
     broken = Broken::kNone;
@@ -48,6 +54,29 @@ const char* Faults::ReadEnvironment() {
 bool Faults::NextCopyFails() {
   if (fail_copy_every == 0) return false;
   return (copies.fetch_add(1, std::memory_order_relaxed) + 1) % fail_copy_every == 0;
+}
+
+void Faults::Poison(const void* allocation, const std::string& fault) {
+  std::lock_guard<std::mutex> lock(poison_mu);
+  try {
+    poisoned[allocation] = fault;
+  } catch (...) {  // no memory to remember it: the stream's sticky fault still reports it
+    return;
+  }
+  any_poison.store(true, std::memory_order_release);
+}
+
+std::string Faults::PoisonOf(const void* allocation) {
+  if (!any_poison.load(std::memory_order_acquire)) return std::string();
+  std::lock_guard<std::mutex> lock(poison_mu);
+  auto it = poisoned.find(allocation);
+  return it == poisoned.end() ? std::string() : it->second;
+}
+
+void Faults::Unpoison(const void* allocation) {
+  if (!any_poison.load(std::memory_order_acquire)) return;
+  std::lock_guard<std::mutex> lock(poison_mu);
+  poisoned.erase(allocation);
 }
 
 }  // namespace vendor_sim

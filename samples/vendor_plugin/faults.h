@@ -8,7 +8,9 @@
 #include <atomic>
 #include <cstddef>
 #include <cstdint>
+#include <mutex>
 #include <string>
+#include <unordered_map>
 
 namespace vendor_sim {
 
@@ -60,7 +62,25 @@ struct Faults {
   };
   Broken broken = Broken::kNone;
 
+  // BP_VENDOR_SIM_FAULT_OP=<operator>: TEST ONLY. Every kernel of that
+  // operator (its functional name, e.g. "relu") faults on the device: the
+  // launch returns OK, and when the device runs it nothing is written, the
+  // stream's queue keeps the fault (sticky, reported by stream_synchronize,
+  // naming the operator) and the kernel's outputs are poisoned: copying from
+  // them fails with the fault until they are freed. Empty: off.
+  std::string fault_op;
+
+  // Allocations written by faulted work (allocation handle -> the fault).
+  void Poison(const void* allocation, const std::string& fault);
+  // The fault that poisoned `allocation`, or "" when none did.
+  std::string PoisonOf(const void* allocation);
+  // Forgets `allocation`'s poison (it was freed; its memory may be reused).
+  void Unpoison(const void* allocation);
+
   std::atomic<uint64_t> copies{0};
+  std::atomic<bool> any_poison{false};  // so copies skip the lock while nothing faulted
+  std::mutex poison_mu;
+  std::unordered_map<const void*, std::string> poisoned;
 
   // The faults the environment asks for. Returns nullptr, or the value of
   // BP_VENDOR_SIM_BROKEN when it names no broken mode (init then fails).

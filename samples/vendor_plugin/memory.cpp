@@ -6,6 +6,7 @@
 #include <cstdio>
 #include <cstring>
 #include <new>
+#include <string>
 
 #include "device.h"
 #include "stream.h"
@@ -39,6 +40,7 @@ bp_status_t Deallocate(void* bd, int32_t device, void* ptr) {
   // Queued work on any stream may still use the block: wait for it, as a
   // driver's free does.
   StateOf(bd)->streams.DrainAll();
+  StateOf(bd)->faults.Unpoison(ptr);  // freed: its memory is handed out afresh
   if (!StateOf(bd)->arena.Free(ptr))
     return Fail(StateOf(bd), BP_STATUS_INVALID_ARGUMENT, "deallocate", "not a live vendor_sim allocation");
   return BP_STATUS_OK;
@@ -51,6 +53,16 @@ bp_status_t Deallocate(void* bd, int32_t device, void* ptr) {
 // is for its stream (backend.h).
 
 namespace {
+
+// INTERNAL naming the fault when `allocation` was written by work that
+// faulted on the device (faults.h, BP_VENDOR_SIM_FAULT_OP): its bytes are
+// not a result, so reading them back must not return OK.
+bp_status_t CheckNotPoisoned(State* s, const char* fn, const void* allocation) {
+  const std::string fault = s->faults.PoisonOf(allocation);
+  if (fault.empty()) return BP_STATUS_OK;
+  const std::string what = "the source was written by work that faulted: " + fault;
+  return Fail(s, BP_STATUS_INTERNAL, fn, what.c_str());
+}
 
 // Submits a copy of nbytes from src to dst on `q`; OUT_OF_MEMORY if it cannot be queued.
 bp_status_t SubmitCopy(State* s, Queue* q, const char* fn, char* dst, const char* src, size_t nbytes) {
@@ -92,6 +104,7 @@ bp_status_t CopyDeviceToHost(void* bd, int32_t device, const void* src, size_t s
   const bp_status_t st = SubmitCopy(StateOf(bd), q, "copy_device_to_host", static_cast<char*>(dst), s, nbytes);
   // The one synchronous copy (backend.h): it returns with the bytes in dst.
   if (st == BP_STATUS_OK) q->Drain();
+  if (st == BP_STATUS_OK) return CheckNotPoisoned(StateOf(bd), "copy_device_to_host", src);
   return st;
 }
 
@@ -112,6 +125,9 @@ bp_status_t CopyDeviceToHostAsync(void* bd, int32_t device, const void* src, siz
   if (s == nullptr)
     return Fail(StateOf(bd), BP_STATUS_INVALID_ARGUMENT, "copy_device_to_host_async",
                 "source range outside its allocation");
+  // Work already known to have faulted; a fault still queued is reported by
+  // the stream's synchronize.
+  if (CheckNotPoisoned(StateOf(bd), "copy_device_to_host_async", src) != BP_STATUS_OK) return BP_STATUS_INTERNAL;
   // No Drain: dst holds the bytes once the stream gets past the copy.
   return SubmitCopy(StateOf(bd), q, "copy_device_to_host_async", static_cast<char*>(dst), s, nbytes);
 }

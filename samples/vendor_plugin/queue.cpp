@@ -63,6 +63,21 @@ void Queue::Drain() {
   idle_.wait(lock, [&] { return finished_ >= target; });
 }
 
+void Queue::SetFault(const std::string& fault) {
+  std::lock_guard<std::mutex> lock(mu_);
+  if (!fault_.empty()) return;
+  try {
+    fault_ = fault;
+  } catch (...) {
+    fault_ = "?";  // no memory for the message; still a fault
+  }
+}
+
+std::string Queue::Fault() {
+  std::lock_guard<std::mutex> lock(mu_);
+  return fault_;
+}
+
 void Queue::Run() {
   std::unique_lock<std::mutex> lock(mu_);
   for (;;) {

@@ -18,6 +18,7 @@
 #include <deque>
 #include <functional>
 #include <mutex>
+#include <string>
 #include <thread>
 #include <utility>
 
@@ -65,6 +66,11 @@ class Queue {
   }
   // Blocks until every item submitted so far has run (stream_synchronize).
   void Drain();
+  // A fault of work this queue ran (faults.h, BP_VENDOR_SIM_FAULT_OP): kept,
+  // like CUDA's sticky errors, for the queue's life; the first one wins.
+  // Fault() is "" while none happened. Thread-safe (the device thread sets it).
+  void SetFault(const std::string& fault);
+  std::string Fault();
 
  private:
   struct Item {
@@ -83,6 +89,7 @@ class Queue {
   std::deque<Item> items_;
   uint64_t submitted_ = 0, finished_ = 0;
   bool stop_ = false;
+  std::string fault_;  // guarded by mu_
   std::thread device_;
 };
 

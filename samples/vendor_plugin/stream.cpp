@@ -6,6 +6,7 @@
 #include "stream.h"
 
 #include <chrono>
+#include <string>
 #include <thread>
 
 #include "device.h"
@@ -34,6 +35,10 @@ bp_status_t StreamSynchronize(void* bd, int32_t device, bp_stream_t stream) {
   q->Drain();  // this stream only: the others keep running
   const uint32_t latency_us = StateOf(bd)->faults.latency_us;
   if (latency_us != 0) std::this_thread::sleep_for(std::chrono::microseconds(latency_us));
+  // A fault of work on this stream is sticky (faults.h): every synchronize
+  // reports it, naming the operator. The stream can still be destroyed.
+  const std::string fault = q->Fault();
+  if (!fault.empty()) return Fail(StateOf(bd), BP_STATUS_INTERNAL, "stream_synchronize", fault.c_str());
   return BP_STATUS_OK;
 }
 

@@ -94,7 +94,10 @@ typedef struct bp_comm_options_t {
   int32_t world_size;       /* 1 to 4096 */
   const bp_kv_store_t* store; /* rendezvous; borrowed during bp_comm_create */
   /* Prefix of every key this communicator writes, so several communicators
-   * (and runs) share one store; NULL: "bp_comm". At most 128 bytes. */
+   * (and runs) share one store; NULL: "bp_comm". At most 128 bytes. One
+   * communicator per prefix: a prefix another communicator (of this job or
+   * another) already claimed in the store is refused (FAILED_PRECONDITION,
+   * docs/distributed.md "One job per prefix"). */
   const char* prefix;
   /* Milliseconds within which creation and each call complete or fail with
    * DEADLINE_EXCEEDED; 0: 300000 (five minutes, torch's default). Values
@@ -119,7 +122,8 @@ typedef struct bp_comm_options_t {
  * this libbackplane was built without Gloo), DEADLINE_EXCEEDED (a rank did
  * not join within timeout_ms), UNAVAILABLE (network errors; a Gloo host that
  * does not resolve, naming it and whether it came from options->host or
- * BACKPLANE_COMM_HOST). */
+ * BACKPLANE_COMM_HOST), FAILED_PRECONDITION (the prefix is already used by
+ * another job or communicator in this store). */
 BP_API bp_status_t bp_comm_create(bp_context_t* context, bp_device_t device, const bp_comm_options_t* options,
                                   bp_comm_t** out_comm);
 /* Waits for the communicator's queued calls, then frees it. A handle used

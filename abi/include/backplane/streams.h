@@ -63,12 +63,16 @@ BP_API bp_status_t bp_stream_create(bp_context_t* context, bp_device_t device,
  * it. What still names the stream forgets it, safely because its work has
  * finished: graphs launched on it (bp_graph_destroy no longer waits for it)
  * and tensors bp_tensor_record_stream marked as used on it (their free no
- * longer waits for it). Accepts NULL. Errors: INVALID_ARGUMENT (a stale
- * handle: already destroyed, even if a new stream took its place; not a
- * stream handle), FAILED_PRECONDITION (the default stream; a stream being
- * captured; a stream that is some thread's current stream: that thread must
- * set another first), and what the backend's synchronize reports (the stream
- * is then kept). */
+ * longer waits for it). Accepts NULL. A fault of that work (docs/streams.md
+ * "Asynchronous errors") never keeps the stream: it is freed and the fault
+ * logged as a WARNING. A capture whose thread no longer has the stream
+ * current (it exited without bp_graph_end_capture) is discarded. Errors:
+ * INVALID_ARGUMENT (a stale handle: already destroyed, even if a new stream
+ * took its place; not a stream handle), FAILED_PRECONDITION (the default
+ * stream; a stream being captured by a live thread; a stream that is some
+ * thread's current stream: that thread must set another first; a context
+ * created before fork(), in the child), and what the backend's
+ * stream_destroy reports. */
 BP_API bp_status_t bp_stream_destroy(bp_stream_handle_t* stream);
 /* The device's default stream; owned by the context, valid until it is
  * destroyed. Errors: INVALID_ARGUMENT (NULL), NOT_FOUND (no such device). */
@@ -76,7 +80,10 @@ BP_API bp_status_t bp_stream_get_default(bp_context_t* context, bp_device_t devi
                                          bp_stream_handle_t** out_stream);
 /* The device the stream belongs to. Errors: INVALID_ARGUMENT (NULL). */
 BP_API bp_status_t bp_stream_device(const bp_stream_handle_t* stream, bp_device_t* out_device);
-/* Blocks until all work enqueued on the stream has finished. */
+/* Blocks until all work enqueued on the stream has finished. A fault of that
+ * work on the device is reported here, naming the operator, and again by
+ * every later synchronize of the stream (sticky; docs/streams.md
+ * "Asynchronous errors"). */
 BP_API bp_status_t bp_stream_synchronize(bp_stream_handle_t* stream);
 /* Makes `stream` the calling thread's current stream of its device (as
  * torch.cuda.set_stream); pass the default stream to go back. Other threads

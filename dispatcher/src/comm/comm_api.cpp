@@ -12,6 +12,7 @@
 
 #include "api.h"
 #include "comm/communicator.h"
+#include "comm/prefix_claim.h"
 #include "copy.h"
 #include "dtype.h"
 #include "tensor.h"
@@ -276,7 +277,10 @@ extern "C" BP_API bp_status_t bp_comm_create(bp_context_t* context, bp_device_t 
     const bool native = options->engine == BP_COMM_ENGINE_NATIVE ||
                         (options->engine == BP_COMM_ENGINE_AUTO && dev->slot->table.collectives != nullptr);
     if (!native) BP_RETURN_IF_ERROR(CheckHost(setup.host, host_source));
+    std::string claim;
+    BP_RETURN_IF_ERROR(ClaimPrefix(setup, &claim));  // one job per store prefix
     BP_RETURN_IF_ERROR(native ? MakeNativeEngine(setup, &comm->engine) : MakeGlooEngine(setup, &comm->engine));
+    BP_RETURN_IF_ERROR(CheckClaimKept(setup, claim));
     StartCommWorker(comm.get());
     RegisterComm(comm.get());
     *out_comm = comm.release();

@@ -20,8 +20,13 @@
 // abi/ops.yaml).
 #include <cstdint>
 #include <cstring>
+#include <string>
 #include <type_traits>
 #include <utility>
+#include <vector>
+
+#include <string>
+#include <vector>
 
 #include "kernels.h"
 #include "stream.h"  // kNotAStream
@@ -79,6 +84,30 @@ void ForEachIndex(const View<To>& out, const View<Ti> (&in)[N], F f) {
   }
 }
 
+// Queues, instead of the kernel, work that faults on the device (faults.h,
+// BP_VENDOR_SIM_FAULT_OP): when the queue reaches it, the queue's sticky
+// fault names the operator and the outputs are poisoned; nothing is written.
+// The launch itself succeeds, as a real asynchronous fault's does.
+bp_status_t LaunchFaulting(const bp_kernel_call_t* call, State* s, Queue* q) {
+  std::string fault;
+  std::vector<const void*> outputs;
+  try {
+    fault = std::string("device fault in operator '") + call->op_name +
+            "' (injected by BP_VENDOR_SIM_FAULT_OP); its outputs were not written";
+    for (int32_t k = 0; k < call->num_outputs; ++k) outputs.push_back(call->outputs[k]->data);
+  } catch (...) {
+    return KernelFail(call, BP_STATUS_OUT_OF_MEMORY, "cannot queue the kernel");
+  }
+  if (!q->TrySubmit(
+          [s, q, fault, outputs] {
+            for (const void* o : outputs) s->faults.Poison(o, fault);
+            q->SetFault(fault);
+          },
+          ItemKind::kKernel))
+    return KernelFail(call, BP_STATUS_OUT_OF_MEMORY, "cannot queue the kernel");
+  return BP_STATUS_OK;
+}
+
 // Queues `work` on the queue of call->stream (stream_table.h: NULL is the
 // default stream, any other value a stream from stream_create), as a kernel
 // (ItemKind::kKernel: the modelled kernel duration applies). INVALID_ARGUMENT
@@ -87,6 +116,8 @@ template <typename F>
 bp_status_t Launch(const bp_kernel_call_t* call, State* s, F&& work) {
   Queue* q = s->streams.Find(call->stream);
   if (q == nullptr) return KernelFail(call, BP_STATUS_INVALID_ARGUMENT, kNotAStream);
+  if (!s->faults.fault_op.empty() && call->op_name != nullptr && s->faults.fault_op == call->op_name)
+    return LaunchFaulting(call, s, q);
   if (!q->TrySubmit(std::forward<F>(work), ItemKind::kKernel))
     return KernelFail(call, BP_STATUS_OUT_OF_MEMORY, "cannot queue the kernel");
   return BP_STATUS_OK;
