@@ -15,9 +15,11 @@
 int main() {
   omp_set_num_threads(2);
   std::vector<int64_t> out(4096, 0);
-  bp_cpu::ParallelRegion([&](int64_t t, int64_t) {
-    for (auto& v : out) v = t;  // every worker writes every element
-  });
+  for (int k = 0; k < 20; ++k) {  // regions after the first, too
+    bp_cpu::ParallelRegion([&](int64_t t, int64_t) {
+      for (auto& v : out) v = t;  // every worker writes every element
+    });
+  }
   std::printf("wrote %lld\n", static_cast<long long>(out[0]));
   return 0;
 }

@@ -32,6 +32,23 @@ TEST(CpuParallelRegion, EverySliceOnceAndWorkersWritesVisibleAfterJoin) {
   EXPECT_EQ(wrong, 0);
 }
 
+// Many regions in a row, each reading a variable of the caller's stack that
+// changes between them: libgomp reuses its worker threads, so only the first
+// region has thread creation to order it (the case the annotations are for).
+TEST(CpuParallelRegion, RegionsAfterTheFirstSeeTheCallersWrites) {
+  omp_set_num_threads(2);
+  std::vector<int64_t> out(1 << 16);
+  int64_t wrong = 0;
+  for (int64_t k = 1; k <= 50; ++k) {
+    const int64_t mul = k;
+    bp_cpu::ParallelFor(static_cast<int64_t>(out.size()), bp_cpu::kParallelGrain, [&](int64_t lo, int64_t hi) {
+      for (int64_t i = lo; i < hi; ++i) out[static_cast<size_t>(i)] = i * mul;
+    });
+    wrong += out.back() != static_cast<int64_t>(out.size() - 1) * mul;
+  }
+  EXPECT_EQ(wrong, 0);
+}
+
 TEST(CpuParallelRegion, ParallelForSplitsIntoDisjointCoveringSlices) {
   omp_set_num_threads(2);
   constexpr int64_t n = 1000;
