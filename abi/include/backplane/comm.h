@@ -53,8 +53,9 @@ typedef struct bp_kv_store_t {
   /* Stores `nbytes` bytes under `key`, replacing any value. */
   bp_status_t (*set)(void* user_data, const char* key, const void* value, size_t nbytes);
   /* Waits until `key` exists (at most timeout_ms milliseconds: then
-   * DEADLINE_EXCEEDED), copies at most `capacity` bytes of its value to
-   * `value` and sets *out_nbytes to the value's full size. */
+   * DEADLINE_EXCEEDED; timeout_ms 0: one look, no wait), copies at most
+   * `capacity` bytes of its value to `value` and sets *out_nbytes to the
+   * value's full size. */
   bp_status_t (*get)(void* user_data, const char* key, void* value, size_t capacity, size_t* out_nbytes,
                      int64_t timeout_ms);
 } bp_kv_store_t;

@@ -44,8 +44,17 @@ bp_status_t StoreGet(void* user, const char* key, void* value, size_t capacity, 
   try {
     py::list keys;
     keys.append(key);
-    py::object timedelta = py::module_::import("datetime").attr("timedelta");
-    s->store.attr("wait")(keys, timedelta(py::arg("milliseconds") = timeout_ms));
+    if (timeout_ms <= 0) {
+      // One look (bp_kv_store_t's contract). Not wait(): torch reads a zero
+      // timeout as "no timeout" and would wait forever for an absent key.
+      if (!s->store.attr("check")(keys).cast<bool>()) {
+        s->error = std::string("store.check: no key ") + key;
+        return BP_STATUS_DEADLINE_EXCEEDED;
+      }
+    } else {
+      py::object timedelta = py::module_::import("datetime").attr("timedelta");
+      s->store.attr("wait")(keys, timedelta(py::arg("milliseconds") = timeout_ms));
+    }
   } catch (const std::exception& e) {
     s->error = std::string("store.wait: ") + e.what();
     return BP_STATUS_DEADLINE_EXCEEDED;  // torch raises on its wait's timeout
