@@ -15,6 +15,8 @@
 
 #include "backplane/backplane.h"  // before comm.h, which needs it
 #include "backplane/comm.h"
+#include "expected_backends.h"
+
 #include "bp_test_util.h"
 #include "temp_dir.h"
 #include "vendor_sim_hold.h"
@@ -29,8 +31,9 @@ class LifetimesTest : public ContextTest {
     ContextTest::SetUp();
     const std::string cpu = std::string(BP_BUILD_PLUGIN_DIR) + "/libbackplane_cpu.so";
     const std::string vendor = std::string(BP_BUILD_PLUGIN_DIR) + "/libbackplane_vendor_sim.so";
-    if (access(cpu.c_str(), R_OK) != 0) GTEST_SKIP() << "the CPU plugin is not built (" << cpu << ")";
-    if (access(vendor.c_str(), R_OK) != 0) GTEST_SKIP() << "the vendor_sim plugin is not built (" << vendor << ")";
+    if (access(cpu.c_str(), R_OK) != 0) BP_SKIP_UNLESS_EXPECTED("cpu", "the CPU plugin is not built (" + cpu + ")");
+    if (access(vendor.c_str(), R_OK) != 0)
+      BP_SKIP_UNLESS_EXPECTED("vendor_sim", "the vendor_sim plugin is not built (" + vendor + ")");
     ASSERT_EQ(bp_plugin_load(ctx_, cpu.c_str(), nullptr), BP_STATUS_OK) << LastError();
     ASSERT_EQ(bp_plugin_load(ctx_, vendor.c_str(), &plugin_), BP_STATUS_OK) << LastError();
     ASSERT_EQ(bp_device_parse(ctx_, "vendor_sim:0", &dev_), BP_STATUS_OK) << LastError();
