@@ -240,22 +240,10 @@ BP_API bp_status_t bp_context_create(const bp_context_options_t* options, bp_con
 BP_API void bp_context_destroy(bp_context_t* context) {
   if (context == nullptr) return;
   try {
-    if (ContextForked(context)) {
-      // A child of fork(): the plugins' threads and queues are the parent's;
-      // tearing them down here would wait on threads that do not exist. The
-      // copy is left to the process's exit (forgotten, never freed).
-      std::lock_guard<std::mutex> lock(LiveMu());
-      Live().erase(context);
-      SetLastError(ForkedContextError(context, "bp_context_destroy"));
-      return;
-    }
-    if (Status st = CheckNotLoading(context, "bp_context_destroy"); !st.ok()) {
-      SetLastError(st);
-      return;
-    }
+    // Liveness first: anything else would read a context that may be freed.
     {
       std::lock_guard<std::mutex> lock(LiveMu());
-      if (Live().erase(context) == 0) {
+      if (Live().count(context) == 0) {
         // Destroyed twice, or never created: touching it would read freed memory.
         SetLastError(BP_STATUS_INVALID_ARGUMENT,
                      "bp_context_destroy: not a live context (destroyed twice, or never created)");
@@ -263,6 +251,22 @@ BP_API void bp_context_destroy(bp_context_t* context) {
                      static_cast<void*>(context));
         return;
       }
+      if (ContextForked(context)) {
+        // A child of fork(): the plugins' threads and queues are the parent's;
+        // tearing them down here would wait on threads that do not exist. The
+        // copy is left to the process's exit (forgotten, never freed).
+        Live().erase(context);
+        SetLastError(ForkedContextError(context, "bp_context_destroy"));
+        return;
+      }
+    }
+    if (Status st = CheckNotLoading(context, "bp_context_destroy"); !st.ok()) {
+      SetLastError(st);
+      return;
+    }
+    {
+      std::lock_guard<std::mutex> lock(LiveMu());
+      Live().erase(context);
     }
     context->alive->store(false, std::memory_order_release);  // explicit plans stop here
     UnloadAllPlugins(context);
