@@ -8,6 +8,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <limits>
@@ -435,6 +436,63 @@ TEST_F(CpuKernels, LayerNormAndBatchNorm) {
       BP_STATUS_OK)
       << LastError();
   EXPECT_EQ(by.Get<float>(8), (std::vector<float>{0, 0.5f, 0.25f, 0.5f, 2, 2.5f, 1.25f, 1.5f}));
+}
+
+// batch_norm with batch statistics (training), big enough that channels run
+// in parallel: float32 contiguous (SIMD plane sums) and channels-last
+// (gathered), each against a double reference; an offset mean checks the
+// two-pass variance does not cancel.
+TEST_F(CpuKernels, BatchNormTrainingStatisticsMatchADoubleReference) {
+  const int64_t N = 8, C = 16, H = 32, W = 32, plane = H * W, total = N * C * plane;
+  std::vector<float> xs(static_cast<size_t>(total));
+  for (int64_t i = 0; i < total; ++i) {
+    const int64_t c = (i / plane) % C;
+    xs[static_cast<size_t>(i)] = 10.0f * static_cast<float>(c) + static_cast<float>((i * 7919) % 1013) / 101.0f;
+  }
+  std::vector<double> expect(static_cast<size_t>(total));
+  for (int64_t c = 0; c < C; ++c) {
+    double m = 0, v = 0;
+    for (int64_t n = 0; n < N; ++n)
+      for (int64_t k = 0; k < plane; ++k) m += xs[static_cast<size_t>((n * C + c) * plane + k)];
+    m /= static_cast<double>(N * plane);
+    for (int64_t n = 0; n < N; ++n)
+      for (int64_t k = 0; k < plane; ++k) {
+        const double d = xs[static_cast<size_t>((n * C + c) * plane + k)] - m;
+        v += d * d;
+      }
+    v /= static_cast<double>(N * plane);
+    ASSERT_GT(v, 1.0);  // a varying input
+    for (int64_t n = 0; n < N; ++n)
+      for (int64_t k = 0; k < plane; ++k) {
+        const size_t i = static_cast<size_t>((n * C + c) * plane + k);
+        expect[i] = (xs[i] - m) / std::sqrt(v + 1e-5);
+      }
+  }
+  for (bool channels_last : {false, true}) {
+    SCOPED_TRACE(channels_last ? "channels-last" : "contiguous");
+    HostTensor x(F32(), {N, C, H, W}), y(F32(), {N, C, H, W});
+    x.Set<float>(xs);
+    y.Set<float>(std::vector<float>(static_cast<size_t>(total), -1.0f));
+    if (channels_last) {
+      // The same logical values laid out NHWC: element (n, c, h, w) at n*HWC + (h*W + w)*C + c.
+      std::vector<float> nhwc(static_cast<size_t>(total));
+      for (int64_t i = 0; i < total; ++i) {
+        const int64_t n = i / (C * plane), c = (i / plane) % C, k = i % plane;
+        nhwc[static_cast<size_t>(n * C * plane + k * C + c)] = xs[static_cast<size_t>(i)];
+      }
+      x.Set<float>(nhwc);
+      x.SetView({N, C, H, W}, {C * plane, 1, W * C, C});
+    }
+    ASSERT_EQ(Call("batch_norm", {TArg(x), NoneArg(), NoneArg(), NoneArg(), NoneArg(), BArg(true), DArg(0.1),
+                                  DArg(1e-5), BArg(false)},
+                   {&y}),
+              BP_STATUS_OK)
+        << LastError();
+    const std::vector<float> got = y.Get<float>(static_cast<size_t>(total));
+    double worst = 0;
+    for (size_t i = 0; i < got.size(); ++i) worst = std::max(worst, std::fabs(got[i] - expect[i]));
+    EXPECT_LT(worst, 2e-5);
+  }
 }
 
 TEST_F(CpuKernels, MatmulWithExpandedMatrixOperand) {

@@ -166,6 +166,43 @@ TEST_F(LifetimesTest, ASecondDestroyOfAnEventIsRefusedAfterANewEventTookItsPlace
   }
 }
 
+TEST_F(LifetimesTest, ASecondDestroyOfAGraphIsRefusedAfterANewGraphTookItsPlace) {
+  if (IsSkipped()) return;
+  bp_stream_handle_t* s = Create();
+  bp_tensor_t* a = F32(dev_, {4}, {-1, 2, -3, 4});
+  auto capture = [&] {
+    EXPECT_EQ(bp_set_current_stream(s), BP_STATUS_OK) << LastError();
+    EXPECT_EQ(bp_graph_begin_capture(s), BP_STATUS_OK) << LastError();
+    EXPECT_NE(Call("relu", {T(a)}), nullptr);
+    bp_graph_t* g = nullptr;
+    EXPECT_EQ(bp_graph_end_capture(s, &g), BP_STATUS_OK) << LastError();
+    EXPECT_EQ(bp_set_current_stream(Default()), BP_STATUS_OK) << LastError();
+    return g;
+  };
+  bp_graph_t* old = capture();
+  ASSERT_NE(old, nullptr);
+  ASSERT_EQ(bp_graph_destroy(old), BP_STATUS_OK) << LastError();
+  // New graphs right away: the allocator would hand the freed graph's memory
+  // to one of them, which a second destroy must not touch.
+  std::vector<bp_graph_t*> fresh;
+  for (int i = 0; i < 4; ++i) fresh.push_back(capture());
+  EXPECT_EQ(bp_graph_destroy(old), BP_STATUS_INVALID_ARGUMENT);
+  EXPECT_TRUE(Has("a stale graph handle: that graph was destroyed")) << LastError();
+  EXPECT_EQ(bp_graph_launch(old, s), BP_STATUS_INVALID_ARGUMENT);
+  EXPECT_TRUE(Has("is not a live graph")) << LastError();
+  bp_graph_info_t info{};
+  info.struct_size = sizeof(info);
+  EXPECT_EQ(bp_graph_info(old, &info), BP_STATUS_INVALID_ARGUMENT);
+  for (bp_graph_t* g : fresh) {
+    EXPECT_EQ(bp_graph_launch(g, s), BP_STATUS_OK) << "a live graph was hit by the stale destroy: " << LastError();
+    EXPECT_EQ(bp_graph_destroy(g), BP_STATUS_OK) << LastError();
+  }
+  // A stream handle is not a graph handle.
+  EXPECT_EQ(bp_graph_info(reinterpret_cast<bp_graph_t*>(s), &info), BP_STATUS_INVALID_ARGUMENT);
+  EXPECT_TRUE(Has("not a graph handle")) << LastError();
+  ASSERT_EQ(bp_stream_destroy(s), BP_STATUS_OK) << LastError();
+}
+
 TEST_F(LifetimesTest, AGraphLaunchedOnADestroyedStreamIsDestroyedCleanly) {
   if (IsSkipped()) return;
   bp_stream_handle_t* s = Create();

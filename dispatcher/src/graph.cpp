@@ -274,6 +274,12 @@ std::unordered_set<bp_graph_t*>& LiveGraphs() {
   static auto* graphs = new std::unordered_set<bp_graph_t*>();  // never destroyed: usable at exit
   return *graphs;
 }
+// The values callers hold (handle_table.h): a destroyed graph's value stays
+// stale after a new graph takes its memory. Guarded by g_graphs_mu too.
+HandleTable<bp_graph_t>& GraphTable() {
+  static auto* table = new HandleTable<bp_graph_t>(0x7);  // streams 0x3, events 0x5
+  return *table;
+}
 
 }  // namespace
 
@@ -293,11 +299,14 @@ using namespace bp::core;
 
 namespace {
 
-Status StaleGraph(const bp_graph_t* graph, const char* fn) {
+Status StaleGraph(const bp_graph_t* value, HandleTable<bp_graph_t>::Found found, const char* fn) {
   char buf[32];
-  std::snprintf(buf, sizeof buf, "%p", static_cast<const void*>(graph));
+  std::snprintf(buf, sizeof buf, "%p", static_cast<const void*>(value));
   return Error(BP_STATUS_INVALID_ARGUMENT,
-               std::string(fn) + ": graph " + buf + " is not a live graph (destroyed, or never made)");
+               std::string(fn) + ": graph " + buf + " is not a live graph (" +
+                   (found == HandleTable<bp_graph_t>::Found::kStale
+                        ? "a stale graph handle: that graph was destroyed)"
+                        : "not a graph handle: bp_graph_end_capture never made it)"));
 }
 
 // Holds `graph` in use for a call's scope; bp_graph_destroy waits for it.
@@ -311,11 +320,15 @@ class GraphUse {
     std::lock_guard<std::mutex> lock(g_graphs_mu);
     if (--graph_->in_use == 0) g_graphs_cv.notify_all();
   }
-  Status Acquire(bp_graph_t* graph, const char* fn) {
+  // Resolves the caller's handle value `in` to the graph (*out) and holds it.
+  Status Acquire(const bp_graph_t* in, const char* fn, bp_graph_t** out) {
     std::lock_guard<std::mutex> lock(g_graphs_mu);
-    if (LiveGraphs().count(graph) == 0) return StaleGraph(graph, fn);
+    HandleTable<bp_graph_t>::Found found;
+    bp_graph_t* graph = GraphTable().Find(in, &found);
+    if (graph == nullptr) return StaleGraph(in, found, fn);
     ++graph->in_use;
     graph_ = graph;
+    *out = graph;
     return Status::Ok();
   }
 
@@ -416,22 +429,26 @@ BP_API bp_status_t bp_graph_end_capture(bp_stream_handle_t* stream_in, bp_graph_
       graph->plugin = stream->dev->slot->plugin;
       PluginRetain(graph->plugin);
     }
+    uintptr_t value = 0;
     {
       std::lock_guard<std::mutex> lock(g_graphs_mu);
       LiveGraphs().insert(graph.get());
+      value = GraphTable().Add(graph.get());
     }
     WatchGraphInputs(graph.get());  // graph_inputs.h
-    *out_graph = graph.release();
+    graph.release();
+    *out_graph = reinterpret_cast<bp_graph_t*>(value);
     return Status::Ok();
   });
 }
 
-BP_API bp_status_t bp_graph_launch(bp_graph_t* graph, bp_stream_handle_t* stream_in) {
+BP_API bp_status_t bp_graph_launch(bp_graph_t* graph_in, bp_stream_handle_t* stream_in) {
   const char* fn = "bp_graph_launch";
   return ApiCall(fn, [&]() -> Status {
-    BP_CHECK_ARG(graph != nullptr, fn, "graph is NULL");
+    BP_CHECK_ARG(graph_in != nullptr, fn, "graph is NULL");
     GraphUse use;
-    BP_RETURN_IF_ERROR(use.Acquire(graph, fn));
+    bp_graph_t* graph = nullptr;
+    BP_RETURN_IF_ERROR(use.Acquire(graph_in, fn, &graph));
     bp_stream_handle_t* stream = nullptr;
     BP_RETURN_IF_ERROR(CheckGraphStream(stream_in, fn, &stream));
     if (stream->dev != graph->dev) {
@@ -486,12 +503,13 @@ BP_API bp_status_t bp_graph_launch(bp_graph_t* graph, bp_stream_handle_t* stream
   });
 }
 
-BP_API bp_status_t bp_graph_info(const bp_graph_t* graph, bp_graph_info_t* out_info) {
+BP_API bp_status_t bp_graph_info(const bp_graph_t* graph_in, bp_graph_info_t* out_info) {
   const char* fn = "bp_graph_info";
   return ApiCall(fn, [&]() -> Status {
-    BP_CHECK_ARG(graph != nullptr && out_info != nullptr, fn, "graph and out_info must not be NULL");
+    BP_CHECK_ARG(graph_in != nullptr && out_info != nullptr, fn, "graph and out_info must not be NULL");
     GraphUse use;
-    BP_RETURN_IF_ERROR(use.Acquire(const_cast<bp_graph_t*>(graph), fn));
+    bp_graph_t* graph = nullptr;
+    BP_RETURN_IF_ERROR(use.Acquire(graph_in, fn, &graph));
     BP_RETURN_IF_ERROR(CheckStructSize(out_info, fn, "out_info"));
     bp_graph_info_t info{};
     info.struct_size = sizeof(info);
@@ -502,15 +520,19 @@ BP_API bp_status_t bp_graph_info(const bp_graph_t* graph, bp_graph_info_t* out_i
   });
 }
 
-BP_API bp_status_t bp_graph_destroy(bp_graph_t* graph) {
+BP_API bp_status_t bp_graph_destroy(bp_graph_t* graph_in) {
   const char* fn = "bp_graph_destroy";
-  if (graph == nullptr) return BP_STATUS_OK;
+  if (graph_in == nullptr) return BP_STATUS_OK;
   return ApiCall(fn, [&]() -> Status {
+    bp_graph_t* graph = nullptr;
     {
       // Unlisted first (new calls are refused), then the calls already
       // running on it finish before it goes.
       std::unique_lock<std::mutex> lock(g_graphs_mu);
-      if (LiveGraphs().erase(graph) == 0) return StaleGraph(graph, fn);
+      HandleTable<bp_graph_t>::Found found;
+      graph = GraphTable().Remove(graph_in, &found);
+      if (graph == nullptr) return StaleGraph(graph_in, found, fn);
+      LiveGraphs().erase(graph);
       g_graphs_cv.wait(lock, [&] { return graph->in_use == 0; });
     }
     Status st = WaitLaunches(graph, fn);

@@ -207,7 +207,10 @@ BP_API bp_status_t bp_tensor_from_host_async(bp_tensor_t* tensor, const void* sr
  * waits for that launch to return; calls that start after the destroy began
  * fail with INVALID_ARGUMENT ("not a live graph"). */
 
-/* A captured graph; owned by the caller (bp_graph_destroy). */
+/* A captured graph; owned by the caller (bp_graph_destroy). The value is a
+ * generation-checked handle, not an address (as stream and event handles):
+ * a destroyed graph's value is refused ("a stale graph handle") even after a
+ * new graph was made, and never reaches another graph. */
 typedef struct bp_graph_t bp_graph_t;
 
 /* Starts capturing `stream`. Errors: INVALID_ARGUMENT (NULL),

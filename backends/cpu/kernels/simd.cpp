@@ -269,10 +269,9 @@ void SoftmaxRowImpl(const float* x, float* y, int64_t n, bool log) {
   Map(y, y, n, [vi](V v) HWY_ATTR { return hn::Mul(v, vi); });
 }
 
-void LayerNormRowImpl(const float* x, float* y, int64_t n, const float* w, const float* b, double eps) {
+float SumSqDevImpl(const float* x, int64_t n, float mean) {
   const D d;
   const int64_t L = static_cast<int64_t>(hn::Lanes(d));
-  const float mean = SumImpl(x, n) / static_cast<float>(n);
   const V vmean = hn::Set(d, mean);
   V acc0 = hn::Zero(d), acc1 = hn::Zero(d);
   int64_t i = 0;
@@ -283,10 +282,18 @@ void LayerNormRowImpl(const float* x, float* y, int64_t n, const float* w, const
   }
   float ss = hn::GetLane(hn::SumOfLanes(d, hn::Add(acc0, acc1)));
   for (; i < n; ++i) ss += (x[i] - mean) * (x[i] - mean);
+  return ss;
+}
+
+void LayerNormRowImpl(const float* x, float* y, int64_t n, const float* w, const float* b, double eps) {
+  const D d;
+  const int64_t L = static_cast<int64_t>(hn::Lanes(d));
+  const float mean = SumImpl(x, n) / static_cast<float>(n);
+  const float ss = SumSqDevImpl(x, n, mean);
   const float rstd = static_cast<float>(1.0 / std::sqrt(static_cast<double>(ss) / static_cast<double>(n) + eps));
   // y = (x * rstd + (-mean * rstd)) * w + b
   const V vr = hn::Set(d, rstd), vsh = hn::Set(d, -mean * rstd);
-  i = 0;
+  int64_t i = 0;
   for (; i + L <= n; i += L) {
     V v = hn::MulAdd(hn::LoadU(d, x + i), vr, vsh);
     if (w != nullptr) v = hn::Mul(v, hn::LoadU(d, w + i));
@@ -354,6 +361,7 @@ HWY_EXPORT(SiluImpl);
 HWY_EXPORT(TanhImpl);
 HWY_EXPORT(ScaleShiftImpl);
 HWY_EXPORT(SumImpl);
+HWY_EXPORT(SumSqDevImpl);
 HWY_EXPORT(SumRowsImpl);
 HWY_EXPORT(MaxTapsImpl);
 HWY_EXPORT(SoftmaxRowImpl);
@@ -372,6 +380,7 @@ void ScaleShiftF32(const float* x, float* y, int64_t n, float scale, float shift
   HWY_DYNAMIC_DISPATCH(ScaleShiftImpl)(x, y, n, scale, shift);
 }
 float SumF32(const float* x, int64_t n) { return HWY_DYNAMIC_DISPATCH(SumImpl)(x, n); }
+float SumSqDevF32(const float* x, int64_t n, float mean) { return HWY_DYNAMIC_DISPATCH(SumSqDevImpl)(x, n, mean); }
 void MaxTapsF32(const float* const* taps, int64_t ntaps, int64_t n, float* out) {
   HWY_DYNAMIC_DISPATCH(MaxTapsImpl)(taps, ntaps, n, out);
 }

@@ -51,6 +51,9 @@ void ScaleShiftF32(const float* x, float* y, int64_t n, float scale, float shift
 // Sum of x[0..n) (0 for n == 0).
 float SumF32(const float* x, int64_t n);
 
+// Sum of (x[i] - mean)^2 over x[0..n) in float32 lanes (0 for n == 0).
+float SumSqDevF32(const float* x, int64_t n, float mean);
+
 // out[k] = the max over t < ntaps of taps[t][k] for k < n (-inf for no
 // taps), NaN winning as torch's max pooling: one output position of a
 // channels-last max pool, each tap a row of n contiguous channels.

@@ -252,24 +252,39 @@ bp_status_t BatchNorm(const bp_kernel_call_t* call) {
         *xb = DataPtr(*x) + (n * x->strides[0] + c * x->strides[1]) * static_cast<int64_t>(sizeof(T));
       };
       if (training || rm == nullptr || rv == nullptr) {
-        // No running statistics: normalize with the batch's (biased) ones.
-        RowBuffer buf(split.row_len);
-        std::vector<double> s1(static_cast<size_t>(C), 0.0), s2(static_cast<size_t>(C), 0.0);
-        char *ob, *xb;
-        for (int64_t r = 0; r < split.rows; ++r) {
-          plane(r, &ob, &xb);
-          split.Gather<T>(ob, xb, buf.data());
-          for (double v : buf) s1[static_cast<size_t>(r % C)] += v;
-        }
-        const double count = static_cast<double>(split.rows / C * split.row_len);
-        for (int64_t c = 0; c < C; ++c) mean[static_cast<size_t>(c)] = s1[static_cast<size_t>(c)] / count;
-        for (int64_t r = 0; r < split.rows; ++r) {
-          plane(r, &ob, &xb);
-          split.Gather<T>(ob, xb, buf.data());
-          const double m = mean[static_cast<size_t>(r % C)];
-          for (double v : buf) s2[static_cast<size_t>(r % C)] += (v - m) * (v - m);
-        }
-        for (int64_t c = 0; c < C; ++c) var[static_cast<size_t>(c)] = s2[static_cast<size_t>(c)] / count;
+        // No running statistics: normalize with the batch's (biased) ones,
+        // two passes (mean, then squared deviations) in double, channels in
+        // parallel: each channel's N planes are summed by one thread in a
+        // fixed order, so the result does not depend on the thread count.
+        const int64_t N = split.rows / C;
+        const double count = static_cast<double>(N * split.row_len);
+        const bool unit_f32 = std::is_same<T, float>::value && split.UnitRows(sizeof(float));
+        ParallelFor(C, split.rows * split.row_len, [&](int64_t lo, int64_t hi) {
+          RowBuffer buf(unit_f32 ? 0 : split.row_len);
+          char *ob, *xb;
+          // Sum over channel c's planes of x (centre empty) or of (x - m)^2:
+          // a float32 plane in SIMD lanes, the planes added in double.
+          auto channel_sum = [&](int64_t c, const double* centre) {
+            double s = 0;
+            for (int64_t n = 0; n < N; ++n) {
+              plane(n * C + c, &ob, &xb);
+              if (unit_f32) {
+                const float* p = reinterpret_cast<const float*>(xb);
+                s += centre == nullptr ? simd::SumF32(p, split.row_len)
+                                       : simd::SumSqDevF32(p, split.row_len, static_cast<float>(*centre));
+              } else {
+                split.Gather<T>(ob, xb, buf.data());
+                for (double v : buf) s += centre == nullptr ? v : (v - *centre) * (v - *centre);
+              }
+            }
+            return s;
+          };
+          for (int64_t c = lo; c < hi; ++c) {
+            const double m = channel_sum(c, nullptr) / count;
+            mean[static_cast<size_t>(c)] = m;
+            var[static_cast<size_t>(c)] = channel_sum(c, &m) / count;
+          }
+        });
       }
       std::vector<double> scale(static_cast<size_t>(C)), shift(static_cast<size_t>(C));
       for (size_t c = 0; c < static_cast<size_t>(C); ++c) {

@@ -8,6 +8,7 @@ device are per thread, as in torch.cuda. Errors are RuntimeError naming the
 object (a stream of another device, an index past device_count()...).
 """
 import contextlib
+import os
 
 import torch
 
@@ -212,8 +213,25 @@ def set_rng_state(new_state, device=None):
     _torch.default_generator(_index(device)).set_state(new_state)
 
 
+_in_bad_fork = False
+
+
+def _mark_bad_fork():
+    """A child of fork() after init: the device's context, its threads and
+    queues belong to the parent (torch.cuda marks its children the same way)."""
+    global _in_bad_fork
+    if _torch.initialized():
+        _in_bad_fork = True
+
+
+os.register_at_fork(after_in_child=_mark_bad_fork)
+
+
 def _is_in_bad_fork():
-    return False
+    """True in a child of fork() made after backplane.torch.init(): device work
+    there raises RuntimeError (FAILED_PRECONDITION, "cannot be used after
+    fork()"); torch.multiprocessing's spawn start method avoids it."""
+    return _in_bad_fork
 
 
 # ---- Autocast ---------------------------------------------------------------

@@ -119,18 +119,27 @@ struct CallCounts {
   }
 };
 
-// Whether every tensor argument has a Backplane dtype. A complex (or other)
-// tensor reaching a routed operator (autograd of torch's FFTs calls mul.out
-// on complex gradients) is not Backplane's case: it takes torch's CPU
-// fallback, which computes it where the host can address the device memory.
-bool AllBackplaneDTypes(c10::ArrayRef<c10::IValue> args) {
+// Whether every tensor argument, dtype argument (sum(dtype=torch.int16)) and
+// Scalar has a Backplane equivalent. Anything else (a complex or int16
+// tensor: autograd of torch's FFTs calls mul.out on complex gradients) is not
+// Backplane's case: it takes torch's CPU fallback, which computes it where
+// the host can address the device memory.
+bool AllBackplaneDTypes(const c10::FunctionSchema& schema, c10::ArrayRef<c10::IValue> args) {
   DLDataType dt{};
-  for (const c10::IValue& v : args) {
+  for (size_t i = 0; i < args.size(); ++i) {
+    const c10::IValue& v = args[i];
     if (v.isTensor() && v.toTensor().defined() && !TryDTypeOf(v.toTensor().scalar_type(), &dt)) return false;
     if (v.isTensorList()) {
       for (const at::Tensor& t : v.toTensorVector()) {
         if (t.defined() && !TryDTypeOf(t.scalar_type(), &dt)) return false;
       }
+    }
+    if (v.isComplexDouble()) return false;
+    if (v.isInt() && i < schema.arguments().size()) {
+      c10::TypePtr type = schema.arguments()[i].real_type();  // type() says int for a ScalarType
+      if (type->kind() == c10::TypeKind::OptionalType) type = type->castRaw<c10::OptionalType>()->getElementType();
+      if (type->kind() == c10::TypeKind::ScalarTypeType && !TryDTypeOf(static_cast<at::ScalarType>(v.toInt()), &dt))
+        return false;
     }
   }
   return true;
@@ -151,7 +160,7 @@ class RoutedKernel final : public c10::OperatorKernel {
     const c10::FunctionSchema& schema = handle.schema();
     const size_t n = schema.arguments().size();
     auto args = torch::jit::last(*stack, n);
-    if (!AllBackplaneDTypes(args)) {
+    if (!AllBackplaneDTypes(schema, args)) {
       TorchCpuFallback(handle, stack);
       return;
     }

@@ -181,6 +181,27 @@ def test_refused_variants_take_torchs_cpu_fallback(bt, dev, case):
         assert bt.stats()[counted]["torch_fallback"] >= 1, bt.stats().get(counted)
 
 
+def test_int16_dtype_argument_takes_torchs_cpu_fallback(bt, dev):
+    """A dtype *argument* Backplane has no equivalent for (sum(dtype=torch.int16))
+    takes torch's CPU fallback as an int16 tensor does; where the device
+    memory is not host-addressable, int16 results cannot exist there and the
+    error names the dtype."""
+    x = _ints(3, 4)
+    assert x.unique().numel() > 3  # a varying input: a wrong reduction cannot match by chance
+    expected = [x.sum(dtype=torch.int16), torch.cumsum(x, 1, dtype=torch.int16), x.sum(1, dtype=torch.int16)]
+    bt.reset_stats()
+    xd = x.to(dev)
+    try:
+        got = [xd.sum(dtype=torch.int16), torch.cumsum(xd, 1, dtype=torch.int16), xd.sum(1, dtype=torch.int16)]
+    except RuntimeError as e:
+        assert "Short" in str(e) and "(argument 'dtype')" not in str(e), str(e)  # refused as memory, not as an argument
+        assert os.environ.get("BACKPLANE_TORCH_BACKEND", "vendor_sim").split(",")[0] != "cpu", str(e)
+        return
+    _same(got, expected)
+    assert all(g.dtype == torch.int16 and g.device == xd.device for g in got), [(g.dtype, g.device) for g in got]
+    assert sum(v.get("torch_fallback", 0) for v in bt.stats().values() if isinstance(v, dict)) >= 3, bt.stats()
+
+
 def test_out_resize_follows_torch(dev):
     """A non-empty out= of the wrong shape is resized with torch's warning;
     an empty one silently (at::native::resize_output)."""

@@ -323,3 +323,28 @@ def test_fft_computes_or_refuses_never_crashes(bt, dev):
     assert len(lines) == 4 and all(l.endswith("True") for l in lines), r.stdout
     if "unified" in str(bt.init()) or bt.backends() == ["cpu"]:
         assert "refused" not in r.stdout, r.stdout
+
+
+def test_child_of_fork_knows_it_and_gets_a_clear_error(bt):
+    """fork() after init (issue 42 item 13): torch.backplane._is_in_bad_fork()
+    is True in the child only, and device work there raises instead of
+    hanging on the parent's device threads; the parent keeps working."""
+    code = ("import os, torch, backplane.torch as bt; bt.init(%r)\n"
+            "m = torch.backplane\n"
+            "x = torch.arange(4.0, device='backplane'); assert (x + x).cpu().tolist() == [0, 2, 4, 6]\n"
+            "before = m._is_in_bad_fork()\n"
+            "pid = os.fork()\n"
+            "if pid == 0:\n"
+            "    said = 'bad_fork=%%s ' %% m._is_in_bad_fork()\n"
+            "    try:\n"
+            "        (x + x).cpu(); said += 'no error'\n"
+            "    except RuntimeError as e:\n"
+            "        said += 'after-fork-error' if 'after fork()' in str(e) else 'other: ' + str(e)[:300]\n"
+            "    print(said, flush=True); os._exit(0)\n"
+            "_, status = os.waitpid(pid, 0)\n"
+            "print('parent bad_fork=%%s before=%%s child_exit=%%s sum=%%s' %% (m._is_in_bad_fork(), before,\n"
+            "      os.waitstatus_to_exitcode(status), (x + x).cpu().tolist()), flush=True)\n") % bt.backends()
+    r = run_python(code, timeout=120)  # a hung child fails the test through the timeout
+    assert r.returncode == 0, r.stderr[-2000:]
+    assert "bad_fork=True after-fork-error" in r.stdout, r.stdout + r.stderr[-2000:]
+    assert "parent bad_fork=False before=False child_exit=0 sum=[0.0, 2.0, 4.0, 6.0]" in r.stdout, r.stdout
