@@ -17,7 +17,7 @@ shows what a plugin with few kernels costs). Threads: torch.set_num_threads.
 
 Usage (from the repository root, after building the default preset):
   PYTHONPATH=build/default/python /opt/backplane/venv/bin/python bench/torch_bridge_bench.py
-      [--backend cpu] [--rounds 5] [--threads 2] [--batch 8] [--size 224]
+      [--backend cpu] [--rounds 10] [--threads 2] [--batch 8] [--size 224]
 """
 import argparse
 import os
@@ -44,7 +44,7 @@ def timed(fn, runs):
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--backend", default="cpu")
-    ap.add_argument("--rounds", type=int, default=5)
+    ap.add_argument("--rounds", type=int, default=10)
     ap.add_argument("--threads", type=int, default=2)
     ap.add_argument("--batch", type=int, default=8)
     ap.add_argument("--size", type=int, default=224)
