@@ -4,6 +4,7 @@
 #include <sys/stat.h>
 
 #include <atomic>
+#include <chrono>
 #include <cstdio>
 #include <thread>
 #include <vector>
@@ -26,7 +27,7 @@ TEST_F(ConcurrencyTest, DispatchWhileLoadingAndUnloading) {
   bp_op_t* sub = Op("sub.Tensor");
   std::atomic<bool> stop{false};
   std::atomic<int> bad{0};
-  std::atomic<long> device_calls{0};
+  std::atomic<long> device_calls{0}, sub_ok{0}, sub_unimplemented{0};
 
   auto cpu_worker = [&] {
     bp_tensor_t* a = nullptr;
@@ -50,7 +51,10 @@ TEST_F(ConcurrencyTest, DispatchWhileLoadingAndUnloading) {
       bp_status_t rc = bp_op_call(ctx_, sub, args, 2, &r, 1);
       if (rc == BP_STATUS_OK) {
         bp_tensor_release(r);
-      } else if (rc != BP_STATUS_UNIMPLEMENTED) {
+        ++sub_ok;
+      } else if (rc == BP_STATUS_UNIMPLEMENTED) {
+        ++sub_unimplemented;
+      } else {
         ++bad;
       }
     }
@@ -101,13 +105,29 @@ TEST_F(ConcurrencyTest, DispatchWhileLoadingAndUnloading) {
     ASSERT_EQ(bp_plugin_load(ctx_, path.c_str(), &p), BP_STATUS_OK) << LastError();
     bp_registration_t* reg = nullptr;
     ASSERT_EQ(bp_op_register_kernel(ctx_, sub, 0, HostAddF32, nullptr, 0, &reg), BP_STATUS_OK);
-    std::this_thread::yield();
+    // Every cycle overlaps the workers: a device call on the loaded plugin
+    // and a sub.Tensor call on the registered kernel happen before the
+    // unload (waited for, with a deadline that fails rather than hangs).
+    const long d0 = device_calls.load(), s0 = sub_ok.load();
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
+    while ((device_calls.load() == d0 || sub_ok.load() == s0) && std::chrono::steady_clock::now() < deadline) {
+      std::this_thread::yield();
+    }
+    ASSERT_GT(device_calls.load(), d0) << "cycle " << i << ": no device call while the plugin was loaded";
+    ASSERT_GT(sub_ok.load(), s0) << "cycle " << i << ": no sub.Tensor call while its kernel was registered";
     ASSERT_EQ(bp_registration_remove(ctx_, reg), BP_STATUS_OK);
     ASSERT_EQ(bp_plugin_unload(ctx_, p), BP_STATUS_OK) << LastError();
+  }
+  // And a sub.Tensor call after the last removal: UNIMPLEMENTED, not a stale kernel.
+  const long u0 = sub_unimplemented.load();
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
+  while (sub_unimplemented.load() == u0 && bad.load() == 0 && std::chrono::steady_clock::now() < deadline) {
+    std::this_thread::yield();
   }
   stop.store(true);
   for (auto& t : threads) t.join();
   EXPECT_EQ(bad.load(), 0);
+  EXPECT_GT(sub_unimplemented.load(), u0) << "no sub.Tensor call ran after its kernel was removed";
   int32_t count = 0;
   ASSERT_EQ(bp_backend_count(ctx_, &count), BP_STATUS_OK);
   EXPECT_LE(count, 32);  // unloaded slots are reused, not leaked

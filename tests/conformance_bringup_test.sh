@@ -10,7 +10,8 @@
 #     result that would promote) is 'r', not 'N';
 #   - --baseline counts only the cell that changed by itself;
 #   - rerun lines start with the absolute path of the running bp-conformance;
-#   - --dump-inputs writes the failing samples' inputs as .npy files.
+#   - --dump-inputs writes the failing samples' inputs as .npy files;
+#   - a dtype probe that is accepted and answered wrong fails the run.
 # Usage: conformance_bringup_test.sh BP_CONFORMANCE BRINGUP_PLUGIN
 set -u
 export ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}handle_segv=0"
@@ -74,4 +75,22 @@ run --op neg --json "$dir/base.json" || fail "the baseline run failed"
 BPC_BRINGUP_CRASH=1 run --op neg --baseline "$dir/base.json"
 grep -q '1 regressions, 0 fixes' "$out" || fail "--baseline does not count exactly the one crashed cell"
 grep -q 'REGRESSION bringup:0 ops neg float64: native_pass -> crashed' "$out" || fail "--baseline does not name it"
+# Dtype claims: a backend that accepts a dtype ops.yaml does not claim
+# (div.Tensor_mode on bool) and answers wrong fails the run; the same probe
+# with the kernel declining is only "not native" and the run passes.
+claims() { "$bin" --backend "$plugin" --quick --group claims --op div.Tensor_mode --no-progress "$@" >"$out" 2>&1; }
+claims || fail "the claims probe with div.Tensor_mode declined failed the run"
+grep -q '0 of 1 unclaimed (op, dtype) probes run natively' "$out" || fail "the declined probe is not counted as a probe"
+BPC_BRINGUP_WRONG_DIV=1 claims
+rc=$?
+[ "$rc" = 1 ] || fail "an unclaimed dtype answered wrong exited $rc, expected 1"
+grep -q 'NOT CONFORMANT: 1 unclaimed dtypes accepted with wrong values' "$out" || fail "the verdict does not name the wrong probe"
+grep -q 'accepts an unclaimed dtype and answers wrong (cast): .*expected 0, got 42' "$out" \
+  || fail "the failure block does not say what was wrong"
+rerun=$(sed -n 's/^    rerun: //p' "$out" | head -1)
+[ "$rerun" = "$exe --backend $plugin --op div.Tensor_mode --dtype bool --sample 0 --seed 1 --group claims" ] \
+  || fail "the probe's rerun line is not the one for it: $rerun"
+# shellcheck disable=SC2086  # the rerun line is a command line
+BPC_BRINGUP_WRONG_DIV=1 $rerun --no-progress >"$out" 2>&1 && fail "the probe's rerun line did not fail again"
+grep -q 'accepts an unclaimed dtype and answers wrong' "$out" || fail "the probe's rerun line did not rerun the probe"
 echo "conformance_bringup_test: ok"

@@ -7,7 +7,6 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include <chrono>
 #include <climits>
 #include <cstdlib>
 #include <cstring>
@@ -313,16 +312,22 @@ TEST_F(HardeningTest, CustomSchemasAreCheckedAtDefinition) {
 TEST(HardeningQueryDeathTest, QueriesAnswerWhileAPluginInitHangs) {
   GTEST_FLAG_SET(death_test_style, "threadsafe");
   // In a child: one thread loads a plugin whose init never returns (holding
-  // the loading lock); the queries must still answer. alarm() turns a hang
-  // into a failure instead of a stuck test.
+  // the loading lock); the queries must still answer. The plugin writes a
+  // byte to the pipe once its init has begun, so the queries run while it
+  // hangs, not before. alarm() turns a hang into a failure instead of a
+  // stuck test.
   EXPECT_EXIT(
       {
         alarm(20);
         bp_context_t* ctx = nullptr;
         if (bp_context_create(nullptr, &ctx) != BP_STATUS_OK) _exit(10);
+        int ready[2];
+        if (pipe(ready) != 0) _exit(15);
         setenv("BP_FAULT", "init_hang", 1);
+        setenv("BP_FAULT_READY_FD", std::to_string(ready[1]).c_str(), 1);
         std::thread([ctx] { bp_plugin_load(ctx, PluginPath("bp_fault").c_str(), nullptr); }).detach();
-        std::this_thread::sleep_for(std::chrono::milliseconds(300));
+        char byte = 0;
+        if (read(ready[0], &byte, 1) != 1) _exit(16);  // init has begun and holds the loading lock
         bp_backend_info_t info{};
         info.struct_size = sizeof(info);
         if (bp_backend_info(ctx, 0, &info) != BP_STATUS_OK) _exit(11);

@@ -142,4 +142,58 @@ TEST_F(VendorSimStreamsApiTest, TwoStreamsOverlapAndEventTimesCoverAKernel) {
   EXPECT_EQ(bp_stream_destroy(b), BP_STATUS_OK) << LastError();
 }
 
+// The caching allocator keeps a block that bp_tensor_record_stream marked
+// for stream B while B's work on it is pending (as CUDA's caching allocator
+// does): B's kernel is held, so "pending" is a fact here, not a race the test
+// may lose. Once B's work ends, the same request on A gets the block back,
+// which shows the address comparison can see a reuse.
+TEST_F(VendorSimStreamsApiTest, ABlockRecordedForAHeldStreamIsNotReusedUntilItsWorkEnds) {
+  if (IsSkipped() || HasFatalFailure()) return;
+  bp_stream_handle_t* a = Create();
+  bp_stream_handle_t* b = Create();
+  bp_event_handle_t* b_done = Event();
+  const int64_t n = 4096;
+  auto empty_on = [&](bp_stream_handle_t* s) {
+    EXPECT_EQ(bp_set_current_stream(s), BP_STATUS_OK) << LastError();
+    bp_tensor_t* t = nullptr;
+    EXPECT_EQ(bp_tensor_empty(ctx_, dev_, 1, &n, kF32, &t), BP_STATUS_OK) << LastError();
+    return t;
+  };
+  auto address = [](bp_tensor_t* t) {
+    DLManagedTensor* m = nullptr;
+    EXPECT_EQ(bp_tensor_to_dlpack(t, &m), BP_STATUS_OK) << LastError();
+    void* p = m->dl_tensor.data;
+    m->deleter(m);
+    return p;
+  };
+  bp_tensor_t* x = empty_on(a);  // X: allocated on A, not owned by the fixture
+  ASSERT_NE(x, nullptr);
+  void* x_block = address(x);
+  ASSERT_TRUE(hold_.Hold()) << hold_.path();
+  ASSERT_EQ(bp_set_current_stream(b), BP_STATUS_OK) << LastError();
+  bp_tensor_t* y = Call("relu", {T(x)});  // held on B: B's work reading X is pending
+  ASSERT_NE(y, nullptr);
+  ASSERT_EQ(bp_tensor_record_stream(x, b), BP_STATUS_OK) << LastError();
+  ASSERT_EQ(bp_event_record(b_done, b), BP_STATUS_OK) << LastError();
+  bp_tensor_release(x);  // the last reference: X's block must wait for B
+  ASSERT_EQ(Query(b_done), 0) << "B's held kernel is not pending";
+  std::vector<bp_tensor_t*> during;
+  for (int k = 0; k < 3; ++k) {
+    during.push_back(empty_on(a));
+    EXPECT_NE(address(during.back()), x_block)
+        << "new tensor " << k + 1 << " on A got X's block while B's work on X was pending";
+  }
+  EXPECT_EQ(Query(b_done), 0) << "B's held kernel ended before the checks above";
+  hold_.Release();
+  ASSERT_EQ(bp_event_synchronize(b_done), BP_STATUS_OK) << LastError();
+  bp_tensor_t* after = empty_on(a);
+  EXPECT_EQ(address(after), x_block) << "B's work ended, yet the same request on A did not get X's block back";
+  bp_tensor_release(after);
+  for (bp_tensor_t* t : during) bp_tensor_release(t);
+  ASSERT_EQ(bp_set_current_stream(Default()), BP_STATUS_OK) << LastError();
+  EXPECT_EQ(bp_event_destroy(b_done), BP_STATUS_OK);
+  EXPECT_EQ(bp_stream_destroy(a), BP_STATUS_OK) << LastError();
+  EXPECT_EQ(bp_stream_destroy(b), BP_STATUS_OK) << LastError();
+}
+
 }  // namespace

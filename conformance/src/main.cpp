@@ -380,7 +380,7 @@ int main(int argc, char** argv) {
     plan_cells(targets, runner, opt, &planned);
     if (has_group(cli, "ops")) state.op_cells = std::move(planned.op_cells);
     if (has_group(cli, "fallback")) state.fallback_cells = std::move(planned.fallback_cells);
-    if (has_group(cli, "claims") && opt.sample < 0) state.claim_probes = std::move(planned.claim_probes);
+    if (has_group(cli, "claims")) state.claim_probes = std::move(planned.claim_probes);
   }
   state.abi_group = has_group(cli, "abi");
   state.streams_group = has_group(cli, "streams");
@@ -500,7 +500,7 @@ int main(int argc, char** argv) {
       [&](const Target& t, const std::string& what) { progress.show(t.device_label, 0, 1, what); }, std::cout,
       &reports);
   progress.clear();
-  failed = failed || models.failed_explicit;
+  failed = failed || models.failed;
 
   std::cout << "\nVerdicts:\n";
   // Backends this machine must have (CI): checked on discovery runs; a run

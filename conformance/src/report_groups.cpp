@@ -95,6 +95,7 @@ Verdict verdict_of(const DeviceReport& r, const ReportOptions& o) {
   add(fb.fail + fb.crashed + fb.timeout, "fallback-group failures");
   add(abi.fail + abi.crashed + abi.timeout, "ABI-group failures");
   add(str.fail + str.crashed + str.timeout, "streams-group failures");
+  add(claims.fail, "unclaimed dtypes accepted with wrong values");
   add(claims.crashed + claims.timeout, "crashed dtype probes");
   // Tests a dead child never reported are filed as crashed/timed-out cells;
   // any beyond those would be lost silently, so they fail the verdict too.
@@ -139,12 +140,15 @@ void print_groups(std::ostream& os, const DeviceReport& r) {
     os << "\n";
   }
   // Dtype claims, both directions.
-  std::vector<std::string> unclaimed_native;
+  std::vector<std::string> unclaimed_native, unclaimed_wrong;
   int probes = 0;
   for (const CaseResult& c : r.cases) {
     if (c.group != kGroupClaims) continue;
     ++probes;
     if (c.outcome == Outcome::kNativePass) unclaimed_native.push_back(c.op + "[" + c.dtype + "]");
+    if (c.outcome == Outcome::kFail || c.outcome == Outcome::kWroteOnError) {
+      unclaimed_wrong.push_back(c.op + "[" + c.dtype + "]");
+    }
   }
   const std::vector<std::string> not_native = claimed_not_native(r);
   if (probes > 0 || !not_native.empty()) {
@@ -156,6 +160,11 @@ void print_groups(std::ostream& os, const DeviceReport& r) {
          << " unclaimed (op, dtype) probes run natively (ops.yaml under-claims)";
       os << (unclaimed_native.empty() ? "\n" : ":\n");
       print_list(os, unclaimed_native, 40);
+    }
+    if (!unclaimed_wrong.empty()) {
+      os << "              " << unclaimed_wrong.size()
+         << " unclaimed (op, dtype) probes accepted with wrong values (FAIL):\n";
+      print_list(os, unclaimed_wrong, 40);
     }
   }
   const GroupTotals abi = group_totals(r, kGroupAbi);

@@ -152,7 +152,8 @@ TEST_P(FallbackCellTest, Run) {
 }
 
 // One sample of a dtype ops.yaml does not claim. Rejected (an error status):
-// the claim holds. Ran natively: the backend does more than ops.yaml says.
+// the claim holds. Ran natively and right: the backend does more than ops.yaml
+// says. Accepted and wrong, on any path: a failure.
 TEST_P(DtypeClaimTest, Probe) {
   const CellParam& p = GetParam();
   SuiteState& s = suite_state();
@@ -165,6 +166,7 @@ TEST_P(DtypeClaimTest, Probe) {
   const std::vector<Case> cases = make_cases(claim, p.dtype, s.options.seed, false, &why);
   const Case* probe = nullptr;
   for (const Case& c : cases) {
+    if (s.options.sample >= 0 && c.index != s.options.sample) continue;  // a rerun line's --sample
     if (!c.sample.expect_error && c.expected.error.empty()) {
       probe = &c;
       break;
@@ -181,17 +183,23 @@ TEST_P(DtypeClaimTest, Probe) {
                                  bp_device_t{p.target.backend, p.target.device}, o, p.target.device_label);
   r.group = kGroupClaims;
   r.test_id = id;
+  if (!r.repro.empty()) r.repro += " --group claims";
   const bool rejected = r.message.rfind("bp_op_call failed", 0) == 0;
   if (rejected) {
     r.outcome = Outcome::kUnsupported;
+  } else if (r.outcome == Outcome::kFail || r.outcome == Outcome::kWroteOnError) {
+    // Accepted a dtype nobody claimed and answered wrong (or wrote, then
+    // declined), on whatever path: a silent wrong answer for any caller of
+    // that dtype, so it fails the run.
+    r.message = "accepts an unclaimed dtype and answers wrong (" + r.path + "): " + r.message;
   } else if (r.path != "native") {
     r.outcome = Outcome::kUnsupported;  // ran, but not on the backend's own kernel: no claim to check
     r.message = "not native (" + r.path + ")" + (r.message.empty() ? "" : ": " + r.message);
-  } else {
-    // Native and accepted: ops.yaml under-claims (kNativePass) whatever the values.
-    r.message = (r.outcome == Outcome::kNativePass ? std::string("runs natively and matches the reference")
-                                                   : "runs natively (values: " + r.message + ")");
-    r.outcome = Outcome::kNativePass;
+  } else if (r.outcome == Outcome::kNativePass) {
+    r.message = "runs natively and matches the reference";  // ops.yaml under-claims
+  } else if (r.outcome == Outcome::kNotReached) {
+    r.outcome = Outcome::kUnsupported;
+    r.message = "every sample was rejected input";
   }
   if (s.on_case) s.on_case(r);
 }

@@ -70,7 +70,7 @@ rerun=$(grep -m1 -o "rerun: BACKPLANE_PLUGINS=.*mul_model.*" "$out" | sed 's/^re
 rc=$?
 [ "$rc" = 1 ] || { cat "$dir/rerun.txt"; fail "the rerun line exited $rc, expected 1 (mismatch)"; }
 grep -q "shadow: first divergent node #0 'z' (Mul)" "$dir/rerun.txt" || { cat "$dir/rerun.txt"; fail "the rerun does not name the node"; }
-grep -Eq 'crashdev \(crashdev:0\): .*; models 1 of 4 match: add_model \(abs_model timeout, mul_model mismatch, neg_model crashed\)$' "$out" ||
+grep -Eq 'crashdev \(crashdev:0\): .*; models FAIL: 1 of 4 match: add_model \(abs_model timeout, mul_model mismatch, neg_model crashed\)$' "$out" ||
   fail "the verdict line does not name the models"
 grep -q '"models": \[' "$dir/run.json" || fail "the JSON report has no models array"
 grep -q '"worst_node": "z"' "$dir/run.json" || fail "the JSON report has no worst node"

@@ -5,7 +5,12 @@
  *   abs  float32, float64, int32 right; float64 never returns when
  *        BPC_BRINGUP_HANG=1 (one timed-out cell);
  *   exp  float32: writes its output, then declines (UNIMPLEMENTED);
- *   mul.Tensor  float32: writes its output, then fails (INVALID_ARGUMENT).
+ *   mul.Tensor  float32: writes its output, then fails (INVALID_ARGUMENT);
+ *   div.Tensor_mode  declined, unless BPC_BRINGUP_WRONG_DIV=1: then it
+ *        computes wrong values (42 for a float32 result, NOT self for a bool
+ *        one), so the dtype-claims probe of bool, a dtype ops.yaml does not
+ *        claim (true division casts it to float32 for the kernel: the cast
+ *        route), must fail it rather than report it as not native.
  * Every other dtype is declined before anything is written, so it runs
  * through the CPU fallback, as every other operator does. */
 #include <stdlib.h>
@@ -95,6 +100,24 @@ static bp_status_t mul_kernel(const bp_kernel_call_t* call) {
   return write_then(call, BP_STATUS_INVALID_ARGUMENT, "bringup: mul.Tensor: failed after writing (planted)");
 }
 
+static bp_status_t div_mode_kernel(const bp_kernel_call_t* call) {
+  const DLTensor* self = call->args[0].u.tensor;
+  const DLTensor* out = call->outputs[0];
+  if (!env_on("BPC_BRINGUP_WRONG_DIV") || numel(self) != numel(out)) {
+    return bp_kit_fail(call, g_host, BP_STATUS_UNIMPLEMENTED, "bringup: div.Tensor_mode: planted only");
+  }
+  if (is(out, BP_DTYPE_CODE_BOOL, 8) && is(self, BP_DTYPE_CODE_BOOL, 8)) {
+    for (int64_t i = 0; i < numel(out); ++i) {
+      *(uint8_t*)element_at(out, i) = *(const uint8_t*)element_at(self, i) ? 0 : 1;
+    }
+  } else if (is(out, kDLFloat, 32)) {
+    for (int64_t i = 0; i < numel(out); ++i) *(float*)element_at(out, i) = 42.0f;
+  } else {
+    return bp_kit_fail(call, g_host, BP_STATUS_UNIMPLEMENTED, "bringup: div.Tensor_mode: bool or float32 results");
+  }
+  return BP_STATUS_OK;
+}
+
 static bp_status_t negotiate(uint32_t* v) { return bp_kit_negotiate(v, BP_ABI_VERSION); }
 
 static bp_status_t init(const bp_plugin_init_args_t* args) {
@@ -108,7 +131,8 @@ static bp_status_t init(const bp_plugin_init_args_t* args) {
   static const bp_kit_kernel_t kernels[] = {{BP_OP_NEG, neg_kernel, NULL},
                                             {BP_OP_ABS, abs_kernel, NULL},
                                             {BP_OP_EXP, exp_kernel, NULL},
-                                            {BP_OP_MUL_TENSOR, mul_kernel, NULL}};
+                                            {BP_OP_MUL_TENSOR, mul_kernel, NULL},
+                                            {BP_OP_DIV_TENSOR_MODE, div_mode_kernel, NULL}};
   return bp_kit_register_kernels(args->host, args->registrar, kernels, sizeof kernels / sizeof kernels[0], NULL);
 }
 

@@ -13,7 +13,9 @@
 //   init_huge_message     init fails with a 64 MiB message
 //   init_crash            init dereferences NULL
 //   init_exit             init calls _exit(3)
-//   init_hang             init sleeps forever
+//   init_hang             init sleeps forever (after writing one byte to
+//                         the file descriptor BP_FAULT_READY_FD names, if
+//                         set: the test's signal that init has begun)
 //   stray_thread          init starts a thread that keeps running in the
 //                         plugin's code after shutdown (and after dlclose)
 //   bad_name              backend name "Fault!"
@@ -254,7 +256,13 @@ bp_status_t Init(const bp_plugin_init_args_t* args) {
   if (Fault("init_huge_message")) return g_host->set_error(BP_STATUS_UNAVAILABLE, Huge().c_str());
   if (Fault("init_crash")) Crash();
   if (Fault("init_exit")) _exit(3);
-  if (Fault("init_hang")) Hang();
+  if (Fault("init_hang")) {
+    if (const char* fd = std::getenv("BP_FAULT_READY_FD")) {
+      const char byte = 1;
+      if (write(std::atoi(fd), &byte, 1) != 1) std::perror("fault plugin: BP_FAULT_READY_FD");
+    }
+    Hang();
+  }
   bp_backend_t* b = args->backend;
   static const std::string long_name(200, 'a');
   b->name = Fault("bad_name") ? "Fault!" : Fault("long_name") ? long_name.c_str() : "fault";

@@ -89,7 +89,8 @@ ModelResult run_isolated(bp_context_t* ctx, const Target& t, const std::string& 
 void add_models_options(CLI::App& app, ModelsCli* cli) {
   app.add_option("--models", cli->dir,
                  "exported models to run on each backend (export_models.py's output; default: the build tree's "
-                 "models directory, in full runs); given, a model that does not match fails the run; 'none' skips")
+                 "models directory, in full runs); a model that does not match fails the run; given, so does an "
+                 "empty DIR; 'none' skips")
       ->type_name("DIR")
       ->each([cli](const std::string&) { cli->explicit_request = true; });
   app.add_flag("--no-models", cli->no_models, "skip the models group");
@@ -222,8 +223,11 @@ ModelsGroup run_models_group(bp_context_t* ctx, const std::vector<Target>& targe
       if (by_path && !rerun.empty()) rerun = "BACKPLANE_PLUGINS=" + arg->second + " " + rerun;
     }
     g.reports.push_back(rep);
-    g.failed_explicit = g.failed_explicit || (cli.explicit_request && rep.matched() < static_cast<int>(names.size()));
-    g.failed_explicit = g.failed_explicit || (cli.explicit_request && names.empty());
+    // A model that ran and did not match fails any run (issue 42: a plain
+    // run, CI's main job, must not stay green over a wrong network); a
+    // group that could not run fails only a run that asked for it.
+    g.failed = g.failed || rep.matched() < static_cast<int>(rep.models.size());
+    g.failed = g.failed || (cli.explicit_request && names.empty());
   }
   print_models(os, dir, g.reports);
   // One case per (device, model), or one "not run" case per device.
@@ -249,7 +253,8 @@ std::string models_verdict_suffix(const ModelsGroup& g, const std::string& devic
         other.push_back(m.model + " " + m.outcome);
       }
     }
-    std::string s = "; models " + std::to_string(match.size()) + " of " + std::to_string(r.models.size()) + " match" +
+    std::string s = std::string("; models ") + (other.empty() ? "" : "FAIL: ") + std::to_string(match.size()) +
+                    " of " + std::to_string(r.models.size()) + " match" +
                     (match.empty() ? "" : ": " + join(match, ", "));
     if (!other.empty()) s += " (" + join(other, ", ") + ")";
     return s;

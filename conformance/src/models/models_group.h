@@ -7,9 +7,9 @@
 // a fallback or only in the core, and the node whose output is furthest from
 // the CPU's for the same inputs (bponnx::ShadowCheck; not on the CPU itself).
 //
-// The group reports; it does not change a backend's verdict (see
-// docs/conformance.md). With --models given, a model that does not match
-// (or a group that cannot run) makes the exit code 1.
+// The group does not change a backend's verdict line's CONFORMANT (see
+// docs/conformance.md), but a model that does not match makes the exit code
+// 1; with --models given, so does a group that cannot run.
 #pragma once
 
 #include <functional>
@@ -112,7 +112,7 @@ int run_models_worker(bp_context_t* ctx, const std::string& backend, int32_t dev
 struct ModelsGroup {
   bool selected = false;  // the group was part of the run (ran, or says why not)
   std::vector<ModelsReport> reports;
-  bool failed_explicit = false;  // --models given and some model did not match, or nothing ran
+  bool failed = false;  // a model did not match (crashed, timed out, erred), or --models given and nothing ran
 };
 
 // The whole group: runs every model on every target (each in a child made
