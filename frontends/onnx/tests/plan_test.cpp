@@ -318,6 +318,7 @@ TEST_P(PlanTest, ModelsRunWithoutReadBack) {
     run_reads(&s, in, &warm);
     EXPECT_FALSE(s.last_run_replayed());
     uint64_t seen = 0, returned_seen = 0, in_fallbacks = 0, in_staged = 0, fallbacks_seen = fallback_calls();
+    const bool plant_read = std::getenv("BPTEST_PLANT_READ_BACK") != nullptr;
     s.set_observer([&](const bponnx::NodeRun& nr) {
       bp_transfer_stats_t st{};
       st.struct_size = sizeof st;
@@ -342,6 +343,14 @@ TEST_P(PlanTest, ModelsRunWithoutReadBack) {
                                     << nr.node->op_type << ") copied " << copies << " values to the host and only "
                                     << returned << " back on " << GetParam();
         in_staged += copies;
+      }
+      // The negative control (ctest onnx_plan_models_read_back_control_fails):
+      // a read of this node's first output, as a host decision would make;
+      // the next node's check must see it.
+      if (plant_read && !nr.outputs.empty() && nr.outputs[0] != nullptr) {
+        std::vector<char> bytes(static_cast<size_t>(bp_tensor_numel(nr.outputs[0])) *
+                                static_cast<size_t>(bp_tensor_dtype(nr.outputs[0]).bits / 8));
+        EXPECT_EQ(bp_tensor_to_host(nr.outputs[0], bytes.data(), bytes.size()), BP_STATUS_OK);
       }
     });
     run_reads(&s, in, &observed);

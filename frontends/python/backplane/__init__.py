@@ -14,7 +14,7 @@ from . import ops
 from ._C import Error, Tensor
 
 __all__ = ["Device", "Error", "Tensor", "backends", "device", "devices", "empty", "from_dlpack", "load_errors",
-           "ops", "stats", "tensor", "version"]
+           "ops", "set_kernel_masked", "stats", "tensor", "version"]
 
 # Error is created by _C; give it the documentation users read.
 Error.__doc__ = """A Backplane call failed. A RuntimeError with
@@ -159,6 +159,22 @@ def from_dlpack(obj, device=None, *, writable=False):
         if target != t.device:
             t = t.to(target)
     return t
+
+
+def set_kernel_masked(op, backend, masked=True):
+    """Masks (True) or restores (False) the kernel `backend` registered for
+    operator `op` (a Backplane schema name, "relu" or "add.Tensor"), as
+    bp_op_set_kernel_masked in backplane.h: while masked, calls of `op` (and
+    its in-place and out= variants) on that backend's devices take the
+    backend's fallback or the CPU fallback, and stats() counts them as
+    fallbacks. For testing a backend's fallback path and comparing its kernel
+    with the CPU's without rebuilding the plugin. Process-wide (the one
+    context), lasts until restored; safe while other threads call operators.
+
+    Raises backplane.Error: NOT_FOUND (no such operator or backend),
+    INVALID_ARGUMENT (the cpu backend, whose kernels are the CPU fallback).
+    """
+    _C.set_kernel_masked(op, backend, bool(masked))
 
 
 def stats():

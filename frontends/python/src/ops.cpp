@@ -151,6 +151,14 @@ py::object Call(const std::string& name, const std::vector<std::string>& names, 
 
 void BindOps(py::module_& m) {
   m.def("call", &Call, py::arg("name"), py::arg("names"), py::arg("types"), py::arg("values"), py::arg("num_results"));
+  m.def(
+      "set_kernel_masked",
+      [](const std::string& op, const std::string& backend, bool masked) {
+        int32_t id = -1;
+        Check(bp_backend_find(Ctx(), backend.c_str(), &id), ("backend '" + backend + "'").c_str());
+        Check(bp_op_set_kernel_masked(Ctx(), Find(op), id, masked ? 1 : 0), ("mask " + op).c_str());
+      },
+      py::arg("op"), py::arg("backend"), py::arg("masked"));
   m.def("op_names", [] {
     int32_t n = 0;
     Check(bp_op_count(Ctx(), &n), "op count");

@@ -101,3 +101,34 @@ def test_every_operator_is_generated():
         assert ops.__dict__[base].__doc__, name
     sig = inspect.signature(ops.add)
     assert sig.parameters["alpha"].default == 1 and sig.parameters["out"].kind == inspect.Parameter.KEYWORD_ONLY
+
+
+def test_set_kernel_masked_routes_to_the_fallback_and_back(dev):
+    """backplane.set_kernel_masked (bp_op_set_kernel_masked): a masked kernel's
+    calls are counted as fallbacks and still compute right; restored, they are
+    native again. The cpu backend's kernels are the fallback: refused."""
+    backend = dev.split(":")[0]
+    a = rng.standard_normal((3, 4)).astype(np.float32)
+
+    def relu_counts():
+        before = backplane.stats()[backend]["ops"].get("relu", {"native": 0, "fallback": 0})
+        np.testing.assert_array_equal(ops.relu(T(a, dev)).numpy(), np.maximum(a, 0))
+        after = backplane.stats()[backend]["ops"]["relu"]
+        return after["native"] - before["native"], after["fallback"] - before["fallback"]
+
+    if backend == "cpu":
+        with pytest.raises(backplane.Error, match="cannot be masked: its kernels are the CPU fallback") as e:
+            backplane.set_kernel_masked("relu", "cpu", True)
+        assert e.value.status == "INVALID_ARGUMENT"
+        return
+    assert relu_counts() == (1, 0)
+    backplane.set_kernel_masked("relu", backend, True)
+    try:
+        assert relu_counts() == (0, 1)
+    finally:
+        backplane.set_kernel_masked("relu", backend, False)
+    assert relu_counts() == (1, 0)
+    with pytest.raises(backplane.Error, match="no_such_op"):
+        backplane.set_kernel_masked("no_such_op", backend, True)
+    with pytest.raises(backplane.Error, match="no_such_backend"):
+        backplane.set_kernel_masked("relu", "no_such_backend", True)

@@ -182,6 +182,20 @@ def test_stats_name_where_ops_ran(bt, dev):
     for op in ("aten::add.Tensor", "aten::relu"):
         assert (s[op]["plugin"], s[op]["backplane_fallback"], s[op]["torch_fallback"]) == (1, 0, 0), (op, s[op])
     assert s["aten::convolution"]["torch_fallback"] == 1
+    if bt.backend() != "cpu":  # (the cpu backend's kernels are the fallback: they cannot be masked)
+        # The control: relu's kernel masked on the plugin runs through
+        # Backplane's fallback, and the counts say so (the check above would
+        # refuse them). The result stays right.
+        import backplane
+        backplane.set_kernel_masked("relu", bt.backend(), True)
+        try:
+            bt.reset_stats()
+            y = (x + x).relu()
+            s = bt.stats()
+        finally:
+            backplane.set_kernel_masked("relu", bt.backend(), False)
+        assert (s["aten::relu"]["plugin"], s["aten::relu"]["backplane_fallback"]) == (0, 1), s["aten::relu"]
+        assert torch.equal(y.cpu(), (x.cpu() * 2).relu())
     # (its bytes: test_torch_fallback_copies_only_what_it_must)
     assert bt.backend() in ("vendor_sim", "opencl", "cpu", "cuda", "hip")
 
