@@ -99,6 +99,11 @@ TEST_F(ConcurrencyTest, DispatchWhileLoadingAndUnloading) {
   threads.emplace_back(cpu_worker);
   threads.emplace_back(device_worker);
   threads.emplace_back(device_worker);
+  // Waits (yielding, up to a deadline that fails rather than hangs) until `done()`.
+  auto wait_for = [](const auto& done) {
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
+    while (!done() && std::chrono::steady_clock::now() < deadline) std::this_thread::yield();
+  };
   const std::string path = PluginPath("bp_testdev");
   for (int i = 0; i < 150; ++i) {
     bp_plugin_t* p = nullptr;
@@ -106,13 +111,9 @@ TEST_F(ConcurrencyTest, DispatchWhileLoadingAndUnloading) {
     bp_registration_t* reg = nullptr;
     ASSERT_EQ(bp_op_register_kernel(ctx_, sub, 0, HostAddF32, nullptr, 0, &reg), BP_STATUS_OK);
     // Every cycle overlaps the workers: a device call on the loaded plugin
-    // and a sub.Tensor call on the registered kernel happen before the
-    // unload (waited for, with a deadline that fails rather than hangs).
+    // and a sub.Tensor call on the registered kernel happen before the unload.
     const long d0 = device_calls.load(), s0 = sub_ok.load();
-    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
-    while ((device_calls.load() == d0 || sub_ok.load() == s0) && std::chrono::steady_clock::now() < deadline) {
-      std::this_thread::yield();
-    }
+    wait_for([&] { return device_calls.load() > d0 && sub_ok.load() > s0; });
     ASSERT_GT(device_calls.load(), d0) << "cycle " << i << ": no device call while the plugin was loaded";
     ASSERT_GT(sub_ok.load(), s0) << "cycle " << i << ": no sub.Tensor call while its kernel was registered";
     ASSERT_EQ(bp_registration_remove(ctx_, reg), BP_STATUS_OK);
@@ -120,10 +121,7 @@ TEST_F(ConcurrencyTest, DispatchWhileLoadingAndUnloading) {
   }
   // And a sub.Tensor call after the last removal: UNIMPLEMENTED, not a stale kernel.
   const long u0 = sub_unimplemented.load();
-  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
-  while (sub_unimplemented.load() == u0 && bad.load() == 0 && std::chrono::steady_clock::now() < deadline) {
-    std::this_thread::yield();
-  }
+  wait_for([&] { return sub_unimplemented.load() > u0 || bad.load() != 0; });
   stop.store(true);
   for (auto& t : threads) t.join();
   EXPECT_EQ(bad.load(), 0);

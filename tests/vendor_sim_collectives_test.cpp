@@ -1,215 +1,22 @@
 // vendor_sim's native collectives (ABI 1.6, samples/vendor_plugin/
-// collectives.h) through the fake host: the test forks 2 and 4 processes
-// (ranks) that join one communicator over a shared-memory segment and check
-// every kind's results, chunking (3 MiB tensors through 1 MiB slots),
-// agreement checks and failures (a rank that never calls ends in
-// DEADLINE_EXCEEDED on the others, within the call's timeout).
-//
-// Children report through their exit code (0: every check held) and print
-// what failed to stderr; each sets alarm() so a hang kills it instead of
-// the test run (ctest's TIMEOUT is the outer net).
-#include <gtest/gtest.h>
+// collectives.h) through the fake host: 2 and 4 ranks (forked processes,
+// vendor_sim_collectives_fixture.h) check every kind's results, chunking
+// (3 MiB tensors through 1 MiB slots) and every dtype with every reduction.
+// Agreement checks and failures: vendor_sim_collectives_faults_test.cpp.
 #include <sys/mman.h>
-#include <sys/wait.h>
-#include <unistd.h>
 
-#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <cmath>
-#include <cstddef>
-#include <cstdint>
-#include <cstdio>
 #include <cstdlib>
-#include <cstring>
-#include <functional>
 #include <new>
-#include <string>
 #include <thread>
-#include <type_traits>
-#include <vector>
 
-#include "backplane/collectives.h"
-#include "fake_host.h"
+#include "vendor_sim_collectives_fixture.h"
 
 using namespace bp_test;
 
 namespace {
-
-constexpr int64_t kBig = (3 << 20) / 4 + 5;  // float32/int32 elements: 3 MiB and a partial chunk
-constexpr int64_t kTimeoutMs = 20000;        // for calls that must succeed
-
-#define CHILD_CHECK(cond, ...)                                                 \
-  do {                                                                         \
-    if (!(cond)) {                                                             \
-      std::fprintf(stderr, "rank %d, line %d: %s: ", r.rank, __LINE__, #cond); \
-      std::fprintf(stderr, __VA_ARGS__);                                       \
-      std::fprintf(stderr, " [message: %s]\n", r.msg);                         \
-      return 1;                                                                \
-    }                                                                          \
-  } while (0)
-
-// One rank in a child process: the plugin's table and its communicator.
-struct Rank {
-  const bp_backend_t* b = nullptr;
-  void* bd = nullptr;
-  bp_device_comm_t comm = nullptr;
-  int rank = 0, world = 0;
-  char msg[BP_COMM_MAX_MESSAGE] = {};
-
-  bp_status_t Call(int32_t kind, const DLTensor* in, const DLTensor* out, int32_t op = BP_REDUCE_SUM, int32_t peer = -1,
-                   int64_t timeout_ms = kTimeoutMs) {
-    bp_collective_args_t a{};
-    a.struct_size = sizeof a;
-    a.kind = kind;
-    a.reduce_op = op;
-    a.peer = peer;
-    a.input = in;
-    a.output = out;
-    a.stream = nullptr;
-    a.timeout_ms = timeout_ms;
-    a.message = msg;
-    msg[0] = '\0';
-    return b->collectives->collective(bd, comm, &a);
-  }
-};
-
-// A 1-D tensor in vendor_sim memory. Not copyable: dl points at n.
-struct Buf {
-  Rank* r;
-  int64_t n;
-  size_t esize;
-  void* h = nullptr;
-  DLTensor dl{};
-  Buf(Rank& rk, DLDataType t, int64_t count) : r(&rk), n(count), esize(t.bits / 8) {
-    if (n > 0) r->b->allocate(r->bd, 0, static_cast<size_t>(n) * esize, &h);
-    dl.data = h;
-    dl.device = DLDevice{kDLExtDev, 0};
-    dl.ndim = 1;
-    dl.dtype = t;
-    dl.shape = &n;
-    dl.strides = nullptr;
-  }
-  Buf(const Buf&) = delete;
-  Buf& operator=(const Buf&) = delete;
-  ~Buf() {
-    if (h != nullptr) r->b->deallocate(r->bd, 0, h);
-  }
-  template <typename T>
-  void Put(const std::vector<T>& v) {
-    r->b->copy_host_to_device(r->bd, 0, v.data(), h, 0, v.size() * sizeof(T), nullptr);
-    r->b->stream_synchronize(r->bd, 0, nullptr);
-  }
-  template <typename T>
-  std::vector<T> Get() {
-    std::vector<T> v(static_cast<size_t>(n));
-    if (n > 0) r->b->copy_device_to_host(r->bd, 0, h, 0, v.data(), v.size() * sizeof(T), nullptr);
-    return v;
-  }
-};
-
-// Deterministic inputs: small values whose sums and averages are exact.
-float ValF(int rank, int64_t i) { return static_cast<float>((i % 13) - 6) * 0.5f + static_cast<float>(rank); }
-int32_t ValI(int rank, int64_t i) { return static_cast<int32_t>((i % 97) * (rank + 1) - 50 + rank); }
-
-template <typename T>
-T Val(int rank, int64_t i) {
-  if constexpr (std::is_same_v<T, float>) return ValF(rank, i);
-  return ValI(rank, i);
-}
-
-template <typename T>
-T Expected(int32_t op, int world, int64_t i) {
-  T acc = Val<T>(0, i);
-  for (int q = 1; q < world; ++q) {
-    const T v = Val<T>(q, i);
-    acc = op == BP_REDUCE_MAX ? std::max(acc, v) : static_cast<T>(acc + v);
-  }
-  if (op == BP_REDUCE_AVG) acc = static_cast<T>(acc / static_cast<T>(world));
-  return acc;
-}
-
-class VendorSimCollectives : public ::testing::Test {
- protected:
-  static void SetUpTestSuite() { plugin_ = new LoadedPlugin(BP_VENDOR_SIM_PLUGIN_PATH); }
-  static void TearDownTestSuite() {
-    delete plugin_;
-    plugin_ = nullptr;
-  }
-  void SetUp() override {
-    ASSERT_NE(plugin_->handle, nullptr);
-    ASSERT_EQ(plugin_->init_status, BP_STATUS_OK) << LastError();
-    ASSERT_NE(B().collectives, nullptr) << "vendor_sim installs its collectives on an ABI 1.6 host";
-  }
-  static const bp_backend_t& B() { return plugin_->backend; }
-  static void* BD() { return plugin_->backend.backend_data; }
-
-  static std::vector<unsigned char> Blob(int world) {
-    std::vector<unsigned char> blob(BP_COMM_BOOTSTRAP_MAX_BYTES);
-    size_t n = blob.size();
-    EXPECT_EQ(B().collectives->comm_bootstrap(BD(), 0, world, blob.data(), &n), BP_STATUS_OK) << LastError();
-    blob.resize(n);
-    return blob;
-  }
-
-  // Forks `world` ranks, each joining a new communicator (rank `rank_of(i)`
-  // for child i, by default i) and running body; returns the children's exit
-  // codes, or -signal for a child killed by one.
-  static std::vector<int> Fork(int world, const std::function<int(Rank&)>& body, int children = -1,
-                               const std::function<int(int)>& rank_of = nullptr, int64_t join_timeout_ms = 10000,
-                               int world_for_comm = -1) {
-    const int comm_world = world_for_comm > 0 ? world_for_comm : world;
-    const std::vector<unsigned char> blob = Blob(comm_world);
-    const int count = children > 0 ? children : world;
-    std::vector<pid_t> pids;
-    for (int i = 0; i < count; ++i) {
-      const pid_t pid = fork();
-      if (pid == 0) {
-        alarm(60);  // a hang kills the child; the parent reports the signal
-        // Each rank is its own host with its own plugin instance, as in a
-        // real job (fork kept only this thread: the parent's instance has
-        // no device threads here in BP_VENDOR_SIM_ASYNC mode).
-        LoadedPlugin* own = new LoadedPlugin(BP_VENDOR_SIM_PLUGIN_PATH);
-        if (own->init_status != BP_STATUS_OK || own->backend.collectives == nullptr) {
-          std::fprintf(stderr, "child %d: vendor_sim init: %s\n", i, LastError().c_str());
-          _exit(99);
-        }
-        Rank r;
-        r.b = &own->backend;
-        r.bd = own->backend.backend_data;
-        r.rank = rank_of ? rank_of(i) : i;
-        r.world = comm_world;
-        const bp_status_t st = r.b->collectives->comm_create(r.bd, 0, r.rank, comm_world, blob.data(), blob.size(),
-                                                             join_timeout_ms, &r.comm);
-        int code;
-        if (st != BP_STATUS_OK) {
-          std::fprintf(stderr, "rank %d: comm_create: status %d: %s\n", r.rank, st, LastError().c_str());
-          code = 100 + st;
-        } else {
-          code = body(r);
-          r.b->collectives->comm_destroy(r.bd, r.comm);
-        }
-        std::fflush(stderr);
-        _exit(code);
-      }
-      pids.push_back(pid);
-    }
-    std::vector<int> codes;
-    for (pid_t pid : pids) {
-      int status = 0;
-      waitpid(pid, &status, 0);
-      codes.push_back(WIFEXITED(status) ? WEXITSTATUS(status) : -WTERMSIG(status));
-    }
-    return codes;
-  }
-
-  static void ExpectAllPass(const std::vector<int>& codes) {
-    for (size_t i = 0; i < codes.size(); ++i) EXPECT_EQ(codes[i], 0) << "rank " << i << " failed (see stderr)";
-  }
-
-  static LoadedPlugin* plugin_;
-};
-LoadedPlugin* VendorSimCollectives::plugin_ = nullptr;
 
 template <typename T>
 int AllReduceCase(Rank& r, DLDataType t, int32_t op, int64_t n, bool in_place) {
@@ -407,10 +214,6 @@ int Barrier(Rank& r) {
   return 0;
 }
 
-#define FOR_WORLDS(name, fn)                                                 \
-  TEST_F(VendorSimCollectives, name##World2) { ExpectAllPass(Fork(2, fn)); } \
-  TEST_F(VendorSimCollectives, name##World4) { ExpectAllPass(Fork(4, fn)); }
-
 FOR_WORLDS(AllReduceSumMaxAvgFloat32Int32, AllReduces)
 FOR_WORLDS(AllReduceBFloat16RoundsToNearestEven, BFloat16Sum)
 FOR_WORLDS(BroadcastFromRoot1, BroadcastFromRoot1)
@@ -428,52 +231,6 @@ TEST_F(VendorSimCollectives, BarrierWorld4) {
   Rank0Arrived()->store(0);
   ExpectAllPass(Fork(4, Barrier));
 }
-
-// Ranks that disagree on the count all fail with INVALID_ARGUMENT naming
-// both descriptors, and the communicator stays usable.
-int Mismatch(Rank& r) {
-  const DLDataType t{kDLFloat, 32, 1};
-  const int64_t n = r.rank == 0 ? 1000 : 999;
-  Buf in(r, t, n), out(r, t, n);
-  in.Put(std::vector<float>(static_cast<size_t>(n), 1.0f));
-  const bp_status_t st = r.Call(BP_COLLECTIVE_ALL_REDUCE, &in.dl, &out.dl, BP_REDUCE_SUM);
-  CHILD_CHECK(st == BP_STATUS_INVALID_ARGUMENT, "status %d", st);
-  CHILD_CHECK(std::strstr(r.msg,
-                          "vendor_sim all_reduce: rank 0 has all_reduce sum of 1000 float32, rank 1 has "
-                          "all_reduce sum of 999 float32") != nullptr,
-              "message");
-  CHILD_CHECK(r.Call(BP_COLLECTIVE_BARRIER, nullptr, nullptr) == BP_STATUS_OK, "barrier after the mismatch");
-  return 0;
-}
-FOR_WORLDS(DescriptorMismatchFailsOnEveryRank, Mismatch)
-
-// The last rank joins, then exits without calling: the others' all_reduce
-// fails with DEADLINE_EXCEEDED within its 1500 ms (and does not hang), and
-// every later call fails at once.
-int DeadRank(Rank& r) {
-  if (r.rank == r.world - 1) return 0;
-  const DLDataType t{kDLFloat, 32, 1};
-  Buf in(r, t, 1000), out(r, t, 1000);
-  const auto start = std::chrono::steady_clock::now();
-  const bp_status_t st = r.Call(BP_COLLECTIVE_ALL_REDUCE, &in.dl, &out.dl, BP_REDUCE_SUM, -1, 1500);
-  const auto ms =
-      std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - start).count();
-  CHILD_CHECK(st == BP_STATUS_DEADLINE_EXCEEDED, "status %d", st);
-  CHILD_CHECK(ms < 1500 + 3000, "took %lld ms", static_cast<long long>(ms));
-  CHILD_CHECK(std::strncmp(r.msg, "vendor_sim all_reduce: rank ", 28) == 0, "message");
-  if (r.world == 2) {
-    // The one survivor waited itself: the message names the missing rank.
-    CHILD_CHECK(std::strstr(r.msg, "waited 1500 ms for rank(s) 1 (dead or never called)") != nullptr, "message");
-  }
-  const auto again = std::chrono::steady_clock::now();
-  CHILD_CHECK(r.Call(BP_COLLECTIVE_BARRIER, nullptr, nullptr) == BP_STATUS_DEADLINE_EXCEEDED, "later call");
-  CHILD_CHECK(std::strstr(r.msg, "broken") != nullptr, "later message");
-  const auto later_ms =
-      std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - again).count();
-  CHILD_CHECK(later_ms < 500, "the later call took %lld ms", static_cast<long long>(later_ms));
-  return 0;
-}
-FOR_WORLDS(RankThatNeverCallsTimesOut, DeadRank)
 
 // Every dtype with every reduction on two ranks; AVG on bool is
 // UNIMPLEMENTED on every rank.
@@ -534,84 +291,5 @@ int Sweep(Rank& r) {
   return 0;
 }
 TEST_F(VendorSimCollectives, EveryDtypeAndReductionWorld2) { ExpectAllPass(Fork(2, Sweep)); }
-
-TEST_F(VendorSimCollectives, JoinTimesOutNamingTheMissingRank) {
-  const std::vector<unsigned char> blob = Blob(2);
-  bp_device_comm_t comm = nullptr;
-  const auto start = std::chrono::steady_clock::now();
-  EXPECT_EQ(B().collectives->comm_create(BD(), 0, 0, 2, blob.data(), blob.size(), 300, &comm),
-            BP_STATUS_DEADLINE_EXCEEDED);
-  EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(3));
-  EXPECT_EQ(comm, nullptr);
-  EXPECT_NE(LastError().find("missing rank(s) 1"), std::string::npos) << LastError();
-}
-
-TEST_F(VendorSimCollectives, RejectsForeignBlobsAndOtherWorldSizes) {
-  std::vector<unsigned char> blob = Blob(2);
-  bp_device_comm_t comm = nullptr;
-  EXPECT_EQ(B().collectives->comm_create(BD(), 0, 1, 3, blob.data(), blob.size(), 300, &comm),
-            BP_STATUS_INVALID_ARGUMENT);
-  EXPECT_NE(LastError().find("rank 1 has world size 3, rank 0 bootstrapped the communicator for 2"), std::string::npos)
-      << LastError();
-  blob[0] ^= 0xff;  // the magic
-  EXPECT_EQ(B().collectives->comm_create(BD(), 0, 1, 2, blob.data(), blob.size(), 300, &comm),
-            BP_STATUS_INVALID_ARGUMENT);
-  EXPECT_NE(LastError().find("not a vendor_sim bootstrap blob"), std::string::npos) << LastError();
-  EXPECT_EQ(B().collectives->comm_create(BD(), 0, 1, 2, blob.data(), 7, 300, &comm), BP_STATUS_INVALID_ARGUMENT);
-  EXPECT_EQ(comm, nullptr);
-}
-
-// Two processes claim rank 1 of a world of 3 (rank 2 never comes): one is
-// refused with INVALID_ARGUMENT, the other two time out.
-TEST_F(VendorSimCollectives, RankHeldByAnotherProcessIsRefused) {
-  const std::vector<int> codes = Fork(
-      3, [](Rank&) { return 0; }, 3, [](int i) { return i == 0 ? 0 : 1; }, 1500);
-  int refused = 0, timed_out = 0;
-  for (int c : codes) {
-    refused += c == 100 + BP_STATUS_INVALID_ARGUMENT;
-    timed_out += c == 100 + BP_STATUS_DEADLINE_EXCEEDED;
-  }
-  EXPECT_EQ(refused, 1);
-  EXPECT_EQ(timed_out, 2);
-}
-
-// BP_VENDOR_SIM_COLLECTIVES: "0" leaves the slot NULL (the host's Gloo path);
-// "wrong" installs an all_reduce off by one on rank 0; anything else fails
-// init; a host whose bp_backend_t predates 1.6 never sees the slot.
-TEST_F(VendorSimCollectives, EnvironmentSwitchAndOlderHosts) {
-  {
-    setenv("BP_VENDOR_SIM_COLLECTIVES", "0", 1);
-    LoadedPlugin off(BP_VENDOR_SIM_PLUGIN_PATH);
-    unsetenv("BP_VENDOR_SIM_COLLECTIVES");
-    ASSERT_EQ(off.init_status, BP_STATUS_OK) << LastError();
-    EXPECT_EQ(off.backend.collectives, nullptr);
-  }
-  {
-    setenv("BP_VENDOR_SIM_COLLECTIVES", "bogus", 1);
-    LoadedPlugin bad(BP_VENDOR_SIM_PLUGIN_PATH);
-    unsetenv("BP_VENDOR_SIM_COLLECTIVES");
-    EXPECT_EQ(bad.init_status, BP_STATUS_INVALID_ARGUMENT);
-    EXPECT_NE(LastError().find("BP_VENDOR_SIM_COLLECTIVES='bogus'"), std::string::npos) << LastError();
-  }
-  {
-    FakeHost old;
-    ASSERT_EQ(old.Init(plugin_->entry, offsetof(bp_backend_t, collectives)), BP_STATUS_OK) << LastError();
-    EXPECT_EQ(old.backend().collectives, nullptr);
-  }
-  // The ranks init their own instance (Fork) with the variable set.
-  setenv("BP_VENDOR_SIM_COLLECTIVES", "wrong", 1);
-  const std::vector<int> codes = Fork(2, [](Rank& r) {
-    const DLDataType t{kDLFloat, 32, 1};
-    Buf in(r, t, 10), out(r, t, 10);
-    in.Put(std::vector<float>(10, 1.0f));
-    CHILD_CHECK(r.Call(BP_COLLECTIVE_ALL_REDUCE, &in.dl, &out.dl, BP_REDUCE_SUM) == BP_STATUS_OK, "all_reduce");
-    const std::vector<float> got = out.Get<float>();
-    CHILD_CHECK(got[0] == (r.rank == 0 ? 3.0f : 2.0f), "element 0 is %g", got[0]);
-    CHILD_CHECK(got[1] == 2.0f, "element 1 is %g", got[1]);
-    return 0;
-  });
-  unsetenv("BP_VENDOR_SIM_COLLECTIVES");
-  ExpectAllPass(codes);
-}
 
 }  // namespace
